@@ -1,0 +1,4 @@
+//! Rules that turn snapshots into findings. Pure functions over the model: no I/O.
+
+pub mod cow;
+pub mod doctor;

@@ -1,0 +1,8 @@
+//! Pure parsers over the bytes of kernel files. No I/O here, so each is tested on
+//! captured text, odd cases included.
+
+pub mod cgroup;
+pub mod kv;
+pub mod mountinfo;
+pub mod smaps;
+pub mod text;

@@ -1,0 +1,84 @@
+//! One process's `/proc/PID` directory, opened once; files are read relative to it.
+//! Once the directory is open, a pid reused by a new process cannot slip a different
+//! process's files into the same snapshot: reads fail with ESRCH instead.
+
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::os::fd::OwnedFd;
+
+use rustix::fs::{openat, Mode, OFlags};
+
+use crate::error::Error;
+use crate::probe::root::Root;
+
+pub struct ProcDir {
+    pid: i32,
+    dir: OwnedFd,
+}
+
+/// Why a file of a live process could not be read.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The process exited (ENOENT/ESRCH).
+    Gone,
+    /// Not ours to read (EACCES/EPERM).
+    Denied,
+    Other(std::io::Error),
+}
+
+impl ReadError {
+    fn from_io(e: std::io::Error) -> Self {
+        match e.raw_os_error() {
+            Some(libc::ENOENT) | Some(libc::ESRCH) => ReadError::Gone,
+            Some(libc::EACCES) | Some(libc::EPERM) => ReadError::Denied,
+            _ if e.kind() == ErrorKind::NotFound => ReadError::Gone,
+            _ => ReadError::Other(e),
+        }
+    }
+
+    /// Text for a snapshot's `unreadable` list.
+    pub fn reason(&self) -> String {
+        match self {
+            ReadError::Gone => "the process exited while it was read".into(),
+            ReadError::Denied => "permission denied (run as root or as the process's owner)".into(),
+            ReadError::Other(e) => e.to_string(),
+        }
+    }
+}
+
+impl ProcDir {
+    pub fn open(root: &Root, pid: i32) -> Result<Self, Error> {
+        let path = root.path(&format!("/proc/{pid}"));
+        match openat(
+            rustix::fs::CWD,
+            &path,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(dir) => Ok(ProcDir { pid, dir }),
+            Err(rustix::io::Errno::NOENT) | Err(rustix::io::Errno::NOTDIR) => {
+                Err(Error::NoSuchProcess { pid })
+            }
+            Err(e) => Err(Error::io(path, e.into())),
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    pub fn read(&self, name: &str) -> Result<Vec<u8>, ReadError> {
+        let fd = openat(&self.dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|e| ReadError::from_io(e.into()))?;
+        let mut file = File::from(fd);
+        let mut buf = Vec::with_capacity(4096);
+        file.read_to_end(&mut buf).map_err(ReadError::from_io)?;
+        Ok(buf)
+    }
+
+    pub fn read_link(&self, name: &str) -> Result<Vec<u8>, ReadError> {
+        rustix::fs::readlinkat(&self.dir, name, Vec::new())
+            .map(|s| s.into_bytes())
+            .map_err(|e| ReadError::from_io(e.into()))
+    }
+}

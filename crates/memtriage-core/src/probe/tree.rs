@@ -1,0 +1,67 @@
+//! A process and all its descendants, parents before children.
+
+use std::collections::HashMap;
+
+use crate::diagnose::cow;
+use crate::error::{Error, Result};
+use crate::model::tree::{TreeNode, TreeSnapshot, TreeTotals};
+use crate::probe::process::{parent_links, ProcessReader};
+
+/// Descendants that exit while the tree is read are left out; the root exiting is an error.
+pub fn read(reader: &mut ProcessReader, root_pid: i32) -> Result<TreeSnapshot> {
+    let links = parent_links(reader.root())?;
+    if !links.iter().any(|(pid, _)| *pid == root_pid) {
+        return Err(Error::NoSuchProcess { pid: root_pid });
+    }
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for (pid, ppid) in links {
+        if pid != ppid {
+            children.entry(ppid).or_default().push(pid);
+        }
+    }
+    let mut nodes = Vec::new();
+    let mut stack = vec![(root_pid, 0usize)];
+    while let Some((pid, depth)) = stack.pop() {
+        match reader.read(pid) {
+            Ok(process) => nodes.push(TreeNode { depth, process }),
+            Err(Error::NoSuchProcess { .. }) if pid != root_pid => continue,
+            Err(e) => return Err(e),
+        }
+        if let Some(kids) = children.get(&pid) {
+            for kid in kids.iter().rev() {
+                stack.push((*kid, depth + 1));
+            }
+        }
+    }
+    let totals = totals(&nodes);
+    let findings = cow::findings(&nodes);
+    Ok(TreeSnapshot {
+        root: root_pid,
+        nodes,
+        totals,
+        findings,
+    })
+}
+
+fn totals(nodes: &[TreeNode]) -> TreeTotals {
+    let mut t = TreeTotals {
+        processes: nodes.len(),
+        ..TreeTotals::default()
+    };
+    for n in nodes {
+        let p = &n.process;
+        if p.kernel_thread {
+            continue;
+        }
+        t.rss_sum += p.rss().unwrap_or(0);
+        t.swap += p.swap().unwrap_or(0);
+        match &p.rollup {
+            Some(r) => {
+                t.pss += r.pss;
+                t.uss_sum += r.uss();
+            }
+            None => t.unreadable += 1,
+        }
+    }
+    t
+}

@@ -1,0 +1,102 @@
+//! Command-line surface.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "memtriage",
+    version,
+    about = "Measure, supervise and diagnose the memory of ML jobs on Linux",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+
+    /// When to colour output: auto (a terminal, and NO_COLOR unset), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Read /proc, /sys and /dev below this directory instead of / (captured trees, tests).
+    #[arg(long, global = true, hide = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// One snapshot of processes: RSS, PSS, USS, swap, huge pages, faults, OOM score, cgroup
+    Inspect(InspectArgs),
+    /// Audit this machine's memory settings for ML jobs; exits 1 on an error finding
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Process ids to inspect.
+    #[arg(value_name = "PID")]
+    pub pids: Vec<i32>,
+
+    /// Processes whose name or command line contains PATTERN.
+    #[arg(long, value_name = "PATTERN", conflicts_with = "all")]
+    pub name: Option<String>,
+
+    /// Every process on the machine, one row each, with PSS and USS (like smem).
+    #[arg(long, conflicts_with = "pids")]
+    pub all: bool,
+
+    /// Each process and all its descendants, with totals and copy-on-write findings.
+    #[arg(long, conflicts_with = "all")]
+    pub tree: bool,
+
+    /// Memory regions grouped by kind and by mapped file (reads the full smaps).
+    #[arg(long, conflicts_with = "all")]
+    pub maps: bool,
+
+    /// Order of rows.
+    #[arg(long, value_enum, default_value_t = SortKey::Pss)]
+    pub sort: SortKey,
+
+    /// Machine-readable output (schema memtriage.inspect/v1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SortKey {
+    Pid,
+    Rss,
+    Pss,
+    Uss,
+    Swap,
+    Faults,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// What the machine is for; changes what is recommended.
+    #[arg(long, value_enum, default_value_t = ProfileArg::Training)]
+    pub profile: ProfileArg,
+
+    /// Machine-readable output (schema memtriage.doctor/v1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// A dedicated training machine: one big job owns the memory.
+    Training,
+    /// A serving machine: latency matters, models are mapped and must stay resident.
+    Inference,
+    /// A machine shared by many users' jobs.
+    Shared,
+}

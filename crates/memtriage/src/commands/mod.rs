@@ -1,0 +1,28 @@
+//! One module per subcommand; each returns the exit code and writes to `out`.
+
+mod doctor;
+mod inspect;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use memtriage_core::Root;
+
+use crate::cli::{Cli, Command};
+use crate::render::style::Style;
+
+pub struct Context {
+    pub root: Root,
+    pub style: Style,
+}
+
+pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let ctx = Context {
+        root: cli.root.as_ref().map(Root::at).unwrap_or_else(Root::host),
+        style: Style::detect(cli.color),
+    };
+    match &cli.command {
+        Command::Inspect(args) => inspect::run(&ctx, args, out),
+        Command::Doctor(args) => doctor::run(&ctx, args, out),
+    }
+}

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    memtriage::main(std::env::args_os())
+}

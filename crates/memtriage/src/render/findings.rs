@@ -1,0 +1,30 @@
+//! Findings for people: severity, title, evidence, why, fix.
+
+use std::io::{self, Write};
+
+use memtriage_core::model::Finding;
+
+use super::style::Style;
+
+pub fn write(out: &mut dyn Write, style: &Style, findings: &[Finding]) -> io::Result<()> {
+    for f in findings {
+        writeln!(out, "{} {}", style.severity(f.severity), style.bold(&f.title))?;
+        for e in &f.evidence {
+            writeln!(out, "      {}: {}  {}", e.label, e.value, style.dim(&format!("({})", e.source)))?;
+        }
+        if !f.why.is_empty() {
+            writeln!(out, "      why: {}", f.why)?;
+        }
+        if !f.fix.is_empty() {
+            let mut lines = f.fix.lines();
+            if let Some(first) = lines.next() {
+                writeln!(out, "      fix: {first}")?;
+            }
+            for line in lines {
+                writeln!(out, "           {line}")?;
+            }
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! Turning model data into text for people. Reads only what it is given.
+
+pub mod findings;
+pub mod style;
+pub mod table;
+pub mod units;
