@@ -4,7 +4,7 @@ use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 
 pub fn new(header: &[&str], right_aligned_from: usize) -> Table {
     let mut t = Table::new();
-    t.load_preset(presets::NOTHING)
+    t.load_style(presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(header.iter().copied());
     for (i, col) in t.column_iter_mut().enumerate() {
