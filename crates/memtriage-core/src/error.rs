@@ -9,7 +9,9 @@ pub enum Error {
     #[error("pid {pid}: no such process (it may have exited)")]
     NoSuchProcess { pid: i32 },
 
-    #[error("pid {pid}: permission denied reading {what} (run as root, or as the process's owner)")]
+    #[error(
+        "pid {pid}: permission denied reading {what} (run as root, or as the process's owner)"
+    )]
     PermissionDenied { pid: i32, what: String },
 
     #[error("{}: {source}", path.display())]

@@ -1,9 +1,9 @@
 //! The `memtriage` command: parses arguments, asks the engine, renders what it gets.
 //! It never reads /proc itself.
 
-mod cli;
-mod commands;
-mod render;
+pub mod cli;
+pub mod commands;
+pub mod render;
 
 use std::ffi::OsString;
 use std::io::{self, Write};

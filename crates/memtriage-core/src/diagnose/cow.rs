@@ -145,7 +145,12 @@ mod tests {
         let f = findings(&nodes);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].id, FINDING_ID);
-        assert!(f[0].title.contains("2 forked workers of pid 100 hold 128 MiB"), "{}", f[0].title);
+        assert!(
+            f[0].title
+                .contains("2 forked workers of pid 100 hold 128 MiB"),
+            "{}",
+            f[0].title
+        );
         assert_eq!(f[0].evidence.len(), 4);
     }
 
@@ -161,7 +166,10 @@ mod tests {
 
     #[test]
     fn children_that_exec_another_program_are_not_forked_workers() {
-        let nodes = vec![proc(100, 1, "bash", 1 << 20), proc(101, 100, "python", 900 << 20)];
+        let nodes = vec![
+            proc(100, 1, "bash", 1 << 20),
+            proc(101, 100, "python", 900 << 20),
+        ];
         assert!(findings(&nodes).is_empty());
     }
 

@@ -33,7 +33,11 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    pub fn new(label: impl Into<String>, value: impl Into<String>, source: impl Into<String>) -> Self {
+    pub fn new(
+        label: impl Into<String>,
+        value: impl Into<String>,
+        source: impl Into<String>,
+    ) -> Self {
         Evidence {
             label: label.into(),
             value: value.into(),

@@ -133,19 +133,26 @@ impl MapsReport {
             g.regions += 1;
             g.sizes.add(&r.sizes);
             if r.path.starts_with('/') {
-                let f = by_file.entry((&r.path, r.deleted)).or_insert_with(|| FileGroup {
-                    path: r.path.clone(),
-                    deleted: r.deleted,
-                    kind: r.kind,
-                    regions: 0,
-                    sizes: RegionSizes::default(),
-                });
+                let f = by_file
+                    .entry((&r.path, r.deleted))
+                    .or_insert_with(|| FileGroup {
+                        path: r.path.clone(),
+                        deleted: r.deleted,
+                        kind: r.kind,
+                        regions: 0,
+                        sizes: RegionSizes::default(),
+                    });
                 f.regions += 1;
                 f.sizes.add(&r.sizes);
             }
         }
         let mut by_kind: Vec<KindGroup> = by_kind.into_values().collect();
-        by_kind.sort_by(|a, b| b.sizes.resident().cmp(&a.sizes.resident()).then(a.kind.cmp(&b.kind)));
+        by_kind.sort_by(|a, b| {
+            b.sizes
+                .resident()
+                .cmp(&a.sizes.resident())
+                .then(a.kind.cmp(&b.kind))
+        });
         let mut by_file: Vec<FileGroup> = by_file.into_values().collect();
         by_file.sort_by(|a, b| {
             b.sizes

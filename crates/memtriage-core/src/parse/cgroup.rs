@@ -13,7 +13,8 @@ pub fn parse_membership(text: &str) -> Membership {
     let mut m = Membership::default();
     for line in text.lines() {
         let mut parts = line.splitn(3, ':');
-        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
             continue;
         };
         if id == "0" && controllers.is_empty() {

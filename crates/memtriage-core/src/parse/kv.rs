@@ -44,7 +44,8 @@ pub fn counter(text: &str, key: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
-    const ROLLUP: &[u8] = b"55d0c6a4c000-7ffd2c1f5000 ---p 00000000 00:00 0                          [rollup]
+    const ROLLUP: &[u8] =
+        b"55d0c6a4c000-7ffd2c1f5000 ---p 00000000 00:00 0                          [rollup]
 Rss:              137232 kB
 Pss:               70011 kB
 Pss_Anon:          65536 kB
@@ -68,7 +69,11 @@ VmFlags: rd wr mr mw me ac
         let m = size_map(b"Rss:  12 kB\nPss:\nSwap: 9 MB\nLocked: 1");
         assert_eq!(m.get("Rss"), Some(&(12 * 1024)));
         assert_eq!(m.get("Pss"), None);
-        assert_eq!(m.get("Swap"), None, "an unknown unit must not be read as bytes");
+        assert_eq!(
+            m.get("Swap"),
+            None,
+            "an unknown unit must not be read as bytes"
+        );
         assert_eq!(m.get("Locked"), Some(&1));
     }
 

@@ -51,7 +51,9 @@ pub fn unescape_octal(s: &str) -> String {
         if bytes[i] == b'\\' && i + 3 < bytes.len() {
             let digits = &bytes[i + 1..i + 4];
             if digits.iter().all(|d| (b'0'..=b'7').contains(d)) {
-                let value = (digits[0] - b'0') as u32 * 64 + (digits[1] - b'0') as u32 * 8 + (digits[2] - b'0') as u32;
+                let value = (digits[0] - b'0') as u32 * 64
+                    + (digits[1] - b'0') as u32 * 8
+                    + (digits[2] - b'0') as u32;
                 if let Ok(b) = u8::try_from(value) {
                     out.push(b);
                     i += 4;

@@ -124,7 +124,9 @@ fn parse_header(line: &[u8]) -> Result<Region, String> {
     if end < start {
         return Err(format!("mapping ends before it starts: {range}"));
     }
-    let inode = inode.parse::<u64>().map_err(|_| format!("bad inode {inode:?}"))?;
+    let inode = inode
+        .parse::<u64>()
+        .map_err(|_| format!("bad inode {inode:?}"))?;
     if perms.len() != 4 {
         return Err(format!("bad permissions {perms:?}"));
     }

@@ -38,8 +38,14 @@ mod tests {
 
     #[test]
     fn cmdline_splits_on_nul_and_keeps_empty_arguments() {
-        assert_eq!(split_cmdline(b"python\0-c\0\0x y\0"), vec!["python", "-c", "", "x y"]);
+        assert_eq!(
+            split_cmdline(b"python\0-c\0\0x y\0"),
+            vec!["python", "-c", "", "x y"]
+        );
         assert!(split_cmdline(b"").is_empty());
-        assert_eq!(split_cmdline(b"nginx: worker process"), vec!["nginx: worker process"]);
+        assert_eq!(
+            split_cmdline(b"nginx: worker process"),
+            vec!["nginx: worker process"]
+        );
     }
 }

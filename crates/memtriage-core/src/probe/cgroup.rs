@@ -122,7 +122,8 @@ fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Result<CgroupMemory, S
         ));
     }
     let files = CgroupFiles::for_version(h.version);
-    let number = |d: &Path, name: &str| read_file(d, name).and_then(|t| t.trim().parse::<u64>().ok());
+    let number =
+        |d: &Path, name: &str| read_file(d, name).and_then(|t| t.trim().parse::<u64>().ok());
     let limit_of = |d: &Path| -> Option<Option<u64>> {
         let text = read_file(d, files.limit)?;
         match h.version {
@@ -139,28 +140,47 @@ fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Result<CgroupMemory, S
                 limit = Some((l, d.clone()));
             }
         }
-        current = (d != top).then(|| d.parent().map(Path::to_path_buf)).flatten();
+        current = (d != top)
+            .then(|| d.parent().map(Path::to_path_buf))
+            .flatten();
     }
 
     let usage = number(&dir, files.usage);
     let headroom = limit.as_ref().and_then(|(l, d)| {
-        let used = if *d == dir { usage } else { number(d, files.usage) };
+        let used = if *d == dir {
+            usage
+        } else {
+            number(d, files.usage)
+        };
         used.map(|u| l.saturating_sub(u))
     });
     let oom_kills = read_file(&dir, files.events).and_then(|t| counter(&t, "oom_kill"));
     let (high, swap_limit) = match h.version {
         CgroupVersion::V2 => (
-            read_file(&dir, "memory.high").and_then(|t| parse_v2_limit(&t)).flatten(),
-            read_file(&dir, "memory.swap.max").and_then(|t| parse_v2_limit(&t)).flatten(),
+            read_file(&dir, "memory.high")
+                .and_then(|t| parse_v2_limit(&t))
+                .flatten(),
+            read_file(&dir, "memory.swap.max")
+                .and_then(|t| parse_v2_limit(&t))
+                .flatten(),
         ),
         CgroupVersion::V1 => (
             None,
-            read_file(&dir, "memory.memsw.limit_in_bytes").and_then(|t| parse_v1_limit(&t)).flatten(),
+            read_file(&dir, "memory.memsw.limit_in_bytes")
+                .and_then(|t| parse_v1_limit(&t))
+                .flatten(),
         ),
     };
     let display = |d: &Path| {
-        let rel = d.strip_prefix(&top).map(|p| format!("/{}", p.display())).unwrap_or_default();
-        if rel == "/" { "/".to_string() } else { rel }
+        let rel = d
+            .strip_prefix(&top)
+            .map(|p| format!("/{}", p.display()))
+            .unwrap_or_default();
+        if rel == "/" {
+            "/".to_string()
+        } else {
+            rel
+        }
     };
     Ok(CgroupMemory {
         version: h.version,

@@ -4,8 +4,8 @@
 pub mod cgroup;
 pub mod kmsg;
 pub mod maps;
-pub mod process;
 pub mod procdir;
+pub mod process;
 pub mod root;
 pub mod system;
 pub mod tree;

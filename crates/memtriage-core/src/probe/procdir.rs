@@ -40,9 +40,20 @@ impl ReadError {
     pub fn reason(&self) -> String {
         match self {
             ReadError::Gone => "the process exited while it was read".into(),
-            ReadError::Denied => "permission denied (run as root or as the process's owner)".into(),
+            ReadError::Denied => denied_reason().into(),
             ReadError::Other(e) => e.to_string(),
         }
+    }
+}
+
+/// What to suggest depends on who we are: as root, the refusal comes from the
+/// kernel's ptrace access check, which more privilege of the same kind won't pass.
+pub fn denied_reason() -> &'static str {
+    if rustix::process::geteuid().is_root() {
+        "permission denied even as root: the kernel's ptrace access check refused \
+         (the process is in another user namespace, or CAP_SYS_PTRACE is missing)"
+    } else {
+        "permission denied: run as root, or as the process's owner"
     }
 }
 
@@ -68,8 +79,13 @@ impl ProcDir {
     }
 
     pub fn read(&self, name: &str) -> Result<Vec<u8>, ReadError> {
-        let fd = openat(&self.dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|e| ReadError::from_io(e.into()))?;
+        let fd = openat(
+            &self.dir,
+            name,
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| ReadError::from_io(e.into()))?;
         let mut file = File::from(fd);
         let mut buf = Vec::with_capacity(4096);
         file.read_to_end(&mut buf).map_err(ReadError::from_io)?;

@@ -75,7 +75,9 @@ impl ProcessReader {
             })
         };
 
-        let status_bytes = dir.read("status").map_err(|e| hard_error(pid, "status", e))?;
+        let status_bytes = dir
+            .read("status")
+            .map_err(|e| hard_error(pid, "status", e))?;
         let status = Status::from_buf_read(&status_bytes[..]);
         let (uid, threads, memory) = match &status {
             Ok(s) => (Some(s.ruid), s.threads, status_memory(s)),
@@ -88,7 +90,8 @@ impl ProcessReader {
             note(
                 "memory",
                 if zombie {
-                    "zombie: exited, its memory already released, waiting for its parent to reap it".into()
+                    "zombie: exited, its memory already released, waiting for its parent to reap it"
+                        .into()
                 } else {
                     "no address space (the process is exiting)".into()
                 },
@@ -113,7 +116,10 @@ impl ProcessReader {
                 Ok(b) => match parse_rollup(&b) {
                     Some(r) => Some(r),
                     None => {
-                        note("smaps_rollup", "empty: the process has no address space now".into());
+                        note(
+                            "smaps_rollup",
+                            "empty: the process has no address space now".into(),
+                        );
                         None
                     }
                 },
@@ -142,7 +148,8 @@ impl ProcessReader {
             None => None,
             Some(reader) => match dir.read("cgroup") {
                 Ok(b) => {
-                    let membership = crate::parse::cgroup::parse_membership(&String::from_utf8_lossy(&b));
+                    let membership =
+                        crate::parse::cgroup::parse_membership(&String::from_utf8_lossy(&b));
                     match reader.for_membership(&membership) {
                         Ok(c) => c,
                         Err(reason) => {
@@ -289,7 +296,9 @@ pub fn parent_links(root: &Root) -> Result<Vec<(i32, i32)>> {
         let Ok(dir) = ProcDir::open(root, pid) else {
             continue;
         };
-        let Ok(bytes) = dir.read("stat") else { continue };
+        let Ok(bytes) = dir.read("stat") else {
+            continue;
+        };
         if let Ok(stat) = Stat::from_read(&bytes[..]) {
             links.push((pid, stat.ppid));
         }
@@ -304,7 +313,10 @@ mod tests {
     #[test]
     fn empty_rollup_is_none_not_zero() {
         assert_eq!(parse_rollup(b""), None);
-        assert_eq!(parse_rollup(b"00400000-7fff ---p 00000000 00:00 0 [rollup]\n"), None);
+        assert_eq!(
+            parse_rollup(b"00400000-7fff ---p 00000000 00:00 0 [rollup]\n"),
+            None
+        );
     }
 
     #[test]
@@ -315,6 +327,9 @@ mod tests {
         .unwrap();
         assert_eq!(r.uss(), 100 * 1024);
         assert_eq!(r.anon_huge_coverage(), Some(0.5));
-        assert_eq!(r.pss_anon, None, "a kernel before 5.14 has no Pss_Anon: unknown, not 0");
+        assert_eq!(
+            r.pss_anon, None,
+            "a kernel before 5.14 has no Pss_Anon: unknown, not 0"
+        );
     }
 }

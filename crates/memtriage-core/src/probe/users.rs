@@ -46,7 +46,9 @@ fn parse_passwd(text: &str) -> HashMap<u32, String> {
 mod tests {
     #[test]
     fn passwd_lines_map_uid_to_name() {
-        let m = super::parse_passwd("root:x:0:0:root:/root:/bin/bash\nbad\nnobody:x:65534:65534::/:/usr/sbin/nologin\n");
+        let m = super::parse_passwd(
+            "root:x:0:0:root:/root:/bin/bash\nbad\nnobody:x:65534:65534::/:/usr/sbin/nologin\n",
+        );
         assert_eq!(m[&0], "root");
         assert_eq!(m[&65534], "nobody");
         assert_eq!(m.len(), 2);

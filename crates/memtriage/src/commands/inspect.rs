@@ -1,11 +1,166 @@
-//! `memtriage inspect`.
+//! `memtriage inspect`: collect snapshots from the engine, then render them.
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::Context;
-use crate::cli::InspectArgs;
+use anyhow::Context as _;
+use serde::Serialize;
 
-pub fn run(_ctx: &Context, _args: &InspectArgs, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("inspect: not built yet")
+use memtriage_core::model::maps::{MapsReport, MAPS_SCHEMA};
+use memtriage_core::model::process::{ProcessSnapshot, PROCESS_SCHEMA};
+use memtriage_core::model::tree::{TreeSnapshot, TREE_SCHEMA};
+use memtriage_core::probe::process::{all_pids, pids_matching, Detail, ProcessReader};
+use memtriage_core::probe::{maps, tree};
+use memtriage_core::Error;
+
+use super::Context;
+use crate::cli::{InspectArgs, SortKey};
+use crate::render::inspect as view;
+
+pub const INSPECT_SCHEMA: &str = "memtriage.inspect/v1";
+
+/// Everything one `inspect` run collected; rendering only reads it.
+#[derive(Debug, Default, Serialize)]
+pub struct Collected {
+    pub schema: &'static str,
+    pub process_schema: &'static str,
+    pub processes: Vec<ProcessSnapshot>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trees: Vec<TreeSnapshot>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_schema: Option<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub maps: Vec<MapsReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maps_schema: Option<&'static str>,
+    /// Pids the user named that could not be read, with why.
+    pub errors: Vec<PidError>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PidError {
+    pub pid: i32,
+    pub error: String,
+}
+
+pub fn run(ctx: &Context, args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let targets = targets(ctx, args)?;
+    let collected = collect(ctx, args, &targets);
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &collected)?;
+        writeln!(out)?;
+    } else {
+        view::write(out, &ctx.style, args, &collected)?;
+    }
+    for e in &collected.errors {
+        eprintln!("memtriage: {}", e.error);
+    }
+    let all_failed = !targets.pids.is_empty() && collected.errors.len() == targets.pids.len();
+    Ok(
+        if collected.errors.is_empty() || (args.all && !all_failed) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(crate::EXIT_USAGE)
+        },
+    )
+}
+
+struct Targets {
+    pids: Vec<i32>,
+    /// `--all`: processes that vanish or are kernel threads are skipped, not errors.
+    listing: bool,
+}
+
+fn targets(ctx: &Context, args: &InspectArgs) -> anyhow::Result<Targets> {
+    if args.all {
+        return Ok(Targets {
+            pids: all_pids(&ctx.root).context("listing processes")?,
+            listing: true,
+        });
+    }
+    let mut pids = args.pids.clone();
+    if let Some(pattern) = &args.name {
+        let found = pids_matching(&ctx.root, pattern).context("listing processes")?;
+        if found.is_empty() && pids.is_empty() {
+            anyhow::bail!("no process matches {pattern:?} (by name or command line)");
+        }
+        pids.extend(found);
+    }
+    if pids.is_empty() {
+        anyhow::bail!(
+            "name what to inspect: PID…, --name PATTERN, or --all (see `memtriage inspect --help`)"
+        );
+    }
+    if let Some(bad) = pids.iter().find(|p| **p <= 0) {
+        anyhow::bail!("pid {bad}: not a valid process id (ids are positive)");
+    }
+    pids.dedup();
+    Ok(Targets {
+        pids,
+        listing: false,
+    })
+}
+
+fn collect(ctx: &Context, args: &InspectArgs, targets: &Targets) -> Collected {
+    let mut reader = ProcessReader::new(&ctx.root, Detail::default());
+    let mut c = Collected {
+        schema: INSPECT_SCHEMA,
+        process_schema: PROCESS_SCHEMA,
+        ..Collected::default()
+    };
+    let fail = |pid: i32, e: Error| PidError {
+        pid,
+        error: e.to_string(),
+    };
+    for &pid in &targets.pids {
+        if args.tree {
+            match tree::read(&mut reader, pid) {
+                Ok(t) => c.trees.push(t),
+                Err(e) => c.errors.push(fail(pid, e)),
+            }
+            continue;
+        }
+        match reader.read(pid) {
+            Ok(p) if targets.listing && (p.kernel_thread || p.memory.is_none()) => {}
+            Ok(p) => c.processes.push(p),
+            Err(Error::NoSuchProcess { .. }) if targets.listing => {}
+            Err(e) => {
+                c.errors.push(fail(pid, e));
+                continue;
+            }
+        }
+        if args.maps {
+            match maps::read(&ctx.root, pid) {
+                Ok(m) => c.maps.push(m),
+                Err(e) => c.errors.push(fail(pid, e)),
+            }
+        }
+    }
+    if !c.trees.is_empty() {
+        c.tree_schema = Some(TREE_SCHEMA);
+    }
+    if !c.maps.is_empty() {
+        c.maps_schema = Some(MAPS_SCHEMA);
+    }
+    sort(&mut c.processes, args.sort);
+    c
+}
+
+/// Largest first; unreadable values last; `pid` ascending.
+pub fn sort(processes: &mut [ProcessSnapshot], key: SortKey) {
+    let value = |p: &ProcessSnapshot| -> Option<u64> {
+        match key {
+            SortKey::Pid => None,
+            SortKey::Rss => p.rss(),
+            SortKey::Pss => p.pss(),
+            SortKey::Uss => p.uss(),
+            SortKey::Swap => p.swap(),
+            SortKey::Faults => Some(p.faults.minor + p.faults.major),
+        }
+    };
+    if key == SortKey::Pid {
+        processes.sort_by_key(|p| p.pid);
+    } else {
+        processes.sort_by(|a, b| value(b).cmp(&value(a)).then(a.pid.cmp(&b.pid)));
+    }
 }

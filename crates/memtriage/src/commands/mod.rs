@@ -1,7 +1,7 @@
 //! One module per subcommand; each returns the exit code and writes to `out`.
 
 mod doctor;
-mod inspect;
+pub mod inspect;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -8,9 +8,20 @@ use super::style::Style;
 
 pub fn write(out: &mut dyn Write, style: &Style, findings: &[Finding]) -> io::Result<()> {
     for f in findings {
-        writeln!(out, "{} {}", style.severity(f.severity), style.bold(&f.title))?;
+        writeln!(
+            out,
+            "{} {}",
+            style.severity(f.severity),
+            style.bold(&f.title)
+        )?;
         for e in &f.evidence {
-            writeln!(out, "      {}: {}  {}", e.label, e.value, style.dim(&format!("({})", e.source)))?;
+            writeln!(
+                out,
+                "      {}: {}  {}",
+                e.label,
+                e.value,
+                style.dim(&format!("({})", e.source))
+            )?;
         }
         if !f.why.is_empty() {
             writeln!(out, "      why: {}", f.why)?;

@@ -1,6 +1,7 @@
 //! Turning model data into text for people. Reads only what it is given.
 
 pub mod findings;
+pub mod inspect;
 pub mod style;
 pub mod table;
 pub mod units;

@@ -17,5 +17,8 @@ pub fn new(header: &[&str], right_aligned_from: usize) -> Table {
 
 /// Tables print with a leading space per row; trim it so columns start at the margin.
 pub fn to_string(t: &Table) -> String {
-    t.lines().map(|l| l.trim_end().to_string()).collect::<Vec<_>>().join("\n")
+    t.lines()
+        .map(|l| l.trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
 }

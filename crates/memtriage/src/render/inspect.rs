@@ -1,0 +1,390 @@
+//! `inspect` for people: a block per process, a table for many, a tree, regions.
+
+use std::io::{self, Write};
+
+use comfy_table::Table;
+use memtriage_core::model::maps::MapsReport;
+use memtriage_core::model::process::{CgroupVersion, ProcessSnapshot};
+use memtriage_core::model::tree::TreeSnapshot;
+
+use super::style::Style;
+use super::table;
+use super::units::{iec, iec_opt, percent};
+use crate::cli::InspectArgs;
+use crate::commands::inspect::Collected;
+
+/// More processes than this are shown as a table rather than as blocks.
+const BLOCKS_UP_TO: usize = 3;
+/// Files listed per process under `--maps`.
+const FILES_SHOWN: usize = 20;
+
+pub fn write(
+    out: &mut dyn Write,
+    style: &Style,
+    args: &InspectArgs,
+    c: &Collected,
+) -> io::Result<()> {
+    for t in &c.trees {
+        write_tree(out, style, t)?;
+    }
+    if args.all || c.processes.len() > BLOCKS_UP_TO {
+        write_table(out, &c.processes)?;
+    } else {
+        for p in &c.processes {
+            write_block(out, style, p)?;
+            if let Some(m) = c.maps.iter().find(|m| m.pid == p.pid) {
+                write_maps(out, style, m)?;
+            }
+        }
+    }
+    if c.processes.len() > BLOCKS_UP_TO {
+        for m in &c.maps {
+            write_maps(out, style, m)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_table(out: &mut dyn Write, processes: &[ProcessSnapshot]) -> io::Result<()> {
+    let mut t = table::new(&["PID", "USER", "RSS", "PSS", "USS", "SWAP", "COMMAND"], 2);
+    let (mut rss, mut pss, mut uss, mut swap) = (0, 0, 0, 0);
+    for p in processes {
+        rss += p.rss().unwrap_or(0);
+        pss += p.pss().unwrap_or(0);
+        uss += p.uss().unwrap_or(0);
+        swap += p.swap().unwrap_or(0);
+        t.add_row(vec![
+            p.pid.to_string(),
+            user(p),
+            iec_opt(p.rss()),
+            iec_opt(p.pss()),
+            iec_opt(p.uss()),
+            iec_opt(p.swap()),
+            truncate(&p.command(), 80),
+        ]);
+    }
+    left_align_last(&mut t);
+    writeln!(out, "{}", table::to_string(&t))?;
+    let unreadable = processes.iter().filter(|p| p.rollup.is_none()).count();
+    writeln!(
+        out,
+        "\n{} {}: RSS {} (sum; shared pages counted in each), PSS {} (true total), USS {}, swap {}",
+        processes.len(),
+        plural(processes.len(), "process", "processes"),
+        iec(rss),
+        iec(pss),
+        iec(uss),
+        iec(swap)
+    )?;
+    if unreadable > 0 {
+        writeln!(
+            out,
+            "PSS/USS of {unreadable} {} unreadable, shown as - (`inspect PID` says why)",
+            plural(unreadable, "process", "processes")
+        )?;
+    }
+    Ok(())
+}
+
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+fn left_align_last(t: &mut Table) {
+    let last = t.column_count() - 1;
+    if let Some(col) = t.column_mut(last) {
+        col.set_cell_alignment(comfy_table::CellAlignment::Left);
+    }
+}
+
+fn user(p: &ProcessSnapshot) -> String {
+    p.user
+        .clone()
+        .or_else(|| p.uid.map(|u| u.to_string()))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn state_name(c: char) -> &'static str {
+    match c {
+        'R' => "running",
+        'S' => "sleeping",
+        'D' => "disk sleep",
+        'Z' => "zombie",
+        'T' => "stopped",
+        't' => "tracing stop",
+        'I' => "idle",
+        'X' => "dead",
+        _ => "unknown",
+    }
+}
+
+fn write_block(out: &mut dyn Write, style: &Style, p: &ProcessSnapshot) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} {}",
+        style.bold(&format!("pid {}", p.pid)),
+        truncate(&p.command(), 200)
+    )?;
+    let row =
+        |out: &mut dyn Write, key: &str, value: String| writeln!(out, "  {:<11} {}", key, value);
+    row(
+        out,
+        "process",
+        format!(
+            "{} ({}), {} thread{}, user {}, parent {}{}",
+            p.state,
+            state_name(p.state),
+            p.threads,
+            if p.threads == 1 { "" } else { "s" },
+            user(p),
+            p.ppid,
+            if p.kernel_thread {
+                ", kernel thread"
+            } else {
+                ""
+            }
+        ),
+    )?;
+    if let Some(m) = &p.memory {
+        row(
+            out,
+            "rss",
+            format!(
+                "{} (anon {}, file {}, shmem {}), peak {}",
+                iec_opt(m.rss),
+                iec_opt(m.rss_anon),
+                iec_opt(m.rss_file),
+                iec_opt(m.rss_shmem),
+                iec_opt(m.vm_hwm)
+            ),
+        )?;
+    }
+    if let Some(r) = &p.rollup {
+        row(
+            out,
+            "pss",
+            format!(
+                "{} (anon {}, file {}, shmem {})",
+                iec(r.pss),
+                iec_opt(r.pss_anon),
+                iec_opt(r.pss_file),
+                iec_opt(r.pss_shmem)
+            ),
+        )?;
+        row(
+            out,
+            "uss",
+            format!(
+                "{} (private clean {}, dirty {}); shared clean {}, dirty {}",
+                iec(r.uss()),
+                iec(r.private_clean),
+                iec(r.private_dirty),
+                iec(r.shared_clean),
+                iec(r.shared_dirty)
+            ),
+        )?;
+        row(
+            out,
+            "swap",
+            format!(
+                "{} (swap PSS {}), locked {}",
+                iec(r.swap),
+                iec(r.swap_pss),
+                iec(r.locked)
+            ),
+        )?;
+        let hugetlb = r.shared_hugetlb + r.private_hugetlb;
+        row(
+            out,
+            "huge pages",
+            format!(
+                "THP {} of {} anon ({}), shmem PMD {}, file PMD {}, hugetlb {}",
+                iec(r.anon_huge_pages),
+                iec(r.anonymous),
+                percent(r.anon_huge_pages, r.anonymous),
+                iec(r.shmem_pmd_mapped),
+                iec(r.file_pmd_mapped),
+                iec(hugetlb)
+            ),
+        )?;
+    }
+    if let Some(m) = &p.memory {
+        row(
+            out,
+            "virtual",
+            format!(
+                "{}, peak {}, page tables {}",
+                iec_opt(m.vm_size),
+                iec_opt(m.vm_peak),
+                iec_opt(m.page_tables)
+            ),
+        )?;
+    }
+    let f = &p.faults;
+    row(
+        out,
+        "faults",
+        format!(
+            "minor {}, major {} (reaped children: minor {}, major {})",
+            f.minor, f.major, f.children_minor, f.children_major
+        ),
+    )?;
+    if let Some(o) = &p.oom {
+        row(
+            out,
+            "oom",
+            format!("score {}, adj {}", o.score, o.score_adj),
+        )?;
+    }
+    if let Some(cg) = &p.cgroup {
+        let version = match cg.version {
+            CgroupVersion::V1 => "v1",
+            CgroupVersion::V2 => "v2",
+        };
+        let limit = match (cg.limit, &cg.limit_set_by) {
+            (Some(l), Some(by)) if *by != cg.path => format!("limit {} (set by {by})", iec(l)),
+            (Some(l), _) => format!("limit {}", iec(l)),
+            (None, _) => "no limit".into(),
+        };
+        let mut text = format!(
+            "{version} {}: usage {}, {limit}",
+            cg.path,
+            iec_opt(cg.usage)
+        );
+        if let Some(h) = cg.headroom {
+            text.push_str(&format!(", headroom {}", iec(h)));
+        }
+        if let Some(peak) = cg.peak {
+            text.push_str(&format!(", peak {}", iec(peak)));
+        }
+        if let Some(k) = cg.oom_kills {
+            text.push_str(&format!(", OOM kills {k}"));
+        }
+        row(out, "cgroup", text)?;
+    }
+    for u in &p.unreadable {
+        row(out, "unreadable", format!("{}: {}", u.field, u.reason))?;
+    }
+    writeln!(out)
+}
+
+fn write_tree(out: &mut dyn Write, style: &Style, t: &TreeSnapshot) -> io::Result<()> {
+    let mut tab = table::new(
+        &[
+            "PID", "RSS", "PSS", "USS", "SWAP", "MINFLT", "MAJFLT", "COMMAND",
+        ],
+        1,
+    );
+    for n in &t.nodes {
+        let p = &n.process;
+        tab.add_row(vec![
+            p.pid.to_string(),
+            iec_opt(p.rss()),
+            iec_opt(p.pss()),
+            iec_opt(p.uss()),
+            iec_opt(p.swap()),
+            p.faults.minor.to_string(),
+            p.faults.major.to_string(),
+            format!("{}{}", "  ".repeat(n.depth), truncate(&p.command(), 70)),
+        ]);
+    }
+    left_align_last(&mut tab);
+    writeln!(out, "{}", table::to_string(&tab))?;
+    let s = &t.totals;
+    writeln!(
+        out,
+        "\n{} {} {}: sum of RSS {} (counts shared pages once per process), total PSS {} (the true footprint), sum of USS {}, swap {}",
+        style.bold("tree"),
+        s.processes,
+        plural(s.processes, "process", "processes"),
+        iec(s.rss_sum),
+        iec(s.pss),
+        iec(s.uss_sum),
+        iec(s.swap)
+    )?;
+    if s.unreadable > 0 {
+        writeln!(
+            out,
+            "  PSS/USS of {} {} unreadable, left out of the sums",
+            s.unreadable,
+            plural(s.unreadable, "process", "processes")
+        )?;
+    }
+    writeln!(out)?;
+    super::findings::write(out, style, &t.findings)
+}
+
+fn write_maps(out: &mut dyn Write, style: &Style, m: &MapsReport) -> io::Result<()> {
+    writeln!(
+        out,
+        "{}",
+        style.bold(&format!("regions of pid {} by kind", m.pid))
+    )?;
+    let mut t = table::new(
+        &[
+            "KIND", "REGIONS", "MAPPED", "RESIDENT", "PSS", "PRIVATE", "SWAP", "HUGE",
+        ],
+        1,
+    );
+    for g in &m.by_kind {
+        let s = &g.sizes;
+        t.add_row(vec![
+            g.kind.label().to_string(),
+            g.regions.to_string(),
+            iec(s.size),
+            iec(s.resident()),
+            iec(s.pss),
+            iec(s.private),
+            iec(s.swap),
+            iec(s.anon_huge + s.file_pmd_mapped + s.hugetlb),
+        ]);
+    }
+    writeln!(out, "{}\n", table::to_string(&t))?;
+    if m.by_file.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}",
+        style.bold(&format!("mapped files of pid {}", m.pid))
+    )?;
+    let mut t = table::new(&["RESIDENT", "OF MAPPED", "%", "PSS", "KIND", "FILE"], 0);
+    for f in m.by_file.iter().take(FILES_SHOWN) {
+        let s = &f.sizes;
+        t.add_row(vec![
+            iec(s.resident()),
+            iec(s.size),
+            percent(s.resident(), s.size),
+            iec(s.pss),
+            f.kind.label().to_string(),
+            format!("{}{}", f.path, if f.deleted { " (deleted)" } else { "" }),
+        ]);
+    }
+    left_align_last(&mut t);
+    if let Some(col) = t.column_mut(4) {
+        col.set_cell_alignment(comfy_table::CellAlignment::Left);
+    }
+    writeln!(out, "{}", table::to_string(&t))?;
+    if m.by_file.len() > FILES_SHOWN {
+        writeln!(
+            out,
+            "  … {} more files (--json lists all)",
+            m.by_file.len() - FILES_SHOWN
+        )?;
+    }
+    writeln!(out)
+}
