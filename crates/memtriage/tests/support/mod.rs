@@ -1,0 +1,112 @@
+//! Shared by the live tests: run `memtriage`, and hold real processes built by
+//! `memtriage-testhelper` while they are measured.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Once;
+
+pub const MIB: u64 = 1 << 20;
+
+pub fn memtriage() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_memtriage"))
+}
+
+/// Runs memtriage and parses its JSON stdout; fails the test on a non-zero exit.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = memtriage().args(args).output().expect("run memtriage");
+    assert!(
+        out.status.success(),
+        "memtriage {args:?} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("memtriage printed JSON")
+}
+
+fn helper_path() -> PathBuf {
+    // Integration tests live in target/<profile>/deps; the helper is built beside them.
+    let mut dir = std::env::current_exe().expect("test executable path");
+    dir.pop();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    dir.join("memtriage-testhelper")
+}
+
+static BUILD: Once = Once::new();
+
+/// A process tree built by the helper, killed when dropped.
+pub struct Helper {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    pub pid: i32,
+    pub children: Vec<i32>,
+}
+
+impl Helper {
+    pub fn start(steps: &[&str]) -> Helper {
+        let path = helper_path();
+        BUILD.call_once(|| {
+            if !path.exists() {
+                let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+                let status = Command::new(cargo)
+                    .args(["build", "-p", "memtriage-testhelper"])
+                    .status()
+                    .expect("run cargo build");
+                assert!(status.success(), "building memtriage-testhelper failed");
+            }
+        });
+        let mut child = Command::new(&path)
+            .args(steps)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let stdin = child.stdin.take();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("helper stdout"))
+            .read_line(&mut line)
+            .expect("read helper's ready line");
+        let mut words = line.split_whitespace();
+        assert_eq!(words.next(), Some("ready"), "helper said {line:?}");
+        let pids: Vec<i32> = words.map(|w| w.parse().expect("pid")).collect();
+        Helper {
+            child,
+            stdin,
+            pid: pids[0],
+            children: pids[1..].to_vec(),
+        }
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        self.stdin.take();
+        let _ = self.child.wait();
+    }
+}
+
+/// Asserts `value` lies in `[low, high]` bytes, printing MiB on failure.
+pub fn assert_between(what: &str, value: u64, low: u64, high: u64) {
+    assert!(
+        (low..=high).contains(&value),
+        "{what} = {:.1} MiB, expected between {:.1} and {:.1} MiB",
+        value as f64 / MIB as f64,
+        low as f64 / MIB as f64,
+        high as f64 / MIB as f64
+    );
+}
+
+pub fn u(v: &serde_json::Value, path: &str) -> u64 {
+    let mut cur = v;
+    for key in path.split('.') {
+        cur = match key.parse::<usize>() {
+            Ok(i) => &cur[i],
+            Err(_) => &cur[key],
+        };
+    }
+    cur.as_u64()
+        .unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
+}
