@@ -8,7 +8,7 @@ use std::process::Stdio;
 
 use support::{assert_between, json, memtriage, u, Helper, MIB};
 
-fn process<'a>(v: &'a serde_json::Value, pid: i32) -> &'a serde_json::Value {
+fn process(v: &serde_json::Value, pid: i32) -> &serde_json::Value {
     v["processes"]
         .as_array()
         .expect("processes")
