@@ -1,4 +1,5 @@
 //! Memory cgroups: v2 and v1 on captured trees, and v1 live where it is mounted.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::Path;

@@ -1,4 +1,5 @@
 //! `memtriage inspect` against real processes whose memory the tests control.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
