@@ -207,7 +207,7 @@ fn live_v1_cgroup_limit_usage_and_headroom() {
         .unwrap()
         .ends_with(&format!("memtriage-test-{}", std::process::id())));
     let usage = cg.usage.unwrap();
-    assert!(usage >= 48 << 20 && usage < 128 << 20, "usage {usage}");
+    assert!((48 << 20..128 << 20).contains(&usage), "usage {usage}");
     let headroom = cg.headroom.unwrap();
     assert!(
         headroom <= (256 << 20) - (48 << 20) && headroom > 64 << 20,
