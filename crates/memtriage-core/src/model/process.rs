@@ -61,7 +61,7 @@ impl ProcessSnapshot {
 }
 
 /// `/proc/PID/status` memory lines (kernel ≥ 4.5 for the Rss split).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusMemory {
     pub rss: Option<u64>,
     pub rss_anon: Option<u64>,

@@ -5,4 +5,5 @@ pub mod cgroup;
 pub mod kv;
 pub mod mountinfo;
 pub mod smaps;
+pub mod status;
 pub mod text;

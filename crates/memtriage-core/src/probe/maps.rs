@@ -9,7 +9,7 @@ use crate::probe::root::Root;
 
 pub fn read(root: &Root, pid: i32) -> Result<MapsReport> {
     let dir = ProcDir::open(root, pid)?;
-    let bytes = dir.read("smaps").map_err(|e| match e {
+    let bytes = dir.read_to_end("smaps").map_err(|e| match e {
         ReadError::Gone => Error::NoSuchProcess { pid },
         ReadError::Denied => Error::PermissionDenied {
             pid,

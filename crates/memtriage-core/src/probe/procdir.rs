@@ -2,8 +2,7 @@
 //! Once the directory is open, a pid reused by a new process cannot slip a different
 //! process's files into the same snapshot: reads fail with ESRCH instead.
 
-use std::fs::File;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::os::fd::OwnedFd;
 
 use rustix::fs::{openat, Mode, OFlags};
@@ -78,7 +77,22 @@ impl ProcDir {
         self.pid
     }
 
+    /// A file the kernel generates in one piece (`single_open`: stat, status,
+    /// smaps_rollup, cgroup, oom_score, cmdline): the first read returns all of it
+    /// that fits, so a short read is the end. One `read` where std's `read_to_end`
+    /// would add a `statx`, an `lseek` and a final empty read, which over a few hundred
+    /// processes costs more than the data.
     pub fn read(&self, name: &str) -> Result<Vec<u8>, ReadError> {
+        self.read_with(name, true)
+    }
+
+    /// A file of many records (smaps, maps): a short read is only the end of a batch
+    /// of records, so read until the kernel returns nothing.
+    pub fn read_to_end(&self, name: &str) -> Result<Vec<u8>, ReadError> {
+        self.read_with(name, false)
+    }
+
+    fn read_with(&self, name: &str, short_read_is_end: bool) -> Result<Vec<u8>, ReadError> {
         let fd = openat(
             &self.dir,
             name,
@@ -86,10 +100,27 @@ impl ProcDir {
             Mode::empty(),
         )
         .map_err(|e| ReadError::from_io(e.into()))?;
-        let mut file = File::from(fd);
-        let mut buf = Vec::with_capacity(4096);
-        file.read_to_end(&mut buf).map_err(ReadError::from_io)?;
+        let mut buf = vec![0u8; 4096];
+        let mut len = 0;
+        loop {
+            if len == buf.len() {
+                buf.resize(buf.len() * 2, 0);
+            }
+            let n =
+                rustix::io::read(&fd, &mut buf[len..]).map_err(|e| ReadError::from_io(e.into()))?;
+            len += n;
+            if n == 0 || (short_read_is_end && len < buf.len()) {
+                break;
+            }
+        }
+        buf.truncate(len);
         Ok(buf)
+    }
+
+    /// Owner of `/proc/PID`: the process's effective uid (as smem and ps report it),
+    /// from the already open directory, without reading `status`.
+    pub fn owner_uid(&self) -> Option<u32> {
+        rustix::fs::fstat(&self.dir).ok().map(|st| st.st_uid)
     }
 
     pub fn read_link(&self, name: &str) -> Result<Vec<u8>, ReadError> {

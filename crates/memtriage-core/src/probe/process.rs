@@ -2,13 +2,13 @@
 //! `smaps_rollup` once for PSS/USS (it walks the page tables under the mmap lock, so
 //! it is read only when asked), never the full `smaps` (that is [`super::maps`]).
 
-use procfs_core::process::{Stat, Status};
-use procfs_core::{FromBufRead, FromRead};
+use procfs_core::process::Stat;
+use procfs_core::FromRead;
 
 use crate::error::{Error, Result};
-use crate::model::process::{Faults, Oom, ProcessSnapshot, Rollup, StatusMemory, Unreadable};
-use crate::parse::kv;
+use crate::model::process::{Faults, Oom, ProcessSnapshot, Rollup, Unreadable};
 use crate::parse::text::{escape_bytes, split_cmdline};
+use crate::parse::{kv, status};
 use crate::probe::cgroup::CgroupReader;
 use crate::probe::procdir::{ProcDir, ReadError};
 use crate::probe::root::Root;
@@ -17,20 +17,46 @@ use crate::probe::users::Users;
 /// `PF_KTHREAD` in `/proc/PID/stat` flags.
 const PF_KTHREAD: u32 = 0x0020_0000;
 
-/// What to read beyond the cheap fields.
-#[derive(Debug, Clone, Copy)]
+/// Which files to read. Each costs kernel time per process (measured on a 2-vCPU VM,
+/// kernel 6.18, for a small process: `smaps_rollup` 44 us, `status` 17 us, `stat`
+/// 13 us, `cgroup` 10 us, `oom_score` 7 us), so a listing of every process reads
+/// only what it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Detail {
-    /// PSS/USS/huge pages from `smaps_rollup` (costs kernel time per resident page).
+    /// RSS split, peaks, threads, uid from `status`; without it the uid is the owner
+    /// of `/proc/PID` and `memory` is `None`.
+    pub status: bool,
+    /// PSS/USS/huge pages from `smaps_rollup` (walks the page tables).
     pub rollup: bool,
+    pub oom: bool,
     pub cgroup: bool,
+}
+
+impl Detail {
+    /// Everything a snapshot of one process holds.
+    pub fn full() -> Self {
+        Detail {
+            status: true,
+            rollup: true,
+            oom: true,
+            cgroup: true,
+        }
+    }
+
+    /// What a table of every process shows: `stat`, `cmdline` and `smaps_rollup`.
+    pub fn listing() -> Self {
+        Detail {
+            status: false,
+            rollup: true,
+            oom: false,
+            cgroup: false,
+        }
+    }
 }
 
 impl Default for Detail {
     fn default() -> Self {
-        Detail {
-            rollup: true,
-            cgroup: true,
-        }
+        Self::full()
     }
 }
 
@@ -75,18 +101,22 @@ impl ProcessReader {
             })
         };
 
-        let status_bytes = dir
-            .read("status")
-            .map_err(|e| hard_error(pid, "status", e))?;
-        let status = Status::from_buf_read(&status_bytes[..]);
-        let (uid, threads, memory) = match &status {
-            Ok(s) => (Some(s.ruid), s.threads, status_memory(s)),
-            Err(e) => {
-                note("status", format!("malformed: {e}"));
-                (None, stat.num_threads.max(0) as u64, None)
-            }
+        let threads_from_stat = stat.num_threads.max(0) as u64;
+        let (uid, threads, memory, status_read) = if self.detail.status {
+            let bytes = dir
+                .read("status")
+                .map_err(|e| hard_error(pid, "status", e))?;
+            let f = status::parse(&bytes);
+            (
+                f.uid,
+                f.threads.unwrap_or(threads_from_stat),
+                f.memory,
+                true,
+            )
+        } else {
+            (dir.owner_uid(), threads_from_stat, None, false)
         };
-        if memory.is_none() && status.is_ok() && !kernel_thread {
+        if memory.is_none() && status_read && !kernel_thread {
             note(
                 "memory",
                 if zombie {
@@ -111,7 +141,8 @@ impl ProcessReader {
             }
         };
 
-        let rollup = if self.detail.rollup && !kernel_thread && !zombie && memory.is_some() {
+        let has_memory = memory.is_some() || (!self.detail.status && !kernel_thread && !zombie);
+        let rollup = if self.detail.rollup && !kernel_thread && !zombie && has_memory {
             match dir.read("smaps_rollup") {
                 Ok(b) => match parse_rollup(&b) {
                     Some(r) => Some(r),
@@ -133,14 +164,18 @@ impl ProcessReader {
             None
         };
 
-        let oom = match (read_i64(&dir, "oom_score"), read_i64(&dir, "oom_score_adj")) {
-            (Ok(score), Ok(score_adj)) => Some(Oom { score, score_adj }),
-            (Err(ReadError::Gone), _) | (_, Err(ReadError::Gone)) => {
-                return Err(Error::NoSuchProcess { pid })
-            }
-            (Err(e), _) | (_, Err(e)) => {
-                note("oom", e.reason());
-                None
+        let oom = if !self.detail.oom {
+            None
+        } else {
+            match (read_i64(&dir, "oom_score"), read_i64(&dir, "oom_score_adj")) {
+                (Ok(score), Ok(score_adj)) => Some(Oom { score, score_adj }),
+                (Err(ReadError::Gone), _) | (_, Err(ReadError::Gone)) => {
+                    return Err(Error::NoSuchProcess { pid })
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    note("oom", e.reason());
+                    None
+                }
             }
         };
 
@@ -192,6 +227,51 @@ impl ProcessReader {
     }
 }
 
+/// Reads `pids` on up to `threads` threads (each with its own caches), in the order
+/// given. The kernel work of a read is per process, so it spreads across cores.
+pub fn read_many(
+    root: &Root,
+    detail: Detail,
+    pids: &[i32],
+    threads: usize,
+) -> Vec<Result<ProcessSnapshot>> {
+    /// Below this many processes a thread costs more than it saves.
+    const PER_THREAD_MIN: usize = 16;
+    let threads = threads.clamp(1, pids.len().div_ceil(PER_THREAD_MIN).max(1));
+    if threads == 1 {
+        let mut reader = ProcessReader::new(root, detail);
+        return pids.iter().map(|&pid| reader.read(pid)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, Result<ProcessSnapshot>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut reader = ProcessReader::new(root, detail);
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&pid) = pids.get(i) else { break };
+                        mine.push((i, reader.read(pid)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    results.sort_unstable_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Threads worth using for reading many processes.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
 fn hard_error(pid: i32, what: &str, e: ReadError) -> Error {
     match e {
         ReadError::Gone => Error::NoSuchProcess { pid },
@@ -211,50 +291,35 @@ fn read_i64(dir: &ProcDir, name: &str) -> Result<i64, ReadError> {
         .ok_or_else(|| ReadError::Other(std::io::Error::other(format!("malformed {name}"))))
 }
 
-/// `None` when the status has no memory lines: kernel threads, zombies, exiting.
-fn status_memory(s: &Status) -> Option<StatusMemory> {
-    let kib = |v: Option<u64>| v.map(|k| k * 1024);
-    s.vmrss?;
-    Some(StatusMemory {
-        rss: kib(s.vmrss),
-        rss_anon: kib(s.rssanon),
-        rss_file: kib(s.rssfile),
-        rss_shmem: kib(s.rssshmem),
-        vm_peak: kib(s.vmpeak),
-        vm_size: kib(s.vmsize),
-        vm_hwm: kib(s.vmhwm),
-        swap: kib(s.vmswap),
-        locked: kib(s.vmlck),
-        page_tables: kib(s.vmpte),
-        hugetlb: kib(s.hugetlbpages),
-    })
-}
-
 /// `None` for an empty rollup (no address space) or one without its core fields.
 pub fn parse_rollup(text: &[u8]) -> Option<Rollup> {
-    let m = kv::size_map(text);
-    let get = |k: &str| m.get(k).copied().unwrap_or(0);
-    Some(Rollup {
-        rss: *m.get("Rss")?,
-        pss: *m.get("Pss")?,
-        pss_anon: m.get("Pss_Anon").copied(),
-        pss_file: m.get("Pss_File").copied(),
-        pss_shmem: m.get("Pss_Shmem").copied(),
-        shared_clean: get("Shared_Clean"),
-        shared_dirty: get("Shared_Dirty"),
-        private_clean: get("Private_Clean"),
-        private_dirty: get("Private_Dirty"),
-        referenced: get("Referenced"),
-        anonymous: get("Anonymous"),
-        anon_huge_pages: get("AnonHugePages"),
-        shmem_pmd_mapped: get("ShmemPmdMapped"),
-        file_pmd_mapped: get("FilePmdMapped"),
-        shared_hugetlb: get("Shared_Hugetlb"),
-        private_hugetlb: get("Private_Hugetlb"),
-        swap: get("Swap"),
-        swap_pss: get("SwapPss"),
-        locked: get("Locked"),
-    })
+    let mut r = Rollup::default();
+    let (mut has_rss, mut has_pss) = (false, false);
+    for (key, bytes) in kv::sizes(text) {
+        match key {
+            "Rss" => (r.rss, has_rss) = (bytes, true),
+            "Pss" => (r.pss, has_pss) = (bytes, true),
+            "Pss_Anon" => r.pss_anon = Some(bytes),
+            "Pss_File" => r.pss_file = Some(bytes),
+            "Pss_Shmem" => r.pss_shmem = Some(bytes),
+            "Shared_Clean" => r.shared_clean = bytes,
+            "Shared_Dirty" => r.shared_dirty = bytes,
+            "Private_Clean" => r.private_clean = bytes,
+            "Private_Dirty" => r.private_dirty = bytes,
+            "Referenced" => r.referenced = bytes,
+            "Anonymous" => r.anonymous = bytes,
+            "AnonHugePages" => r.anon_huge_pages = bytes,
+            "ShmemPmdMapped" => r.shmem_pmd_mapped = bytes,
+            "FilePmdMapped" => r.file_pmd_mapped = bytes,
+            "Shared_Hugetlb" => r.shared_hugetlb = bytes,
+            "Private_Hugetlb" => r.private_hugetlb = bytes,
+            "Swap" => r.swap = bytes,
+            "SwapPss" => r.swap_pss = bytes,
+            "Locked" => r.locked = bytes,
+            _ => {}
+        }
+    }
+    (has_rss && has_pss).then_some(r)
 }
 
 /// Every pid in /proc, in ascending order.

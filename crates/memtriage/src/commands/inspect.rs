@@ -9,7 +9,9 @@ use serde::Serialize;
 use memtriage_core::model::maps::{MapsReport, MAPS_SCHEMA};
 use memtriage_core::model::process::{ProcessSnapshot, PROCESS_SCHEMA};
 use memtriage_core::model::tree::{TreeSnapshot, TREE_SCHEMA};
-use memtriage_core::probe::process::{all_pids, pids_matching, Detail, ProcessReader};
+use memtriage_core::probe::process::{
+    all_pids, default_threads, pids_matching, read_many, Detail, ProcessReader,
+};
 use memtriage_core::probe::{maps, tree};
 use memtriage_core::Error;
 
@@ -102,7 +104,6 @@ fn targets(ctx: &Context, args: &InspectArgs) -> anyhow::Result<Targets> {
 }
 
 fn collect(ctx: &Context, args: &InspectArgs, targets: &Targets) -> Collected {
-    let mut reader = ProcessReader::new(&ctx.root, Detail::default());
     let mut c = Collected {
         schema: INSPECT_SCHEMA,
         process_schema: PROCESS_SCHEMA,
@@ -112,35 +113,39 @@ fn collect(ctx: &Context, args: &InspectArgs, targets: &Targets) -> Collected {
         pid,
         error: e.to_string(),
     };
-    for &pid in &targets.pids {
-        if args.tree {
+    if args.tree {
+        let mut reader = ProcessReader::new(&ctx.root, Detail::full());
+        for &pid in &targets.pids {
             match tree::read(&mut reader, pid) {
                 Ok(t) => c.trees.push(t),
                 Err(e) => c.errors.push(fail(pid, e)),
             }
-            continue;
         }
-        match reader.read(pid) {
-            Ok(p) if targets.listing && (p.kernel_thread || p.memory.is_none()) => {}
+        c.tree_schema = (!c.trees.is_empty()).then_some(TREE_SCHEMA);
+        return c;
+    }
+    let detail = if targets.listing {
+        Detail::listing()
+    } else {
+        Detail::full()
+    };
+    let results = read_many(&ctx.root, detail, &targets.pids, default_threads());
+    for (&pid, result) in targets.pids.iter().zip(results) {
+        match result {
+            Ok(p) if targets.listing && (p.kernel_thread || p.state == 'Z') => {}
             Ok(p) => c.processes.push(p),
             Err(Error::NoSuchProcess { .. }) if targets.listing => {}
-            Err(e) => {
-                c.errors.push(fail(pid, e));
-                continue;
-            }
+            Err(e) => c.errors.push(fail(pid, e)),
         }
-        if args.maps {
-            match maps::read(&ctx.root, pid) {
+    }
+    if args.maps {
+        for p in &c.processes {
+            match maps::read(&ctx.root, p.pid) {
                 Ok(m) => c.maps.push(m),
-                Err(e) => c.errors.push(fail(pid, e)),
+                Err(e) => c.errors.push(fail(p.pid, e)),
             }
         }
-    }
-    if !c.trees.is_empty() {
-        c.tree_schema = Some(TREE_SCHEMA);
-    }
-    if !c.maps.is_empty() {
-        c.maps_schema = Some(MAPS_SCHEMA);
+        c.maps_schema = (!c.maps.is_empty()).then_some(MAPS_SCHEMA);
     }
     sort(&mut c.processes, args.sort);
     c
