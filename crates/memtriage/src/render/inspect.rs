@@ -307,7 +307,7 @@ fn write_tree(out: &mut dyn Write, style: &Style, t: &TreeSnapshot) -> io::Resul
     let s = &t.totals;
     writeln!(
         out,
-        "\n{} {} {}: sum of RSS {} (counts shared pages once per process), total PSS {} (the true footprint), sum of USS {}, swap {}",
+        "\n{} {} {}: sum of RSS {} (shared pages counted again in every process), total PSS {} (the true footprint), sum of USS {}, swap {}",
         style.bold("tree"),
         s.processes,
         plural(s.processes, "process", "processes"),
