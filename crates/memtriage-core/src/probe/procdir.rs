@@ -38,7 +38,7 @@ impl ReadError {
     /// Text for a snapshot's `unreadable` list.
     pub fn reason(&self) -> String {
         match self {
-            ReadError::Gone => "the process exited while it was read".into(),
+            ReadError::Gone => "not provided by this kernel (file missing)".into(),
             ReadError::Denied => denied_reason().into(),
             ReadError::Other(e) => e.to_string(),
         }

@@ -133,7 +133,9 @@ impl ProcessReader {
         } else {
             match dir.read("cmdline") {
                 Ok(b) => split_cmdline(&b),
-                Err(ReadError::Gone) => return Err(Error::NoSuchProcess { pid }),
+                Err(ReadError::Gone) if process_gone(&dir) => {
+                    return Err(Error::NoSuchProcess { pid })
+                }
                 Err(e) => {
                     note("cmdline", e.reason());
                     Vec::new()
@@ -154,7 +156,9 @@ impl ProcessReader {
                         None
                     }
                 },
-                Err(ReadError::Gone) => return Err(Error::NoSuchProcess { pid }),
+                Err(ReadError::Gone) if process_gone(&dir) => {
+                    return Err(Error::NoSuchProcess { pid })
+                }
                 Err(e) => {
                     note("smaps_rollup", e.reason());
                     None
@@ -169,7 +173,7 @@ impl ProcessReader {
         } else {
             match (read_i64(&dir, "oom_score"), read_i64(&dir, "oom_score_adj")) {
                 (Ok(score), Ok(score_adj)) => Some(Oom { score, score_adj }),
-                (Err(ReadError::Gone), _) | (_, Err(ReadError::Gone)) => {
+                (Err(ReadError::Gone), _) | (_, Err(ReadError::Gone)) if process_gone(&dir) => {
                     return Err(Error::NoSuchProcess { pid })
                 }
                 (Err(e), _) | (_, Err(e)) => {
@@ -193,7 +197,9 @@ impl ProcessReader {
                         }
                     }
                 }
-                Err(ReadError::Gone) => return Err(Error::NoSuchProcess { pid }),
+                Err(ReadError::Gone) if process_gone(&dir) => {
+                    return Err(Error::NoSuchProcess { pid })
+                }
                 Err(e) => {
                     note("cgroup", e.reason());
                     None
@@ -270,6 +276,13 @@ pub fn read_many(
 /// Threads worth using for reading many processes.
 pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// A file of a process that is missing means the process exited, unless the
+/// process is still there: then this kernel does not provide the file
+/// (smaps_rollup before 4.14, say).
+fn process_gone(dir: &ProcDir) -> bool {
+    matches!(dir.read("stat"), Err(ReadError::Gone))
 }
 
 fn hard_error(pid: i32, what: &str, e: ReadError) -> Error {
