@@ -23,6 +23,15 @@ pub enum Profile {
     Shared,
 }
 
+/// "a training machine", "an inference machine", "a shared machine".
+fn machine(profile: Profile) -> &'static str {
+    match profile {
+        Profile::Training => "a training machine",
+        Profile::Inference => "an inference machine",
+        Profile::Shared => "a shared machine",
+    }
+}
+
 impl Profile {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -48,6 +57,8 @@ pub const MAX_MAP_COUNT_RECOMMENDED: u64 = 1_048_576;
 /// Below this a loader that maps many shards runs out of mappings.
 pub const MAX_MAP_COUNT_MIN: u64 = 262_144;
 pub const NOFILE_RECOMMENDED: u64 = 65_536;
+/// Below this (1024 is the usual soft default) many DataLoader workers run out of descriptors.
+pub const NOFILE_MIN: u64 = 4096;
 /// Pinning less than this for RDMA/NCCL or mlock is a misconfiguration on a GPU box.
 pub const MEMLOCK_MIN_TRAINING: u64 = GIB;
 /// Share of the commit limit that must stay free under strict overcommit.
@@ -261,7 +272,7 @@ fn describe_kill(k: &OomKill, uptime: Option<f64>) -> (String, String) {
 }
 
 fn ago(seconds: f64) -> String {
-    let s = seconds.max(0.0) as u64;
+    let s = seconds.max(0.0).round() as u64;
     match s {
         0..120 => format!("{s} s"),
         120..7200 => format!("{} min", s / 60),
@@ -735,7 +746,7 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             MEMINFO,
         ),
     ];
-    if let Some(k) = sys.vm.overcommit_kbytes.filter(|k| *k > 0) {
+    if let Some(k) = sys.vm.overcommit_bytes.filter(|k| *k > 0) {
         evidence.push(ev(
             "vm.overcommit_kbytes",
             iec(k),
@@ -776,7 +787,7 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             }
         }
         if let (Some(limit), Some(total)) = (m.commit_limit, m.total) {
-            let unset_kbytes = sys.vm.overcommit_kbytes.is_none_or(|k| k == 0);
+            let unset_kbytes = sys.vm.overcommit_bytes.is_none_or(|k| k == 0);
             if unset_kbytes && limit < total / 4 * 3 {
                 out.push(finding(
                     "overcommit.ratio-low",
@@ -851,8 +862,8 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             "overcommit.ok",
             Severity::Ok,
             format!(
-                "overcommit {name} (vm.overcommit_memory={mode}) suits a {} machine",
-                profile.as_str()
+                "overcommit {name} (vm.overcommit_memory={mode}) suits {}",
+                machine(profile)
             ),
             evidence,
             if mode == 2 { why_strict } else { why_loose },
@@ -924,7 +935,7 @@ fn swap(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             out.push(finding(
                 "swap.enabled",
                 Severity::Warn,
-                format!("swap is on ({}) on a {} machine", iec(swap_total), profile.as_str()),
+                format!("swap is on ({}) on {}", iec(swap_total), machine(profile)),
                 evidence,
                 why,
                 format!(
@@ -956,7 +967,7 @@ fn swap(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         )),
         _ => {
             let title = if swap_total == 0 {
-                format!("swap is off, as a {} machine wants", profile.as_str())
+                format!("swap is off, as {} wants", machine(profile))
             } else {
                 format!(
                     "swap {} with swappiness {}",
@@ -1088,7 +1099,7 @@ fn hugepages(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
         )];
     };
     let total_ram = sys.memory.as_ref().and_then(|m| m.total);
-    let evidence: Vec<Evidence> = pools
+    let mut evidence: Vec<Evidence> = pools
         .iter()
         .map(|p| {
             ev(
@@ -1105,6 +1116,9 @@ fn hugepages(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
             )
         })
         .collect();
+    if evidence.is_empty() {
+        evidence.push(ev("huge page pools", "none", HUGEPAGES));
+    }
     let mut out = Vec::new();
     for p in pools {
         if p.total == 0 || p.free < p.total || p.reserved.is_some_and(|r| r > 0) {
@@ -1269,7 +1283,7 @@ fn nofile(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
                descriptor; with many workers and prefetching a soft limit of 1024 ends in \
                \"Too many open files\" or \"received 0 items of ancdata\".";
     match l.soft {
-        Some(s) if s < NOFILE_RECOMMENDED => vec![finding(
+        Some(s) if s < NOFILE_MIN => vec![finding(
             "nofile.low",
             if profile == Profile::Training { Severity::Warn } else { Severity::Info },
             format!("max open files is {s}"),

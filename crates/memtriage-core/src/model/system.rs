@@ -195,8 +195,8 @@ pub struct VmSettings {
     pub overcommit_memory: Option<u32>,
     /// Percent of RAM counted in CommitLimit under mode 2 (unless overcommit_kbytes).
     pub overcommit_ratio: Option<u64>,
-    /// Bytes (the file is in kB); when non-zero it replaces overcommit_ratio.
-    pub overcommit_kbytes: Option<u64>,
+    /// Bytes, `vm.overcommit_kbytes` × 1024; when non-zero it replaces overcommit_ratio.
+    pub overcommit_bytes: Option<u64>,
     /// 0..=200: how readily anonymous memory is swapped rather than cache dropped.
     pub swappiness: Option<u64>,
     /// Percent of available memory that may be dirty before writers block.
@@ -211,8 +211,8 @@ pub struct VmSettings {
     pub max_map_count: Option<u64>,
     /// Bitmask; non-zero reclaims a node's memory before allocating on another node.
     pub zone_reclaim_mode: Option<u64>,
-    /// Bytes (the file is in kB) kept free for the kernel.
-    pub min_free_kbytes: Option<u64>,
+    /// Bytes, `vm.min_free_kbytes` × 1024: kept free for the kernel.
+    pub min_free_bytes: Option<u64>,
     /// 0: OOM kills a task; 1 or 2: the kernel panics instead.
     pub panic_on_oom: Option<u64>,
 }

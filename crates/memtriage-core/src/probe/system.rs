@@ -25,7 +25,9 @@ pub fn read(root: &Root) -> SystemSnapshot {
     };
     let s = &mut r;
 
-    s.snap.kernel_release = s.optional_text("kernel_release", "/proc/sys/kernel/osrelease");
+    s.snap.kernel_release = s
+        .optional_text("kernel_release", "/proc/sys/kernel/osrelease")
+        .map(|t| t.trim().to_string());
     s.snap.uptime_seconds = s
         .text("uptime_seconds", "/proc/uptime")
         .and_then(|t| s.parsed("uptime_seconds", "/proc/uptime", parse_uptime(&t)));
@@ -53,7 +55,7 @@ pub fn read(root: &Root) -> SystemSnapshot {
     s.snap.vm = VmSettings {
         overcommit_memory: s.number("vm.overcommit_memory", "/proc/sys/vm/overcommit_memory"),
         overcommit_ratio: s.number("vm.overcommit_ratio", "/proc/sys/vm/overcommit_ratio"),
-        overcommit_kbytes: s
+        overcommit_bytes: s
             .number::<u64>("vm.overcommit_kbytes", "/proc/sys/vm/overcommit_kbytes")
             .and_then(|k| k.checked_mul(1024)),
         swappiness: s.number("vm.swappiness", "/proc/sys/vm/swappiness"),
@@ -69,7 +71,7 @@ pub fn read(root: &Root) -> SystemSnapshot {
         ),
         max_map_count: s.number("vm.max_map_count", "/proc/sys/vm/max_map_count"),
         zone_reclaim_mode: s.number("vm.zone_reclaim_mode", "/proc/sys/vm/zone_reclaim_mode"),
-        min_free_kbytes: s
+        min_free_bytes: s
             .number::<u64>("vm.min_free_kbytes", "/proc/sys/vm/min_free_kbytes")
             .and_then(|k| k.checked_mul(1024)),
         panic_on_oom: s.number("vm.panic_on_oom", "/proc/sys/vm/panic_on_oom"),
