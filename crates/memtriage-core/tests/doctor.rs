@@ -1194,3 +1194,105 @@ fn live_host_snapshot_is_sane() {
         assert!(f.iter().any(|f| f.id.starts_with("overcommit.")));
     }
 }
+
+#[test]
+fn live_kmsg_reader_returns_ordered_records_without_blocking() {
+    let lines = match kmsg::read_kmsg(&Root::host()) {
+        Ok(lines) => lines,
+        Err(reason) => {
+            // Not root (or no /dev/kmsg in a container): the reason must say so.
+            assert!(
+                reason.contains("CAP_SYSLOG") || reason.contains("does not exist"),
+                "{reason}"
+            );
+            return;
+        }
+    };
+    assert!(
+        !lines.is_empty(),
+        "the kernel log has at least the boot banner"
+    );
+    let seqs: Vec<u64> = lines
+        .iter()
+        .map(|l| kmsg::parse_line(l).seq.expect(l))
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "records in order");
+    assert!(lines.iter().all(|l| !l.contains('\n')));
+}
+
+/// A real OOM kill in a v1 memory cgroup of 64 MiB, then found in /dev/kmsg with
+/// its cgroup, and counted in /proc/vmstat. Needs root and the v1 memory controller
+/// (this machine's layout); elsewhere it says why it did nothing.
+#[test]
+fn live_cgroup_oom_kill_is_found_in_the_kernel_log() {
+    use std::process::Command;
+    let hierarchy = Path::new("/sys/fs/cgroup/memory");
+    let name = format!("memtriage-doctor-test-{}", std::process::id());
+    let dir = hierarchy.join(&name);
+    if !hierarchy.join("memory.limit_in_bytes").exists() || fs::create_dir(&dir).is_err() {
+        eprintln!("skipped: needs root and the cgroup v1 memory controller");
+        return;
+    }
+    struct Cleanup(PathBuf);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir(&self.0);
+        }
+    }
+    let _cleanup = Cleanup(dir.clone());
+    fs::write(dir.join("memory.limit_in_bytes"), "67108864").unwrap();
+    let before = read(&Root::host()).oom_kill_count.unwrap();
+
+    // `tail` keeps the one endless line of /dev/zero in memory until the limit kills it.
+    let procs = dir.join("cgroup.procs");
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {} && exec tail /dev/zero",
+            procs.display()
+        ))
+        .status()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        status.signal(),
+        Some(9),
+        "killed by the OOM killer: {status:?}"
+    );
+
+    let s = read(&Root::host());
+    assert!(
+        s.oom_kill_count.unwrap() > before,
+        "vmstat oom_kill counts it"
+    );
+    let kills = s.oom_kills.as_ref().expect("root reads the kernel log");
+    let kill = kills
+        .iter()
+        .rev()
+        .find(|k| {
+            k.memcg.as_deref() == Some(&format!("/{name}")[..])
+                || k.oom_memcg.as_deref() == Some(&format!("/{name}")[..])
+        })
+        .unwrap_or_else(|| panic!("no kill in /{name} among {kills:#?}"));
+    assert_eq!(kill.comm, "tail");
+    assert_eq!(kill.constraint, OomConstraint::Cgroup);
+    let anon = kill.anon_rss.unwrap();
+    assert!(
+        (16 << 20..=64 << 20).contains(&anon),
+        "anon-rss {anon} within the 64 MiB limit"
+    );
+    let age = s.uptime_seconds.unwrap() - kill.timestamp.unwrap();
+    assert!((0.0..60.0).contains(&age), "killed {age} s ago");
+
+    let f = audit(&s, Profile::Training);
+    let oom = get(&f, "oom.recent-kills");
+    assert_eq!(
+        oom.severity,
+        Severity::Error,
+        "a kill seconds ago is an error"
+    );
+    assert!(oom
+        .evidence
+        .iter()
+        .any(|e| e.label == format!("killed pid {} (tail)", kill.pid)));
+}

@@ -234,3 +234,58 @@ fn runs_on_this_machine() {
     assert!(total > 0 && avail <= total);
     assert!(v["findings"].as_array().unwrap().len() >= 10);
 }
+
+/// As an unprivileged user where dmesg_restrict=1 the kernel log is refused: doctor
+/// says why instead of reporting no OOM kills. Needs root to drop to `nobody`.
+#[test]
+fn unprivileged_user_is_told_why_the_kernel_log_is_unreadable() {
+    let restricted = fs::read_to_string("/proc/sys/kernel/dmesg_restrict").map(|s| s.trim() == "1");
+    let bin = assert_cmd::cargo::cargo_bin("memtriage");
+    let Ok(out) = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["doctor", "--json"])
+        .output()
+    else {
+        eprintln!("skipped: setpriv not available");
+        return;
+    };
+    if out.stdout.is_empty() {
+        eprintln!(
+            "skipped: cannot run as nobody: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    let code = out.status.code().unwrap();
+    assert!(code == 0 || code == 1, "exit {code}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    if restricted.unwrap_or(false) {
+        assert!(
+            v["system"]["oom_kills"].is_null(),
+            "{}",
+            v["system"]["oom_kills"]
+        );
+        let reason = v["system"]["unreadable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["field"] == "oom_kills")
+            .unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            reason.contains("reading the kernel log needs root or CAP_SYSLOG; dmesg_restrict=1"),
+            "{reason}"
+        );
+        let oom = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"].as_str().unwrap().starts_with("oom."))
+            .unwrap();
+        let shown = oom["evidence"].to_string();
+        assert!(shown.contains("CAP_SYSLOG"), "{shown}");
+    }
+}
