@@ -48,24 +48,30 @@ pub fn parse_line(line: &str) -> LogLine {
         rest = after;
     }
     rest = strip_brackets(rest, &mut out);
-    // journalctl / syslog: `Nov 21 06:16:42 host kernel: [  123.4] message`.
+    // journalctl / syslog: `Nov 21 06:16:42 host kernel: [  123.4] message`, or
+    // `[  123.4] host kernel: message` (short-monotonic). Only a prefix of that shape
+    // counts, so a kernel message that itself says "kernel: " is left whole.
     if let Some(i) = rest.find("kernel: ") {
-        let head = &rest[..i];
-        if out.wall_time.is_none() && out.timestamp.is_none() {
-            let words: Vec<&str> = head.split_whitespace().collect();
-            // `Mon DD HH:MM:SS host` or an ISO timestamp then host.
-            if words.len() >= 4 && words[2].contains(':') {
-                out.wall_time = Some(words[..3].join(" "));
-            } else if words.len() >= 2 && words[0].contains('T') && words[0].contains(':') {
-                out.wall_time = Some(words[0].to_string());
+        let words: Vec<&str> = rest[..i].split_whitespace().collect();
+        let syslog_time = words.len() == 4 && words[2].contains(':');
+        let iso_time = words.len() == 2 && words[0].contains('T') && words[0].contains(':');
+        let host_only = words.len() == 1 && out.timestamp.is_some();
+        let at_start = i == 0 || rest[..i].ends_with(' ');
+        if at_start && (syslog_time || iso_time || host_only) {
+            if out.wall_time.is_none() && out.timestamp.is_none() {
+                if syslog_time {
+                    out.wall_time = Some(words[..3].join(" "));
+                } else if iso_time {
+                    out.wall_time = Some(words[0].to_string());
+                }
             }
+            rest = &rest[i + "kernel: ".len()..];
+            if let Some((pri, after)) = angle_priority(rest) {
+                out.priority.get_or_insert(pri);
+                rest = after;
+            }
+            rest = strip_brackets(rest, &mut out);
         }
-        rest = &rest[i + "kernel: ".len()..];
-        if let Some((pri, after)) = angle_priority(rest) {
-            out.priority.get_or_insert(pri);
-            rest = after;
-        }
-        rest = strip_brackets(rest, &mut out);
     }
     out.message = rest.to_string();
     out
@@ -394,9 +400,19 @@ mod tests {
         );
         assert_eq!(l.timestamp, Some(612.5));
         assert_eq!(l.message, "Memory cgroup out of memory: x");
+        let l = parse_line("[ 7.25] gpu-node-3 kernel: hello");
+        assert_eq!((l.timestamp, l.message.as_str()), (Some(7.25), "hello"));
         let l = parse_line("2026-11-21T06:16:42+0000 gpu-node-3 kernel: hello");
         assert_eq!(l.wall_time.as_deref(), Some("2026-11-21T06:16:42+0000"));
         assert_eq!(l.message, "hello");
+    }
+
+    #[test]
+    fn kernel_colon_inside_a_message_is_not_a_prefix() {
+        let l = parse_line("[    0.1] Booting paravirtualized kernel: on KVM");
+        assert_eq!(l.message, "Booting paravirtualized kernel: on KVM");
+        let l = parse_line("[    0.1] mykernel: x");
+        assert_eq!(l.message, "mykernel: x");
     }
 
     #[test]
@@ -481,6 +497,25 @@ mod tests {
         let kills =
             oom_kills(["Out of memory: Killed process 3 (my (job) x) total-vm:4kB, anon-rss:4kB"]);
         assert_eq!(kills[0].comm, "my (job) x");
+    }
+
+    #[test]
+    fn every_truncation_of_real_lines_parses_without_panic() {
+        let lines = [
+            format!("3,1534,612345678,-;{KILLED}"),
+            format!("[Sat Nov 21 06:16:42 2026] {KILLED}"),
+            format!("Nov 21 06:16:42 gpu-node-3 kernel: [ 612.5] {KILLED}"),
+            "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),oom_memcg=/a,task_memcg=/a/b,task=py thon,pid=77,uid=0"
+                .to_string(),
+            "<6>[    1.000000][    T1] Memory cgroup out of memory: Killed process 1 (é) total-vm:1kB".to_string(),
+        ];
+        for line in &lines {
+            for (i, _) in line.char_indices() {
+                let _ = parse_line(&line[..i]);
+                let _ = parse_line(&line[i..]);
+                let _ = oom_kills([&line[..i], &line[i..]]);
+            }
+        }
     }
 
     #[test]
