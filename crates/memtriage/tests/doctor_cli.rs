@@ -1,0 +1,291 @@
+//! `memtriage doctor` as a user runs it: on captured roots (`--root`), where the
+//! outcome is known, and once on this machine.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn baseline() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../memtriage-core/tests/fixtures/system")
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn fake_root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&baseline(), dir.path());
+    dir
+}
+
+fn doctor(root: &Path, args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("memtriage")
+        .unwrap()
+        .arg("--root")
+        .arg(root)
+        .arg("doctor")
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn json(root: &Path, args: &[&str]) -> (i32, serde_json::Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = doctor(root, &all);
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (out.status.code().unwrap(), v)
+}
+
+fn finding<'a>(v: &'a serde_json::Value, id: &str) -> Option<&'a serde_json::Value> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+}
+
+#[test]
+fn json_report_has_schema_profile_system_and_findings() {
+    let root = fake_root();
+    let (code, v) = json(root.path(), &["--profile", "shared"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["schema"], "memtriage.doctor/v1");
+    assert_eq!(v["profile"], "shared");
+    assert_eq!(v["system"]["schema"], "memtriage.system/v1");
+    // Bytes are integers of bytes.
+    assert_eq!(v["system"]["memory"]["total"], 24684092u64 * 1024);
+    assert_eq!(v["system"]["vm"]["max_map_count"], 65530);
+    let findings = v["findings"].as_array().unwrap();
+    for f in findings {
+        for key in ["id", "severity", "title", "evidence", "why", "fix"] {
+            assert!(f.get(key).is_some(), "{key} missing in {f}");
+        }
+        assert!(["ok", "info", "warn", "error"].contains(&f["severity"].as_str().unwrap()));
+    }
+    assert_eq!(finding(&v, "memory.ok").unwrap()["severity"], "ok");
+    assert_eq!(
+        finding(&v, "max-map-count.low").unwrap()["severity"],
+        "info"
+    );
+    let ev = &finding(&v, "max-map-count.low").unwrap()["evidence"][0];
+    assert_eq!(ev["value"], "65530");
+    assert_eq!(ev["source"], "/proc/sys/vm/max_map_count");
+}
+
+#[test]
+fn an_error_finding_exits_1_and_comes_first() {
+    let root = fake_root();
+    let mi = root.path().join("proc/self/mountinfo");
+    let text = fs::read_to_string(&mi).unwrap();
+    fs::write(&mi, text.replace("size=24684092k", "size=65536k")).unwrap();
+
+    let (code, v) = json(root.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(v["findings"][0]["id"], "shm.too-small");
+    assert_eq!(v["findings"][0]["severity"], "error");
+
+    let out = doctor(root.path(), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("memtriage doctor --profile training\n"),
+        "{text}"
+    );
+    assert!(text.contains("/dev/shm is only 64.0 MiB"), "{text}");
+    assert!(
+        text.contains("fix: mount -o remount,size=5G /dev/shm"),
+        "{text}"
+    );
+    assert!(
+        text.trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("1 error, "),
+        "{text}"
+    );
+}
+
+#[test]
+fn no_error_exits_0_with_header_and_counts() {
+    let root = fake_root();
+    let out = doctor(root.path(), &["--profile", "training"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[1],
+        "memory 23.5 GiB total, 22.9 GiB available · swap off · /dev/shm 23.5 GiB · cgroup no limit"
+    );
+    // Problems in full, passed checks one line each.
+    assert!(text.contains("warn  vm.max_map_count is 65530"), "{text}");
+    assert!(
+        text.contains("fix: sysctl -w vm.max_map_count=1048576"),
+        "{text}"
+    );
+    let ok_line = lines
+        .iter()
+        .find(|l| l.contains("panic-on-oom.ok"))
+        .unwrap();
+    assert!(ok_line.contains("vm.panic_on_oom is 0"), "{ok_line}");
+    let last = lines.last().unwrap();
+    assert!(last.starts_with("0 error, 2 warn, 1 info, "), "{last}");
+    assert!(last.ends_with(" ok"));
+    assert!(!text.contains('\x1b'), "NO_COLOR must turn colour off");
+}
+
+#[test]
+fn profile_changes_the_recommendation() {
+    let root = fake_root();
+    fs::write(root.path().join("proc/sys/vm/overcommit_memory"), "1\n").unwrap();
+    let (_, training) = json(root.path(), &["--profile", "training"]);
+    let (_, shared) = json(root.path(), &["--profile", "shared"]);
+    assert_eq!(
+        finding(&training, "overcommit.ok").unwrap()["severity"],
+        "ok"
+    );
+    assert!(finding(&training, "overcommit.always").is_none());
+    let always = finding(&shared, "overcommit.always").unwrap();
+    assert_eq!(always["severity"], "warn");
+    assert!(always["fix"]
+        .as_str()
+        .unwrap()
+        .contains("sysctl -w vm.overcommit_memory=2"));
+
+    let (_, inference) = json(root.path(), &["--profile", "inference"]);
+    assert_eq!(inference["profile"], "inference");
+    assert_eq!(
+        finding(&inference, "thp.defrag-madvise").unwrap()["severity"],
+        "info"
+    );
+    assert!(finding(&training, "thp.defrag-madvise").is_none());
+}
+
+#[test]
+fn bad_profile_is_usage_error() {
+    let root = fake_root();
+    let out = doctor(root.path(), &["--profile", "gaming"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn empty_root_reports_unreadable_without_failing() {
+    let root = tempfile::tempdir().unwrap();
+    let (code, v) = json(root.path(), &[]);
+    assert_eq!(code, 0);
+    assert!(v["system"]["memory"].is_null());
+    assert!(!v["system"]["unreadable"].as_array().unwrap().is_empty());
+    assert_eq!(
+        finding(&v, "memory.unreadable").unwrap()["severity"],
+        "info"
+    );
+    let out = doctor(root.path(), &[]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("memory - total, - available"), "{text}");
+}
+
+#[test]
+fn runs_on_this_machine() {
+    let out = Command::cargo_bin("memtriage")
+        .unwrap()
+        .args(["doctor", "--color", "never"])
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    assert!(
+        code == 0 || code == 1,
+        "exit {code}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("memory.ok") || text.contains("available"),
+        "{text}"
+    );
+    assert!(text.contains("overcommit"), "{text}");
+    let last = text.trim_end().lines().last().unwrap();
+    assert!(last.contains(" error, ") && last.ends_with(" ok"), "{last}");
+    let errors: usize = last.split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(code == 1, errors > 0, "exit code follows the error count");
+
+    let out = Command::cargo_bin("memtriage")
+        .unwrap()
+        .args(["doctor", "--json", "--profile", "inference"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total = v["system"]["memory"]["total"].as_u64().unwrap();
+    let avail = v["system"]["memory"]["available"].as_u64().unwrap();
+    assert!(total > 0 && avail <= total);
+    assert!(v["findings"].as_array().unwrap().len() >= 10);
+}
+
+/// As an unprivileged user where dmesg_restrict=1 the kernel log is refused: doctor
+/// says why instead of reporting no OOM kills. Needs root to drop to `nobody`.
+#[test]
+fn unprivileged_user_is_told_why_the_kernel_log_is_unreadable() {
+    let restricted = fs::read_to_string("/proc/sys/kernel/dmesg_restrict").map(|s| s.trim() == "1");
+    let bin = assert_cmd::cargo::cargo_bin("memtriage");
+    let Ok(out) = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["doctor", "--json"])
+        .output()
+    else {
+        eprintln!("skipped: setpriv not available");
+        return;
+    };
+    if out.stdout.is_empty() {
+        eprintln!(
+            "skipped: cannot run as nobody: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    let code = out.status.code().unwrap();
+    assert!(code == 0 || code == 1, "exit {code}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    if restricted.unwrap_or(false) {
+        assert!(
+            v["system"]["oom_kills"].is_null(),
+            "{}",
+            v["system"]["oom_kills"]
+        );
+        let reason = v["system"]["unreadable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["field"] == "oom_kills")
+            .unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            reason.contains("reading the kernel log needs root or CAP_SYSLOG; dmesg_restrict=1"),
+            "{reason}"
+        );
+        let oom = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"].as_str().unwrap().starts_with("oom."))
+            .unwrap();
+        let shown = oom["evidence"].to_string();
+        assert!(shown.contains("CAP_SYSLOG"), "{shown}");
+    }
+}
