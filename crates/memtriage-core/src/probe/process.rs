@@ -241,8 +241,9 @@ pub fn read_many(
     pids: &[i32],
     threads: usize,
 ) -> Vec<Result<ProcessSnapshot>> {
-    /// Below this many processes a thread costs more than it saves.
-    const PER_THREAD_MIN: usize = 16;
+    /// A thread costs ~50 us; one smaps_rollup of a big process costs milliseconds, so
+    /// even a handful of processes is worth spreading.
+    const PER_THREAD_MIN: usize = 2;
     let threads = threads.clamp(1, pids.len().div_ceil(PER_THREAD_MIN).max(1));
     if threads == 1 {
         let mut reader = ProcessReader::new(root, detail);

@@ -5,11 +5,13 @@ use std::collections::HashMap;
 use crate::diagnose::cow;
 use crate::error::{Error, Result};
 use crate::model::tree::{TreeNode, TreeSnapshot, TreeTotals};
-use crate::probe::process::{parent_links, ProcessReader};
+use crate::probe::process::{default_threads, parent_links, read_many, Detail};
+use crate::probe::root::Root;
 
-/// Descendants that exit while the tree is read are left out; the root exiting is an error.
-pub fn read(reader: &mut ProcessReader, root_pid: i32) -> Result<TreeSnapshot> {
-    let links = parent_links(reader.root())?;
+/// Descendants that exit while the tree is read are left out; the root exiting is an
+/// error. The processes are read on all cores, like `--all`.
+pub fn read(root: &Root, detail: Detail, root_pid: i32) -> Result<TreeSnapshot> {
+    let links = parent_links(root)?;
     if !links.iter().any(|(pid, _)| *pid == root_pid) {
         return Err(Error::NoSuchProcess { pid: root_pid });
     }
@@ -19,18 +21,27 @@ pub fn read(reader: &mut ProcessReader, root_pid: i32) -> Result<TreeSnapshot> {
             children.entry(ppid).or_default().push(pid);
         }
     }
-    let mut nodes = Vec::new();
+    let mut order: Vec<(i32, usize)> = Vec::new();
     let mut stack = vec![(root_pid, 0usize)];
     while let Some((pid, depth)) = stack.pop() {
-        match reader.read(pid) {
-            Ok(process) => nodes.push(TreeNode { depth, process }),
-            Err(Error::NoSuchProcess { .. }) if pid != root_pid => continue,
-            Err(e) => return Err(e),
-        }
+        order.push((pid, depth));
         if let Some(kids) = children.get(&pid) {
             for kid in kids.iter().rev() {
                 stack.push((*kid, depth + 1));
             }
+        }
+    }
+    let pids: Vec<i32> = order.iter().map(|(pid, _)| *pid).collect();
+    let mut nodes = Vec::with_capacity(order.len());
+    for ((pid, depth), result) in
+        order
+            .into_iter()
+            .zip(read_many(root, detail, &pids, default_threads()))
+    {
+        match result {
+            Ok(process) => nodes.push(TreeNode { depth, process }),
+            Err(Error::NoSuchProcess { .. }) if pid != root_pid => {}
+            Err(e) => return Err(e),
         }
     }
     let totals = totals(&nodes);

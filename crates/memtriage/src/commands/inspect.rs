@@ -9,9 +9,7 @@ use serde::Serialize;
 use memtriage_core::model::maps::{MapsReport, MAPS_SCHEMA};
 use memtriage_core::model::process::{ProcessSnapshot, PROCESS_SCHEMA};
 use memtriage_core::model::tree::{TreeSnapshot, TREE_SCHEMA};
-use memtriage_core::probe::process::{
-    all_pids, default_threads, pids_matching, read_many, Detail, ProcessReader,
-};
+use memtriage_core::probe::process::{all_pids, default_threads, pids_matching, read_many, Detail};
 use memtriage_core::probe::{maps, tree};
 use memtriage_core::Error;
 
@@ -114,9 +112,8 @@ fn collect(ctx: &Context, args: &InspectArgs, targets: &Targets) -> Collected {
         error: e.to_string(),
     };
     if args.tree {
-        let mut reader = ProcessReader::new(&ctx.root, Detail::full());
         for &pid in &targets.pids {
-            match tree::read(&mut reader, pid) {
+            match tree::read(&ctx.root, Detail::full(), pid) {
                 Ok(t) => c.trees.push(t),
                 Err(e) => c.errors.push(fail(pid, e)),
             }
