@@ -2,26 +2,16 @@
 //! outcome is known, and once on this machine.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::fs;
 use std::path::Path;
 
 use assert_cmd::Command;
+use support::copy_tree;
 
 fn baseline() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../memtriage-core/tests/fixtures/system")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn fake_root() -> tempfile::TempDir {

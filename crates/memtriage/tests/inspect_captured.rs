@@ -3,16 +3,7 @@
 
 mod support;
 
-use std::fs;
-use std::path::Path;
-
-use support::memtriage;
-
-fn write(root: &Path, rel: &str, bytes: &[u8]) {
-    let path = root.join(rel);
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, bytes).unwrap();
-}
+use support::{memtriage, succeeded_json, write};
 
 /// A process whose comm has spaces and parentheses, and whose argv has a byte that
 /// is not UTF-8, on a kernel without smaps_rollup (before 4.14).
@@ -56,22 +47,14 @@ fn captured_root() -> tempfile::TempDir {
 #[test]
 fn odd_names_and_missing_kernel_files_are_shown_faithfully() {
     let root = captured_root();
-    let out = memtriage()
-        .args([
-            "--root",
-            root.path().to_str().unwrap(),
-            "inspect",
-            "4242",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let args = [
+        "--root",
+        root.path().to_str().unwrap(),
+        "inspect",
+        "4242",
+        "--json",
+    ];
+    let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
     let p = &v["processes"][0];
     assert_eq!(p["comm"], "my (odd) job");
     assert_eq!(p["ppid"], 1);

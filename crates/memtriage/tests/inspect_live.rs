@@ -7,7 +7,7 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 
-use support::{assert_between, json, memtriage, u, Helper, MIB};
+use support::{assert_between, json, memtriage, succeeded_json, u, Helper, MIB};
 
 fn process(v: &serde_json::Value, pid: i32) -> &serde_json::Value {
     v["processes"]
@@ -224,16 +224,13 @@ fn all_completes_while_processes_come_and_go() {
         })
     };
     for _ in 0..20 {
-        let out = memtriage()
-            .args(["inspect", "--all", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let _ = succeeded_json(
+            memtriage()
+                .args(["inspect", "--all", "--json"])
+                .output()
+                .unwrap(),
+            &["inspect", "--all", "--json"],
         );
-        let _: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     churn.join().unwrap();
@@ -316,18 +313,15 @@ fn another_users_process_reads_as_unreadable_not_zero() {
         return;
     }
     let h = Helper::start(&["anon", "8"]);
-    let out = memtriage()
-        .args(["inspect", &h.pid.to_string(), "--json"])
-        .uid(65534)
-        .gid(65534)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = succeeded_json(
+        memtriage()
+            .args(["inspect", &h.pid.to_string(), "--json"])
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap(),
+        &["inspect", &h.pid.to_string(), "--json"],
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let p = process(&v, h.pid);
     assert!(
         p["rollup"].is_null(),

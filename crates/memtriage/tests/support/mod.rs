@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::Once;
 
 pub const MIB: u64 = 1 << 20;
@@ -15,7 +15,14 @@ pub fn memtriage() -> Command {
 
 /// Runs memtriage and parses its JSON stdout; fails the test on a non-zero exit.
 pub fn json(args: &[&str]) -> serde_json::Value {
-    let out = memtriage().args(args).output().expect("run memtriage");
+    succeeded_json(
+        memtriage().args(args).output().expect("run memtriage"),
+        args,
+    )
+}
+
+/// The JSON of a run that must have exited 0.
+pub fn succeeded_json(out: Output, args: &[&str]) -> serde_json::Value {
     assert!(
         out.status.success(),
         "memtriage {args:?} failed: {}\n{}",
@@ -109,4 +116,25 @@ pub fn u(v: &serde_json::Value, path: &str) -> u64 {
     }
     cur.as_u64()
         .unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
+}
+
+/// Writes `bytes` at `rel` below `root`, creating directories.
+pub fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let path = root.join(rel.trim_start_matches('/'));
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("create dirs");
+    std::fs::write(path, bytes).expect("write file");
+}
+
+/// Copies a captured tree into a test's own root, so one test can change a file.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("dir entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
 }
