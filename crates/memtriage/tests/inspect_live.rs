@@ -383,3 +383,30 @@ fn human_output_uses_iec_units_and_no_colour_off_a_terminal() {
     assert!(String::from_utf8(coloured.stdout).unwrap().contains('\x1b'));
     let _ = std::io::stdout().flush();
 }
+
+/// Regression: procfs's stat parser turned such a name into `�` (and panicked on a
+/// cut-short line); a process may name itself with any 15 bytes.
+#[test]
+fn a_process_named_with_non_utf8_bytes_and_parentheses_is_shown_faithfully() {
+    let mut py = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import ctypes, sys; ctypes.CDLL(None).prctl(15, b'caf\\xe9 (x) y', 0, 0, 0); \
+             print('ok', flush=True); sys.stdin.read()",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(py.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "ok");
+    let v = json(&["inspect", &py.id().to_string(), "--json"]);
+    drop(py.stdin.take());
+    py.wait().unwrap();
+    assert_eq!(process(&v, py.id() as i32)["comm"], "caf\\xe9 (x) y");
+}

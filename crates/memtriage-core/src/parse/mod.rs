@@ -5,5 +5,6 @@ pub mod cgroup;
 pub mod kv;
 pub mod mountinfo;
 pub mod smaps;
+pub mod stat;
 pub mod status;
 pub mod text;

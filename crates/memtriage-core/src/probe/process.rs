@@ -2,13 +2,10 @@
 //! `smaps_rollup` once for PSS/USS (it walks the page tables under the mmap lock, so
 //! it is read only when asked), never the full `smaps` (that is [`super::maps`]).
 
-use procfs_core::process::Stat;
-use procfs_core::FromRead;
-
 use crate::error::{Error, Result};
 use crate::model::process::{Faults, Oom, ProcessSnapshot, Rollup, Unreadable};
 use crate::parse::text::{escape_bytes, split_cmdline};
-use crate::parse::{kv, status};
+use crate::parse::{kv, stat, status};
 use crate::probe::cgroup::CgroupReader;
 use crate::probe::procdir::{ProcDir, ReadError};
 use crate::probe::root::Root;
@@ -88,8 +85,7 @@ impl ProcessReader {
         let dir = ProcDir::open(&self.root, pid)?;
         let stat_path = || self.root.path(&format!("/proc/{pid}/stat"));
         let stat_bytes = dir.read("stat").map_err(|e| hard_error(pid, "stat", e))?;
-        let stat = Stat::from_read(&stat_bytes[..])
-            .map_err(|e| Error::malformed(stat_path(), e.to_string()))?;
+        let stat = stat::parse(&stat_bytes).map_err(|e| Error::malformed(stat_path(), e))?;
         let kernel_thread = stat.flags & PF_KTHREAD != 0;
         let zombie = stat.state == 'Z';
 
@@ -211,7 +207,7 @@ impl ProcessReader {
         Ok(ProcessSnapshot {
             pid,
             ppid: stat.ppid,
-            comm: escape_bytes(stat.comm.as_bytes()),
+            comm: stat.comm,
             cmdline,
             state: stat.state,
             uid,
@@ -378,7 +374,7 @@ pub fn parent_links(root: &Root) -> Result<Vec<(i32, i32)>> {
         let Ok(bytes) = dir.read("stat") else {
             continue;
         };
-        if let Ok(stat) = Stat::from_read(&bytes[..]) {
+        if let Ok(stat) = stat::parse(&bytes) {
             links.push((pid, stat.ppid));
         }
     }
