@@ -9,6 +9,7 @@ pub mod error;
 pub mod model;
 pub mod parse;
 pub mod probe;
+pub mod supervise;
 
 pub use error::{Error, Result};
 pub use probe::root::Root;

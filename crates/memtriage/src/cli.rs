@@ -37,6 +37,8 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Audit this machine's memory settings for ML jobs; exits 1 on an error finding
     Doctor(DoctorArgs),
+    /// Run a job, watch its memory, and say why it died; exits with the job's code
+    Run(RunArgs),
 }
 
 #[derive(Debug, Args)]
@@ -99,4 +101,29 @@ pub enum ProfileArg {
     Inference,
     /// A machine shared by many users' jobs.
     Shared,
+}
+
+#[derive(Debug, Args)]
+#[command(trailing_var_arg = true)]
+pub struct RunArgs {
+    /// Run the job in a new memory cgroup with this limit (e.g. 4G, 512M), as a
+    /// container or Slurm job would; removed afterwards.
+    #[arg(long, value_name = "SIZE")]
+    pub limit: Option<String>,
+
+    /// Time between samples of the job's processes (e.g. 500ms, 2s).
+    #[arg(long, value_name = "DURATION", default_value = "500ms")]
+    pub interval: String,
+
+    /// Write the timeline (JSON lines, memtriage.record/v1) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// Print the summary as JSON (memtriage.run/v1) on stderr instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// The command and its arguments, after `--`.
+    #[arg(required = true, value_name = "CMD", allow_hyphen_values = true)]
+    pub command: Vec<std::ffi::OsString>,
 }

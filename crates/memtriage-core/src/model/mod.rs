@@ -5,6 +5,7 @@
 pub mod finding;
 pub mod maps;
 pub mod process;
+pub mod run;
 pub mod system;
 pub mod tree;
 

@@ -23,6 +23,8 @@ pub struct Stat {
     pub num_threads: i64,
     /// Clock ticks after boot when the process started.
     pub starttime: u64,
+    /// Resident pages (a cheap RSS, updated lazily by the kernel).
+    pub rss_pages: u64,
 }
 
 pub fn parse(bytes: &[u8]) -> Result<Stat, String> {
@@ -49,11 +51,12 @@ pub fn parse(bytes: &[u8]) -> Result<Stat, String> {
     // Fields after the name, counted from proc(5)'s field 3 (state) as index 0.
     const NUM_THREADS: usize = 17;
     const STARTTIME: usize = 19;
-    if fields.len() <= STARTTIME {
+    const RSS: usize = 21;
+    if fields.len() <= RSS {
         return Err(format!(
             "truncated: {} fields after the command name, expected at least {}",
             fields.len(),
-            STARTTIME + 1
+            RSS + 1
         ));
     }
     fn num<T: std::str::FromStr>(fields: &[&str], i: usize, name: &str) -> Result<T, String> {
@@ -78,6 +81,7 @@ pub fn parse(bytes: &[u8]) -> Result<Stat, String> {
         cmajflt: num(&fields, 10, "cmajflt")?,
         num_threads: num(&fields, NUM_THREADS, "num_threads")?,
         starttime: num(&fields, STARTTIME, "starttime")?,
+        rss_pages: num(&fields, RSS, "rss")?,
     })
 }
 
@@ -103,6 +107,7 @@ mod tests {
         );
         assert_eq!(s.num_threads, 3);
         assert_eq!(s.starttime, 100);
+        assert_eq!(s.rss_pages, 65536);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 mod doctor;
 pub mod inspect;
+mod run;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -24,5 +25,6 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Inspect(args) => inspect::run(&ctx, args, out),
         Command::Doctor(args) => doctor::run(&ctx, args, out),
+        Command::Run(args) => run::run(&ctx, args),
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod findings;
 pub mod inspect;
+pub mod run;
 pub mod style;
 pub mod table;
 pub mod units;

@@ -1,0 +1,436 @@
+//! Why a supervised job ended the way it did. Each finding is confirmed from the
+//! system where it can be (the signal that ended a process, the kernel log's OOM
+//! records, the cgroup's counters, /dev/shm use), and joined with what the job's
+//! output said (the log scanner's findings, passed in).
+
+use crate::diagnose::cow;
+use crate::model::finding::{Evidence, Finding, Severity};
+use crate::model::process::{ProcessSnapshot, Rollup};
+use crate::model::run::{signal_name, ProcessSummary, RunReport};
+use crate::model::system::OomKill;
+use crate::model::tree::TreeNode;
+
+use cow::iec;
+
+/// Major faults per second that count as a storm: each is a 4 KiB read from disk
+/// taken synchronously by a stalled thread.
+pub const MAJOR_FAULT_STORM_PER_SECOND: f64 = 500.0;
+pub const MAJOR_FAULT_STORM_TOTAL: u64 = 10_000;
+/// /dev/shm this full at its peak explains a DataLoader bus error.
+pub const SHM_FULL_SHARE: f64 = 0.9;
+/// Peak cgroup usage this close to its limit is worth a warning.
+pub const NEAR_LIMIT_SHARE: f64 = 0.9;
+/// Pages swapped per second of the job's wall time that count as thrashing.
+pub const THRASHING_PAGES_PER_SECOND: f64 = 1000.0;
+
+/// What the diagnosis needs beyond the report.
+pub struct Inputs<'a> {
+    pub report: &'a RunReport,
+    /// Kernel OOM kills of the job's processes, or in its cgroup, during the run.
+    pub kernel_oom_kills: &'a [OomKill],
+    /// Why the kernel log could not be read, when it could not.
+    pub kernel_log_unreadable: Option<&'a str>,
+    /// Findings from the job's output (the log scanner), in its order.
+    pub text_findings: Vec<Finding>,
+}
+
+pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
+    let r = inputs.report;
+    let mut findings = Vec::new();
+    let oom = oom_kill(&inputs);
+    let oom_seen = oom.is_some();
+    findings.extend(oom);
+    findings.extend(signal_ends(r, oom_seen, &inputs.text_findings));
+    findings.extend(shm_full(r));
+    findings.extend(near_limit(r, oom_seen));
+    findings.extend(copy_on_write(r));
+    findings.extend(major_fault_storm(r));
+    findings.extend(thrashing(r));
+    // Text findings add what only the output says (CUDA, NCCL, Python frames); where
+    // the system already confirmed the same failure, its finding comes first and the
+    // text's evidence joins it.
+    for t in inputs.text_findings {
+        match findings.iter_mut().find(|f| same_failure(&f.id, &t.id)) {
+            Some(f) => f.evidence.extend(t.evidence),
+            None => findings.push(t),
+        }
+    }
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    findings
+}
+
+/// A system-confirmed finding and a text finding about the same failure.
+fn same_failure(system_id: &str, text_id: &str) -> bool {
+    let families: [(&str, &[&str]); 4] = [
+        ("run.oom-killed", &["oom"]),
+        ("run.segfault", &["segfault", "segmentation"]),
+        ("run.abort", &["abort"]),
+        ("run.shm-full", &["shm", "bus-error"]),
+    ];
+    families
+        .iter()
+        .any(|(id, words)| system_id == *id && words.iter().any(|w| text_id.contains(w)))
+}
+
+fn process_label(p: &ProcessSummary) -> String {
+    format!("pid {} ({})", p.pid, p.comm)
+}
+
+fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
+    let r = inputs.report;
+    let killed: Vec<&ProcessSummary> = r
+        .processes
+        .iter()
+        .filter(|p| p.outcome.and_then(|o| o.signal) == Some(libc::SIGKILL))
+        .collect();
+    let main_killed = r.outcome.signal == Some(libc::SIGKILL);
+    let cgroup_kills = r.cgroup_oom_kills.unwrap_or(0);
+    if inputs.kernel_oom_kills.is_empty() && cgroup_kills == 0 {
+        return None;
+    }
+    let mut evidence = Vec::new();
+    for k in inputs.kernel_oom_kills {
+        evidence.push(Evidence::new(
+            format!("kernel killed pid {} ({})", k.pid, k.comm),
+            format!(
+                "anon-rss {}, file-rss {}, shmem-rss {}{}",
+                k.anon_rss.map(iec).unwrap_or_else(|| "?".into()),
+                k.file_rss.map(iec).unwrap_or_else(|| "?".into()),
+                k.shmem_rss.map(iec).unwrap_or_else(|| "?".into()),
+                k.oom_memcg
+                    .as_deref()
+                    .map(|m| format!(", limit of cgroup {m}"))
+                    .unwrap_or_default()
+            ),
+            "/dev/kmsg",
+        ));
+    }
+    if cgroup_kills > 0 {
+        evidence.push(Evidence::new(
+            "OOM kills in the job's cgroup during the run",
+            cgroup_kills.to_string(),
+            "memory.events / memory.oom_control",
+        ));
+    }
+    if main_killed {
+        evidence.push(Evidence::new(
+            "the job",
+            "killed by SIGKILL (exit 137)",
+            "wait4",
+        ));
+    }
+    for p in killed.iter().filter(|p| p.pid != r.pid) {
+        evidence.push(Evidence::new(
+            process_label(p),
+            "killed by SIGKILL",
+            "wait4",
+        ));
+    }
+    if let Some(l) = &r.limit {
+        evidence.push(Evidence::new(
+            "cgroup limit (--limit)",
+            format!(
+                "{}, peak usage {}",
+                iec(l.limit),
+                l.peak.map(iec).unwrap_or_else(|| "unreadable".into())
+            ),
+            l.dir.clone(),
+        ));
+    }
+    evidence.push(Evidence::new(
+        "peak RSS of the job's processes together",
+        format!(
+            "{} at {:.1} s",
+            iec(r.peak_tree_rss.bytes),
+            r.peak_tree_rss.at_seconds
+        ),
+        "/proc/PID/stat, wait4",
+    ));
+    if let Some(biggest) = r.processes.iter().max_by_key(|p| p.peak_rss.bytes) {
+        evidence.push(Evidence::new(
+            format!("largest process: {}", process_label(biggest)),
+            format!("peak RSS {}", iec(biggest.peak_rss.bytes)),
+            "/proc/PID/stat",
+        ));
+    }
+    let by_cgroup = r.limit.is_some()
+        || cgroup_kills > 0
+        || inputs
+            .kernel_oom_kills
+            .iter()
+            .any(|k| k.oom_memcg.as_deref().is_some_and(|m| m != "/"));
+    let victim = inputs
+        .kernel_oom_kills
+        .first()
+        .map(|k| format!("pid {} ({})", k.pid, k.comm))
+        .or_else(|| killed.first().map(|p| process_label(p)))
+        .unwrap_or_else(|| "a process of the job".into());
+    Some(Finding {
+        id: "run.oom-killed".into(),
+        severity: Severity::Error,
+        title: format!(
+            "out of memory: the kernel killed {victim}{}",
+            if by_cgroup {
+                " at its cgroup's memory limit"
+            } else {
+                " (the machine ran out of memory)"
+            }
+        ),
+        evidence,
+        why: "An OOM kill is SIGKILL: no Python traceback, just `Killed` and exit 137.".into(),
+        fix: if by_cgroup {
+            "Raise the limit (docker run --memory, Kubernetes resources.limits.memory, Slurm --mem) to above the peak shown, or lower the peak: smaller batch or fewer DataLoader workers (each holds its own copy of what it touched), datasets as numpy/Arrow/memory-mapped files instead of Python objects, load checkpoints with mmap=True.".into()
+        } else {
+            "The machine ran out: lower the job's peak (batch size, num_workers, mmap=True checkpoint loading), stop other jobs on the host, or add memory; `memtriage doctor` checks swap and overcommit settings.".into()
+        },
+    })
+}
+
+fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let ended: Vec<(&str, i32, bool, String)> = std::iter::once((
+        "the job",
+        r.outcome.signal,
+        r.outcome.core_dumped,
+        format!("pid {}", r.pid),
+    ))
+    .chain(
+        r.processes
+            .iter()
+            .filter(|p| p.pid != r.pid)
+            .filter_map(|p| {
+                p.outcome.map(|o| {
+                    (
+                        "a process of the job",
+                        o.signal,
+                        o.core_dumped,
+                        process_label(p),
+                    )
+                })
+            }),
+    )
+    .filter_map(|(who, sig, core, label)| sig.map(|s| (who, s, core, label)))
+    .collect();
+    let frames_from_text = text
+        .iter()
+        .any(|f| f.evidence.iter().any(|e| e.label.contains("frame")));
+    for (who, sig, core, label) in ended {
+        let evidence = vec![Evidence::new(
+            label.clone(),
+            format!(
+                "killed by {} ({sig}){}",
+                signal_name(sig),
+                if core { ", core dumped" } else { "" }
+            ),
+            "wait4",
+        )];
+        let finding = match sig {
+            libc::SIGSEGV => Some(Finding {
+                id: "run.segfault".into(),
+                severity: Severity::Error,
+                title: format!("segmentation fault in native code ({who}, {label})"),
+                evidence,
+                why: "A C/C++/CUDA extension read or wrote memory it does not own; Python cannot catch it.".into(),
+                fix: format!(
+                    "{}Get the native stack: `gdb -ex run -ex bt --args python …` or `catchsegv`; check the extension's version against torch/numpy (ABI mismatch), and tensors passed to it (dtype, contiguity, device).",
+                    if frames_from_text { "The Python frames above show where the crash happened. " } else { "Rerun under memtriage with PYTHONFAULTHANDLER=1 (set by default) to see the Python frames. " }
+                ),
+            }),
+            libc::SIGABRT => Some(Finding {
+                id: "run.abort".into(),
+                severity: Severity::Error,
+                title: format!("aborted by native code ({who}, {label})"),
+                evidence,
+                why: "abort() comes from a failed C/C++ assertion, an uncaught C++ exception, or heap corruption detected by the allocator.".into(),
+                fix: "Read the line printed just before the abort (terminate called after…, free(): invalid pointer, Assertion … failed); run under gdb for the native stack.".into(),
+            }),
+            libc::SIGBUS => {
+                let shm_full = shm_share(r).is_some_and(|s| s >= SHM_FULL_SHARE);
+                Some(Finding {
+                    id: if shm_full { "run.bus-error-shm".into() } else { "run.bus-error-mmap".into() },
+                    severity: Severity::Error,
+                    title: if shm_full {
+                        format!("bus error: /dev/shm was full ({who}, {label})")
+                    } else {
+                        format!("bus error on a memory-mapped file ({who}, {label})")
+                    },
+                    evidence,
+                    why: if shm_full {
+                        "Writing to a full tmpfs mapping raises SIGBUS; DataLoader workers pass batches through /dev/shm.".into()
+                    } else {
+                        "SIGBUS on a mapped file means a page past the file's end (it was truncated or replaced while mapped) or a disk read error.".into()
+                    },
+                    fix: if shm_full {
+                        "Give /dev/shm room: docker run --shm-size=16g; Kubernetes: an emptyDir with medium: Memory mounted at /dev/shm; or mount -o remount,size=16G /dev/shm.".into()
+                    } else {
+                        "Do not rewrite checkpoints in place while they are loaded (write a new file and rename it); check `dmesg` for I/O errors on the disk.".into()
+                    },
+                })
+            }
+            libc::SIGKILL if !oom_seen => Some(Finding {
+                id: "run.killed".into(),
+                severity: Severity::Error,
+                title: format!("killed by SIGKILL, not by the OOM killer as far as the kernel log shows ({who}, {label})"),
+                evidence,
+                why: "SIGKILL cannot be caught. Without an OOM record it came from outside: a scheduler (Slurm time limit, Kubernetes eviction or preemption), a watchdog, or a user.".into(),
+                fix: "Check the scheduler's record (sacct -j JOB, kubectl describe pod); if the kernel log was unreadable, rerun as root so memtriage can read it.".into(),
+            }),
+            libc::SIGKILL => None,
+            libc::SIGINT | libc::SIGTERM | libc::SIGHUP | libc::SIGQUIT => Some(Finding {
+                id: "run.terminated".into(),
+                severity: Severity::Info,
+                title: format!("ended by {} ({who}, {label})", signal_name(sig)),
+                evidence,
+                why: "The job was asked to stop.".into(),
+                fix: String::new(),
+            }),
+            _ => Some(Finding {
+                id: "run.signal".into(),
+                severity: Severity::Error,
+                title: format!("ended by {} ({who}, {label})", signal_name(sig)),
+                evidence,
+                why: "A signal the job did not handle ended it.".into(),
+                fix: String::new(),
+            }),
+        };
+        if let Some(f) = finding {
+            if !out.iter().any(|o: &Finding| o.id == f.id) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+fn shm_share(r: &RunReport) -> Option<f64> {
+    let used = r.peak_shm_used?.bytes;
+    let size = r.shm_size.filter(|s| *s > 0)?;
+    Some(used as f64 / size as f64)
+}
+
+fn shm_full(r: &RunReport) -> Option<Finding> {
+    let share = shm_share(r)?;
+    if share < SHM_FULL_SHARE {
+        return None;
+    }
+    let used = r.peak_shm_used?;
+    Some(Finding {
+        id: "run.shm-full".into(),
+        severity: Severity::Error,
+        title: format!("/dev/shm filled up ({:.0}% at its peak)", share * 100.0),
+        evidence: vec![Evidence::new(
+            "peak /dev/shm use",
+            format!("{} of {} at {:.1} s", iec(used.bytes), iec(r.shm_size.unwrap_or(0)), used.at_seconds),
+            "statvfs(/dev/shm)",
+        )],
+        why: "DataLoader workers hand batches to the main process through /dev/shm; when it is full they die with `Bus error`.".into(),
+        fix: "Give /dev/shm room: docker run --shm-size=16g; Kubernetes: an emptyDir with medium: Memory at /dev/shm; or mount -o remount,size=16G /dev/shm. Or pass batches through files: torch.multiprocessing.set_sharing_strategy('file_system').".into(),
+    })
+}
+
+fn near_limit(r: &RunReport, oom_seen: bool) -> Option<Finding> {
+    if oom_seen {
+        return None;
+    }
+    let l = r.limit.as_ref()?;
+    let peak = l.peak?;
+    let share = peak as f64 / l.limit as f64;
+    (share >= NEAR_LIMIT_SHARE).then(|| Finding {
+        id: "run.near-limit".into(),
+        severity: Severity::Warn,
+        title: format!("peak memory reached {:.0}% of the limit", share * 100.0),
+        evidence: vec![Evidence::new("cgroup peak / limit", format!("{} / {}", iec(peak), iec(l.limit)), l.dir.clone())],
+        why: "Page cache is counted too and is reclaimed first; close to the limit the kernel reclaims hard and then OOM-kills.".into(),
+        fix: "Keep headroom: raise the limit by 20% or lower the peak.".into(),
+    })
+}
+
+fn copy_on_write(r: &RunReport) -> Vec<Finding> {
+    // The workers are gone by now: judge them at their highest private memory.
+    let nodes: Vec<TreeNode> = r
+        .processes
+        .iter()
+        .filter_map(|p| {
+            let uss = p.peak_uss?.bytes;
+            let dirty = p.private_dirty_at_peak_uss.unwrap_or(0).min(uss);
+            Some(TreeNode {
+                depth: 0,
+                process: ProcessSnapshot {
+                    pid: p.pid,
+                    ppid: p.ppid,
+                    comm: p.comm.clone(),
+                    cmdline: Vec::new(),
+                    state: 'S',
+                    uid: None,
+                    user: None,
+                    threads: 0,
+                    kernel_thread: false,
+                    memory: None,
+                    rollup: Some(Rollup {
+                        rss: p.peak_rss.bytes,
+                        pss: p.peak_pss.map(|x| x.bytes).unwrap_or(0),
+                        private_dirty: dirty,
+                        private_clean: uss - dirty,
+                        shared_clean: p.shared_at_peak_uss.unwrap_or(0),
+                        ..Rollup::default()
+                    }),
+                    faults: Default::default(),
+                    oom: None,
+                    cgroup: None,
+                    unreadable: Vec::new(),
+                },
+            })
+        })
+        .collect();
+    cow::findings(&nodes)
+}
+
+fn major_fault_storm(r: &RunReport) -> Option<Finding> {
+    let f = &r.faults;
+    if f.peak_major_per_second < MAJOR_FAULT_STORM_PER_SECOND || f.major < MAJOR_FAULT_STORM_TOTAL {
+        return None;
+    }
+    Some(Finding {
+        id: "run.major-fault-storm".into(),
+        severity: Severity::Warn,
+        title: format!(
+            "major-fault storm: up to {:.0} page reads from disk per second",
+            f.peak_major_per_second
+        ),
+        evidence: vec![
+            Evidence::new("peak major faults", format!("{:.0}/s at {:.1} s", f.peak_major_per_second, f.peak_major_at_seconds), "/proc/PID/stat"),
+            Evidence::new("major faults in total", format!("{} (about {} read 4 KiB at a time)", f.major, iec(f.major * 4096)), "wait4"),
+        ],
+        why: "Each major fault stalls a thread on a small synchronous disk read: a model or dataset paged in through mmap 4 KiB at a time loads far below the disk's speed.".into(),
+        fix: "Read the file into the page cache first at full speed (`memtriage warm FILE`, or `cat FILE > /dev/null`), populate the mapping (MADV_POPULATE_READ / MAP_POPULATE), or load with large sequential reads instead of touching a mapping lazily.".into(),
+    })
+}
+
+fn thrashing(r: &RunReport) -> Option<Finding> {
+    let pages = r.swapped_pages?;
+    let rate = pages as f64 / r.wall_seconds.max(1e-3);
+    let stall = r.peak_memory_stall_percent.unwrap_or(0.0);
+    if rate < THRASHING_PAGES_PER_SECOND && stall < 10.0 {
+        return None;
+    }
+    let mut evidence = vec![Evidence::new(
+        "pages swapped in and out",
+        format!("{pages} ({rate:.0}/s over the run)"),
+        "/proc/vmstat pswpin, pswpout",
+    )];
+    if let Some(s) = r.peak_memory_stall_percent {
+        evidence.push(Evidence::new(
+            "peak time all tasks stalled on memory",
+            format!("{s:.1}% (PSI full avg10)"),
+            "/proc/pressure/memory",
+        ));
+    }
+    Some(Finding {
+        id: "run.swap-thrashing".into(),
+        severity: Severity::Warn,
+        title: "swap thrashing: memory was paged to and from disk while the job ran".into(),
+        evidence,
+        why: "A job whose working set does not fit spends its time waiting on swap instead of computing.".into(),
+        fix: "Lower the job's memory (batch size, workers) or give it more; on a dedicated training box turn swap off so it fails fast (swapoff -a) — see `memtriage doctor`.".into(),
+    })
+}

@@ -1,0 +1,177 @@
+//! A supervised job: how it ended, what it used, and the timeline it left.
+
+use serde::{Deserialize, Serialize};
+
+use super::finding::Finding;
+
+pub const RUN_SCHEMA: &str = "memtriage.run/v1";
+pub const RECORD_SCHEMA: &str = "memtriage.record/v1";
+
+/// How a process ended, as `wait(2)` told it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// Exit status when it exited.
+    pub exit_code: Option<i32>,
+    /// Signal number when a signal ended it.
+    pub signal: Option<i32>,
+    pub core_dumped: bool,
+}
+
+impl Outcome {
+    /// What a shell reports: the exit status, or 128 + the signal.
+    pub fn shell_code(&self) -> i32 {
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => code,
+            (None, Some(sig)) => 128 + sig,
+            (None, None) => 1,
+        }
+    }
+
+    pub fn signal_name(&self) -> Option<&'static str> {
+        self.signal.map(signal_name)
+    }
+
+    pub fn describe(&self) -> String {
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => format!("exited with code {code}"),
+            (None, Some(sig)) => format!(
+                "killed by signal {sig} ({}){}",
+                signal_name(sig),
+                if self.core_dumped {
+                    ", core dumped"
+                } else {
+                    ""
+                }
+            ),
+            (None, None) => "ended in an unknown way".into(),
+        }
+    }
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        10 => "SIGUSR1",
+        11 => "SIGSEGV",
+        12 => "SIGUSR2",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        24 => "SIGXCPU",
+        25 => "SIGXFSZ",
+        31 => "SIGSYS",
+        _ => "signal",
+    }
+}
+
+/// A byte count and when it was reached, in seconds since the job started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Peak {
+    pub bytes: u64,
+    pub at_seconds: f64,
+}
+
+impl Peak {
+    pub fn update(&mut self, bytes: u64, at: f64) {
+        if bytes > self.bytes {
+            self.bytes = bytes;
+            self.at_seconds = at;
+        }
+    }
+}
+
+/// One process of the job over its life.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessSummary {
+    pub pid: i32,
+    pub ppid: i32,
+    pub comm: String,
+    pub first_seen_seconds: f64,
+    pub last_seen_seconds: f64,
+    pub peak_rss: Peak,
+    /// Highest PSS among the readings taken (PSS is read on a budget; see `sampling`).
+    pub peak_pss: Option<Peak>,
+    /// Highest USS (private memory) among the readings taken.
+    pub peak_uss: Option<Peak>,
+    /// Private dirty memory at the highest USS reading: copy-on-write shows here.
+    pub private_dirty_at_peak_uss: Option<u64>,
+    pub shared_at_peak_uss: Option<u64>,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    /// Set when memtriage reaped it (the job's main process, or an orphan it adopted).
+    pub outcome: Option<Outcome>,
+}
+
+/// Fault counts and the highest rate seen between two samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct FaultStats {
+    /// Whole job, from the kernel's accounting of reaped processes (`wait4`).
+    pub minor: u64,
+    pub major: u64,
+    pub peak_minor_per_second: f64,
+    pub peak_major_per_second: f64,
+    pub peak_major_at_seconds: f64,
+}
+
+/// The memory cgroup `--limit` made for the job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitInfo {
+    pub version: super::process::CgroupVersion,
+    pub dir: String,
+    pub limit: u64,
+    pub peak: Option<u64>,
+    pub oom_kills: Option<u64>,
+    /// Whether the cgroup was removed afterwards.
+    pub removed: bool,
+}
+
+/// What sampling cost and how fresh its PSS readings were.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SamplingStats {
+    pub interval_ms: u64,
+    pub ticks: u64,
+    pub pss_readings: u64,
+    /// Total time spent reading smaps_rollup (the kernel walks page tables under the
+    /// target's mmap lock meanwhile).
+    pub pss_read_seconds: f64,
+    pub pss_read_max_ms: f64,
+    /// Oldest PSS reading behind the peak tree PSS.
+    pub peak_pss_max_age_seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub schema: String,
+    pub command: Vec<String>,
+    pub pid: i32,
+    pub wall_seconds: f64,
+    pub outcome: Outcome,
+    pub peak_tree_rss: Peak,
+    /// Sum of each process's latest PSS reading, at its highest.
+    pub peak_tree_pss: Option<Peak>,
+    pub peak_shm_used: Option<Peak>,
+    pub shm_size: Option<u64>,
+    pub peak_swap_used: Option<Peak>,
+    pub peak_cgroup_usage: Option<Peak>,
+    pub faults: FaultStats,
+    /// OOM kills counted by the job's memory cgroup while it ran.
+    pub cgroup_oom_kills: Option<u64>,
+    /// Pages swapped in plus out, machine-wide, while the job ran (/proc/vmstat).
+    pub swapped_pages: Option<u64>,
+    /// Highest PSI `full avg10` (percent of time every task stalled on memory).
+    pub peak_memory_stall_percent: Option<f64>,
+    pub processes: Vec<ProcessSummary>,
+    pub limit: Option<LimitInfo>,
+    pub sampling: SamplingStats,
+    pub findings: Vec<Finding>,
+    /// What could not be measured, and why.
+    pub notes: Vec<String>,
+}

@@ -1,0 +1,144 @@
+//! Starting the job and learning how it (and any orphan we adopt) ended.
+
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::Sender;
+
+use crate::error::{Error, Result};
+use crate::model::run::Outcome;
+
+/// The job as started: its pid and the read ends of its output pipes.
+pub struct Started {
+    pub pid: i32,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+}
+
+/// Spawns the command directly (no shell) with stdin and the environment as they are,
+/// plus `PYTHONFAULTHANDLER=1` unless set, so a native crash in Python prints the
+/// Python stack. The job dies with memtriage (PR_SET_PDEATHSIG), and joins
+/// `cgroup_procs` (an open `cgroup.procs`) before exec so everything it allocates
+/// is charged there.
+pub fn spawn(command: &[OsString], cgroup_procs: Option<&OwnedFd>) -> Result<Started> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| Error::Invalid("no command given: memtriage run -- CMD [ARGS…]".into()))?;
+    let mut cmd = Command::new(program);
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if std::env::var_os("PYTHONFAULTHANDLER").is_none() {
+        cmd.env("PYTHONFAULTHANDLER", "1");
+    }
+    let parent = std::process::id() as i32;
+    let procs_fd = cgroup_procs.map(|fd| fd.as_raw_fd());
+    // SAFETY: only async-signal-safe calls (sigprocmask, prctl, getppid, write)
+    // between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            // memtriage blocks the signals it forwards; the job must not inherit that
+            // mask (std resets it only when it can use posix_spawn).
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                // memtriage died between fork and prctl: do not run unsupervised.
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            if let Some(fd) = procs_fd {
+                let zero = b"0\n";
+                if libc::write(fd, zero.as_ptr().cast(), zero.len()) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        let name = program.to_string_lossy();
+        match e.kind() {
+            std::io::ErrorKind::NotFound => Error::Invalid(format!("{name}: command not found")),
+            std::io::ErrorKind::PermissionDenied => {
+                Error::Invalid(format!("{name}: permission denied (not executable?)"))
+            }
+            _ => Error::Invalid(format!("{name}: cannot start: {e}")),
+        }
+    })?;
+    let stdout = child.stdout.take().map(OwnedFd::from);
+    let stderr = child.stderr.take().map(OwnedFd::from);
+    let pid = child.id() as i32;
+    // `child` is dropped without waiting: the reaper thread owns waiting.
+    match (stdout, stderr) {
+        (Some(stdout), Some(stderr)) => Ok(Started {
+            pid,
+            stdout,
+            stderr,
+        }),
+        _ => Err(Error::Invalid("could not capture the job's output".into())),
+    }
+}
+
+/// A process memtriage reaped: the job's main process or an adopted orphan.
+#[derive(Debug, Clone, Copy)]
+pub struct Reaped {
+    pub pid: i32,
+    pub outcome: Outcome,
+    /// Kernel accounting of the process and the descendants it waited for.
+    pub max_rss: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+}
+
+pub fn outcome_from_status(status: i32) -> Outcome {
+    if libc::WIFEXITED(status) {
+        Outcome {
+            exit_code: Some(libc::WEXITSTATUS(status)),
+            signal: None,
+            core_dumped: false,
+        }
+    } else if libc::WIFSIGNALED(status) {
+        Outcome {
+            exit_code: None,
+            signal: Some(libc::WTERMSIG(status)),
+            core_dumped: libc::WCOREDUMP(status),
+        }
+    } else {
+        Outcome {
+            exit_code: None,
+            signal: None,
+            core_dumped: false,
+        }
+    }
+}
+
+/// Reaps every child until none is left, sending each to `tx`. memtriage is the
+/// job's subreaper, so orphaned descendants are reparented to it and reaped here,
+/// with their kernel accounting, instead of lingering as zombies.
+pub fn reap_all(tx: Sender<Reaped>) {
+    loop {
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is a valid value for the kernel to fill.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 writes into the two locals it is given.
+        let pid = unsafe { libc::wait4(-1, &mut status, 0, &mut usage) };
+        if pid < 0 {
+            match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) => continue,
+                _ => return, // ECHILD: nothing left to wait for
+            }
+        }
+        let reaped = Reaped {
+            pid,
+            outcome: outcome_from_status(status),
+            max_rss: (usage.ru_maxrss.max(0) as u64) * 1024,
+            minor_faults: usage.ru_minflt.max(0) as u64,
+            major_faults: usage.ru_majflt.max(0) as u64,
+        };
+        if tx.send(reaped).is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,406 @@
+//! `memtriage run`: spawn a job, pass its output through, sample its process tree,
+//! reap it, and hand over everything seen for diagnosis.
+
+pub mod child;
+pub mod limit;
+pub mod passthrough;
+pub mod record;
+pub mod sampler;
+pub mod signals;
+
+use std::ffi::OsString;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::error::Result;
+use crate::model::run::{FaultStats, LimitInfo, Outcome, RunReport, RUN_SCHEMA};
+use crate::probe::cgroup::CgroupReader;
+use crate::probe::root::Root;
+
+use child::Reaped;
+pub use passthrough::{Ignore, OutputObserver};
+use sampler::{CgroupWatch, Sampler};
+
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(500);
+/// After the job's main process exits, how long descendants that still hold its
+/// output open are waited for.
+const OUTPUT_DRAIN: Duration = Duration::from_secs(2);
+
+pub struct Config {
+    pub command: Vec<OsString>,
+    pub interval: Duration,
+    pub limit: Option<u64>,
+    pub record: Option<PathBuf>,
+}
+
+/// Everything a run saw, for diagnosis and rendering.
+pub struct RunResult<O> {
+    pub report: RunReport,
+    /// The observers of stdout and stderr, handed back with what they collected.
+    pub stdout: O,
+    pub stderr: O,
+    /// Pids of every process of the job seen.
+    pub pids: Vec<i32>,
+    /// Seconds since boot when the job started, to pick its kernel log lines.
+    pub started_boot_seconds: Option<f64>,
+    /// Signal memtriage received and passed on (or the terminal sent to both).
+    pub interrupted_by: Option<i32>,
+    pub reaped: Vec<Reaped>,
+}
+
+fn boot_seconds(root: &Root) -> Option<f64> {
+    root.read_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Runs the job to its end. Errors only when it cannot be started (bad command,
+/// `--limit` without a cgroup to make); everything after that is in the result.
+pub fn run<O: OutputObserver + 'static>(
+    root: &Root,
+    config: &Config,
+    stdout_observer: O,
+    stderr_observer: O,
+) -> Result<RunResult<O>> {
+    signals::block();
+    // SAFETY: marks this process as the subreaper of everything it starts.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+    let job_cgroup = config
+        .limit
+        .map(|l| limit::JobCgroup::create(root, l))
+        .transpose()?;
+    let mut recorder = match &config.record {
+        Some(path) => Some(record::Recorder::create(
+            path,
+            &config.command,
+            config.interval,
+            config.limit,
+        )?),
+        None => None,
+    };
+
+    let target = Arc::new(AtomicI32::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let received = Arc::new(AtomicI32::new(0));
+    let forwarder = {
+        let (target, stop, received) = (target.clone(), stop.clone(), received.clone());
+        std::thread::spawn(move || signals::forward(target, stop, received))
+    };
+    let started_boot_seconds = boot_seconds(root);
+    let start = Instant::now();
+    let started = match child::spawn(&config.command, job_cgroup.as_ref().map(|c| &c.procs)) {
+        Ok(s) => s,
+        Err(e) => {
+            stop.store(true, Ordering::Relaxed);
+            let _ = forwarder.join();
+            if let Some(cg) = job_cgroup {
+                cg.remove();
+            }
+            return Err(e);
+        }
+    };
+    let job = started.pid;
+    target.store(job, Ordering::Relaxed);
+    if let Some(r) = recorder.as_mut() {
+        r.event(0.0, "start", job, None);
+    }
+
+    let (out_done_tx, out_done_rx) = mpsc::channel();
+    let spawn_copy = |fd, mut observer: O, to_stderr: bool, done: mpsc::Sender<()>| {
+        std::thread::spawn(move || {
+            let stats = if to_stderr {
+                passthrough::copy(fd, std::io::stderr().as_fd(), &mut observer)
+            } else {
+                passthrough::copy(fd, std::io::stdout().as_fd(), &mut observer)
+            };
+            let _ = done.send(());
+            (observer, stats)
+        })
+    };
+    let out_thread = spawn_copy(started.stdout, stdout_observer, false, out_done_tx.clone());
+    let err_thread = spawn_copy(started.stderr, stderr_observer, true, out_done_tx);
+
+    let (reaped_tx, reaped_rx) = mpsc::channel();
+    std::thread::spawn(move || child::reap_all(reaped_tx));
+
+    let watch = job_cgroup
+        .as_ref()
+        .map(limit::JobCgroup::watch)
+        .or_else(|| {
+            let mut reader = CgroupReader::discover(root);
+            let cg = reader.for_pid(job).ok().flatten()?;
+            Some(CgroupWatch {
+                version: cg.version,
+                dir: PathBuf::from(cg.dir),
+            })
+        });
+    let mut sampler = Sampler::new(root, start, config.interval, watch);
+    let mut reaped: Vec<Reaped> = Vec::new();
+    let mut main_exit: Option<Reaped> = None;
+    let mut next = Instant::now();
+    while main_exit.is_none() {
+        let line = sampler.tick();
+        if let Some(r) = recorder.as_mut() {
+            r.sample(&line);
+        }
+        next += config.interval;
+        loop {
+            let wait = next.saturating_duration_since(Instant::now());
+            match reaped_rx.recv_timeout(wait) {
+                Ok(r) => {
+                    if let Some(rec) = recorder.as_mut() {
+                        rec.event(
+                            start.elapsed().as_secs_f64(),
+                            "exit",
+                            r.pid,
+                            Some(r.outcome),
+                        );
+                    }
+                    if r.pid == job {
+                        main_exit = Some(r);
+                    }
+                    reaped.push(r);
+                    if main_exit.is_some() {
+                        break;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => {
+                    // The reaper saw no child at all: treat as an exit we did not see.
+                    main_exit = Some(Reaped {
+                        pid: job,
+                        outcome: Outcome {
+                            exit_code: None,
+                            signal: None,
+                            core_dumped: false,
+                        },
+                        max_rss: 0,
+                        minor_faults: 0,
+                        major_faults: 0,
+                    });
+                    break;
+                }
+            }
+        }
+    }
+    let wall = start.elapsed().as_secs_f64();
+    let main_exit = main_exit.unwrap_or(Reaped {
+        pid: job,
+        outcome: Outcome {
+            exit_code: None,
+            signal: None,
+            core_dumped: false,
+        },
+        max_rss: 0,
+        minor_faults: 0,
+        major_faults: 0,
+    });
+
+    let mut notes = Vec::new();
+    // Descendants that outlive the job may still hold its output open.
+    let deadline = Instant::now() + OUTPUT_DRAIN;
+    let mut ended = 0;
+    while ended < 2 {
+        match out_done_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(()) => ended += 1,
+            Err(_) => break,
+        }
+    }
+    let (stdout_observer, stderr_observer) = if ended == 2 {
+        match (out_thread.join(), err_thread.join()) {
+            (Ok((o, os)), Ok((e, es))) => {
+                if os.downstream_closed || es.downstream_closed {
+                    notes.push("memtriage's own output was closed early; the job's pipe was closed too, as it would have been".into());
+                }
+                (o, e)
+            }
+            _ => return Err(crate::Error::Invalid("an output thread failed".into())),
+        }
+    } else {
+        return Err(crate::Error::Invalid(
+            "the job exited but processes it left behind still hold its output open; they were left running".into(),
+        ));
+    };
+    while let Ok(r) = reaped_rx.try_recv() {
+        reaped.push(r);
+    }
+    stop.store(true, Ordering::Relaxed);
+    let _ = forwarder.join();
+    let interrupted_by = Some(received.load(Ordering::Relaxed)).filter(|s| *s > 0);
+
+    let limit = job_cgroup.map(|cg| {
+        let watch = cg.watch();
+        let (version, dir, limit) = (cg.version, cg.dir.display().to_string(), cg.limit);
+        let peak = watch.peak();
+        let oom_kills = watch.oom_kills();
+        let removed = cg.remove();
+        if !removed {
+            notes.push(format!("could not remove the job's cgroup {dir}"));
+        }
+        LimitInfo {
+            version,
+            dir,
+            limit,
+            peak,
+            oom_kills,
+            removed,
+        }
+    });
+
+    let mut processes = sampler.summaries();
+    for r in &reaped {
+        if let Some(p) = processes.iter_mut().find(|p| p.pid == r.pid) {
+            p.outcome = Some(r.outcome);
+            p.peak_rss.update(r.max_rss, p.last_seen_seconds);
+        }
+    }
+    let sampled_minor: u64 = processes.iter().map(|p| p.minor_faults).sum();
+    let sampled_major: u64 = processes.iter().map(|p| p.major_faults).sum();
+    let reaped_minor: u64 = reaped.iter().map(|r| r.minor_faults).sum();
+    let reaped_major: u64 = reaped.iter().map(|r| r.major_faults).sum();
+    if sampler.peak_tree_pss.is_none() {
+        notes.push("PSS was not read: the job ended before every process had a reading".into());
+    }
+    let report = RunReport {
+        schema: RUN_SCHEMA.into(),
+        command: config
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        pid: job,
+        wall_seconds: wall,
+        outcome: main_exit.outcome,
+        peak_tree_rss: {
+            let mut p = sampler.peak_tree_rss;
+            p.update(main_exit.max_rss, wall);
+            p
+        },
+        peak_tree_pss: sampler.peak_tree_pss,
+        peak_shm_used: sampler.peak_shm_used,
+        shm_size: sampler.shm_size,
+        peak_swap_used: sampler.peak_swap_used,
+        peak_cgroup_usage: sampler.peak_cgroup_usage,
+        faults: FaultStats {
+            minor: reaped_minor.max(sampled_minor),
+            major: reaped_major.max(sampled_major),
+            peak_minor_per_second: sampler.peak_minor_rate,
+            peak_major_per_second: sampler.peak_major_rate,
+            peak_major_at_seconds: sampler.peak_major_at,
+        },
+        cgroup_oom_kills: match (
+            sampler.first_cgroup_oom_kills,
+            limit.as_ref().and_then(|l| l.oom_kills),
+        ) {
+            (_, Some(k)) => Some(k),
+            (Some(first), _) => sampler
+                .last_cgroup_oom_kills
+                .map(|last| last.saturating_sub(first)),
+            (None, None) => None,
+        },
+        swapped_pages: match (sampler.swap_in_out_start, sampler.swap_in_out_end) {
+            (Some((i0, o0)), Some((i1, o1))) => Some(i1.saturating_sub(i0) + o1.saturating_sub(o0)),
+            _ => None,
+        },
+        peak_memory_stall_percent: sampler.peak_psi_full_avg10,
+        processes,
+        limit,
+        sampling: sampler.stats,
+        findings: Vec::new(),
+        notes,
+    };
+    if let Some(r) = recorder.as_mut() {
+        r.finish(&report);
+    }
+    Ok(RunResult {
+        pids: sampler.pids(),
+        report,
+        stdout: stdout_observer,
+        stderr: stderr_observer,
+        started_boot_seconds,
+        interrupted_by,
+        reaped,
+    })
+}
+
+/// OOM kills the kernel logged for this job: of its processes or in its cgroup,
+/// since it started. `Err` says why the kernel log could not be read.
+pub fn kernel_oom_kills<O>(
+    root: &Root,
+    result: &RunResult<O>,
+) -> std::result::Result<Vec<crate::model::system::OomKill>, String> {
+    let lines = crate::probe::kmsg::read_kmsg(root)?;
+    let kills = crate::probe::kmsg::oom_kills(lines.iter().map(String::as_str));
+    let limit_dir = result.report.limit.as_ref().map(|l| l.dir.clone());
+    Ok(kills
+        .into_iter()
+        .filter(|k| match (k.timestamp, result.started_boot_seconds) {
+            (Some(t), Some(start)) => t + 1.0 >= start,
+            _ => true,
+        })
+        .filter(|k| {
+            result.pids.contains(&k.pid)
+                || result.reaped.iter().any(|r| r.pid == k.pid)
+                || limit_dir.as_deref().is_some_and(|dir| {
+                    [&k.memcg, &k.oom_memcg].iter().any(|m| {
+                        m.as_deref()
+                            .is_some_and(|m| m.len() > 1 && dir.ends_with(m))
+                    })
+                })
+        })
+        .collect())
+}
+
+/// Keeps the last bytes of a stream, for evidence when nothing else explains a failure.
+#[derive(Debug, Default)]
+pub struct Tail {
+    buf: std::collections::VecDeque<u8>,
+}
+
+impl Tail {
+    pub const KEEP: usize = 16 * 1024;
+
+    pub fn push(&mut self, chunk: &[u8]) {
+        let chunk = &chunk[chunk.len().saturating_sub(Self::KEEP)..];
+        let overflow = (self.buf.len() + chunk.len()).saturating_sub(Self::KEEP);
+        self.buf.drain(..overflow);
+        self.buf.extend(chunk);
+    }
+
+    /// The last `n` lines kept, as text.
+    pub fn last_lines(&self, n: usize) -> Vec<String> {
+        let bytes: Vec<u8> = self.buf.iter().copied().collect();
+        let text = crate::parse::text::escape_bytes(&bytes);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(n)..]
+            .iter()
+            .map(|l| l.to_string())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tail;
+
+    #[test]
+    fn tail_keeps_only_the_last_bytes() {
+        let mut t = Tail::default();
+        for i in 0..10_000 {
+            t.push(format!("line {i}\n").as_bytes());
+        }
+        assert_eq!(t.last_lines(2), vec!["line 9998", "line 9999"]);
+        assert!(t.buf.len() <= Tail::KEEP);
+        t.push(&vec![b'x'; 100_000]);
+        assert_eq!(t.buf.len(), Tail::KEEP);
+    }
+}

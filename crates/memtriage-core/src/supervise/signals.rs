@@ -1,0 +1,62 @@
+//! Forwarding the signals that should reach the job.
+//!
+//! memtriage and the job share a process group, so a signal the terminal sends
+//! (Ctrl-C, Ctrl-\, hangup) already reaches both: forwarding it would deliver it
+//! twice. What is sent to memtriage alone (`kill PID`, Slurm's or Kubernetes' SIGTERM)
+//! is forwarded. The kernel says which is which in `si_code`.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+
+pub const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+fn set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise and fill a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in FORWARDED {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+/// Blocks the forwarded signals in this thread and every thread it starts later, so
+/// only the forwarding thread receives them. The job's mask is reset at spawn.
+pub fn block() {
+    let set = set();
+    // SAFETY: changes this thread's signal mask only.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Runs until `stop`; forwards to `target` (0 until the job is started) each
+/// forwarded signal that did not come from the terminal. Returns the last signal
+/// received, so the summary can say the job was interrupted.
+pub fn forward(target: Arc<AtomicI32>, stop: Arc<AtomicBool>, received: Arc<AtomicI32>) {
+    let set = set();
+    let timeout = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 100_000_000,
+    };
+    while !stop.load(Ordering::Relaxed) {
+        // SAFETY: an all-zero siginfo is a valid buffer for the kernel to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waits on a set of blocked signals, filling `info`.
+        let sig = unsafe { libc::sigtimedwait(&set, &mut info, &timeout) };
+        if sig <= 0 {
+            continue;
+        }
+        received.store(sig, Ordering::Relaxed);
+        let from_terminal = info.si_code == libc::SI_KERNEL;
+        let pid = target.load(Ordering::Relaxed);
+        if !from_terminal && pid > 0 {
+            // SAFETY: signalling the job we started.
+            unsafe {
+                libc::kill(pid, sig);
+            }
+        }
+    }
+}

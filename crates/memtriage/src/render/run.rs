@@ -1,0 +1,141 @@
+//! The end-of-run summary for people.
+
+use std::io::{self, Write};
+
+use memtriage_core::model::run::RunReport;
+
+use super::style::Style;
+use super::units::iec;
+
+pub fn write(
+    out: &mut dyn Write,
+    style: &Style,
+    r: &RunReport,
+    last_stderr: &[String],
+) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{} {} {} after {:.1} s",
+        style.bold("memtriage:"),
+        r.command.join(" "),
+        r.outcome.describe(),
+        r.wall_seconds
+    )?;
+    let row = |out: &mut dyn Write, key: &str, value: String| writeln!(out, "  {key:<10} {value}");
+    let mut memory = format!(
+        "peak RSS {} at {:.1} s (all processes)",
+        iec(r.peak_tree_rss.bytes),
+        r.peak_tree_rss.at_seconds
+    );
+    if let Some(p) = r.peak_tree_pss {
+        memory.push_str(&format!(
+            ", peak PSS {} at {:.1} s",
+            iec(p.bytes),
+            p.at_seconds
+        ));
+    }
+    row(out, "memory", memory)?;
+    let mut top: Vec<_> = r.processes.iter().collect();
+    top.sort_by_key(|p| std::cmp::Reverse(p.peak_rss.bytes));
+    let shown: Vec<String> = top
+        .iter()
+        .take(4)
+        .map(|p| {
+            let mut s = format!("{} {} {}", p.pid, p.comm, iec(p.peak_rss.bytes));
+            if let Some(u) = p.peak_uss {
+                s.push_str(&format!(" (private {})", iec(u.bytes)));
+            }
+            s
+        })
+        .collect();
+    if !shown.is_empty() {
+        row(
+            out,
+            "processes",
+            format!("{} seen; largest: {}", r.processes.len(), shown.join(", ")),
+        )?;
+    }
+    let f = &r.faults;
+    row(
+        out,
+        "faults",
+        format!(
+            "{} minor, {} major; peak {:.0}/s minor, {:.0}/s major",
+            f.minor, f.major, f.peak_minor_per_second, f.peak_major_per_second
+        ),
+    )?;
+    let mut system = Vec::new();
+    if let (Some(used), Some(size)) = (r.peak_shm_used, r.shm_size) {
+        system.push(format!(
+            "/dev/shm peak {} of {}",
+            iec(used.bytes),
+            iec(size)
+        ));
+    }
+    if let Some(swap) = r.peak_swap_used {
+        system.push(format!("swap used up to {}", iec(swap.bytes)));
+    }
+    if let Some(stall) = r.peak_memory_stall_percent.filter(|s| *s > 0.0) {
+        system.push(format!("memory stalls up to {stall:.1}%"));
+    }
+    if !system.is_empty() {
+        row(out, "system", system.join(", "))?;
+    }
+    match &r.limit {
+        Some(l) => row(
+            out,
+            "limit",
+            format!(
+                "{} (cgroup {}), peak {}, OOM kills {}",
+                iec(l.limit),
+                l.dir,
+                l.peak.map(iec).unwrap_or_else(|| "-".into()),
+                l.oom_kills
+                    .map(|k| k.to_string())
+                    .unwrap_or_else(|| "-".into())
+            ),
+        )?,
+        None => {
+            if let Some(u) = r.peak_cgroup_usage {
+                row(out, "cgroup", format!("peak usage {}", iec(u.bytes)))?;
+            }
+        }
+    }
+    let s = &r.sampling;
+    row(
+        out,
+        "sampling",
+        format!(
+            "{} samples every {} ms; {} PSS readings took {:.0} ms in all (longest {:.1} ms)",
+            s.ticks,
+            s.interval_ms,
+            s.pss_readings,
+            s.pss_read_seconds * 1000.0,
+            s.pss_read_max_ms
+        ),
+    )?;
+    for n in &r.notes {
+        row(out, "note", n.clone())?;
+    }
+    writeln!(out)?;
+    if r.findings.is_empty() {
+        if r.outcome.shell_code() == 0 {
+            writeln!(
+                out,
+                "{} no memory problem found",
+                style.severity(memtriage_core::model::Severity::Ok)
+            )?;
+        } else {
+            writeln!(
+                out,
+                "no known memory failure explains the exit; the job's last lines on stderr:"
+            )?;
+            for l in last_stderr {
+                writeln!(out, "  | {l}")?;
+            }
+        }
+        return Ok(());
+    }
+    super::findings::write(out, style, &r.findings)
+}

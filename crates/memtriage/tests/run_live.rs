@@ -1,0 +1,406 @@
+//! `memtriage run` on real jobs: each scenario asserts the diagnosis and its evidence.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use support::memtriage;
+
+/// Runs `memtriage run --json ARGS…` and returns its output and the report.
+fn run(args: &[&str]) -> (Output, serde_json::Value) {
+    let out = memtriage()
+        .args(["run", "--json", "--interval", "100ms"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json_start = stderr
+        .rfind("\n{\n")
+        .map(|i| i + 1)
+        .or_else(|| stderr.starts_with("{\n").then_some(0));
+    let report = json_start
+        .and_then(|i| serde_json::from_str(&stderr[i..]).ok())
+        .unwrap_or_else(|| panic!("no JSON report on stderr:\n{stderr}"));
+    (out, report)
+}
+
+fn ids(report: &serde_json::Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn finding<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {:?}", ids(report)))
+}
+
+fn is_root() -> bool {
+    rustix_uid() == 0
+}
+
+fn rustix_uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(2)?.parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_clean_run_passes_output_and_exit_code_and_invents_nothing() {
+    let (out, report) = run(&[
+        "--",
+        "python3",
+        "-c",
+        "import sys; print('to stdout'); print('to stderr', file=sys.stderr); sys.exit(0)",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"to stdout\n");
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("to stderr\n"));
+    assert_eq!(report["schema"], "memtriage.run/v1");
+    assert_eq!(report["outcome"]["exit_code"], 0);
+    assert!(ids(&report).is_empty(), "{:?}", ids(&report));
+    assert!(report["peak_tree_rss"]["bytes"].as_u64().unwrap() > 1 << 20);
+}
+
+#[test]
+fn the_exit_code_is_the_jobs_and_a_signal_is_128_plus_it() {
+    let (out, report) = run(&["--", "sh", "-c", "exit 3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(ids(&report).is_empty());
+
+    let (out, report) = run(&["--", "sh", "-c", "kill -USR1 $$"]);
+    assert_eq!(out.status.code(), Some(128 + 10));
+    assert_eq!(report["outcome"]["signal"], 10);
+    assert_eq!(finding(&report, "run.signal")["severity"], "error");
+
+    let (out, report) = run(&["--", "sh", "-c", "kill -TERM $$"]);
+    assert_eq!(out.status.code(), Some(128 + 15));
+    assert_eq!(finding(&report, "run.terminated")["severity"], "info");
+}
+
+#[test]
+fn exceeding_limit_is_an_oom_kill_confirmed_by_the_kernel_and_the_cgroup_is_removed() {
+    if !is_root() {
+        eprintln!("skipped: --limit needs root to make a cgroup");
+        return;
+    }
+    let (out, report) = run(&[
+        "--limit",
+        "64M",
+        "--",
+        "python3",
+        "-c",
+        "b = bytearray(256 << 20); print('survived')",
+    ]);
+    assert_eq!(out.status.code(), Some(137));
+    assert!(out.stdout.is_empty());
+    let f = finding(&report, "run.oom-killed");
+    assert_eq!(f["severity"], "error");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("cgroup's memory limit"),
+        "{}",
+        f["title"]
+    );
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains("kernel killed pid"),
+        "kernel log evidence: {evidence}"
+    );
+    assert!(
+        evidence.contains("OOM kills in the job's cgroup"),
+        "{evidence}"
+    );
+    let limit = &report["limit"];
+    assert_eq!(limit["limit"], 64 << 20);
+    assert_eq!(limit["oom_kills"], 1);
+    assert_eq!(limit["removed"], true);
+    assert!(!std::path::Path::new(limit["dir"].as_str().unwrap()).exists());
+}
+
+#[test]
+fn a_segfault_through_ctypes_is_diagnosed_with_the_python_frame_printed() {
+    let script = "import ctypes\ndef crash():\n    ctypes.string_at(0)\ncrash()\n";
+    let (out, report) = run(&["--", "python3", "-c", script]);
+    assert_eq!(out.status.code(), Some(128 + 11));
+    assert_eq!(finding(&report, "run.segfault")["severity"], "error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Fatal Python error: Segmentation fault"),
+        "faulthandler is on: {stderr}"
+    );
+    assert!(stderr.contains("in crash"), "{stderr}");
+}
+
+#[test]
+fn sigbus_from_a_truncated_mapped_file_is_diagnosed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("weights.bin");
+    let script = format!(
+        "import mmap, os\nf = open({path:?}, 'w+b'); f.write(b'x' * (1 << 20)); f.flush()\n\
+         m = mmap.mmap(f.fileno(), 1 << 20)\nos.truncate({path:?}, 0)\nprint(m[1 << 19])\n",
+        path = path.to_str().unwrap()
+    );
+    let (out, report) = run(&["--", "python3", "-c", &script]);
+    assert_eq!(out.status.code(), Some(128 + 7));
+    let f = finding(&report, "run.bus-error-mmap");
+    assert!(f["why"].as_str().unwrap().contains("truncated"));
+}
+
+#[test]
+fn abort_is_diagnosed() {
+    let (out, report) = run(&["--", "python3", "-c", "import os; os.abort()"]);
+    assert_eq!(out.status.code(), Some(128 + 6));
+    assert_eq!(finding(&report, "run.abort")["severity"], "error");
+}
+
+#[test]
+fn forked_workers_that_unshare_their_parent_are_caught_while_they_run() {
+    // The parent fills 192 MiB; two forked workers each write to 96 MiB of it and
+    // stay alive long enough to be sampled.
+    let script = r#"
+import os, time
+b = bytearray(192 << 20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+pids = []
+for w in range(2):
+    pid = os.fork()
+    if pid == 0:
+        for i in range(0, 96 << 20, 4096):
+            b[i] = 2
+        time.sleep(2.5)
+        os._exit(0)
+    pids.append(pid)
+for p in pids:
+    os.waitpid(p, 0)
+"#;
+    let (out, report) = run(&["--", "python3", "-c", script]);
+    assert_eq!(out.status.code(), Some(0));
+    let f = finding(&report, "fork.copy-on-write");
+    assert!(
+        f["title"].as_str().unwrap().starts_with("2 forked workers"),
+        "{}",
+        f["title"]
+    );
+    let processes = report["processes"].as_array().unwrap();
+    let job = processes
+        .iter()
+        .find(|p| p["pid"] == report["pid"])
+        .unwrap();
+    // pyenv's shim may fork helpers of its own; the workers share the job's name.
+    let workers: Vec<&serde_json::Value> = processes
+        .iter()
+        .filter(|p| p["ppid"] == report["pid"] && p["comm"] == job["comm"])
+        .collect();
+    assert!(workers.len() >= 2, "{}", report["processes"]);
+    for w in workers {
+        let uss = w["peak_uss"]["bytes"].as_u64().unwrap();
+        assert!(uss >= 90 << 20, "each worker holds its own ~96 MiB: {uss}");
+    }
+}
+
+#[test]
+fn output_passes_through_byte_for_byte_and_streams_stay_separate() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.bin");
+    let b = dir.path().join("b.bin");
+    let mut rng = 0x9e3779b97f4a7c15u64;
+    let mut data = vec![0u8; 64 << 20];
+    for chunk in data.chunks_mut(8) {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        chunk.copy_from_slice(&rng.to_le_bytes()[..chunk.len()]);
+    }
+    std::fs::write(&a, &data).unwrap();
+    std::fs::write(&b, &data[..1 << 20]).unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    // 320 MiB on stdout (5 x 64 MiB), 1 MiB on stderr.
+    let script = format!("cat {a} {a} {a} {a} {a}; cat {b} >&2");
+    let out = memtriage()
+        .args(["run", "--", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout.len(), 5 * data.len());
+    for part in out.stdout.chunks(data.len()) {
+        assert!(
+            part == data.as_slice(),
+            "stdout differs from what the job wrote"
+        );
+    }
+    assert!(
+        out.stderr.starts_with(&data[..1 << 20]),
+        "stderr keeps the job's bytes first"
+    );
+}
+
+#[test]
+fn sigterm_sent_to_memtriage_reaches_the_job() {
+    let mut child = memtriage()
+        .args([
+            "run",
+            "--",
+            "python3",
+            "-c",
+            "import signal, sys, time\n\
+             signal.signal(signal.SIGTERM, lambda *a: (print('got term', flush=True), sys.exit(7)))\n\
+             print('ready', flush=True)\n\
+             time.sleep(30)\n",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 64];
+    while !String::from_utf8_lossy(&seen).contains("ready") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "job ended early");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    // SAFETY: signalling the memtriage we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    stdout.read_to_end(&mut seen).unwrap();
+    assert!(String::from_utf8_lossy(&seen).contains("got term"));
+    assert_eq!(
+        status.code(),
+        Some(7),
+        "memtriage exits with the job's code"
+    );
+}
+
+#[test]
+fn the_job_does_not_outlive_a_killed_memtriage() {
+    let marker = format!("memtriage-orphan-test-{}", std::process::id());
+    let mut child = memtriage()
+        .args([
+            "run",
+            "--",
+            "sh",
+            "-c",
+            &format!("exec -a {marker} sleep 60"),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let running = || {
+        Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    let start = Instant::now();
+    while !running() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(running(), "the job started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let start = Instant::now();
+    while running() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!running(), "the job was ended when memtriage died");
+}
+
+#[test]
+fn python_gets_faulthandler_unless_the_user_set_it() {
+    let (out, _) = run(&[
+        "--",
+        "python3",
+        "-c",
+        "import os; print(os.environ['PYTHONFAULTHANDLER'])",
+    ]);
+    assert_eq!(out.stdout, b"1\n");
+    let out = memtriage()
+        .args([
+            "run",
+            "--",
+            "python3",
+            "-c",
+            "import os; print(os.environ['PYTHONFAULTHANDLER'])",
+        ])
+        .env("PYTHONFAULTHANDLER", "")
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, b"\n");
+}
+
+#[test]
+fn record_writes_a_timeline_of_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("timeline.jsonl");
+    let (out, _) = run(&[
+        "--record",
+        path.to_str().unwrap(),
+        "--",
+        "python3",
+        "-c",
+        "import time; b = bytearray(32 << 20); time.sleep(0.5)",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "header");
+    assert_eq!(lines[0]["schema"], "memtriage.record/v1");
+    let samples: Vec<_> = lines.iter().filter(|l| l["type"] == "sample").collect();
+    assert!(samples.len() >= 3, "{} samples", samples.len());
+    assert!(samples
+        .iter()
+        .any(|s| s["tree_rss"].as_u64().unwrap() >= 32 << 20));
+    assert!(lines
+        .iter()
+        .any(|l| l["type"] == "event" && l["event"] == "exit"));
+    assert_eq!(lines.last().unwrap()["type"], "summary");
+}
+
+#[test]
+fn a_missing_command_or_bad_option_is_a_usage_error() {
+    let out = memtriage()
+        .args(["run", "--", "/no/such/program"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/program: command not found"));
+    for args in [
+        &["run"][..],
+        &["run", "--limit", "lots", "--", "true"],
+        &["run", "--interval", "0", "--", "true"],
+    ] {
+        let out = memtriage().args(args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
