@@ -360,10 +360,25 @@ pub fn kernel_oom_kills<O>(
         .collect())
 }
 
-/// Keeps the last bytes of a stream, for evidence when nothing else explains a failure.
-#[derive(Debug, Default)]
+/// Keeps the last bytes of a stream, for evidence when nothing else explains a
+/// failure: a fixed ring filled by at most two copies per chunk, so a job printing
+/// gigabytes costs it almost nothing.
+#[derive(Debug)]
 pub struct Tail {
-    buf: std::collections::VecDeque<u8>,
+    ring: Vec<u8>,
+    /// Where the next byte goes.
+    head: usize,
+    filled: bool,
+}
+
+impl Default for Tail {
+    fn default() -> Self {
+        Tail {
+            ring: vec![0; Self::KEEP],
+            head: 0,
+            filled: false,
+        }
+    }
 }
 
 impl Tail {
@@ -371,15 +386,26 @@ impl Tail {
 
     pub fn push(&mut self, chunk: &[u8]) {
         let chunk = &chunk[chunk.len().saturating_sub(Self::KEEP)..];
-        let overflow = (self.buf.len() + chunk.len()).saturating_sub(Self::KEEP);
-        self.buf.drain(..overflow);
-        self.buf.extend(chunk);
+        let first = chunk.len().min(Self::KEEP - self.head);
+        self.ring[self.head..self.head + first].copy_from_slice(&chunk[..first]);
+        let rest = &chunk[first..];
+        self.ring[..rest.len()].copy_from_slice(rest);
+        let end = self.head + chunk.len();
+        self.filled |= end >= Self::KEEP;
+        self.head = end % Self::KEEP;
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        if self.filled {
+            [&self.ring[self.head..], &self.ring[..self.head]].concat()
+        } else {
+            self.ring[..self.head].to_vec()
+        }
     }
 
     /// The last `n` lines kept, as text.
     pub fn last_lines(&self, n: usize) -> Vec<String> {
-        let bytes: Vec<u8> = self.buf.iter().copied().collect();
-        let text = crate::parse::text::escape_bytes(&bytes);
+        let text = crate::parse::text::escape_bytes(&self.bytes());
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         lines[lines.len().saturating_sub(n)..]
             .iter()
@@ -399,8 +425,11 @@ mod tests {
             t.push(format!("line {i}\n").as_bytes());
         }
         assert_eq!(t.last_lines(2), vec!["line 9998", "line 9999"]);
-        assert!(t.buf.len() <= Tail::KEEP);
+        assert_eq!(t.bytes().len(), Tail::KEEP);
         t.push(&vec![b'x'; 100_000]);
-        assert_eq!(t.buf.len(), Tail::KEEP);
+        assert!(t.bytes().iter().all(|b| *b == b'x'));
+        let mut short = Tail::default();
+        short.push(b"only\n");
+        assert_eq!(short.last_lines(5), vec!["only"]);
     }
 }

@@ -19,6 +19,9 @@ impl OutputObserver for Ignore {
 }
 
 const BUFFER: usize = 256 * 1024;
+/// Pipe capacity asked of the kernel: a job printing fast then blocks less often on
+/// us (the default is 64 KiB; unprivileged users may get up to pipe-max-size, 1 MiB).
+const PIPE_CAPACITY: i32 = 1 << 20;
 
 /// What a copy saw: bytes passed through, and whether our side was closed early.
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,6 +34,14 @@ pub struct CopyStats {
 
 /// Copies `from` (the job's pipe) to our file descriptor `to` until end of file.
 pub fn copy(from: OwnedFd, to: BorrowedFd<'_>, observer: &mut dyn OutputObserver) -> CopyStats {
+    // SAFETY: F_SETPIPE_SZ on a pipe we own; failure only leaves the default size.
+    unsafe {
+        libc::fcntl(
+            std::os::fd::AsRawFd::as_raw_fd(&from),
+            libc::F_SETPIPE_SZ,
+            PIPE_CAPACITY,
+        );
+    }
     let mut stats = CopyStats::default();
     let mut buf = vec![0u8; BUFFER];
     loop {
