@@ -39,6 +39,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Run a job, watch its memory, and say why it died; exits with the job's code
     Run(RunArgs),
+    /// Summarise a timeline written by `run --record`, or draw it as HTML
+    Report(ReportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -126,4 +128,15 @@ pub struct RunArgs {
     /// The command and its arguments, after `--`.
     #[arg(required = true, value_name = "CMD", allow_hyphen_values = true)]
     pub command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A file written by `memtriage run --record FILE`.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Write a self-contained HTML page with charts of memory and faults over time.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
 }

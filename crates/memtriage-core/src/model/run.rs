@@ -175,3 +175,49 @@ pub struct RunReport {
     /// What could not be measured, and why.
     pub notes: Vec<String>,
 }
+
+/// A `--record` file read back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Record {
+    pub command: Vec<String>,
+    pub interval_ms: u64,
+    pub samples: Vec<RecordedSample>,
+    pub events: Vec<RecordedEvent>,
+    /// Absent when the run was cut short before it ended.
+    pub summary: Option<RunReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedSample {
+    pub t: f64,
+    pub processes: Vec<RecordedProcess>,
+    pub tree_rss: u64,
+    pub tree_pss: Option<u64>,
+    pub shm_used: Option<u64>,
+    pub swap_used: Option<u64>,
+    pub cgroup_usage: Option<u64>,
+    #[serde(default)]
+    pub minor_faults_per_second: f64,
+    #[serde(default)]
+    pub major_faults_per_second: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedProcess {
+    pub pid: i32,
+    pub ppid: i32,
+    pub comm: String,
+    pub rss: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+    pub pss: Option<u64>,
+    pub uss: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedEvent {
+    pub t: f64,
+    pub event: String,
+    pub pid: i32,
+    pub outcome: Option<Outcome>,
+}

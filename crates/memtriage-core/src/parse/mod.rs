@@ -4,6 +4,7 @@
 pub mod cgroup;
 pub mod kv;
 pub mod mountinfo;
+pub mod record;
 pub mod size;
 pub mod smaps;
 pub mod stat;

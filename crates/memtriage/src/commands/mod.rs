@@ -2,6 +2,7 @@
 
 mod doctor;
 pub mod inspect;
+mod report;
 mod run;
 
 use std::io::Write;
@@ -26,5 +27,6 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Inspect(args) => inspect::run(&ctx, args, out),
         Command::Doctor(args) => doctor::run(&ctx, args, out),
         Command::Run(args) => run::run(&ctx, args),
+        Command::Report(args) => report::run(&ctx, args, out),
     }
 }

@@ -1,6 +1,7 @@
 //! Turning model data into text for people. Reads only what it is given.
 
 pub mod findings;
+pub mod html;
 pub mod inspect;
 pub mod run;
 pub mod style;

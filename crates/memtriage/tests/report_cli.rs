@@ -1,0 +1,107 @@
+//! `memtriage report`: a recorded run read back, as text and as an HTML page.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::process::Stdio;
+
+use support::memtriage;
+
+fn record_run(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("run.jsonl");
+    let status = memtriage()
+        .args([
+            "run",
+            "--interval",
+            "50ms",
+            "--record",
+            path.to_str().unwrap(),
+            "--",
+        ])
+        .args([
+            "python3",
+            "-c",
+            "import time; b = bytearray(48 << 20); time.sleep(0.4)",
+        ])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    path
+}
+
+#[test]
+fn html_report_is_one_self_contained_page_with_charts_and_the_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_run(dir.path());
+    let html = dir.path().join("run.html");
+    let out = memtriage()
+        .args([
+            "report",
+            rec.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!doctype html>"));
+    assert_eq!(
+        page.matches("<svg").count(),
+        2,
+        "a memory chart and a fault chart"
+    );
+    assert!(page.contains("<polygon"), "stacked memory areas");
+    assert!(page.contains("exited with code 0"));
+    assert!(page.contains("No memory problem found."));
+    for external in ["<script", "src=\"http", "href=\"http", "@import"] {
+        assert!(!page.contains(external), "self-contained: found {external}");
+    }
+}
+
+#[test]
+fn text_report_repeats_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_run(dir.path());
+    let out = memtriage()
+        .args(["report", rec.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("exited with code 0"), "{text}");
+    assert!(text.contains("peak RSS"), "{text}");
+}
+
+#[test]
+fn a_recording_cut_short_still_draws_and_bad_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_run(dir.path());
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let cut: String = text.lines().take(4).collect::<Vec<_>>().join("\n") + "\n{\"type\":\"sam";
+    let cut_path = dir.path().join("cut.jsonl");
+    std::fs::write(&cut_path, cut).unwrap();
+    let out = memtriage()
+        .args(["report", cut_path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ends before the job did"));
+
+    let junk = dir.path().join("junk.txt");
+    std::fs::write(&junk, "hello\n").unwrap();
+    for (file, needle) in [
+        (junk.to_str().unwrap(), "line 1"),
+        ("/no/such/file", "cannot read"),
+    ] {
+        let out = memtriage().args(["report", file]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle) && err.contains(file), "{err}");
+    }
+}
