@@ -125,6 +125,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Count page faults and context switches of the whole job, and dTLB misses where
+    /// the CPU's counters are exposed (perf_event_open).
+    #[arg(long)]
+    pub perf: bool,
+
     /// The command and its arguments, after `--`.
     #[arg(required = true, value_name = "CMD", allow_hyphen_values = true)]
     pub command: Vec<std::ffi::OsString>,

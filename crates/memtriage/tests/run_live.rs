@@ -404,3 +404,28 @@ fn a_missing_command_or_bad_option_is_a_usage_error() {
         );
     }
 }
+
+#[test]
+fn perf_counts_the_jobs_page_faults_and_says_when_hardware_counters_are_missing() {
+    let (out, report) = run(&["--perf", "--", "python3", "-c", "b = bytearray(64 << 20)"]);
+    assert_eq!(out.status.code(), Some(0));
+    let perf = &report["perf"];
+    let minor = perf["minor_faults"]
+        .as_u64()
+        .expect("software counters open as root and as users");
+    assert!(
+        minor >= (64 << 20) / 4096,
+        "touching 64 MiB is at least 16384 faults: {minor}"
+    );
+    // The counters count the job only: close to the kernel's own accounting of it.
+    let wait4 = report["faults"]["minor"].as_u64().unwrap();
+    assert!(
+        minor.abs_diff(wait4) < wait4 / 10,
+        "perf {minor} vs wait4 {wait4}"
+    );
+    let has_dtlb = perf["dtlb_load_misses"].is_u64();
+    let said_why = perf["hardware_unavailable"]
+        .as_str()
+        .is_some_and(|w| w.contains("PMU"));
+    assert!(has_dtlb || said_why, "{perf}");
+}

@@ -104,6 +104,10 @@ pub struct ProcessSummary {
     /// Private dirty memory at the highest USS reading: copy-on-write shows here.
     pub private_dirty_at_peak_uss: Option<u64>,
     pub shared_at_peak_uss: Option<u64>,
+    /// Anonymous memory and the part of it in transparent huge pages, at the latest
+    /// PSS reading: the huge-page coverage that decides TLB pressure.
+    pub anonymous: Option<u64>,
+    pub anon_huge_pages: Option<u64>,
     pub minor_faults: u64,
     pub major_faults: u64,
     /// Set when memtriage reaped it (the job's main process, or an orphan it adopted).
@@ -168,6 +172,8 @@ pub struct RunReport {
     pub swapped_pages: Option<u64>,
     /// Highest PSI `full avg10` (percent of time every task stalled on memory).
     pub peak_memory_stall_percent: Option<f64>,
+    /// `--perf` counters for the whole job.
+    pub perf: Option<crate::supervise::perf::PerfCounts>,
     pub processes: Vec<ProcessSummary>,
     pub limit: Option<LimitInfo>,
     pub sampling: SamplingStats,
@@ -220,4 +226,17 @@ pub struct RecordedEvent {
     pub event: String,
     pub pid: i32,
     pub outcome: Option<Outcome>,
+}
+
+impl RunReport {
+    /// Share of the job's anonymous memory in transparent huge pages, over the
+    /// latest PSS reading of each process.
+    pub fn huge_page_coverage(&self) -> Option<f64> {
+        let (huge, anon) = self
+            .processes
+            .iter()
+            .filter_map(|p| Some((p.anon_huge_pages?, p.anonymous?)))
+            .fold((0u64, 0u64), |(h, a), (ph, pa)| (h + ph, a + pa));
+        (anon > 0).then(|| huge as f64 / anon as f64)
+    }
 }

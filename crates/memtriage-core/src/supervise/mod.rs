@@ -4,6 +4,7 @@
 pub mod child;
 pub mod limit;
 pub mod passthrough;
+pub mod perf;
 pub mod record;
 pub mod sampler;
 pub mod signals;
@@ -35,6 +36,8 @@ pub struct Config {
     pub interval: Duration,
     pub limit: Option<u64>,
     pub record: Option<PathBuf>,
+    /// Count page faults, context switches and (where the PMU allows) dTLB misses.
+    pub perf: bool,
 }
 
 /// Everything a run saw, for diagnosis and rendering.
@@ -95,6 +98,7 @@ pub fn run<O: OutputObserver + 'static>(
         let (target, stop, received) = (target.clone(), stop.clone(), received.clone());
         std::thread::spawn(move || signals::forward(target, stop, received))
     };
+    let perf = config.perf.then(perf::Perf::open);
     let started_boot_seconds = boot_seconds(root);
     let start = Instant::now();
     let started = match child::spawn(&config.command, job_cgroup.as_ref().map(|c| &c.procs)) {
@@ -256,6 +260,15 @@ pub fn run<O: OutputObserver + 'static>(
         }
     });
 
+    let mut perf_counts = perf.as_ref().map(perf::Perf::counts);
+    if let (Some(p), Some(counts)) = (perf.as_ref(), perf_counts.as_mut()) {
+        if let Some(e) = p.software_error() {
+            notes.push(format!("--perf: software counters unavailable: {e} (see /proc/sys/kernel/perf_event_paranoid)"));
+        }
+        if let Some(hw) = &counts.hardware_unavailable {
+            notes.push(format!("--perf: {hw}"));
+        }
+    }
     let mut processes = sampler.summaries();
     for r in &reaped {
         if let Some(p) = processes.iter_mut().find(|p| p.pid == r.pid) {
@@ -312,6 +325,7 @@ pub fn run<O: OutputObserver + 'static>(
             _ => None,
         },
         peak_memory_stall_percent: sampler.peak_psi_full_avg10,
+        perf: perf_counts,
         processes,
         limit,
         sampling: sampler.stats,

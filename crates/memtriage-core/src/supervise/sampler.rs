@@ -266,6 +266,8 @@ impl Sampler {
                             peak_uss: None,
                             private_dirty_at_peak_uss: None,
                             shared_at_peak_uss: None,
+                            anonymous: None,
+                            anon_huge_pages: None,
                             minor_faults: 0,
                             major_faults: 0,
                             outcome: None,
@@ -448,6 +450,8 @@ impl Sampler {
         let rollup = bytes.and_then(|b| parse_rollup(&b))?;
         let uss = rollup.uss();
         let sum = &mut tr.summary;
+        sum.anonymous = Some(rollup.anonymous);
+        sum.anon_huge_pages = Some(rollup.anon_huge_pages);
         update_opt(&mut sum.peak_pss, Some(rollup.pss), t);
         let previous_uss = sum.peak_uss.map(|p| p.bytes);
         update_opt(&mut sum.peak_uss, Some(uss), t);

@@ -38,6 +38,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         interval,
         limit,
         record: args.record.clone(),
+        perf: args.perf,
     };
     let result = supervise::run(
         &ctx.root,

@@ -65,6 +65,37 @@ pub fn write(
             f.minor, f.major, f.peak_minor_per_second, f.peak_major_per_second
         ),
     )?;
+    if let Some(p) = &r.perf {
+        let n = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+        let mut text = format!(
+            "{} page faults ({} minor, {} major), {} context switches",
+            n(p.page_faults),
+            n(p.minor_faults),
+            n(p.major_faults),
+            n(p.context_switches)
+        );
+        if p.dtlb_load_misses.is_some() || p.dtlb_store_misses.is_some() {
+            text.push_str(&format!(
+                "; dTLB misses {} loads, {} stores",
+                n(p.dtlb_load_misses),
+                n(p.dtlb_store_misses)
+            ));
+            if let Some(i) = p.instructions.filter(|i| *i > 0) {
+                let per_k = (p.dtlb_load_misses.unwrap_or(0) + p.dtlb_store_misses.unwrap_or(0))
+                    as f64
+                    * 1000.0
+                    / i as f64;
+                text.push_str(&format!(" ({per_k:.2} per 1000 instructions)"));
+            }
+        }
+        if let Some(c) = r.huge_page_coverage() {
+            text.push_str(&format!(
+                "; {:.0}% of anonymous memory in huge pages (fewer TLB misses the higher it is)",
+                c * 100.0
+            ));
+        }
+        row(out, "perf", text)?;
+    }
     let mut system = Vec::new();
     if let (Some(used), Some(size)) = (r.peak_shm_used, r.shm_size) {
         system.push(format!(
