@@ -4,6 +4,7 @@
 //! page. The sign is forked workers whose unique memory (USS) keeps growing.
 
 use crate::model::finding::{Evidence, Finding, Severity};
+use crate::model::process::ProcessSnapshot;
 use crate::model::tree::TreeNode;
 
 /// A forked worker counts when it holds at least this much privately.
@@ -13,8 +14,17 @@ pub const TOTAL_PRIVATE_MIN: u64 = 64 << 20;
 
 pub const FINDING_ID: &str = "fork.copy-on-write";
 
-/// One finding per parent whose forked children (same `comm`, so not exec'd into
-/// another program) hold a lot of private memory.
+/// A child forked from `parent` that did not exec another program: it runs the same
+/// executable. Workers may rename themselves (PyTorch's are `pt_data_worker`), so the
+/// name decides only when an executable is unknown.
+fn is_fork_of(child: &ProcessSnapshot, parent: &ProcessSnapshot) -> bool {
+    match (&child.exe, &parent.exe) {
+        (Some(c), Some(p)) => c == p,
+        _ => child.comm == parent.comm,
+    }
+}
+
+/// One finding per parent whose forked children hold a lot of private memory.
 pub fn findings(nodes: &[TreeNode]) -> Vec<Finding> {
     let mut out = Vec::new();
     for parent in nodes {
@@ -22,7 +32,7 @@ pub fn findings(nodes: &[TreeNode]) -> Vec<Finding> {
         let workers: Vec<_> = nodes
             .iter()
             .map(|n| &n.process)
-            .filter(|c| c.ppid == p.pid && c.pid != p.pid && c.comm == p.comm && !c.kernel_thread)
+            .filter(|c| c.ppid == p.pid && c.pid != p.pid && !c.kernel_thread && is_fork_of(c, p))
             .filter_map(|c| Some((c, c.rollup.as_ref()?)))
             .filter(|(_, r)| r.uss() >= WORKER_PRIVATE_MIN)
             .collect();
@@ -104,7 +114,7 @@ pub fn iec(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::process::{Faults, ProcessSnapshot, Rollup};
+    use crate::model::process::{Faults, Rollup};
 
     fn proc(pid: i32, ppid: i32, comm: &str, private_dirty: u64) -> TreeNode {
         TreeNode {
@@ -114,6 +124,7 @@ mod tests {
                 ppid,
                 comm: comm.into(),
                 cmdline: vec![],
+                exe: None,
                 state: 'S',
                 uid: Some(0),
                 user: None,
@@ -171,6 +182,26 @@ mod tests {
             proc(101, 100, "python", 900 << 20),
         ];
         assert!(findings(&nodes).is_empty());
+    }
+
+    #[test]
+    fn renamed_workers_of_the_same_executable_are_forks() {
+        let mut nodes = vec![
+            proc(100, 1, "python3", 10 << 20),
+            proc(101, 100, "pt_data_worker", 64 << 20),
+            proc(102, 100, "pt_data_worker", 64 << 20),
+        ];
+        for n in &mut nodes {
+            n.process.exe = Some("/usr/bin/python3.11".into());
+        }
+        assert_eq!(findings(&nodes).len(), 1);
+        nodes[2].process.exe = Some("/usr/bin/ffmpeg".into());
+        let f = findings(&nodes);
+        assert!(
+            f[0].title.starts_with("1 forked worker of pid 100"),
+            "{}",
+            f[0].title
+        );
     }
 
     #[test]

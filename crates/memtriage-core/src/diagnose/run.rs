@@ -346,13 +346,15 @@ fn near_limit(r: &RunReport, oom_seen: bool) -> Option<Finding> {
 }
 
 fn copy_on_write(r: &RunReport) -> Vec<Finding> {
-    // The workers are gone by now: judge them at their highest private memory.
+    // The workers are gone by now: judge them at their highest private memory, read
+    // or estimated from faults since the last reading (the larger; reads are rationed).
     let nodes: Vec<TreeNode> = r
         .processes
         .iter()
         .filter_map(|p| {
-            let uss = p.peak_uss?.bytes;
-            let dirty = p.private_dirty_at_peak_uss.unwrap_or(0).min(uss);
+            let read = p.peak_uss.map_or(0, |u| u.bytes);
+            let uss = read.max(p.peak_uss_estimate?.bytes);
+            let dirty = (p.private_dirty_at_peak_uss.unwrap_or(0) + (uss - read)).min(uss);
             Some(TreeNode {
                 depth: 0,
                 process: ProcessSnapshot {
@@ -360,6 +362,7 @@ fn copy_on_write(r: &RunReport) -> Vec<Finding> {
                     ppid: p.ppid,
                     comm: p.comm.clone(),
                     cmdline: Vec::new(),
+                    exe: p.exe.clone(),
                     state: 'S',
                     uid: None,
                     user: None,

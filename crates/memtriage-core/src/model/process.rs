@@ -13,6 +13,10 @@ pub struct ProcessSnapshot {
     pub comm: String,
     /// Arguments, with bytes that are not UTF-8 escaped as `\xNN`. Empty for kernel threads.
     pub cmdline: Vec<String>,
+    /// The executable (`/proc/PID/exe`); a forked worker that did not exec shares
+    /// its parent's. `None` for kernel threads, in listings, or when not ours to read.
+    #[serde(default)]
+    pub exe: Option<String>,
     /// One-letter state from `/proc/PID/stat` (R, S, D, Z, T, I, ...).
     pub state: char,
     pub uid: Option<u32>,

@@ -94,6 +94,8 @@ pub struct ProcessSummary {
     pub pid: i32,
     pub ppid: i32,
     pub comm: String,
+    /// The executable at the latest PSS reading (forked workers share their parent's).
+    pub exe: Option<String>,
     pub first_seen_seconds: f64,
     pub last_seen_seconds: f64,
     pub peak_rss: Peak,
@@ -101,6 +103,9 @@ pub struct ProcessSummary {
     pub peak_pss: Option<Peak>,
     /// Highest USS (private memory) among the readings taken.
     pub peak_uss: Option<Peak>,
+    /// Highest private memory estimated between readings: the last USS reading plus
+    /// 4 KiB per minor fault since (after fork, faults track copy-on-write closely).
+    pub peak_uss_estimate: Option<Peak>,
     /// Private dirty memory at the highest USS reading: copy-on-write shows here.
     pub private_dirty_at_peak_uss: Option<u64>,
     pub shared_at_peak_uss: Option<u64>,

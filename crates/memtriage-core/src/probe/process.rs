@@ -203,12 +203,18 @@ impl ProcessReader {
             },
         };
 
+        let exe = if self.detail.status && !kernel_thread {
+            dir.read_link("exe").ok().map(|b| escape_bytes(&b))
+        } else {
+            None
+        };
         let user = uid.and_then(|u| self.users.name(u));
         Ok(ProcessSnapshot {
             pid,
             ppid: stat.ppid,
             comm: stat.comm,
             cmdline,
+            exe,
             state: stat.state,
             uid,
             user,

@@ -23,7 +23,7 @@ use crate::probe::system::parse_pressure;
 /// Share of wall time that smaps_rollup reads may take.
 const PSS_BUDGET_SHARE: f64 = 0.01;
 /// Allowance on top of the share, so the first readings of a short job happen.
-const PSS_BUDGET_ALLOWANCE: Duration = Duration::from_millis(50);
+const PSS_BUDGET_ALLOWANCE: Duration = Duration::from_millis(150);
 
 /// A cgroup whose usage is watched: the job's own, or the one `--limit` made.
 #[derive(Debug, Clone)]
@@ -64,12 +64,16 @@ impl CgroupWatch {
 
 struct PssReading {
     pss: u64,
+    uss: u64,
     at: f64,
     minflt_at: u64,
 }
 
 struct Tracked {
     dir: ProcDir,
+    /// Minor faults when first seen: a worker seen just after fork has private
+    /// memory near zero then, so its faults since bound its copy-on-write growth.
+    minflt_first_seen: Option<u64>,
     summary: ProcessSummary,
     alive: bool,
     rss: u64,
@@ -255,15 +259,18 @@ impl Sampler {
                     pid,
                     Tracked {
                         dir,
+                        minflt_first_seen: None,
                         summary: ProcessSummary {
                             pid,
                             ppid: 0,
                             comm: String::new(),
+                            exe: None,
                             first_seen_seconds: t,
                             last_seen_seconds: t,
                             peak_rss: Peak::default(),
                             peak_pss: None,
                             peak_uss: None,
+                            peak_uss_estimate: None,
                             private_dirty_at_peak_uss: None,
                             shared_at_peak_uss: None,
                             anonymous: None,
@@ -305,6 +312,12 @@ impl Sampler {
             sum.minor_faults = s.minflt;
             sum.major_faults = s.majflt;
             sum.peak_rss.update(tr.rss, t);
+            let first = *tr.minflt_first_seen.get_or_insert(s.minflt);
+            let estimate = match &tr.last_pss {
+                Some(r) => r.uss + s.minflt.saturating_sub(r.minflt_at) * self.page_size,
+                None => s.minflt.saturating_sub(first) * self.page_size,
+            };
+            update_opt(&mut sum.peak_uss_estimate, Some(estimate), t);
             tree_rss += tr.rss;
             minflt_sum += s.minflt;
             majflt_sum += s.majflt;
@@ -449,7 +462,13 @@ impl Sampler {
         self.stats.pss_read_max_ms = self.stats.pss_read_max_ms.max(cost.as_secs_f64() * 1000.0);
         let rollup = bytes.and_then(|b| parse_rollup(&b))?;
         let uss = rollup.uss();
+        let exe = tr
+            .dir
+            .read_link("exe")
+            .ok()
+            .map(|b| crate::parse::text::escape_bytes(&b));
         let sum = &mut tr.summary;
+        sum.exe = exe.or(sum.exe.take());
         sum.anonymous = Some(rollup.anonymous);
         sum.anon_huge_pages = Some(rollup.anon_huge_pages);
         update_opt(&mut sum.peak_pss, Some(rollup.pss), t);
@@ -459,8 +478,10 @@ impl Sampler {
             sum.private_dirty_at_peak_uss = Some(rollup.private_dirty);
             sum.shared_at_peak_uss = Some(rollup.shared_clean + rollup.shared_dirty);
         }
+        update_opt(&mut sum.peak_uss_estimate, Some(uss), t);
         tr.last_pss = Some(PssReading {
             pss: rollup.pss,
+            uss,
             at: t,
             minflt_at: sum.minor_faults,
         });
