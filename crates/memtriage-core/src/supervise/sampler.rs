@@ -71,9 +71,6 @@ struct PssReading {
 
 struct Tracked {
     dir: ProcDir,
-    /// Minor faults when first seen: a worker seen just after fork has private
-    /// memory near zero then, so its faults since bound its copy-on-write growth.
-    minflt_first_seen: Option<u64>,
     summary: ProcessSummary,
     alive: bool,
     rss: u64,
@@ -259,7 +256,6 @@ impl Sampler {
                     pid,
                     Tracked {
                         dir,
-                        minflt_first_seen: None,
                         summary: ProcessSummary {
                             pid,
                             ppid: 0,
@@ -312,10 +308,11 @@ impl Sampler {
             sum.minor_faults = s.minflt;
             sum.major_faults = s.majflt;
             sum.peak_rss.update(tr.rss, t);
-            let first = *tr.minflt_first_seen.get_or_insert(s.minflt);
+            // Before any reading: the kernel zeroes a child's fault counters at fork,
+            // so a forked worker's own minor faults bound what it has copied since.
             let estimate = match &tr.last_pss {
                 Some(r) => r.uss + s.minflt.saturating_sub(r.minflt_at) * self.page_size,
-                None => s.minflt.saturating_sub(first) * self.page_size,
+                None => s.minflt * self.page_size,
             };
             update_opt(&mut sum.peak_uss_estimate, Some(estimate), t);
             tree_rss += tr.rss;
