@@ -49,7 +49,8 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     // Text findings add what only the output says (CUDA, NCCL, Python frames); where
     // the system already confirmed the same failure, its finding comes first and the
     // text's evidence joins it.
-    for t in inputs.text_findings {
+    for mut t in inputs.text_findings {
+        add_system_evidence(&mut t, r);
         match findings.iter_mut().find(|f| same_failure(&f.id, &t.id)) {
             Some(f) => f.evidence.extend(t.evidence),
             None => findings.push(t),
@@ -57,6 +58,24 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     findings
+}
+
+/// What the system measured that bears on a failure only the output reported: a
+/// shared-memory error gets /dev/shm's size and its peak use during the run.
+fn add_system_evidence(f: &mut Finding, r: &RunReport) {
+    if f.id.contains("shm") {
+        if let Some(size) = r.shm_size {
+            f.evidence.push(Evidence::new(
+                "/dev/shm size",
+                format!(
+                    "{}, peak use during the run {}",
+                    iec(size),
+                    r.peak_shm_used.map(|p| iec(p.bytes)).unwrap_or_else(|| "unreadable".into())
+                ),
+                "statvfs(/dev/shm)",
+            ));
+        }
+    }
 }
 
 /// A system-confirmed finding and a text finding about the same failure.
