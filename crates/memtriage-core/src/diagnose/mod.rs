@@ -2,3 +2,4 @@
 
 pub mod cow;
 pub mod doctor;
+pub mod logs;
