@@ -364,9 +364,12 @@ fn oom_evidence(group: &[&LogMatch], source: &str, out: &mut Vec<Evidence>) -> O
     let kills = kmsg::oom_kills(kernel.iter().map(|m| m.line.as_str()));
     let first = kills.first()?;
     let line_of = |k: &OomKill| {
+        let pid = k.pid.to_string();
+        let of_pid = |m: &&&LogMatch| m.capture("pid") == Some(pid.as_str());
         kernel
             .iter()
-            .find(|m| m.capture("pid") == Some(k.pid.to_string().as_str()))
+            .find(|m| m.rule == "kernel.oom-killed-process" && of_pid(m))
+            .or_else(|| kernel.iter().find(of_pid))
             .map_or_else(|| source.to_string(), |m| format!("{source}:{}", m.line_no))
     };
     for k in kills.iter().take(4) {
@@ -487,7 +490,6 @@ fn cuda_oom_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) -> Option<
         let r = size("reserved")?;
         Some((r - allocated?).max(0.0))
     });
-    let asked = size("asked");
     let (Some(unalloc), Some(alloc)) = (unallocated, allocated) else {
         return None;
     };
@@ -510,8 +512,7 @@ fn cuda_oom_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) -> Option<
             ));
         }
     }
-    let fragmented = share > FRAGMENTED_SHARE || asked.is_some_and(|a| unalloc >= a);
-    fragmented.then(|| {
+    (share > FRAGMENTED_SHARE).then(|| {
         format!(
             "The caching allocator is fragmented: {shown} is reserved but unallocated. First try:\n\
              export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   (before starting python)"

@@ -164,12 +164,24 @@ pub fn expand(pattern: &str) -> String {
 /// A shell's report of a job that died by a signal: bare (`Bus error (core dumped)`),
 /// after a job number (`[1]+  Aborted`), from a script (`train.sh: line 12: 4567
 /// Segmentation fault (core dumped) python train.py`), or zsh's (`zsh: bus error  python`).
+/// The OOM class's fix, also the tail of the fix for a SIGKILL seen without the
+/// kernel's own line.
+macro_rules! oom_fix {
+    () => {
+        "See what grew and when: memtriage run -- python train.py (samples the job's whole process tree: \
+              parent, DataLoader workers, NCCL helpers).\nIf a limit was hit, raise it: docker run --memory=…, \
+              Kubernetes resources.limits.memory, Slurm #SBATCH --mem=… (or --mem-per-gpu).\nOr lower the peak: \
+              fewer DataLoader workers (num_workers), load checkpoints with torch.load(path, mmap=True) or \
+              safetensors instead of a full copy in RAM, keep datasets in numpy arrays or memory-mapped files."
+    };
+}
+
 macro_rules! shell_signal {
     ($signal:literal) => {
         // With a prefix the command may follow; bare, the signal must be all the line
         // says, so prose that mentions a segmentation fault is not one.
         concat!(
-            r"^(?:(?:\[\d+\][+-]?\s+|\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+|zsh: )(?:",
+            r"^(?:(?:\[\d+\][+-]?\s+|[+-]\s+|\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+|zsh: )(?:",
             $signal,
             r")(?:\s+\(core dumped\))?(?:\s+(?P<command>.*?))?|(?:",
             $signal,
@@ -177,6 +189,12 @@ macro_rules! shell_signal {
         )
     };
 }
+
+const SIGKILL_FIX: &str = concat!(
+    "Confirm it was the OOM killer in the node's kernel log: dmesg -T | grep -iE 'killed process|out of memory' \
+     (or journalctl -k).\n",
+    oom_fix!()
+);
 
 pub static RULES: &[Rule] = &[
     // ---- kernel OOM killer -------------------------------------------------------
@@ -224,7 +242,7 @@ pub static RULES: &[Rule] = &[
         C::OomKill,
         Error,
         &["oom_kill event", "oom-kill event"],
-        r"Detected (?P<count>\d+) oom[-_]kill events? in (?:StepId=|step )(?P<step>[\w.]+)",
+        r"Detected (?P<count>\d+) oom[-_]kill events? in (?:StepId=|step )(?P<step>\d+(?:\.\w+)?)",
         "Slurm: {count} OOM kill in step {step} (the job's memory cgroup limit was hit)",
     ),
     rule(
@@ -243,7 +261,9 @@ pub static RULES: &[Rule] = &[
         r"(?:Job|Step|StepId=)\s*(?P<step>\S+?) exceeded memory limit|Exceeded job memory limit",
         "Slurm: the job exceeded its memory limit",
     ),
-    rule(
+    Rule {
+        fix: Some(SIGKILL_FIX),
+        ..rule(
         "exit.sigkill",
         C::OomKill,
         Error,
@@ -253,21 +273,17 @@ pub static RULES: &[Rule] = &[
         ],
         r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\s*:?\s*137\b)|\bexitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)",
         "The process was killed by SIGKILL (exit code 137), the mark of an OOM kill",
-    ),
+    )
+    },
     Rule {
-        fix: Some(
-            "Check the kernel log of the node for the kill and its reason: dmesg -T | grep -iE 'killed process|oom' \
-             (or journalctl -k).\nIf it was the OOM killer, see what grew: memtriage run -- CMD samples the job's \
-             whole process tree; then lower the peak (fewer DataLoader workers, torch.load(path, mmap=True)) or \
-             raise the limit.",
-        ),
+        fix: Some(SIGKILL_FIX),
         ..rule(
             "shell.killed",
             C::OomKill,
             Error,
             &["Killed", "zsh: killed"],
             // Bare `Killed` only when it is all the line says, so prose is not a kill.
-            r"^(?:\[\d+\][+-]?\s+|\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|^Killed\s*$",
+            r"^(?:\[\d+\][+-]?\s+|[+-]\s+|\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|^Killed\s*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },
@@ -376,7 +392,7 @@ pub static RULES: &[Rule] = &[
             C::MemlockLimit,
             Error,
             &["cudaHostAlloc", "cudaHostRegister", "CachingHostAllocator", "pin memory thread", "pin_memory"],
-            r"(?:cudaHostAlloc|cudaHostRegister|CachingHostAllocator|pin memory thread|pin_memory).*(?:out of memory|[Ff]ailed|[Ee]rror|Cannot allocate memory)",
+            r"(?:cudaHostAlloc|cudaHostRegister|CachingHostAllocator|pin memory thread|pin_memory).*(?:out of memory|[Ff]ailed|[Ee]rror|Cannot allocate memory)|(?:Error|[Ff]ailed).*(?:cudaHostAlloc|cudaHostRegister|CachingHostAllocator|pin memory thread)",
             "Pinning host memory failed",
         )
     },
@@ -711,11 +727,7 @@ pub static CLASSES: [ClassInfo; 15] = [
         title: "A process was killed for running out of memory",
         why: "The kernel (or the memory cgroup of a container, pod or Slurm job) ran out of memory and killed \
               the process using the most; a SIGKILL leaves no Python traceback, only 'Killed' or exit code 137.",
-        fix: "See what grew and when: memtriage run -- python train.py (samples the job's whole process tree: \
-              parent, DataLoader workers, NCCL helpers).\nIf a limit was hit, raise it: docker run --memory=…, \
-              Kubernetes resources.limits.memory, Slurm #SBATCH --mem=… (or --mem-per-gpu).\nOr lower the peak: \
-              fewer DataLoader workers (num_workers), load checkpoints with torch.load(path, mmap=True) or \
-              safetensors instead of a full copy in RAM, keep datasets in numpy arrays or memory-mapped files.",
+        fix: oom_fix!(),
     },
     ClassInfo {
         class: C::DataloaderShm,
