@@ -37,6 +37,8 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Audit this machine's memory settings for ML jobs; exits 1 on an error finding
     Doctor(DoctorArgs),
+    /// Diagnose a saved log (dmesg, journalctl, pod logs, Slurm output, a script's output)
+    Explain(ExplainArgs),
 }
 
 #[derive(Debug, Args)]
@@ -99,4 +101,15 @@ pub enum ProfileArg {
     Inference,
     /// A machine shared by many users' jobs.
     Shared,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The log to read; `-` or nothing reads standard input (when it is not a terminal).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// Machine-readable output (schema memtriage.explain/v1).
+    #[arg(long)]
+    pub json: bool,
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand; each returns the exit code and writes to `out`.
 
 mod doctor;
+mod explain;
 pub mod inspect;
 
 use std::io::Write;
@@ -24,5 +25,6 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Inspect(args) => inspect::run(&ctx, args, out),
         Command::Doctor(args) => doctor::run(&ctx, args, out),
+        Command::Explain(args) => explain::run(&ctx, args, out),
     }
 }
