@@ -858,3 +858,58 @@ fn matches_serialize_with_snake_case_class_and_named_captures() {
     assert_eq!(v[0]["captures"][0]["name"], "pid");
     assert_eq!(v[0]["captures"][0]["value"], "31337");
 }
+
+#[test]
+fn nccl_ib_enomem_is_memlock_and_verbose_process_group_lines_are_not_candidates() {
+    let s = scan(b"gpu-node-3:1:2 [0] NCCL WARN NET/IB : Unable to register memory: Cannot allocate memory\n");
+    only_finding(&s, FailureClass::MemlockLimit);
+    let s = scan(b"[rank0]:[I1121 06:00:05.0 ProcessGroupNCCL.cpp:917] ProcessGroupNCCL work enqueued: seq 1\n");
+    assert!(s.matches().is_empty());
+    let s = scan(b"[rank0]:[E1121 06:00:05.0 ProcessGroupNCCL.cpp:630] [Rank 0] Some NCCL operations have failed or timed out.\n");
+    only_finding(&s, FailureClass::NcclFailure);
+}
+
+mod chunking {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces of real failure lines, line ends and odd bytes, so random logs hit the
+    /// rules, the faulthandler block and the line-cutting paths.
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            Just(b"\n".to_vec()),
+            Just(b"\r".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just(b"Killed".to_vec()),
+            Just(b"Out of memory: Killed process 12 (py) total-vm:8kB, anon-rss:4kB".to_vec()),
+            Just(b"Fatal Python error: Segmentation fault".to_vec()),
+            Just(b"Current thread 0x01 (most recent call first):".to_vec()),
+            Just(b"  File \"/a/b.py\", line 3 in f".to_vec()),
+            Just(b"CUDA out of memory. Tried to allocate 2.00 GiB.".to_vec()),
+            Just(b"NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, gone".to_vec()),
+            Just(b"\xff\xfe\xc3".to_vec()),
+            Just(vec![b'x'; 1500]),
+            proptest::collection::vec(any::<u8>(), 0..40),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        #[test]
+        fn random_logs_give_the_same_answer_however_they_are_cut(
+            pieces in proptest::collection::vec(piece(), 0..40),
+            seed in any::<u64>(),
+            max in 1usize..5000,
+        ) {
+            let log: Vec<u8> = pieces.concat();
+            let whole = scan(&log);
+            let chunked = scan_chunked(&log, seed, max);
+            prop_assert_eq!(whole.matches(), chunked.matches());
+            prop_assert_eq!(whole.findings(), chunked.findings());
+            prop_assert_eq!(whole.lines(), chunked.lines());
+            // Each kept byte is at most `\xNN`, plus the cut mark.
+            prop_assert!(whole.matches().iter().all(|m| m.line.len() <= 4 * MAX_LINE + 3));
+        }
+    }
+}

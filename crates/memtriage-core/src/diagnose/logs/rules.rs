@@ -629,7 +629,7 @@ pub static RULES: &[Rule] = &[
         "nccl.timeout",
         C::NcclFailure,
         Error,
-        &["NCCL operations have failed", "Timeout at NCCL work", "watchdog got stuck", "ProcessGroupNCCL"],
+        &["imed out", "Timeout at NCCL work", "watchdog got stuck"],
         r"Some NCCL operations have failed or timed out|Timeout at NCCL work: (?P<work>\d+)|watchdog got stuck for (?P<stuck_s>\d+) seconds|ProcessGroupNCCL.*\b(?:timed out|Timed out)\b",
         "NCCL operations timed out",
     ),
