@@ -41,6 +41,8 @@ pub enum Command {
     Run(RunArgs),
     /// Summarise a timeline written by `run --record`, or draw it as HTML
     Report(ReportArgs),
+    /// Diagnose a saved log (dmesg, journalctl, pod logs, Slurm output, a script's output)
+    Explain(ExplainArgs),
 }
 
 #[derive(Debug, Args)]
@@ -144,4 +146,15 @@ pub struct ReportArgs {
     /// Write a self-contained HTML page with charts of memory and faults over time.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The log to read; `-` or nothing reads standard input (when it is not a terminal).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// Machine-readable output (schema memtriage.explain/v1).
+    #[arg(long)]
+    pub json: bool,
 }

@@ -139,7 +139,16 @@ fn a_segfault_through_ctypes_is_diagnosed_with_the_python_frame_printed() {
     let script = "import ctypes\ndef crash():\n    ctypes.string_at(0)\ncrash()\n";
     let (out, report) = run(&["--", "python3", "-c", script]);
     assert_eq!(out.status.code(), Some(128 + 11));
-    assert_eq!(finding(&report, "run.segfault")["severity"], "error");
+    let f = finding(&report, "run.segfault");
+    assert_eq!(f["severity"], "error");
+    // The Python frames lead the evidence, innermost first: where the crash happened.
+    let first = f["evidence"][0]["value"].as_str().unwrap();
+    assert!(first.contains("in string_at"), "{}", f["evidence"]);
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains("<string>:3 in crash") && evidence.contains("your code"),
+        "{evidence}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("Fatal Python error: Segmentation fault"),

@@ -2,4 +2,5 @@
 
 pub mod cow;
 pub mod doctor;
+pub mod logs;
 pub mod run;

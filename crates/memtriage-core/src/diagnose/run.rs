@@ -52,6 +52,12 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     for mut t in inputs.text_findings {
         add_system_evidence(&mut t, r);
         match findings.iter_mut().find(|f| same_failure(&f.id, &t.id)) {
+            // The Python frames of a native crash come first: they say where it happened.
+            Some(f) if t.id == "log.native_crash" => {
+                let system = std::mem::take(&mut f.evidence);
+                f.evidence = t.evidence;
+                f.evidence.extend(system);
+            }
             Some(f) => f.evidence.extend(t.evidence),
             None => findings.push(t),
         }
@@ -70,7 +76,9 @@ fn add_system_evidence(f: &mut Finding, r: &RunReport) {
                 format!(
                     "{}, peak use during the run {}",
                     iec(size),
-                    r.peak_shm_used.map(|p| iec(p.bytes)).unwrap_or_else(|| "unreadable".into())
+                    r.peak_shm_used
+                        .map(|p| iec(p.bytes))
+                        .unwrap_or_else(|| "unreadable".into())
                 ),
                 "statvfs(/dev/shm)",
             ));
@@ -80,15 +88,23 @@ fn add_system_evidence(f: &mut Finding, r: &RunReport) {
 
 /// A system-confirmed finding and a text finding about the same failure.
 fn same_failure(system_id: &str, text_id: &str) -> bool {
-    let families: [(&str, &[&str]); 4] = [
-        ("run.oom-killed", &["oom"]),
-        ("run.segfault", &["segfault", "segmentation"]),
-        ("run.abort", &["abort"]),
-        ("run.shm-full", &["shm", "bus-error"]),
+    let families: [(&str, &[&str]); 6] = [
+        (
+            "run.oom-killed",
+            &["log.oom_kill", "log.dataloader_worker_killed"],
+        ),
+        ("run.segfault", &["log.native_crash"]),
+        ("run.abort", &["log.native_crash"]),
+        ("run.shm-full", &["log.dataloader_shm"]),
+        ("run.bus-error-shm", &["log.dataloader_shm"]),
+        (
+            "run.bus-error-mmap",
+            &["log.mmap_bus_error", "log.native_crash"],
+        ),
     ];
     families
         .iter()
-        .any(|(id, words)| system_id == *id && words.iter().any(|w| text_id.contains(w)))
+        .any(|(id, texts)| system_id == *id && texts.contains(&text_id))
 }
 
 fn process_label(p: &ProcessSummary) -> String {

@@ -1,6 +1,7 @@
 //! One module per subcommand; each returns the exit code and writes to `out`.
 
 mod doctor;
+mod explain;
 pub mod inspect;
 mod report;
 mod run;
@@ -28,5 +29,6 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => doctor::run(&ctx, args, out),
         Command::Run(args) => run::run(&ctx, args),
         Command::Report(args) => report::run(&ctx, args, out),
+        Command::Explain(args) => explain::run(&ctx, args, out),
     }
 }

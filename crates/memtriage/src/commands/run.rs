@@ -5,7 +5,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use memtriage_core::diagnose::logs::LogScanner;
 use memtriage_core::diagnose::run::{diagnose, Inputs};
+use memtriage_core::model::Finding;
 use memtriage_core::parse::size::parse_size;
 use memtriage_core::supervise::{self, Config, OutputObserver, Tail};
 
@@ -13,16 +15,44 @@ use super::Context;
 use crate::cli::RunArgs;
 use crate::render;
 
-/// What memtriage keeps of each output stream while passing it through.
-#[derive(Default)]
+/// What memtriage keeps of each output stream while passing it through: its last
+/// bytes, and what the log scanner recognised in it (one scanner per stream, so the
+/// two streams' chunks never split each other's lines).
 struct JobOutput {
     tail: Tail,
+    scanner: LogScanner,
+}
+
+impl JobOutput {
+    fn new(stream: &str) -> Self {
+        JobOutput {
+            tail: Tail::default(),
+            scanner: LogScanner::with_source(stream),
+        }
+    }
 }
 
 impl OutputObserver for JobOutput {
     fn output(&mut self, chunk: &[u8]) {
         self.tail.push(chunk);
+        self.scanner.feed(chunk);
     }
+
+    fn end(&mut self) {
+        self.scanner.finish();
+    }
+}
+
+/// Findings from both streams; one per failure, evidence joined.
+fn text_findings(stdout: &JobOutput, stderr: &JobOutput) -> Vec<Finding> {
+    let mut all: Vec<Finding> = stderr.scanner.findings();
+    for f in stdout.scanner.findings() {
+        match all.iter_mut().find(|a| a.id == f.id) {
+            Some(a) => a.evidence.extend(f.evidence),
+            None => all.push(f),
+        }
+    }
+    all
 }
 
 pub fn run(ctx: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
@@ -43,8 +73,8 @@ pub fn run(ctx: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let result = supervise::run(
         &ctx.root,
         &config,
-        JobOutput::default(),
-        JobOutput::default(),
+        JobOutput::new("stdout"),
+        JobOutput::new("stderr"),
     )?;
     let (kills, kernel_log_unreadable) = match supervise::kernel_oom_kills(&ctx.root, &result) {
         Ok(k) => (k, None),
@@ -55,7 +85,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         report: &result.report,
         kernel_oom_kills: &kills,
         kernel_log_unreadable: kernel_log_unreadable.as_deref(),
-        text_findings: Vec::new(),
+        text_findings: text_findings(&result.stdout, &result.stderr),
     });
     if let Some(reason) = &kernel_log_unreadable {
         report.notes.push(format!("kernel log not read: {reason}"));

@@ -1,0 +1,601 @@
+//! From matches to findings: one per class, its evidence quoted from the log.
+//!
+//! Most classes need nothing beyond the table: the best evidence (the match of the
+//! most specific rule, first in table order) fills the title, and the class (or that
+//! rule) gives why and fix. Three need numbers worked out: OOM kills (joined across
+//! lines by the kernel-log parser), CUDA OOM (is the allocator fragmented?) and Xid
+//! (what the number means).
+
+use std::collections::BTreeMap;
+
+use super::rules::{self, FailureClass, Rule, RULES};
+use super::{LogMatch, RuleCount};
+use crate::diagnose::cow::iec;
+use crate::model::finding::{Evidence, Finding, Severity};
+use crate::model::system::{OomConstraint, OomKill};
+use crate::probe::kmsg;
+
+/// Quoted lines per finding: the first few and the last.
+const QUOTE_FIRST: usize = 3;
+const QUOTE_LAST: usize = 2;
+/// Frames shown; the rest are counted.
+const SHOW_FRAMES: usize = 12;
+/// Reserved-but-unallocated memory above this share of allocated memory is
+/// fragmentation worth fixing before anything else.
+const FRAGMENTED_SHARE: f64 = 0.2;
+
+pub(super) fn extract_oom_kill(msg: &str, out: &mut Vec<(String, String)>) {
+    let Some(kill) = kmsg::oom_kills([msg]).into_iter().next() else {
+        return;
+    };
+    let mut push = |k: &str, v: String| out.push((k.to_string(), v));
+    push("pid", kill.pid.to_string());
+    push("comm", kill.comm.clone());
+    for (name, v) in [
+        ("anon_rss", kill.anon_rss),
+        ("total_vm", kill.total_vm),
+        ("file_rss", kill.file_rss),
+        ("shmem_rss", kill.shmem_rss),
+    ] {
+        if let Some(v) = v {
+            push(name, iec(v));
+        }
+    }
+    if let Some(adj) = kill.oom_score_adj {
+        push("oom_score_adj", adj.to_string());
+    }
+    if msg.contains("oom-kill:") || kill.constraint != OomConstraint::Global {
+        push("constraint", kill.constraint.as_str().to_string());
+    }
+    if let Some(m) = kill.oom_memcg {
+        push("oom_memcg", m);
+    }
+    if let Some(m) = kill.memcg {
+        push("task_memcg", m);
+    }
+}
+
+pub(super) fn extract_xid(_msg: &str, out: &mut Vec<(String, String)>) {
+    let xid = out
+        .iter()
+        .find(|(k, _)| k == "xid")
+        .and_then(|(_, v)| v.parse::<u32>().ok());
+    let meaning = xid
+        .and_then(rules::xid_info)
+        .map_or("see NVIDIA's Xid catalog", |x| x.meaning);
+    out.push(("meaning".into(), meaning.into()));
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Origin {
+    User,
+    Library,
+    Stdlib,
+}
+
+/// Whose code a faulthandler frame (`path:line in func`) is.
+pub(super) fn frame_origin(frame: &str) -> Origin {
+    if frame.contains("site-packages/") || frame.contains("dist-packages/") {
+        Origin::Library
+    } else if frame.starts_with("<frozen ")
+        || frame.contains("/lib/python3")
+        || frame.contains("/lib64/python3")
+    {
+        Origin::Stdlib
+    } else {
+        Origin::User
+    }
+}
+
+fn rule_index(id: &str) -> usize {
+    RULES.iter().position(|r| r.id == id).unwrap_or(usize::MAX)
+}
+
+fn rule_of(id: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id == id)
+}
+
+/// The class a match is reported under: its own, or the class it echoes when that
+/// class has evidence of its own (`strong`).
+fn effective_class(m: &LogMatch, strong: &[FailureClass]) -> FailureClass {
+    match rule_of(m.rule).and_then(|r| r.absorbed_by) {
+        Some(c) if strong.contains(&c) => c,
+        _ => m.class,
+    }
+}
+
+fn severity_of(m: &LogMatch) -> Severity {
+    if m.class == FailureClass::GpuXid {
+        if let Some(x) = m
+            .capture("xid")
+            .and_then(|x| x.parse().ok())
+            .and_then(rules::xid_info)
+        {
+            return x.severity;
+        }
+        return Severity::Warn;
+    }
+    rule_of(m.rule).map_or(Severity::Warn, |r| r.severity)
+}
+
+pub(super) fn findings(
+    matches: &[LogMatch],
+    open: Option<&LogMatch>,
+    counts: &[RuleCount],
+    source: &str,
+) -> Vec<Finding> {
+    let all: Vec<&LogMatch> = matches.iter().chain(open).collect();
+    // Classes with evidence beyond absorbable echoes: only those absorb, so two
+    // echoes never swallow each other.
+    let mut strong: Vec<FailureClass> = all
+        .iter()
+        .filter(|m| rule_of(m.rule).is_none_or(|r| r.absorbed_by.is_none()))
+        .map(|m| m.class)
+        .collect();
+    strong.sort();
+    strong.dedup();
+    let mut groups: BTreeMap<FailureClass, Vec<&LogMatch>> = BTreeMap::new();
+    for m in &all {
+        groups
+            .entry(effective_class(m, &strong))
+            .or_default()
+            .push(m);
+    }
+    let mut out: Vec<(Severity, u64, Finding)> = groups
+        .into_iter()
+        .map(|(class, group)| {
+            let mut n = 0;
+            let mut first = u64::MAX;
+            let mut last = 0;
+            for c in counts {
+                let probe = LogMatch {
+                    class: c.class,
+                    rule: c.rule,
+                    line_no: 0,
+                    line: String::new(),
+                    captures: Vec::new(),
+                };
+                if effective_class(&probe, &strong) == class {
+                    n += c.count;
+                    first = first.min(c.first_line);
+                    last = last.max(c.last_line);
+                }
+            }
+            // An open faulthandler block is not counted yet.
+            for m in open.iter().filter(|m| effective_class(m, &strong) == class) {
+                n += 1;
+                first = first.min(m.line_no);
+                last = last.max(m.line_no);
+            }
+            let f = build(class, &group, source, (n, first, last));
+            let sev = f.severity;
+            let first_line = group.iter().map(|m| m.line_no).min().unwrap_or(0);
+            (sev, first_line, f)
+        })
+        .collect();
+    out.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    out.into_iter().map(|(_, _, f)| f).collect()
+}
+
+fn fill(template: &str, m: &LogMatch) -> Option<String> {
+    let mut out = String::with_capacity(template.len() + 32);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let close = after.find('}')?;
+        let value = m.capture(&after[..close])?;
+        if value.is_empty() {
+            return None;
+        }
+        out.push_str(value);
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+fn build(
+    class: FailureClass,
+    group: &[&LogMatch],
+    source: &str,
+    (seen, first, last): (u64, u64, u64),
+) -> Finding {
+    let info = class.info();
+    let best = group
+        .iter()
+        .min_by_key(|m| (rule_index(m.rule), m.line_no))
+        .copied();
+    let best_rule = best
+        .and_then(|m| rule_of(m.rule))
+        .filter(|r| r.class == class);
+    let severity = group
+        .iter()
+        .map(|m| severity_of(m))
+        .max()
+        .unwrap_or(Severity::Warn);
+    let mut title = best
+        .zip(best_rule)
+        .and_then(|(m, r)| fill(r.title, m))
+        .unwrap_or_else(|| info.title.to_string());
+    let why = best_rule
+        .and_then(|r| r.why)
+        .unwrap_or(info.why)
+        .to_string();
+    let mut fix = best_rule
+        .and_then(|r| r.fix)
+        .unwrap_or(info.fix)
+        .to_string();
+    let at = |m: &LogMatch| format!("{source}:{}", m.line_no);
+
+    let mut evidence = Vec::new();
+    // The crash site leads: the Python frames, innermost first.
+    if let Some(fh) = group
+        .iter()
+        .find(|m| m.captures_named("frame").next().is_some())
+    {
+        frame_evidence(fh, &at(fh), &mut evidence);
+    }
+    match class {
+        FailureClass::OomKill => {
+            if let Some(t) = oom_evidence(group, source, &mut evidence) {
+                title = t;
+            }
+        }
+        FailureClass::CudaOom => {
+            if let Some(m) = best {
+                if let Some(extra) = cuda_oom_evidence(m, &at(m), &mut evidence) {
+                    fix = format!("{extra}\n{fix}");
+                }
+            }
+        }
+        FailureClass::GpuXid => {
+            if let Some((t, xfix)) = xid_evidence(group, source, &mut evidence) {
+                title = t;
+                fix = format!("{xfix}\n{fix}");
+            }
+        }
+        _ => {}
+    }
+    if let Some(m) = best {
+        if !matches!(
+            class,
+            FailureClass::OomKill | FailureClass::CudaOom | FailureClass::GpuXid
+        ) || evidence.is_empty()
+        {
+            for (k, v) in &m.captures {
+                if matches!(k.as_str(), "frame" | "site" | "meaning") {
+                    continue;
+                }
+                evidence.push(Evidence::new(k.replace('_', " "), v.clone(), at(m)));
+            }
+        }
+    }
+    if seen > 0 {
+        let value = if seen == 1 {
+            format!("1 line (line {first})")
+        } else {
+            format!("{seen} lines (first at line {first}, last at line {last})")
+        };
+        evidence.push(Evidence::new("matching lines", value, source));
+    }
+    let mut quoted: Vec<&LogMatch> = group.iter().take(QUOTE_FIRST).copied().collect();
+    let tail_from = group.len().saturating_sub(QUOTE_LAST).max(QUOTE_FIRST);
+    quoted.extend(group.iter().skip(tail_from).copied());
+    for m in quoted {
+        evidence.push(Evidence::new(
+            format!("line {}", m.line_no),
+            m.line.clone(),
+            source,
+        ));
+    }
+    Finding {
+        id: info.id.to_string(),
+        severity,
+        title,
+        evidence,
+        why,
+        fix,
+    }
+}
+
+fn frame_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) {
+    let frames: Vec<&str> = m.captures_named("frame").collect();
+    let src = format!("{at} (faulthandler)");
+    for (i, f) in frames.iter().take(SHOW_FRAMES).enumerate() {
+        let label = if i == 0 {
+            "frame 1 (innermost)".to_string()
+        } else {
+            format!("frame {}", i + 1)
+        };
+        let whose = match frame_origin(f) {
+            Origin::User => "your code",
+            Origin::Library => "library, site-packages",
+            Origin::Stdlib => "Python standard library",
+        };
+        out.push(Evidence::new(label, format!("{f}  [{whose}]"), src.clone()));
+    }
+    if frames.len() > SHOW_FRAMES {
+        out.push(Evidence::new(
+            "more frames",
+            format!("{} outer frames not shown", frames.len() - SHOW_FRAMES),
+            src.clone(),
+        ));
+    }
+    if let Some(user) = frames.iter().find(|f| frame_origin(f) == Origin::User) {
+        out.push(Evidence::new(
+            "innermost frame in your code",
+            *user,
+            src.clone(),
+        ));
+    }
+    if m.capture("error")
+        .is_some_and(|e| e.starts_with("Bus error"))
+    {
+        if let Some(f) = frames.iter().find(|f| is_mapped_file_reader(f)) {
+            out.push(Evidence::new(
+                "reading a memory-mapped file in",
+                *f,
+                src.clone(),
+            ));
+        }
+    }
+}
+
+fn is_mapped_file_reader(frame: &str) -> bool {
+    [
+        "mmap",
+        "memmap",
+        "safetensors",
+        "torch/serialization.py",
+        "numpy/lib/format.py",
+    ]
+    .iter()
+    .any(|k| frame.contains(k))
+}
+
+/// OOM kills from the kernel's own lines, joined as the kernel-log parser joins them.
+fn oom_evidence(group: &[&LogMatch], source: &str, out: &mut Vec<Evidence>) -> Option<String> {
+    let kernel: Vec<&LogMatch> = group
+        .iter()
+        .filter(|m| m.rule == "kernel.oom-killed-process" || m.rule == "kernel.oom-kill-constraint")
+        .copied()
+        .collect();
+    let kills = kmsg::oom_kills(kernel.iter().map(|m| m.line.as_str()));
+    let first = kills.first()?;
+    let line_of = |k: &OomKill| {
+        let pid = k.pid.to_string();
+        let of_pid = |m: &&&LogMatch| m.capture("pid") == Some(pid.as_str());
+        kernel
+            .iter()
+            .find(|m| m.rule == "kernel.oom-killed-process" && of_pid(m))
+            .or_else(|| kernel.iter().find(of_pid))
+            .map_or_else(|| source.to_string(), |m| format!("{source}:{}", m.line_no))
+    };
+    for k in kills.iter().take(4) {
+        let at = line_of(k);
+        out.push(Evidence::new(
+            "killed",
+            format!("{} (pid {})", k.comm, k.pid),
+            at.clone(),
+        ));
+        for (label, v) in [
+            ("anon-rss", k.anon_rss),
+            ("total-vm", k.total_vm),
+            ("file-rss", k.file_rss),
+            ("shmem-rss", k.shmem_rss),
+        ] {
+            if let Some(v) = v {
+                out.push(Evidence::new(label, iec(v), at.clone()));
+            }
+        }
+        out.push(Evidence::new(
+            "constraint",
+            constraint_words(k.constraint),
+            at.clone(),
+        ));
+        if let Some(m) = &k.oom_memcg {
+            out.push(Evidence::new(
+                "cgroup whose limit was hit",
+                m.clone(),
+                at.clone(),
+            ));
+        }
+        if let Some(m) = &k.memcg {
+            out.push(Evidence::new("victim's cgroup", m.clone(), at.clone()));
+        }
+        if let Some(w) = &k.wall_time {
+            out.push(Evidence::new("when", w.clone(), at.clone()));
+        } else if let Some(t) = k.timestamp {
+            out.push(Evidence::new(
+                "when",
+                format!("{t:.1} s after boot"),
+                at.clone(),
+            ));
+        }
+    }
+    let size = first
+        .anon_rss
+        .map(|a| format!(" holding {} of anonymous memory", iec(a)))
+        .unwrap_or_default();
+    let limit = match first.constraint {
+        OomConstraint::Cgroup => match &first.oom_memcg {
+            Some(cg) => format!(": cgroup {cg} hit its memory limit"),
+            None => ": its memory cgroup hit its limit".to_string(),
+        },
+        _ => String::new(),
+    };
+    Some(if kills.len() == 1 {
+        format!(
+            "The kernel's OOM killer killed {} (pid {}){size}{limit}",
+            first.comm, first.pid
+        )
+    } else {
+        format!(
+            "The kernel's OOM killer killed {} processes, first {} (pid {}){size}{limit}",
+            kills.len(),
+            first.comm,
+            first.pid
+        )
+    })
+}
+
+fn constraint_words(c: OomConstraint) -> String {
+    match c {
+        OomConstraint::Global => "the whole machine ran out of memory (CONSTRAINT_NONE)",
+        OomConstraint::Cgroup => "a memory cgroup limit (CONSTRAINT_MEMCG)",
+        OomConstraint::Cpuset => "the cpuset's memory nodes ran out (CONSTRAINT_CPUSET)",
+        OomConstraint::MemoryPolicy => {
+            "the NUMA memory policy's nodes ran out (CONSTRAINT_MEMORY_POLICY)"
+        }
+    }
+    .to_string()
+}
+
+/// `2.00 GiB` as PyTorch prints it, in bytes.
+pub fn parse_size(s: &str) -> Option<f64> {
+    let (num, unit) = s.trim().split_once(' ')?;
+    let n: f64 = num.parse().ok()?;
+    let mult = match unit {
+        "B" | "bytes" => 1.0,
+        "KiB" | "KB" => 1024.0,
+        "MiB" | "MB" => 1024.0 * 1024.0,
+        "GiB" | "GB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" | "TB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        "PiB" | "PB" => 1024.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    (n.is_finite() && n >= 0.0).then_some(n * mult)
+}
+
+/// The figures of the message, and the fix that leads when the allocator is
+/// fragmented (returned, to go before the class's fix).
+fn cuda_oom_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) -> Option<String> {
+    let size = |k: &str| m.capture(k).and_then(parse_size);
+    for (k, label) in [
+        ("asked", "tried to allocate"),
+        ("gpu", "GPU"),
+        ("total", "total capacity"),
+        ("free", "free"),
+        ("in_use", "in use by this process (PyTorch and not)"),
+        ("allocated", "allocated by PyTorch"),
+        ("reserved", "reserved by PyTorch in total"),
+    ] {
+        if let Some(v) = m.capture(k) {
+            out.push(Evidence::new(label, v, at));
+        }
+    }
+    let allocated = size("allocated");
+    let unallocated = size("reserved_unallocated").or_else(|| {
+        let r = size("reserved")?;
+        Some((r - allocated?).max(0.0))
+    });
+    let (Some(unalloc), Some(alloc)) = (unallocated, allocated) else {
+        return None;
+    };
+    let share = if alloc > 0.0 { unalloc / alloc } else { 0.0 };
+    let shown = m
+        .capture("reserved_unallocated")
+        .map_or_else(|| iec(unalloc as u64), str::to_string);
+    out.push(Evidence::new(
+        "reserved by PyTorch but unallocated",
+        format!("{shown} ({:.0}% of allocated)", share * 100.0),
+        at,
+    ));
+    if let (Some(in_use), Some(_)) = (size("in_use"), size("reserved_unallocated")) {
+        let other = in_use - alloc - unalloc;
+        if other > 0.0 {
+            out.push(Evidence::new(
+                "non-PyTorch memory of this process (CUDA context, NCCL, cuBLAS workspaces)",
+                iec(other as u64),
+                at,
+            ));
+        }
+    }
+    (share > FRAGMENTED_SHARE).then(|| {
+        format!(
+            "The caching allocator is fragmented: {shown} is reserved but unallocated. First try:\n\
+             export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   (before starting python)"
+        )
+    })
+}
+
+fn xid_evidence(
+    group: &[&LogMatch],
+    source: &str,
+    out: &mut Vec<Evidence>,
+) -> Option<(String, String)> {
+    let mut shown: Vec<u32> = Vec::new();
+    let mut worst: Option<(&LogMatch, Severity)> = None;
+    for m in group {
+        let Some(xid) = m.capture("xid").and_then(|x| x.parse::<u32>().ok()) else {
+            continue;
+        };
+        let sev = severity_of(m);
+        if worst.is_none_or(|(_, s)| sev > s) {
+            worst = Some((m, sev));
+        }
+        if shown.contains(&xid) || shown.len() >= 6 {
+            continue;
+        }
+        shown.push(xid);
+        let meaning = m.capture("meaning").unwrap_or("");
+        let mut value = format!("{meaning} on {}", m.capture("pci").unwrap_or("?"));
+        if let Some(pid) = m.capture("pid") {
+            value.push_str(&format!(", pid {pid}"));
+        }
+        if let Some(name) = m.capture("name") {
+            value.push_str(&format!(" ({name})"));
+        }
+        out.push(Evidence::new(
+            format!("Xid {xid}"),
+            value,
+            format!("{source}:{}", m.line_no),
+        ));
+    }
+    let (m, _) = worst?;
+    let xid: u32 = m.capture("xid")?.parse().ok()?;
+    let pci = m.capture("pci").unwrap_or("?");
+    Some(match rules::xid_info(xid) {
+        Some(x) => (
+            format!("GPU Xid {xid} on {pci}: {}", x.meaning),
+            x.fix.to_string(),
+        ),
+        None => (
+            format!("GPU Xid {xid} on {pci}"),
+            format!("Xid {xid} is not in memtriage's table: look it up in NVIDIA's Xid catalog."),
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_as_pytorch_prints_them() {
+        assert_eq!(parse_size("2.00 GiB"), Some(2.0 * 1024.0 * 1024.0 * 1024.0));
+        assert_eq!(parse_size("20.00 MiB"), Some(20.0 * 1024.0 * 1024.0));
+        assert_eq!(parse_size("512 B"), Some(512.0));
+        assert_eq!(parse_size("x GiB"), None);
+        assert_eq!(parse_size("1.0 parsecs"), None);
+    }
+
+    #[test]
+    fn frame_origins() {
+        assert_eq!(
+            frame_origin("/opt/venv/lib/python3.11/site-packages/torch/nn/functional.py:1 in f"),
+            Origin::Library
+        );
+        assert_eq!(
+            frame_origin("/usr/lib/python3.11/threading.py:1 in run"),
+            Origin::Stdlib
+        );
+        assert_eq!(
+            frame_origin("<frozen importlib._bootstrap>:1 in x"),
+            Origin::Stdlib
+        );
+        assert_eq!(frame_origin("/home/a/model.py:12 in forward"), Origin::User);
+        assert_eq!(frame_origin("train.py:40 in <module>"), Origin::User);
+    }
+}

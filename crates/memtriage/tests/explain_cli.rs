@@ -1,0 +1,211 @@
+//! `memtriage explain` as a user runs it: on a file, on standard input, with --json,
+//! and on input it cannot read.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn logs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../memtriage-core/tests/fixtures/logs")
+}
+
+fn memtriage() -> Command {
+    let mut c = Command::cargo_bin("memtriage").unwrap();
+    c.env("NO_COLOR", "1");
+    c
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+#[test]
+fn explains_a_file_for_people() {
+    let path = logs().join("cuda-oom-fragmented.log");
+    let out = memtriage().arg("explain").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("error CUDA out of memory on GPU 1: asked for 1.50 GiB"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("reserved by PyTorch but unallocated: 11.85 GiB (45% of allocated)"));
+    assert!(stdout.contains("fix: The caching allocator is fragmented"));
+    assert!(stdout.contains("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"));
+    assert!(
+        stdout.trim_end().ends_with("1 finding in 1 lines (0.0 MB)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_healthy_log_exits_0_and_says_so() {
+    let out = memtriage()
+        .arg("explain")
+        .arg(logs().join("healthy-ddp-torchrun.log"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "no known failure found in 17 lines\n");
+}
+
+#[test]
+fn reads_standard_input_with_dash_or_no_argument() {
+    let log = std::fs::read(logs().join("dataloader-shm-bus-error.log")).unwrap();
+    for args in [vec!["explain", "-"], vec!["explain"]] {
+        let out = memtriage()
+            .args(&args)
+            .write_stdin(log.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let stdout = text(&out.stdout);
+        assert!(stdout.contains("A DataLoader worker died of a bus error: /dev/shm is too small"));
+        assert!(stdout.contains("docker run --shm-size=16g"));
+        assert!(
+            stdout.contains("(stdin)"),
+            "evidence names where it came from: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn json_report_has_schema_counts_matches_and_findings() {
+    let path = logs().join("oom-dmesg-T.log");
+    let out = memtriage()
+        .args(["explain", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "memtriage.explain/v1");
+    assert_eq!(v["source"], path.display().to_string());
+    assert_eq!(v["lines"], 5);
+    assert_eq!(v["bytes"], std::fs::metadata(&path).unwrap().len());
+    let matches = v["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 3);
+    assert_eq!(matches[2]["class"], "oom_kill");
+    assert_eq!(matches[2]["rule"], "kernel.oom-killed-process");
+    assert_eq!(matches[2]["line_no"], 5);
+    let f = &v["findings"][0];
+    assert_eq!(f["id"], "log.oom_kill");
+    assert_eq!(f["severity"], "error");
+    assert!(f["title"]
+        .as_str()
+        .unwrap()
+        .contains("pt_main_thread (pid 7731)"));
+    assert!(f["evidence"][0]["label"].is_string());
+    assert!(f["fix"]
+        .as_str()
+        .unwrap()
+        .contains("resources.limits.memory"));
+}
+
+#[test]
+fn a_real_kmsg_dump_piped_in() {
+    // Two kills as /dev/kmsg gives them, with a dictionary continuation line.
+    let log = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../memtriage-core/tests/fixtures/kmsg-oom"),
+    )
+    .unwrap();
+    let out = memtriage()
+        .args(["explain", "--json"])
+        .write_stdin(log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["source"], "-");
+    let f = v["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 1);
+    assert_eq!(
+        f[0]["title"],
+        "The kernel's OOM killer killed 2 processes, first python (pid 48213) holding 15.9 GiB of \
+         anonymous memory: cgroup /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod7c1d.slice \
+         hit its memory limit"
+    );
+    let killed: Vec<&str> = f[0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["label"] == "killed")
+        .map(|e| e["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(killed, ["python (pid 48213)", "pt_data_worker (pid 51002)"]);
+}
+
+#[test]
+fn a_missing_file_exits_2_naming_it() {
+    let out = memtriage()
+        .args(["explain", "/nonexistent/train.log"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr),
+        "memtriage: /nonexistent/train.log: no such file\n"
+    );
+}
+
+#[test]
+fn a_directory_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = memtriage().arg("explain").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is a directory"));
+}
+
+#[test]
+fn non_utf8_and_crlf_logs_still_give_valid_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pod.log");
+    std::fs::write(
+        &path,
+        b"\xff\xfeepoch 1\r\nOut of memory: Killed process 7 (tr\xe4in) total-vm:8kB, anon-rss:4kB\r\n",
+    )
+    .unwrap();
+    let out = memtriage()
+        .args(["explain", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["lines"], 2);
+    assert_eq!(v["matches"][0]["line_no"], 2);
+    assert!(v["matches"][0]["line"]
+        .as_str()
+        .unwrap()
+        .contains("(tr\\xe4in)"));
+}
+
+#[test]
+fn no_argument_on_a_terminal_exits_2_with_what_to_do() {
+    // util-linux `script` gives the command a terminal for stdin; skip where it is absent.
+    let Ok(script) = which("script") else {
+        eprintln!("skipped: no `script` to provide a terminal");
+        return;
+    };
+    let bin = env!("CARGO_BIN_EXE_memtriage");
+    let out = std::process::Command::new(script)
+        .args(["-qec", &format!("{bin} explain"), "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stdout);
+    assert!(said.contains("no log given: name a file"), "{said}");
+    assert!(said.contains("dmesg | memtriage explain"), "{said}");
+}
+
+fn which(name: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
