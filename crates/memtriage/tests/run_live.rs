@@ -438,3 +438,48 @@ fn perf_counts_the_jobs_page_faults_and_says_when_hardware_counters_are_missing(
         .is_some_and(|w| w.contains("PMU"));
     assert!(has_dtlb || said_why, "{perf}");
 }
+
+#[test]
+fn a_cold_file_paged_in_4_kib_at_a_time_is_a_major_fault_storm() {
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let path = dir.path().join("cold.bin");
+    let script = format!(
+        r#"
+import mmap, os, random
+path = {path:?}
+with open(path, "wb") as f:
+    f.write(os.urandom(1 << 20) * 256)
+    f.flush()
+    os.fsync(f.fileno())
+fd = os.open(path, os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+m.madvise(mmap.MADV_RANDOM)
+pages = list(range(0, len(m), 4096))
+random.shuffle(pages)
+total = 0
+for p in pages:
+    total += m[p]
+print("done")
+"#,
+        path = path.to_str().unwrap()
+    );
+    let (out, report) = run(&["--", "python3", "-c", &script]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let major = report["faults"]["major"].as_u64().unwrap();
+    assert!(
+        major >= 30_000,
+        "256 MiB read 4 KiB at a time: {major} major faults"
+    );
+    let f = finding(&report, "run.major-fault-storm");
+    assert!(
+        f["fix"].as_str().unwrap().contains("page cache"),
+        "{}",
+        f["fix"]
+    );
+}

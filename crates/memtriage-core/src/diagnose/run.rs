@@ -440,7 +440,7 @@ fn major_fault_storm(r: &RunReport) -> Option<Finding> {
             Evidence::new("major faults in total", format!("{} (about {} read 4 KiB at a time)", f.major, iec(f.major * 4096)), "wait4"),
         ],
         why: "Each major fault stalls a thread on a small synchronous disk read: a model or dataset paged in through mmap 4 KiB at a time loads far below the disk's speed.".into(),
-        fix: "Read the file into the page cache first at full speed (`memtriage warm FILE`, or `cat FILE > /dev/null`), populate the mapping (MADV_POPULATE_READ / MAP_POPULATE), or load with large sequential reads instead of touching a mapping lazily.".into(),
+        fix: "Read the file into the page cache first with large sequential reads (`cat FILE > /dev/null`, `vmtouch -t FILE`), populate the mapping (MADV_POPULATE_READ / MAP_POPULATE), or load with large reads instead of touching a mapping lazily.".into(),
     })
 }
 

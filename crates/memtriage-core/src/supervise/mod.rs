@@ -237,8 +237,10 @@ pub fn run<O: OutputObserver + 'static>(
     while let Ok(r) = reaped_rx.try_recv() {
         reaped.push(r);
     }
+    // Not joined: it may sit up to 100 ms in sigtimedwait, and what it received is
+    // already in `received`; it ends with the process.
     stop.store(true, Ordering::Relaxed);
-    let _ = forwarder.join();
+    drop(forwarder);
     let interrupted_by = Some(received.load(Ordering::Relaxed)).filter(|s| *s > 0);
 
     let limit = job_cgroup.map(|cg| {
