@@ -14,11 +14,12 @@ pub enum Error {
     )]
     PermissionDenied { pid: i32, what: String },
 
-    #[error("{}: {source}", path.display())]
+    /// The cause is in the message, not chained as a source, so a renderer that
+    /// prints causes does not repeat it.
+    #[error("{}: {cause}", path.display())]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 
     #[error("{}: malformed: {detail}", path.display())]
@@ -29,10 +30,10 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub fn io(path: impl Into<PathBuf>, cause: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            cause,
         }
     }
 

@@ -7,6 +7,7 @@
 pub mod diagnose;
 pub mod error;
 pub mod model;
+pub mod pagecache;
 pub mod parse;
 pub mod probe;
 pub mod supervise;

@@ -43,6 +43,12 @@ pub enum Command {
     Report(ReportArgs),
     /// Diagnose a saved log (dmesg, journalctl, pod logs, Slurm output, a script's output)
     Explain(ExplainArgs),
+    /// How much of files is in the page cache (per tensor for .safetensors), and who maps them
+    Cache(CacheArgs),
+    /// Read files into the page cache at the disk's speed; --lock pins them in memory
+    Warm(WarmArgs),
+    /// Drop files' pages from the page cache
+    Evict(EvictArgs),
 }
 
 #[derive(Debug, Args)]
@@ -155,6 +161,68 @@ pub struct ExplainArgs {
     pub file: Option<PathBuf>,
 
     /// Machine-readable output (schema memtriage.explain/v1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// Files or directories (walked recursively).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// List every tensor of .safetensors files, not only the counts.
+    #[arg(long)]
+    pub tensors: bool,
+
+    /// Machine-readable output (schema memtriage.cache/v1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WarmArgs {
+    /// Files or directories (walked recursively).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Reader threads per file (two read a cold file faster than one on most disks).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub threads: usize,
+
+    /// Start of the range to warm in each file (e.g. 1G).
+    #[arg(long, value_name = "SIZE")]
+    pub offset: Option<String>,
+
+    /// Length of the range to warm in each file (default: to the end). The kernel's
+    /// readahead caches a window or two past its end.
+    #[arg(long, value_name = "SIZE")]
+    pub length: Option<String>,
+
+    /// After warming, map and mlock the files and hold them until SIGINT/SIGTERM.
+    #[arg(long)]
+    pub lock: bool,
+
+    /// With --lock: the most to lock; refuse above it.
+    #[arg(long, value_name = "SIZE", requires = "lock")]
+    pub max: Option<String>,
+
+    /// With --lock: ask for transparent huge pages on the mappings (MADV_HUGEPAGE).
+    #[arg(long, requires = "lock")]
+    pub hugepages: bool,
+
+    /// Machine-readable output (schema memtriage.warm/v1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EvictArgs {
+    /// Files or directories (walked recursively).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Machine-readable output (schema memtriage.evict/v1).
     #[arg(long)]
     pub json: bool,
 }

@@ -52,7 +52,7 @@ impl Root {
     pub fn read_optional(&self, rel: &str) -> Result<Option<String>> {
         match self.read_string(rel) {
             Ok(s) => Ok(Some(s)),
-            Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => Ok(None),
+            Err(Error::Io { cause, .. }) if cause.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
     }

@@ -1,5 +1,6 @@
 //! One module per subcommand; each returns the exit code and writes to `out`.
 
+mod cache;
 mod doctor;
 mod explain;
 pub mod inspect;
@@ -28,6 +29,9 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Inspect(args) => inspect::run(&ctx, args, out),
         Command::Doctor(args) => doctor::run(&ctx, args, out),
         Command::Run(args) => run::run(&ctx, args),
+        Command::Cache(args) => cache::cache(&ctx, args, out),
+        Command::Warm(args) => cache::warm(&ctx, args, out),
+        Command::Evict(args) => cache::evict(&ctx, args, out),
         Command::Report(args) => report::run(&ctx, args, out),
         Command::Explain(args) => explain::run(&ctx, args, out),
     }

@@ -1,0 +1,161 @@
+//! `warm --lock`: map files and mlock them, the way inference servers pin weights,
+//! after checking that it is safe: locked memory cannot be reclaimed, so locking more
+//! than the machine can spare pushes it into the OOM killer.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::parse::kv;
+use crate::probe::root::Root;
+
+/// Memory left unlocked for everything else.
+pub const RESERVE_FRACTION: f64 = 0.10;
+
+/// CAP_IPC_LOCK: with it, RLIMIT_MEMLOCK does not apply.
+const CAP_IPC_LOCK: u32 = 14;
+
+pub struct Locked {
+    maps: Vec<(PathBuf, *mut libc::c_void, usize)>,
+    pub bytes: u64,
+}
+
+// SAFETY: the mappings are plain memory owned by this value; nothing aliases them.
+unsafe impl Send for Locked {}
+
+/// Why locking `total` bytes is refused, if it is.
+pub fn check(root: &Root, total: u64, max: Option<u64>) -> std::result::Result<(), String> {
+    if let Some(max) = max {
+        if total > max {
+            return Err(format!(
+                "locking {} would exceed --max {}",
+                iec(total),
+                iec(max)
+            ));
+        }
+    }
+    let meminfo = root.read("/proc/meminfo").map_err(|e| e.to_string())?;
+    let m = kv::size_map(&meminfo);
+    if let (Some(avail), Some(mem_total)) = (m.get("MemAvailable"), m.get("MemTotal")) {
+        let spare = avail.saturating_sub((*mem_total as f64 * RESERVE_FRACTION) as u64);
+        if total > spare {
+            return Err(format!(
+                "locking {} would leave the machine under {:.0}% of its memory free (MemAvailable {}, MemTotal {}): locked pages cannot be reclaimed, so the OOM killer would step in",
+                iec(total),
+                RESERVE_FRACTION * 100.0,
+                iec(*avail),
+                iec(*mem_total)
+            ));
+        }
+    }
+    if !has_ipc_lock(root) {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Memlock);
+        if let Some(soft) = limit.current {
+            if total > soft {
+                return Err(format!(
+                    "RLIMIT_MEMLOCK is {} and locking needs {}: raise it (ulimit -l unlimited, LimitMEMLOCK=infinity for a systemd service, docker run --ulimit memlock=-1:-1) or run with CAP_IPC_LOCK",
+                    iec(soft),
+                    iec(total)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn has_ipc_lock(root: &Root) -> bool {
+    root.read_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let hex = s
+                .lines()
+                .find(|l| l.starts_with("CapEff:"))?
+                .split_whitespace()
+                .nth(1)?
+                .to_string();
+            u64::from_str_radix(&hex, 16).ok()
+        })
+        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
+}
+
+fn iec(b: u64) -> String {
+    crate::diagnose::cow::iec(b)
+}
+
+/// Maps and locks every file; on any failure, what was locked is released.
+pub fn lock(paths: &[PathBuf], hugepages: bool) -> Result<Locked> {
+    let mut locked = Locked {
+        maps: Vec::new(),
+        bytes: 0,
+    };
+    for p in paths {
+        match lock_one(p, hugepages) {
+            Ok(Some((addr, len))) => {
+                locked.maps.push((p.clone(), addr, len));
+                locked.bytes += len as u64;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                drop(locked);
+                return Err(e);
+            }
+        }
+    }
+    Ok(locked)
+}
+
+fn lock_one(path: &Path, hugepages: bool) -> Result<Option<(*mut libc::c_void, usize)>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len() as usize;
+    if len == 0 {
+        return Ok(None);
+    }
+    // SAFETY: a fresh read-only shared mapping of our open file.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if addr == libc::MAP_FAILED {
+        return Err(Error::io(path, std::io::Error::last_os_error()));
+    }
+    if hugepages {
+        // SAFETY: advice on our own mapping; ignored where file THP is unsupported.
+        unsafe { libc::madvise(addr, len, libc::MADV_HUGEPAGE) };
+    }
+    // SAFETY: locking our own mapping; it populates the pages from the page cache.
+    if unsafe { libc::mlock(addr, len) } != 0 {
+        let err = std::io::Error::last_os_error();
+        // SAFETY: unmapping what we mapped.
+        unsafe { libc::munmap(addr, len) };
+        return Err(Error::Invalid(format!(
+            "{}: mlock failed: {err} (RLIMIT_MEMLOCK, or the file shrank while it was mapped)",
+            path.display()
+        )));
+    }
+    Ok(Some((addr, len)))
+}
+
+impl Locked {
+    pub fn files(&self) -> usize {
+        self.maps.len()
+    }
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        for (_, addr, len) in self.maps.drain(..) {
+            // SAFETY: releasing mappings this value made and still owns.
+            unsafe {
+                libc::munlock(addr, len);
+                libc::munmap(addr, len);
+            }
+        }
+    }
+}

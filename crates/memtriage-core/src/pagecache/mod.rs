@@ -1,0 +1,12 @@
+//! The page cache and the files in it: how much of a file is cached (per tensor for
+//! safetensors), bringing files in at the speed the disk allows, and dropping them.
+
+pub mod files;
+pub mod lock;
+pub mod mappers;
+pub mod report;
+pub mod residency;
+pub mod safetensors;
+pub mod warm;
+
+pub use residency::{FileResidency, Residency};

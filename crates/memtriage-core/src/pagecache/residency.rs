@@ -1,0 +1,214 @@
+//! How much of a file is in the page cache: cachestat(2) (Linux 6.5+: a count from
+//! the page cache's own tree, ~0.3 ms for 4 GiB here, and it takes byte ranges), else
+//! mincore(2) over a mapping of the file (44-72 ms for 4 GiB here).
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// `__NR_cachestat`, the same number on every architecture (added in 6.5).
+const SYS_CACHESTAT: libc::c_long = 451;
+
+#[repr(C)]
+struct CachestatRange {
+    off: u64,
+    len: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct Cachestat {
+    nr_cache: u64,
+    nr_dirty: u64,
+    nr_writeback: u64,
+    nr_evicted: u64,
+    nr_recently_evicted: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    Cachestat,
+    Mincore,
+}
+
+/// Cached pages of a byte range of a file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Residency {
+    /// Bytes in the range (the file's size for a whole file).
+    pub bytes: u64,
+    /// Bytes of those in the page cache.
+    pub cached: u64,
+    /// Cached bytes not yet written back (cachestat only).
+    pub dirty: Option<u64>,
+}
+
+impl Residency {
+    pub fn fraction(&self) -> f64 {
+        if self.bytes == 0 {
+            0.0
+        } else {
+            (self.cached as f64 / self.bytes as f64).min(1.0)
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileResidency {
+    pub path: String,
+    pub residency: Residency,
+    pub method: Method,
+}
+
+/// Measures residency of one open file, by whichever method this kernel offers.
+pub struct Meter {
+    file: File,
+    size: u64,
+    page: u64,
+    method: Method,
+    /// mincore's view: one byte per page, bit 0 = resident (kept for range queries).
+    mincore: Option<Vec<u8>>,
+}
+
+impl Meter {
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        if !meta.is_file() {
+            return Err(Error::Invalid(format!(
+                "{}: not a regular file",
+                path.display()
+            )));
+        }
+        let page = rustix::param::page_size() as u64;
+        let mut meter = Meter {
+            file,
+            size: meta.len(),
+            page,
+            method: Method::Cachestat,
+            mincore: None,
+        };
+        if meter.cachestat(0, 0).is_none() {
+            meter.method = Method::Mincore;
+            meter.mincore =
+                Some(mincore_map(&meter.file, meter.size, page).map_err(|e| Error::io(path, e))?);
+        }
+        Ok(meter)
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// `len` 0 means to the end of the file.
+    fn cachestat(&self, off: u64, len: u64) -> Option<Cachestat> {
+        let range = CachestatRange { off, len };
+        let mut out = Cachestat::default();
+        // SAFETY: cachestat reads `range` and writes `out`, both live locals.
+        let rc = unsafe {
+            libc::syscall(
+                SYS_CACHESTAT,
+                self.file.as_raw_fd(),
+                &range as *const CachestatRange,
+                &mut out as *mut Cachestat,
+                0u32,
+            )
+        };
+        (rc == 0).then_some(out)
+    }
+
+    /// Residency of `len` bytes from `off` (clamped to the file).
+    pub fn range(&self, off: u64, len: u64) -> Residency {
+        let off = off.min(self.size);
+        let len = len.min(self.size - off);
+        if len == 0 {
+            return Residency::default();
+        }
+        match self.method {
+            Method::Cachestat => {
+                // cachestat counts whole pages overlapping the range.
+                let first = off / self.page;
+                let last = (off + len).div_ceil(self.page);
+                let pages = last - first;
+                match self.cachestat(first * self.page, pages * self.page) {
+                    Some(c) => Residency {
+                        bytes: len,
+                        cached: (c.nr_cache * self.page).min(len),
+                        dirty: Some((c.nr_dirty * self.page).min(len)),
+                    },
+                    None => Residency {
+                        bytes: len,
+                        cached: 0,
+                        dirty: None,
+                    },
+                }
+            }
+            Method::Mincore => {
+                let vec = self.mincore.as_deref().unwrap_or(&[]);
+                let first = (off / self.page) as usize;
+                let last = ((off + len).div_ceil(self.page) as usize).min(vec.len());
+                let resident = vec
+                    .get(first..last)
+                    .map_or(0, |s| s.iter().filter(|b| **b & 1 != 0).count());
+                Residency {
+                    bytes: len,
+                    cached: (resident as u64 * self.page).min(len),
+                    dirty: None,
+                }
+            }
+        }
+    }
+
+    pub fn whole(&self) -> Residency {
+        self.range(0, self.size)
+    }
+}
+
+/// mincore over a read-only shared mapping; the mapping only asks, it faults nothing in.
+fn mincore_map(file: &File, size: u64, page: u64) -> std::io::Result<Vec<u8>> {
+    if size == 0 {
+        return Ok(Vec::new());
+    }
+    let len = size as usize;
+    // SAFETY: a fresh read-only mapping of our open file, unmapped below.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if addr == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut vec = vec![0u8; size.div_ceil(page) as usize];
+    // SAFETY: `vec` has one byte per page of the mapping.
+    let rc = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: unmapping what we mapped.
+    unsafe { libc::munmap(addr, len) };
+    if rc != 0 {
+        return Err(err);
+    }
+    Ok(vec)
+}
+
+pub fn file_residency(path: &Path) -> Result<FileResidency> {
+    let meter = Meter::open(path)?;
+    Ok(FileResidency {
+        path: path.display().to_string(),
+        residency: meter.whole(),
+        method: meter.method(),
+    })
+}

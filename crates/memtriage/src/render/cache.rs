@@ -1,0 +1,147 @@
+//! Page-cache residency for people.
+
+use std::io::{self, Write};
+
+use memtriage_core::pagecache::report::FileReport;
+use memtriage_core::pagecache::warm::WarmStats;
+
+use super::style::Style;
+use super::table;
+pub use super::units::iec;
+use super::units::percent;
+
+/// A compact bar: one character per segment of the file, darker where more is cached.
+pub fn bar(segments: &[f64]) -> String {
+    segments
+        .iter()
+        .map(|f| match f {
+            x if *x >= 0.95 => '█',
+            x if *x >= 0.5 => '▓',
+            x if *x >= 0.1 => '▒',
+            x if *x > 0.0 => '░',
+            _ => '·',
+        })
+        .collect()
+}
+
+pub fn rate(bytes: u64, seconds: f64) -> String {
+    if seconds <= 0.0 {
+        return "-".into();
+    }
+    format!("{}/s", iec((bytes as f64 / seconds) as u64))
+}
+
+pub fn write_cache(
+    out: &mut dyn Write,
+    style: &Style,
+    files: &[FileReport],
+    tensors: bool,
+) -> io::Result<()> {
+    let mut t = table::new(&["CACHED", "OF", "%", "RESIDENCY", "FILE"], 0);
+    for f in files {
+        t.add_row(vec![
+            iec(f.cached),
+            iec(f.size),
+            percent(f.cached, f.size),
+            bar(&f.segments),
+            f.path.clone(),
+        ]);
+    }
+    for i in [3, 4] {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(comfy_table::CellAlignment::Left);
+        }
+    }
+    writeln!(out, "{}", table::to_string(&t))?;
+    for f in files {
+        for m in &f.mapped_by {
+            writeln!(
+                out,
+                "  {}: mapped by pid {} ({}): {} resident of {} mapped",
+                f.path,
+                m.pid,
+                m.comm,
+                m.resident.map(iec).unwrap_or_else(|| "unreadable".into()),
+                iec(m.mapped)
+            )?;
+        }
+        if let Some(e) = &f.tensors_error {
+            writeln!(out, "  {e}")?;
+        }
+        if let Some(ts) = &f.tensors {
+            let full = ts
+                .iter()
+                .filter(|t| t.bytes > 0 && t.cached >= t.bytes)
+                .count();
+            let cold = ts.iter().filter(|t| t.cached == 0 && t.bytes > 0).count();
+            writeln!(
+                out,
+                "  {}: {} tensors, {} fully in the page cache, {} partly, {} cold",
+                f.path,
+                ts.len(),
+                full,
+                ts.len() - full - cold,
+                cold
+            )?;
+            if tensors {
+                let mut tt = table::new(&["CACHED", "OF", "%", "DTYPE", "SHAPE", "TENSOR"], 0);
+                for t in ts {
+                    tt.add_row(vec![
+                        iec(t.cached),
+                        iec(t.bytes),
+                        percent(t.cached, t.bytes),
+                        t.dtype.clone(),
+                        format!("{:?}", t.shape),
+                        t.name.clone(),
+                    ]);
+                }
+                for i in [3, 4, 5] {
+                    if let Some(c) = tt.column_mut(i) {
+                        c.set_cell_alignment(comfy_table::CellAlignment::Left);
+                    }
+                }
+                writeln!(out, "{}", table::to_string(&tt))?;
+            }
+        }
+    }
+    if files.len() > 1 {
+        let size: u64 = files.iter().map(|f| f.size).sum();
+        let cached: u64 = files.iter().map(|f| f.cached).sum();
+        writeln!(
+            out,
+            "{} {} files, {} of {} in the page cache ({})",
+            style.bold("total"),
+            files.len(),
+            iec(cached),
+            iec(size),
+            percent(cached, size)
+        )?;
+    }
+    Ok(())
+}
+
+pub fn write_warmed(
+    out: &mut dyn Write,
+    path: &str,
+    s: WarmStats,
+    cached_after: u64,
+    size: u64,
+) -> io::Result<()> {
+    write!(
+        out,
+        "warmed {path}: {} in {:.2} s ({}), {} now in the page cache",
+        iec(s.read),
+        s.seconds,
+        rate(s.read, s.seconds),
+        percent(cached_after, size)
+    )?;
+    if s.read < s.bytes {
+        write!(
+            out,
+            " (the file shrank while it was read: {} of {})",
+            iec(s.read),
+            iec(s.bytes)
+        )?;
+    }
+    writeln!(out)
+}
