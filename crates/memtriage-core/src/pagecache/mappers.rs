@@ -40,11 +40,9 @@ fn maps_line_matches(line: &str, dev: (u64, u64), ino: u64) -> Option<u64> {
         return None;
     }
     let (s, e) = range.split_once('-')?;
-    Some(
-        u64::from_str_radix(e, 16)
-            .ok()?
-            .checked_sub(u64::from_str_radix(s, 16).ok()?)?,
-    )
+    u64::from_str_radix(e, 16)
+        .ok()?
+        .checked_sub(u64::from_str_radix(s, 16).ok()?)
 }
 
 /// Every process (that we may look at) mapping `path`.

@@ -115,13 +115,10 @@ pub fn warm_file(
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::Invalid("a reader thread failed".into())))
-            })
-            .collect()
+        handles.into_iter().try_for_each(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(Error::Invalid("a reader thread failed".into())))
+        })
     });
     result?;
     Ok(WarmStats {
