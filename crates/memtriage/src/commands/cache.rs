@@ -43,7 +43,19 @@ pub fn cache(ctx: &Context, args: &CacheArgs, out: &mut dyn Write) -> anyhow::Re
     } else {
         view::write_cache(out, &ctx.style, &reports, args.tensors)?;
     }
-    Ok(ExitCode::SUCCESS)
+    // A .safetensors file whose header is broken is bad input, whatever else was shown.
+    let bad: Vec<&String> = reports
+        .iter()
+        .filter_map(|r| r.tensors_error.as_ref())
+        .collect();
+    for e in &bad {
+        eprintln!("memtriage: {e}");
+    }
+    Ok(if bad.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(crate::EXIT_USAGE)
+    })
 }
 
 #[derive(Serialize)]
@@ -124,6 +136,9 @@ pub fn warm(ctx: &Context, args: &WarmArgs, out: &mut dyn Write) -> anyhow::Resu
     let seconds = began.elapsed().as_secs_f64();
     let bytes_read: u64 = warmed.iter().map(|w| w.stats.read).sum();
     let locked = if args.lock {
+        // Blocked before anyone can be told the lock is held, so a SIGTERM sent the
+        // moment they read it is waited for, not fatal.
+        block_termination();
         Some(lock::lock(&paths, args.hugepages)?)
     } else {
         None
@@ -180,16 +195,31 @@ fn progress_bar(total: u64, json: bool) -> Option<indicatif::ProgressBar> {
     Some(b)
 }
 
-/// Blocks until SIGINT or SIGTERM arrives, so the caller can unlock cleanly.
-fn wait_for_termination() {
-    // SAFETY: blocks two signals in this thread and waits for one of them.
+fn termination_set() -> libc::sigset_t {
+    // SAFETY: initialises and fills a local signal set.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGINT);
         libc::sigaddset(&mut set, libc::SIGTERM);
+        set
+    }
+}
+
+fn block_termination() {
+    let set = termination_set();
+    // SAFETY: changes this thread's signal mask only.
+    unsafe {
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        let mut sig = 0;
+    }
+}
+
+/// Waits for SIGINT or SIGTERM (blocked earlier), so the caller can unlock cleanly.
+fn wait_for_termination() {
+    let set = termination_set();
+    let mut sig = 0;
+    // SAFETY: waits on a set of signals this thread has blocked.
+    unsafe {
         libc::sigwait(&set, &mut sig);
     }
 }

@@ -65,9 +65,6 @@ pub fn write_cache(
                 iec(m.mapped)
             )?;
         }
-        if let Some(e) = &f.tensors_error {
-            writeln!(out, "  {e}")?;
-        }
         if let Some(ts) = &f.tensors {
             let full = ts
                 .iter()

@@ -1,0 +1,408 @@
+//! `cache`, `warm` and `evict` on real files in the real page cache.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use support::{memtriage, succeeded_json, MIB};
+
+/// A scratch directory on the real disk (not tmpfs: its pages are not a cache).
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("memtriage-cache-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+fn write_file(dir: &Path, name: &str, bytes: u64) -> PathBuf {
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&path).unwrap();
+    let block: Vec<u8> = (0..MIB as usize).map(|i| (i * 31 % 251) as u8).collect();
+    for _ in 0..bytes / MIB {
+        f.write_all(&block).unwrap();
+    }
+    f.sync_all().unwrap();
+    path
+}
+
+fn cached_fraction(path: &Path) -> f64 {
+    let args = ["cache", path.to_str().unwrap(), "--json"];
+    let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
+    let f = &v["files"][0];
+    f["cached"].as_f64().unwrap() / f["size"].as_f64().unwrap()
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let out = memtriage().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn evict_then_warm_takes_a_file_from_cold_to_fully_cached() {
+    let dir = scratch();
+    let f = write_file(dir.path(), "weights.bin", 128 * MIB);
+    let p = f.to_str().unwrap();
+    run_ok(&["evict", p]);
+    assert!(
+        cached_fraction(&f) < 0.02,
+        "after evict: {}",
+        cached_fraction(&f)
+    );
+    let text = run_ok(&["warm", p]);
+    assert!(text.contains("100% now in the page cache"), "{text}");
+    assert!(cached_fraction(&f) > 0.99);
+    let table = run_ok(&["cache", p]);
+    assert!(table.contains("128 MiB  128 MiB  100%"), "{table}");
+    run_ok(&["evict", p]);
+    assert!(cached_fraction(&f) < 0.02);
+}
+
+#[test]
+fn warming_half_a_file_caches_about_half() {
+    let dir = scratch();
+    let f = write_file(dir.path(), "half.bin", 512 * MIB);
+    let p = f.to_str().unwrap();
+    run_ok(&["evict", p]);
+    run_ok(&["warm", p, "--length", "256M"]);
+    let frac = cached_fraction(&f);
+    // Readahead caches a window or two past the range (up to 24 MiB here).
+    assert!((0.5..0.56).contains(&frac), "{frac}");
+}
+
+/// Writes a safetensors file with two 32 MiB tensors, `a` then `b`.
+fn write_safetensors(dir: &Path) -> (PathBuf, u64) {
+    let header = r#"{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[8388608],"data_offsets":[0,33554432]},"b":{"dtype":"BF16","shape":[4096,4096],"data_offsets":[33554432,67108864]}}"#;
+    let mut h = header.as_bytes().to_vec();
+    while (8 + h.len()) % 8 != 0 {
+        h.push(b' ');
+    }
+    let path = dir.join("model.safetensors");
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(&(h.len() as u64).to_le_bytes()).unwrap();
+    f.write_all(&h).unwrap();
+    let block = vec![7u8; MIB as usize];
+    for _ in 0..64 {
+        f.write_all(&block).unwrap();
+    }
+    f.sync_all().unwrap();
+    (path, 8 + h.len() as u64)
+}
+
+#[test]
+fn per_tensor_residency_shows_which_tensors_are_cold() {
+    let dir = scratch();
+    let (path, data_start) = write_safetensors(dir.path());
+    let p = path.to_str().unwrap();
+    run_ok(&["evict", p]);
+    run_ok(&[
+        "warm",
+        p,
+        "--offset",
+        &data_start.to_string(),
+        "--length",
+        "32M",
+        "--threads",
+        "1",
+    ]);
+    let args = ["cache", p, "--json"];
+    let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
+    let tensors = v["files"][0]["tensors"].as_array().unwrap();
+    assert_eq!(tensors.len(), 2);
+    let frac = |t: &serde_json::Value| t["cached"].as_f64().unwrap() / t["bytes"].as_f64().unwrap();
+    assert_eq!(tensors[0]["name"], "a");
+    assert!(frac(&tensors[0]) > 0.99, "a was warmed: {}", tensors[0]);
+    assert!(
+        frac(&tensors[1]) < 0.8,
+        "b stayed mostly cold (readahead only): {}",
+        tensors[1]
+    );
+    assert_eq!(tensors[1]["shape"], serde_json::json!([4096, 4096]));
+    let text = run_ok(&["cache", p, "--tensors"]);
+    assert!(
+        text.contains("2 tensors, 1 fully in the page cache"),
+        "{text}"
+    );
+    assert!(
+        text.contains("BF16") && text.contains("[4096, 4096]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn per_tensor_residency_on_a_file_written_by_the_safetensors_package() {
+    let ok = Command::new("python3")
+        .args(["-c", "import safetensors.torch"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: the Python safetensors package (with torch) is not installed");
+        return;
+    }
+    let dir = scratch();
+    let path = dir.path().join("hf.safetensors");
+    let script = format!(
+        "import torch; from safetensors.torch import save_file; save_file({{'embed.weight': torch.zeros(1000, 64), 'lm_head.bias': torch.ones(10, dtype=torch.float16)}}, {:?})",
+        path.to_str().unwrap()
+    );
+    assert!(Command::new("python3")
+        .args(["-c", &script])
+        .status()
+        .unwrap()
+        .success());
+    let args = ["cache", path.to_str().unwrap(), "--json"];
+    let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
+    let names: Vec<&str> = v["files"][0]["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2);
+    assert!(names.contains(&"embed.weight") && names.contains(&"lm_head.bias"));
+}
+
+/// Minor faults a fresh process takes to touch every page of `path` through a lazy mapping.
+fn lazy_mmap_faults(path: &Path) -> u64 {
+    let script = format!(
+        "import mmap, resource\nf = open({:?}, 'rb')\nm = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n\
+         pages = range(0, len(m), 4096)\nb = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n\
+         s = 0\nfor i in pages: s += m[i]\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - b)\n",
+        path.to_str().unwrap()
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_mapping_after_warm_takes_no_more_faults_than_after_a_sequential_cat() {
+    let dir = scratch();
+    let f = write_file(dir.path(), "folios.bin", 256 * MIB);
+    let p = f.to_str().unwrap();
+    run_ok(&["evict", p]);
+    assert!(Command::new("sh")
+        .args(["-c", &format!("cat {p} > /dev/null")])
+        .status()
+        .unwrap()
+        .success());
+    let after_cat = lazy_mmap_faults(&f);
+    run_ok(&["evict", p]);
+    run_ok(&["warm", p]);
+    let after_warm = lazy_mmap_faults(&f);
+    // 4 KiB folios would cost 65536 / 16 (fault-around) = 4096 faults for 256 MiB.
+    assert!(
+        after_warm as f64 <= after_cat as f64 * 1.2 + 64.0,
+        "warm {after_warm} vs cat {after_cat}"
+    );
+    assert!(
+        after_warm < 2048,
+        "large folios left behind: {after_warm} faults"
+    );
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+#[test]
+fn lock_holds_the_file_until_sigterm_and_respects_max() {
+    let dir = scratch();
+    let f = write_file(dir.path(), "pinned.bin", 64 * MIB);
+    let p = f.to_str().unwrap();
+    let refused = memtriage()
+        .args(["warm", p, "--lock", "--max", "16M"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("exceed --max 16.0 MiB"));
+
+    let mut child = memtriage()
+        .args(["warm", p, "--lock", "--max", "128M"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+    assert!(line.contains("locked 64.0 MiB"), "{line}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let locked_kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmLck:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap();
+    assert!(locked_kb * 1024 >= 64 * MIB, "VmLck {locked_kb} kB");
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let code = child.wait().unwrap();
+    assert!(code.success(), "{code:?}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert!(rest.contains("released"), "{rest}");
+}
+
+#[test]
+fn an_unprivileged_lock_beyond_rlimit_memlock_is_refused() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run the check as another user");
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let dir = scratch();
+    let f = write_file(dir.path(), "big.bin", 64 * MIB);
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = memtriage()
+        .args(["warm", f.to_str().unwrap(), "--lock"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("RLIMIT_MEMLOCK") && err.contains("ulimit -l"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_inputs_are_clear_errors_with_exit_2() {
+    let dir = scratch();
+    let d = dir.path();
+    let fifo = d.join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let garbage = d.join("garbage.safetensors");
+    std::fs::write(
+        &garbage,
+        [&16u64.to_le_bytes()[..], b"this is not json"].concat(),
+    )
+    .unwrap();
+    let too_long = d.join("long.safetensors");
+    std::fs::write(&too_long, [&4096u64.to_le_bytes()[..], b"{}"].concat()).unwrap();
+    let huge = d.join("huge.safetensors");
+    std::fs::write(&huge, [&(1u64 << 63).to_le_bytes()[..], b"{}"].concat()).unwrap();
+    let overlap = d.join("overlap.safetensors");
+    let h = br#"{"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[8],"data_offsets":[4,12]}}"#;
+    std::fs::write(
+        &overlap,
+        [&(h.len() as u64).to_le_bytes()[..], h, &[0u8; 12]].concat(),
+    )
+    .unwrap();
+    let range = d.join("range.safetensors");
+    let h = br#"{"a":{"dtype":"U8","shape":[64],"data_offsets":[0,64]}}"#;
+    std::fs::write(
+        &range,
+        [&(h.len() as u64).to_le_bytes()[..], h, &[0u8; 8]].concat(),
+    )
+    .unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["cache", "/no/such/file"],
+            "/no/such/file: No such file",
+        ),
+        (vec!["warm", "/dev/zero"], "a device, not a regular file"),
+        (vec!["cache", fifo.to_str().unwrap()], "a FIFO"),
+        (
+            vec!["cache", garbage.to_str().unwrap()],
+            "not a JSON object",
+        ),
+        (
+            vec!["cache", too_long.to_str().unwrap()],
+            "is more than the 2 bytes after it",
+        ),
+        (vec!["cache", huge.to_str().unwrap()], "implausible"),
+        (vec!["cache", overlap.to_str().unwrap()], "overlap"),
+        (vec!["cache", range.to_str().unwrap()], "reach past"),
+        (
+            vec!["warm", d.to_str().unwrap(), "--threads", "0"],
+            "--threads",
+        ),
+        (
+            vec!["warm", d.to_str().unwrap(), "--length", "lots"],
+            "--length",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = memtriage().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn empty_files_symlink_loops_and_directories_are_walked() {
+    let dir = scratch();
+    let d = dir.path().join("tree");
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    std::fs::write(d.join("empty.bin"), b"").unwrap();
+    write_file(&d.join("sub"), "one.bin", MIB);
+    std::os::unix::fs::symlink(&d, d.join("sub").join("loop")).unwrap();
+    let args = ["cache", d.to_str().unwrap(), "--json"];
+    let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
+    let files: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    run_ok(&["warm", d.to_str().unwrap()]);
+    run_ok(&["evict", d.to_str().unwrap()]);
+}
+
+#[test]
+fn a_file_that_shrinks_while_warmed_does_not_crash_the_tool() {
+    let dir = scratch();
+    let f = write_file(dir.path(), "shrinking.bin", 512 * MIB);
+    let p = f.to_str().unwrap().to_string();
+    run_ok(&["evict", &p]);
+    let child = memtriage().args(["warm", &p, "--threads", "1"]).output();
+    let truncate = {
+        let p = p.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_len(MIB)
+                .unwrap();
+        })
+    };
+    let out = child.unwrap();
+    truncate.join().unwrap();
+    assert!(
+        out.status.success(),
+        "no SIGBUS, no error: {:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
