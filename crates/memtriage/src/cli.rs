@@ -49,6 +49,9 @@ pub enum Command {
     Warm(WarmArgs),
     /// Drop files' pages from the page cache
     Evict(EvictArgs),
+    /// Benchmarks of this machine
+    #[command(subcommand)]
+    Bench(BenchCommand),
 }
 
 #[derive(Debug, Args)]
@@ -223,6 +226,42 @@ pub struct EvictArgs {
     pub paths: Vec<PathBuf>,
 
     /// Machine-readable output (schema memtriage.evict/v1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Load a checkpoint each way (read, mmap, populate, huge pages, warm), cold and hot,
+    /// against this machine's disk and memory speed
+    Load(BenchLoadArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchLoadArgs {
+    /// A checkpoint to load; without one, a synthetic .safetensors file is written.
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// Size of the synthetic checkpoint.
+    #[arg(
+        long,
+        default_value = "2G",
+        value_name = "SIZE",
+        conflicts_with = "file"
+    )]
+    pub size: String,
+
+    /// Where to write the synthetic checkpoint (on the disk to measure, not tmpfs).
+    #[arg(
+        long,
+        default_value = "/var/tmp",
+        value_name = "DIR",
+        conflicts_with = "file"
+    )]
+    pub dir: PathBuf,
+
+    /// Machine-readable output (schema memtriage.bench-load/v1).
     #[arg(long)]
     pub json: bool,
 }

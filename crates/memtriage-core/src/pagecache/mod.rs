@@ -1,6 +1,7 @@
 //! The page cache and the files in it: how much of a file is cached (per tensor for
 //! safetensors), bringing files in at the speed the disk allows, and dropping them.
 
+pub mod bench;
 pub mod files;
 pub mod lock;
 pub mod mappers;

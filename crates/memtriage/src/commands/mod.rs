@@ -1,5 +1,6 @@
 //! One module per subcommand; each returns the exit code and writes to `out`.
 
+mod bench;
 mod cache;
 mod doctor;
 mod explain;
@@ -32,6 +33,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Command::Cache(args) => cache::cache(&ctx, args, out),
         Command::Warm(args) => cache::warm(&ctx, args, out),
         Command::Evict(args) => cache::evict(&ctx, args, out),
+        Command::Bench(crate::cli::BenchCommand::Load(args)) => bench::load(&ctx, args, out),
         Command::Report(args) => report::run(&ctx, args, out),
         Command::Explain(args) => explain::run(&ctx, args, out),
     }

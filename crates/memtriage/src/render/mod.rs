@@ -1,5 +1,6 @@
 //! Turning model data into text for people. Reads only what it is given.
 
+pub mod bench;
 pub mod cache;
 pub mod findings;
 pub mod html;

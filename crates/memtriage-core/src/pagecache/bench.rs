@@ -1,0 +1,413 @@
+//! `bench load`: loading a checkpoint each way people do, cold and hot, against the
+//! machine's own ceilings measured in the same run (sequential disk read for cold,
+//! memory copy for hot). Faults per GiB show the folio size the kernel used.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::warm::{evict_file, warm_file, WarmOptions};
+use crate::error::{Error, Result};
+
+pub const BENCH_SCHEMA: &str = "memtriage.bench-load/v1";
+const PAGE: usize = 4096;
+/// MADV_POPULATE_READ (Linux 5.14): fault the range in, readable, in one call.
+const MADV_POPULATE_READ: i32 = 22;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// read() the whole file into a heap buffer (what torch.load without mmap does).
+    Read,
+    /// mmap and touch each page as it is used.
+    MmapLazy,
+    /// mmap, one MADV_WILLNEED over the file, then touch.
+    MmapWillneed,
+    /// mmap with MAP_POPULATE.
+    MapPopulate,
+    /// mmap, then MADV_POPULATE_READ.
+    MadvPopulateRead,
+    /// mmap with MADV_HUGEPAGE, then touch.
+    MmapHugepage,
+    /// `memtriage warm` (parallel sequential reads), then a lazy mmap.
+    WarmThenMmap,
+}
+
+impl Method {
+    pub const ALL: [Method; 7] = [
+        Method::Read,
+        Method::MmapLazy,
+        Method::MmapWillneed,
+        Method::MapPopulate,
+        Method::MadvPopulateRead,
+        Method::MmapHugepage,
+        Method::WarmThenMmap,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Method::Read => "read() into a buffer",
+            Method::MmapLazy => "mmap, touch lazily",
+            Method::MmapWillneed => "mmap + MADV_WILLNEED",
+            Method::MapPopulate => "mmap + MAP_POPULATE",
+            Method::MadvPopulateRead => "mmap + MADV_POPULATE_READ",
+            Method::MmapHugepage => "mmap + MADV_HUGEPAGE",
+            Method::WarmThenMmap => "memtriage warm, then mmap",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub method: Method,
+    pub cold: bool,
+    pub seconds: f64,
+    pub bytes_per_second: f64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    /// Share of the ceiling: disk read speed when cold, memory copy speed when hot.
+    pub of_ceiling: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadBench {
+    pub schema: String,
+    pub file: String,
+    pub bytes: u64,
+    pub generated: bool,
+    pub disk_read_bytes_per_second: f64,
+    pub memory_copy_bytes_per_second: f64,
+    pub results: Vec<Measurement>,
+}
+
+fn faults() -> (u64, u64) {
+    // SAFETY: getrusage fills a local struct.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    (u.ru_minflt.max(0) as u64, u.ru_majflt.max(0) as u64)
+}
+
+/// Writes a synthetic checkpoint of about `size` bytes: transformer layers of bf16
+/// tensors with the shapes of a 7B-class model (hidden 4096, MLP 11008).
+pub fn generate(path: &Path, size: u64) -> Result<u64> {
+    let (h, m) = (4096u64, 11008u64);
+    let layer: [(&str, [u64; 2]); 7] = [
+        ("self_attn.q_proj.weight", [h, h]),
+        ("self_attn.k_proj.weight", [h, h]),
+        ("self_attn.v_proj.weight", [h, h]),
+        ("self_attn.o_proj.weight", [h, h]),
+        ("mlp.gate_proj.weight", [m, h]),
+        ("mlp.up_proj.weight", [m, h]),
+        ("mlp.down_proj.weight", [h, m]),
+    ];
+    let mut entries = Vec::new();
+    let mut offset = 0u64;
+    let push = |name: String, shape: Vec<u64>, entries: &mut Vec<String>, offset: &mut u64| {
+        let bytes = shape.iter().product::<u64>() * 2;
+        entries.push(format!(
+            "\"{name}\":{{\"dtype\":\"BF16\",\"shape\":{shape:?},\"data_offsets\":[{},{}]}}",
+            *offset,
+            *offset + bytes
+        ));
+        *offset += bytes;
+    };
+    push(
+        "model.embed_tokens.weight".into(),
+        vec![32000, h],
+        &mut entries,
+        &mut offset,
+    );
+    let mut i = 0;
+    while offset < size {
+        for (name, shape) in layer {
+            if offset >= size {
+                break;
+            }
+            push(
+                format!("model.layers.{i}.{name}"),
+                shape.to_vec(),
+                &mut entries,
+                &mut offset,
+            );
+        }
+        i += 1;
+    }
+    let mut header = format!(
+        "{{\"__metadata__\":{{\"format\":\"pt\",\"generator\":\"memtriage bench load\"}},{}}}",
+        entries.join(",")
+    );
+    while (8 + header.len()) % 8 != 0 {
+        header.push(' ');
+    }
+    let mut f = File::create(path).map_err(|e| Error::io(path, e))?;
+    f.write_all(&(header.len() as u64).to_le_bytes())
+        .map_err(|e| Error::io(path, e))?;
+    f.write_all(header.as_bytes())
+        .map_err(|e| Error::io(path, e))?;
+    // Not zeros: a filesystem may store zero runs sparsely, and that is no checkpoint.
+    let block: Vec<u8> = (0..(4usize << 20))
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let mut left = offset;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        f.write_all(&block[..n]).map_err(|e| Error::io(path, e))?;
+        left -= n as u64;
+    }
+    f.sync_all().map_err(|e| Error::io(path, e))?;
+    Ok(8 + header.len() as u64 + offset)
+}
+
+struct Mapping {
+    addr: *mut libc::c_void,
+    len: usize,
+}
+
+impl Mapping {
+    fn new(file: &File, len: usize, flags: i32) -> std::io::Result<Self> {
+        // SAFETY: a fresh read-only shared mapping of an open file.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED | flags,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Mapping { addr, len })
+    }
+
+    fn advise(&self, advice: i32) -> std::io::Result<()> {
+        // SAFETY: advice on our own mapping.
+        if unsafe { libc::madvise(self.addr, self.len, advice) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Reads one byte of every page, as code using the weights would.
+    fn touch(&self) -> u64 {
+        let p = self.addr as *const u8;
+        let mut sum = 0u64;
+        for off in (0..self.len).step_by(PAGE) {
+            // SAFETY: within our mapping of a file that is not truncated meanwhile.
+            sum = sum.wrapping_add(u64::from(unsafe { std::ptr::read_volatile(p.add(off)) }));
+        }
+        sum
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmapping what we mapped.
+        unsafe { libc::munmap(self.addr, self.len) };
+    }
+}
+
+fn load(path: &Path, method: Method, buffer: &mut Vec<u8>) -> Result<()> {
+    let io = |e| Error::io(path, e);
+    let file = File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len() as usize;
+    let mut sink = 0u64;
+    match method {
+        Method::Read => {
+            // A fresh buffer each time: a loader's tensors land in new memory.
+            *buffer = Vec::with_capacity(len);
+            let spare = buffer.spare_capacity_mut();
+            // SAFETY: u8 has no invalid values; every byte is written by read_at below
+            // before the length is set to what was read.
+            let slice =
+                unsafe { std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast::<u8>(), len) };
+            let mut at = 0;
+            while at < len {
+                let n = file
+                    .read_at(&mut slice[at..(at + (16 << 20)).min(len)], at as u64)
+                    .map_err(io)?;
+                if n == 0 {
+                    break;
+                }
+                at += n;
+            }
+            // SAFETY: the first `at` bytes were written.
+            unsafe { buffer.set_len(at) };
+            sink = sink.wrapping_add(buffer.get(len / 2).copied().unwrap_or(0) as u64);
+        }
+        Method::MapPopulate => {
+            let m = Mapping::new(&file, len, libc::MAP_POPULATE).map_err(io)?;
+            sink = m.touch();
+        }
+        Method::MadvPopulateRead => {
+            let m = Mapping::new(&file, len, 0).map_err(io)?;
+            m.advise(MADV_POPULATE_READ).map_err(io)?;
+            sink = m.touch();
+        }
+        Method::MmapLazy | Method::MmapWillneed | Method::MmapHugepage | Method::WarmThenMmap => {
+            if method == Method::WarmThenMmap {
+                warm_file(path, WarmOptions::default(), &|_| {})?;
+            }
+            let m = Mapping::new(&file, len, 0).map_err(io)?;
+            match method {
+                Method::MmapWillneed => m.advise(libc::MADV_WILLNEED).map_err(io)?,
+                Method::MmapHugepage => m.advise(libc::MADV_HUGEPAGE).map_err(io)?,
+                _ => {}
+            }
+            sink = m.touch();
+        }
+    }
+    std::hint::black_box(sink);
+    Ok(())
+}
+
+/// Readers of the disk ceiling: one O_DIRECT request in flight leaves a virtual disk
+/// idle between requests; four keep its queue full.
+const DISK_READERS: u64 = 4;
+
+/// Sequential read speed of the disk under `path`: O_DIRECT (no page cache), 16 MiB
+/// requests, one contiguous segment per reader.
+fn disk_ceiling(path: &Path, len: u64) -> Result<f64> {
+    let chunk = 16usize << 20;
+    let segment = len.div_ceil(DISK_READERS).next_multiple_of(chunk as u64);
+    let began = Instant::now();
+    let read: Result<u64> = std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..DISK_READERS)
+            .map(|i| {
+                scope.spawn(move || {
+                    read_direct(path, i * segment, ((i + 1) * segment).min(len), chunk)
+                })
+            })
+            .collect();
+        readers
+            .into_iter()
+            .map(|r| {
+                r.join()
+                    .unwrap_or_else(|_| Err(Error::Invalid("a disk reader failed".into())))
+            })
+            .sum()
+    });
+    let read = read?;
+    Ok(read as f64 / began.elapsed().as_secs_f64().max(1e-9))
+}
+
+fn read_direct(path: &Path, start: u64, end: u64, chunk: usize) -> Result<u64> {
+    if start >= end {
+        return Ok(0);
+    }
+    let io = |e| Error::io(path, e);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .map_err(io)?;
+    let layout = std::alloc::Layout::from_size_align(chunk, 4096)
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    // SAFETY: an aligned buffer for O_DIRECT, freed below.
+    let ptr = unsafe { std::alloc::alloc(layout) };
+    if ptr.is_null() {
+        return Err(Error::Invalid(
+            "out of memory for the disk read buffer".into(),
+        ));
+    }
+    // SAFETY: `ptr` is `chunk` bytes we own.
+    let buf = unsafe { std::slice::from_raw_parts_mut(ptr, chunk) };
+    let mut at = start;
+    let mut result = Ok(());
+    while at < end {
+        match file.read_at(buf, at) {
+            Ok(0) => break,
+            Ok(n) => at += n as u64,
+            Err(e) => {
+                result = Err(io(e));
+                break;
+            }
+        }
+    }
+    // SAFETY: freeing what we allocated with the same layout.
+    unsafe { std::alloc::dealloc(ptr, layout) };
+    result.map(|()| at - start)
+}
+
+/// Memory copy speed: 256 MiB copied between two warmed buffers, best of 3.
+fn memory_ceiling() -> f64 {
+    let n = 256usize << 20;
+    let src = vec![1u8; n];
+    let mut dst = vec![0u8; n];
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let began = Instant::now();
+        dst.copy_from_slice(&src);
+        std::hint::black_box(&dst);
+        best = best.min(began.elapsed().as_secs_f64());
+    }
+    n as f64 / best.max(1e-9)
+}
+
+/// Runs every method cold (evicted first) and hot. `progress` gets a line per step.
+pub fn run(path: &Path, generated: bool, progress: &mut dyn FnMut(&str)) -> Result<LoadBench> {
+    let bytes = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    if bytes == 0 {
+        return Err(Error::Invalid(format!(
+            "{}: empty file, nothing to load",
+            path.display()
+        )));
+    }
+    progress("measuring the disk's sequential read speed");
+    evict_file(path)?;
+    let disk = disk_ceiling(path, bytes)?;
+    progress("measuring memory copy speed");
+    let memory = memory_ceiling();
+    let mut results = Vec::new();
+    let mut buffer = Vec::new();
+    for method in Method::ALL {
+        for cold in [true, false] {
+            progress(&format!(
+                "{} ({})",
+                method.label(),
+                if cold { "cold" } else { "hot" }
+            ));
+            if cold {
+                evict_file(path)?;
+            } else {
+                // Hot: the file is in the page cache; read it once the plain way.
+                warm_file(path, WarmOptions::default(), &|_| {})?;
+            }
+            let (min0, maj0) = faults();
+            let began = Instant::now();
+            load(path, method, &mut buffer)?;
+            let seconds = began.elapsed().as_secs_f64();
+            let (min1, maj1) = faults();
+            buffer = Vec::new();
+            let rate = bytes as f64 / seconds.max(1e-9);
+            results.push(Measurement {
+                method,
+                cold,
+                seconds,
+                bytes_per_second: rate,
+                minor_faults: min1 - min0,
+                major_faults: maj1 - maj0,
+                of_ceiling: rate / if cold { disk } else { memory },
+            });
+        }
+    }
+    Ok(LoadBench {
+        schema: BENCH_SCHEMA.into(),
+        file: path.display().to_string(),
+        bytes,
+        generated,
+        disk_read_bytes_per_second: disk,
+        memory_copy_bytes_per_second: memory,
+        results,
+    })
+}
