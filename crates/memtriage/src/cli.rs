@@ -178,6 +178,10 @@ pub struct CacheArgs {
     #[arg(long)]
     pub tensors: bool,
 
+    /// Skip finding which processes map the files (that reads every process's maps).
+    #[arg(long)]
+    pub no_mappers: bool,
+
     /// Machine-readable output (schema memtriage.cache/v1).
     #[arg(long)]
     pub json: bool,
@@ -189,8 +193,9 @@ pub struct WarmArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
-    /// Reader threads per file (two read a cold file faster than one on most disks).
-    #[arg(long, default_value_t = 2, value_name = "N")]
+    /// Reader threads per file: several keep the disk's queue full (measured here: 4
+    /// threads 2.2-2.4 s for a cold 4 GiB file, 2 threads 2.3-2.9 s, 1 thread 2.9-3.9 s).
+    #[arg(long, default_value_t = 4, value_name = "N")]
     pub threads: usize,
 
     /// Start of the range to warm in each file (e.g. 1G).

@@ -43,7 +43,7 @@ pub struct WarmOptions {
 impl Default for WarmOptions {
     fn default() -> Self {
         WarmOptions {
-            threads: 2,
+            threads: 4,
             offset: 0,
             length: None,
         }

@@ -29,7 +29,7 @@ pub fn cache(ctx: &Context, args: &CacheArgs, out: &mut dyn Write) -> anyhow::Re
     let paths = files::expand(&args.paths)?;
     let reports = paths
         .iter()
-        .map(|p| report::inspect(&ctx.root, p, BAR, true))
+        .map(|p| report::inspect(&ctx.root, p, BAR, !args.no_mappers))
         .collect::<Result<Vec<_>, _>>()?;
     if args.json {
         serde_json::to_writer_pretty(
