@@ -29,8 +29,10 @@ use crate::error::{Error, Result};
 
 /// Bytes per read (see the module's notes: the size that leaves the largest folios).
 pub const CHUNK: usize = 128 << 10;
-/// Below this a file is read by one thread: splitting costs more than it saves.
-const SPLIT_MIN: u64 = 64 << 20;
+/// The least each thread reads: every segment starts the kernel's folio ramp from small
+/// folios again (measured: a 256 MiB file in four 64 MiB segments left 1.6x the faults
+/// of one sequential reader; 1 GiB segments 1.07x).
+const SEGMENT_MIN: u64 = 512 << 20;
 
 #[derive(Debug, Clone, Copy)]
 pub struct WarmOptions {
@@ -75,11 +77,9 @@ pub fn warm_file(
         .length
         .map_or(size, |l| start.saturating_add(l).min(size));
     let bytes = end - start;
-    let threads = if bytes < SPLIT_MIN {
-        1
-    } else {
-        opts.threads.max(1) as u64
-    };
+    let threads = (opts.threads.max(1) as u64)
+        .min(bytes.div_ceil(SEGMENT_MIN))
+        .max(1);
     let segment = bytes.div_ceil(threads).next_multiple_of(CHUNK as u64);
     let read_total = AtomicU64::new(0);
     let began = Instant::now();
