@@ -126,13 +126,16 @@ pub fn write_warmed(
 ) -> io::Result<()> {
     write!(
         out,
-        "warmed {path}: {} in {:.2} s ({}), {} now in the page cache",
+        "warmed {path}: read {} in {:.2} s ({}), {} now in the page cache",
         iec(s.read),
         s.seconds,
         rate(s.read, s.seconds),
         percent(cached_after, size)
     )?;
-    if s.read < s.bytes {
+    if s.already_cached > 0 {
+        write!(out, "; {} was already cached", iec(s.already_cached))?;
+    }
+    if s.read + s.already_cached < s.bytes {
         write!(
             out,
             " (the file shrank while it was read: {} of {})",
