@@ -67,7 +67,11 @@ fn pid_or_self(pid: Option<i64>) -> PyResult<i32> {
 /// One process, as `inspect --json` shows it (`memtriage.process/v1`).
 #[pyfunction]
 #[pyo3(signature = (pid=None, fields=None))]
-fn snapshot(py: Python<'_>, pid: Option<i64>, fields: Option<Vec<String>>) -> PyResult<Bound<'_, PyAny>> {
+fn snapshot(
+    py: Python<'_>,
+    pid: Option<i64>,
+    fields: Option<Vec<String>>,
+) -> PyResult<Bound<'_, PyAny>> {
     let pid = pid_or_self(pid)?;
     let detail = detail(fields)?;
     let snap = py.detach(|| engine(|| ProcessReader::new(&Root::host(), detail).read(pid)))?;
@@ -77,15 +81,18 @@ fn snapshot(py: Python<'_>, pid: Option<i64>, fields: Option<Vec<String>>) -> Py
 /// Many processes at once, read on all cores; `None` for each that exited.
 #[pyfunction]
 #[pyo3(signature = (pids, fields=None))]
-fn snapshot_many(py: Python<'_>, pids: Vec<i64>, fields: Option<Vec<String>>) -> PyResult<Bound<'_, PyList>> {
+fn snapshot_many(
+    py: Python<'_>,
+    pids: Vec<i64>,
+    fields: Option<Vec<String>>,
+) -> PyResult<Bound<'_, PyList>> {
     let pids = pids
         .into_iter()
         .map(|p| pid_or_self(Some(p)))
         .collect::<PyResult<Vec<i32>>>()?;
     let detail = detail(fields)?;
-    let results = py.detach(|| {
-        guard(|| Ok(read_many(&Root::host(), detail, &pids, default_threads())))
-    })?;
+    let results =
+        py.detach(|| guard(|| Ok(read_many(&Root::host(), detail, &pids, default_threads()))))?;
     let list = PyList::empty(py);
     for r in results {
         match r {
@@ -100,7 +107,11 @@ fn snapshot_many(py: Python<'_>, pids: Vec<i64>, fields: Option<Vec<String>>) ->
 /// A process and its descendants with totals and findings (`memtriage.tree/v1`).
 #[pyfunction]
 #[pyo3(signature = (pid=None, fields=None))]
-fn tree(py: Python<'_>, pid: Option<i64>, fields: Option<Vec<String>>) -> PyResult<Bound<'_, PyAny>> {
+fn tree(
+    py: Python<'_>,
+    pid: Option<i64>,
+    fields: Option<Vec<String>>,
+) -> PyResult<Bound<'_, PyAny>> {
     let pid = pid_or_self(pid)?;
     let detail = detail(fields)?;
     let t = py.detach(|| engine(|| tree_probe::read(&Root::host(), detail, pid)))?;
@@ -148,7 +159,11 @@ fn doctor<'py>(py: Python<'py>, profile: &str) -> PyResult<Bound<'py, PyDict>> {
 /// `{"source", "lines", "bytes", "matches", "findings"}`.
 #[pyfunction]
 #[pyo3(signature = (text, source="log"))]
-fn explain<'py>(py: Python<'py>, text: &Bound<'py, PyAny>, source: &str) -> PyResult<Bound<'py, PyDict>> {
+fn explain<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    source: &str,
+) -> PyResult<Bound<'py, PyDict>> {
     // The bytes are copied out once so the scan runs without the GIL (a big log
     // takes a while) and cannot see the object change under it.
     let bytes: Vec<u8> = if let Ok(s) = text.cast::<PyString>() {
@@ -212,9 +227,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_class::<track::Tracker>()?;
-    m.add("PROCESS_SCHEMA", memtriage_core::model::process::PROCESS_SCHEMA)?;
+    m.add(
+        "PROCESS_SCHEMA",
+        memtriage_core::model::process::PROCESS_SCHEMA,
+    )?;
     m.add("TREE_SCHEMA", memtriage_core::model::tree::TREE_SCHEMA)?;
-    m.add("SYSTEM_SCHEMA", memtriage_core::model::system::SYSTEM_SCHEMA)?;
+    m.add(
+        "SYSTEM_SCHEMA",
+        memtriage_core::model::system::SYSTEM_SCHEMA,
+    )?;
     m.add("FIELDS", FIELDS.to_vec())?;
     Ok(())
 }

@@ -136,12 +136,14 @@ impl Peaks {
 fn sample(mut files: SelfFiles, peaks: Arc<Peaks>, stop: mpsc::Receiver<()>, interval: Duration) {
     let started = Instant::now();
     let mut pss_spent = Duration::ZERO;
-    let mut last_pss: Option<Instant> = None;
+    // The first reading waits a spacing too: a block shorter than that gets only
+    // the reading `stop` takes at its end, one page-table walk in all.
+    let mut last_pss = Instant::now();
     loop {
         if let Some(rss) = files.rss() {
             peaks.rss(rss);
         }
-        let due = last_pss.is_none_or(|t| t.elapsed() >= PSS_MIN_SPACING)
+        let due = last_pss.elapsed() >= PSS_MIN_SPACING
             && pss_spent.as_secs_f64()
                 <= started.elapsed().as_secs_f64() * PSS_BUDGET_SHARE
                     + PSS_BUDGET_ALLOWANCE.as_secs_f64();
@@ -151,7 +153,7 @@ fn sample(mut files: SelfFiles, peaks: Arc<Peaks>, stop: mpsc::Receiver<()>, int
                 peaks.pss(pss);
             }
             pss_spent += t.elapsed();
-            last_pss = Some(Instant::now());
+            last_pss = Instant::now();
         }
         match stop.recv_timeout(interval) {
             Err(RecvTimeoutError::Timeout) => {}
@@ -256,12 +258,13 @@ impl Tracker {
                 // A sampler that panicked lost its last readings, not the block's
                 // figures: the end readings below still bound the peak.
                 let _ = run.thread.join();
-                let mut files = SelfFiles::open(pss && run.peaks.pss_samples.load(Ordering::Relaxed) == 0);
+                let mut files = SelfFiles::open(pss);
                 let end_rss = files.rss();
                 if let Some(rss) = end_rss {
                     run.peaks.rss(rss);
                 }
-                // A block shorter than the thread's start-up still gets one PSS reading.
+                // The end is often the peak (a block that loads something keeps it),
+                // and a short block has no other PSS reading.
                 if files.rollup.is_some() {
                     if let Some(pss) = files.pss() {
                         run.peaks.pss(pss);

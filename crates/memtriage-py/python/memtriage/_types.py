@@ -23,15 +23,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _wrap(value: Any, key: Optional[str] = None) -> Any:
+def _wrap(value: Any) -> Any:
     if isinstance(value, dict):
         if _FINDING_KEYS.issubset(value):
             return Finding(value)
-        if key == "process" or ("pid" in value and "faults" in value):
+        if "pid" in value and "faults" in value and "rollup" in value:
             return ProcessSnapshot(value)
         return Record(value)
     if isinstance(value, list):
-        return [_wrap(v, key) for v in value]
+        return [_wrap(v) for v in value]
     return value
 
 
@@ -55,10 +55,10 @@ class Record:
                 f"{type(self).__name__} has no field {name!r} "
                 f"(fields: {', '.join(self._data)})"
             ) from None
-        return _wrap(value, name)
+        return _wrap(value)
 
     def __getitem__(self, name: str) -> Any:
-        return _wrap(self._data[name], name)
+        return _wrap(self._data[name])
 
     def __contains__(self, name: object) -> bool:
         return name in self._data
