@@ -10,11 +10,13 @@ mod track;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use memtriage_core::diagnose::doctor::{audit, Profile};
 use memtriage_core::diagnose::logs::LogScanner;
 use memtriage_core::probe::process::{default_threads, read_many, Detail, ProcessReader};
 use memtriage_core::probe::{system as system_probe, tree as tree_probe};
+use memtriage_core::model::process::ProcessSnapshot;
 use memtriage_core::{Error, Root};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -54,6 +56,28 @@ fn detail(fields: Option<Vec<String>>) -> PyResult<Detail> {
     Ok(d)
 }
 
+/// Readers kept between calls, one per `Detail`: a new one would read
+/// `/proc/self/mountinfo` (to find the cgroup hierarchies) and `/etc/passwd` again,
+/// which costs more than reading a small process. Mounts and user names are taken as
+/// fixed for the life of the Python process.
+static READERS: Mutex<Vec<(Detail, ProcessReader)>> = Mutex::new(Vec::new());
+
+fn read_one(detail: Detail, pid: i32) -> memtriage_core::Result<ProcessSnapshot> {
+    // Another Python thread reading at the same time gets a reader of its own
+    // rather than waiting (the GIL is released here).
+    let Ok(mut readers) = READERS.try_lock() else {
+        return ProcessReader::new(&Root::host(), detail).read(pid);
+    };
+    let i = match readers.iter().position(|(d, _)| *d == detail) {
+        Some(i) => i,
+        None => {
+            readers.push((detail, ProcessReader::new(&Root::host(), detail)));
+            readers.len() - 1
+        }
+    };
+    readers[i].1.read(pid)
+}
+
 fn pid_or_self(pid: Option<i64>) -> PyResult<i32> {
     match pid {
         None => Ok(std::process::id() as i32),
@@ -74,7 +98,7 @@ fn snapshot(
 ) -> PyResult<Bound<'_, PyAny>> {
     let pid = pid_or_self(pid)?;
     let detail = detail(fields)?;
-    let snap = py.detach(|| engine(|| ProcessReader::new(&Root::host(), detail).read(pid)))?;
+    let snap = py.detach(|| engine(|| read_one(detail, pid)))?;
     to_py(py, &snap)
 }
 
