@@ -29,7 +29,7 @@ use crate::errors::guard;
 const PSS_BUDGET_SHARE: f64 = 0.01;
 /// Lets the first readings of a short block happen within the budget.
 const PSS_BUDGET_ALLOWANCE: Duration = Duration::from_millis(5);
-const PSS_MIN_SPACING: Duration = Duration::from_millis(50);
+const PSS_MIN_SPACING: Duration = Duration::from_millis(200);
 /// The sampler holds a few small buffers; the default 2 MiB stack is not needed.
 const SAMPLER_STACK: usize = 128 << 10;
 /// Marks "no PSS reading yet" (0 would be a reading of 0 bytes).

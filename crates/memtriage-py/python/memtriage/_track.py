@@ -27,7 +27,7 @@ class track:
       every ``interval`` seconds by a thread in Rust (no GIL), and exact when the
       block set a new high for the process (the kernel's ``VmHWM``).
     - ``peak_pss``: the highest PSS read from ``/proc/self/smaps_rollup``. That read
-      walks the page tables under the mmap lock, so it is taken at most every 50 ms
+      walks the page tables under the mmap lock, so it is taken at most every 200 ms
       and within 1% of the wall time; it is a lower bound on the true peak. ``None``
       with ``pss=False``.
     - ``wall_seconds``, ``start_rss``, ``end_rss``, ``rss_samples``, ``pss_samples``.
