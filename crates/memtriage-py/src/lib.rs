@@ -14,9 +14,9 @@ use std::sync::Mutex;
 
 use memtriage_core::diagnose::doctor::{audit, Profile};
 use memtriage_core::diagnose::logs::LogScanner;
+use memtriage_core::model::process::ProcessSnapshot;
 use memtriage_core::probe::process::{default_threads, read_many, Detail, ProcessReader};
 use memtriage_core::probe::{system as system_probe, tree as tree_probe};
-use memtriage_core::model::process::ProcessSnapshot;
 use memtriage_core::{Error, Root};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
