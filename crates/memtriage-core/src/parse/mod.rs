@@ -8,5 +8,6 @@ pub mod record;
 pub mod size;
 pub mod smaps;
 pub mod stat;
+pub mod statm;
 pub mod status;
 pub mod text;

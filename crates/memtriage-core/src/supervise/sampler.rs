@@ -301,6 +301,11 @@ impl Sampler {
                 continue;
             }
             tr.rss = s.rss_pages * self.page_size;
+            // Every tick, not only at PSS readings (which are rationed): a worker is
+            // told from an exec'd child by its executable.
+            if let Ok(link) = tr.dir.read_link("exe") {
+                tr.summary.exe = Some(crate::parse::text::escape_bytes(&link));
+            }
             let sum = &mut tr.summary;
             sum.ppid = s.ppid;
             sum.comm = s.comm;

@@ -1,0 +1,49 @@
+"""Type stubs of the Rust extension module ``memtriage._native``.
+
+Use the ``memtriage`` package instead: it wraps these plain-dict results in classes
+with attribute access. Every function releases the GIL while it reads."""
+
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+PROCESS_SCHEMA: str
+TREE_SCHEMA: str
+SYSTEM_SCHEMA: str
+FIELDS: List[str]
+
+def snapshot(pid: Optional[int] = None, fields: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """One process as ``inspect --json`` shows it. Raises ProcessLookupError,
+    PermissionError, ValueError (bad pid or field name), OSError."""
+
+def snapshot_many(
+    pids: Sequence[int], fields: Optional[Sequence[str]] = None
+) -> List[Optional[Dict[str, Any]]]:
+    """Many processes, read on all cores; ``None`` for each that exited."""
+
+def tree(pid: Optional[int] = None, fields: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """``{"root", "nodes": [{"depth", "process"}], "totals", "findings"}``."""
+
+def system() -> Dict[str, Any]:
+    """The machine's memory settings (``memtriage.system/v1``)."""
+
+def doctor(profile: str = "training") -> Dict[str, Any]:
+    """``{"profile", "system", "findings"}``; ValueError for an unknown profile."""
+
+def explain(text: Union[str, bytes], source: str = "log") -> Dict[str, Any]:
+    """``{"source", "lines", "bytes", "matches", "findings"}``; TypeError unless
+    ``text`` is str or bytes."""
+
+def cli_main(argv: Sequence[str]) -> int:
+    """Runs the ``memtriage`` command in this process; returns its exit code."""
+
+class Tracker:
+    """One measurement of one block. ``memtriage.track`` wraps it."""
+
+    running: bool
+
+    def __init__(self, interval: float = 0.001, pss: bool = True) -> None: ...
+    def start(self) -> None:
+        """Starts the sampling thread; RuntimeError if already running."""
+    def stop(self) -> Dict[str, Any]:
+        """Stops it; ``{"wall_seconds", "minor_faults", "major_faults", "start_rss",
+        "end_rss", "peak_rss", "peak_rss_exact", "peak_pss", "rss_samples",
+        "pss_samples"}``. RuntimeError if not started."""

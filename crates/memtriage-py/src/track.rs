@@ -1,0 +1,325 @@
+//! `memtriage.track()`: what a block of Python code cost in memory.
+//!
+//! A sampling thread in Rust (no GIL, so it neither slows the tracked code nor waits
+//! for it) reads `/proc/self/statm` every `interval` for the RSS peak, and
+//! `/proc/self/smaps_rollup` sparingly for PSS: that read walks the page tables
+//! under the mmap lock (tens of milliseconds on a process of a few GiB), so it is
+//! taken at most every `PSS_MIN_SPACING` and within `PSS_BUDGET_SHARE` of the
+//! wall time, as `memtriage run`'s sampler does. Faults come from `getrusage`
+//! deltas, exact and for all threads. The peak RSS also uses the kernel's own
+//! high-water mark (`VmHWM`): if it rose during the block, the block set it, and it
+//! is exact even between samples.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use memtriage_core::parse::{statm, status};
+use memtriage_core::probe::process::parse_rollup;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::guard;
+
+const PSS_BUDGET_SHARE: f64 = 0.01;
+/// Lets the first readings of a short block happen within the budget.
+const PSS_BUDGET_ALLOWANCE: Duration = Duration::from_millis(5);
+const PSS_MIN_SPACING: Duration = Duration::from_millis(200);
+/// The sampler holds a few small buffers; the default 2 MiB stack is not needed.
+const SAMPLER_STACK: usize = 128 << 10;
+/// Marks "no PSS reading yet" (0 would be a reading of 0 bytes).
+const NONE: u64 = u64::MAX;
+
+/// Files of this process opened once and re-read with `pread` at offset 0 (the
+/// kernel regenerates a seq file read from its start): no open/close per sample.
+struct SelfFiles {
+    statm: Option<File>,
+    rollup: Option<File>,
+    page_size: u64,
+    buf: Vec<u8>,
+}
+
+impl SelfFiles {
+    fn open(pss: bool) -> Self {
+        SelfFiles {
+            statm: File::open("/proc/self/statm").ok(),
+            rollup: if pss {
+                File::open("/proc/self/smaps_rollup").ok()
+            } else {
+                None
+            },
+            page_size: rustix::param::page_size() as u64,
+            buf: vec![0; 4096],
+        }
+    }
+
+    fn read_all(file: &File, buf: &mut Vec<u8>) -> Option<usize> {
+        let mut len = 0;
+        loop {
+            if len == buf.len() {
+                buf.resize(buf.len() * 2, 0);
+            }
+            let n = file.read_at(&mut buf[len..], len as u64).ok()?;
+            if n == 0 {
+                return Some(len);
+            }
+            len += n;
+        }
+    }
+
+    fn rss(&mut self) -> Option<u64> {
+        let file = self.statm.as_ref()?;
+        let len = Self::read_all(file, &mut self.buf)?;
+        statm::parse(&self.buf[..len]).map(|s| s.resident * self.page_size)
+    }
+
+    fn pss(&mut self) -> Option<u64> {
+        let file = self.rollup.as_ref()?;
+        let len = Self::read_all(file, &mut self.buf)?;
+        parse_rollup(&self.buf[..len]).map(|r| r.pss)
+    }
+}
+
+/// Peak RSS so far (`VmHWM`), read once at each end of the block.
+fn high_water_mark() -> Option<u64> {
+    let bytes = std::fs::read("/proc/self/status").ok()?;
+    status::parse(&bytes).memory?.vm_hwm
+}
+
+/// (minor, major) faults of the whole process, all threads.
+fn faults() -> (u64, u64) {
+    // SAFETY: getrusage fills the zeroed struct we own; RUSAGE_SELF cannot fail.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    (usage.ru_minflt as u64, usage.ru_majflt as u64)
+}
+
+/// What the sampling thread found; read after it is joined.
+#[derive(Default)]
+struct Peaks {
+    rss: AtomicU64,
+    pss: AtomicU64,
+    rss_samples: AtomicU64,
+    pss_samples: AtomicU64,
+}
+
+impl Peaks {
+    fn new() -> Self {
+        let p = Peaks::default();
+        p.pss.store(NONE, Ordering::Relaxed);
+        p
+    }
+
+    fn rss(&self, bytes: u64) {
+        self.rss.fetch_max(bytes, Ordering::Relaxed);
+        self.rss_samples.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn pss(&self, bytes: u64) {
+        let _ = self
+            .pss
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                Some(if old == NONE { bytes } else { old.max(bytes) })
+            });
+        self.pss_samples.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn sample(mut files: SelfFiles, peaks: Arc<Peaks>, stop: mpsc::Receiver<()>, interval: Duration) {
+    let started = Instant::now();
+    let mut pss_spent = Duration::ZERO;
+    // The first reading waits a spacing too: a block shorter than that gets only
+    // the reading `stop` takes at its end, one page-table walk in all.
+    let mut last_pss = Instant::now();
+    loop {
+        if let Some(rss) = files.rss() {
+            peaks.rss(rss);
+        }
+        let due = last_pss.elapsed() >= PSS_MIN_SPACING
+            && pss_spent.as_secs_f64()
+                <= started.elapsed().as_secs_f64() * PSS_BUDGET_SHARE
+                    + PSS_BUDGET_ALLOWANCE.as_secs_f64();
+        if files.rollup.is_some() && due {
+            let t = Instant::now();
+            if let Some(pss) = files.pss() {
+                peaks.pss(pss);
+            }
+            pss_spent += t.elapsed();
+            last_pss = Instant::now();
+        }
+        match stop.recv_timeout(interval) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+struct Running {
+    started: Instant,
+    faults: (u64, u64),
+    hwm: Option<u64>,
+    rss: Option<u64>,
+    peaks: Arc<Peaks>,
+    stop: Sender<()>,
+    thread: JoinHandle<()>,
+}
+
+/// One measurement of one block: `start()`, then `stop()` returns the figures.
+/// The Python class `memtriage.track` wraps it (context manager and decorator).
+#[pyclass(module = "memtriage._native")]
+pub struct Tracker {
+    interval: Duration,
+    pss: bool,
+    running: Option<Running>,
+}
+
+#[pymethods]
+impl Tracker {
+    #[new]
+    #[pyo3(signature = (interval=0.001, pss=true))]
+    fn new(interval: f64, pss: bool) -> PyResult<Self> {
+        if !(interval.is_finite() && (0.0001..=10.0).contains(&interval)) {
+            return Err(PyValueError::new_err(format!(
+                "interval must be between 0.0001 and 10 seconds, got {interval}"
+            )));
+        }
+        Ok(Tracker {
+            interval: Duration::from_secs_f64(interval),
+            pss,
+            running: None,
+        })
+    }
+
+    /// Starts the sampling thread. The GIL is held only for a few microseconds.
+    fn start(&mut self, py: Python<'_>) -> PyResult<()> {
+        if self.running.is_some() {
+            return Err(PyRuntimeError::new_err(
+                "this tracker is already running; use a new one for a nested block",
+            ));
+        }
+        let (interval, pss) = (self.interval, self.pss);
+        let running = py.detach(|| {
+            guard(|| {
+                let mut files = SelfFiles::open(pss);
+                let rss = files.rss();
+                let hwm = high_water_mark();
+                let peaks = Arc::new(Peaks::new());
+                if let Some(rss) = rss {
+                    peaks.rss(rss);
+                }
+                let (stop, stopped) = mpsc::channel();
+                let thread_peaks = Arc::clone(&peaks);
+                let thread = std::thread::Builder::new()
+                    .name("memtriage-track".into())
+                    .stack_size(SAMPLER_STACK)
+                    .spawn(move || sample(files, thread_peaks, stopped, interval))
+                    .map_err(|e| {
+                        PyRuntimeError::new_err(format!(
+                            "memtriage.track: could not start its sampling thread: {e}"
+                        ))
+                    })?;
+                // Taken last, so the thread's start is not counted in the block.
+                let faults = faults();
+                Ok(Running {
+                    started: Instant::now(),
+                    faults,
+                    hwm,
+                    rss,
+                    peaks,
+                    stop,
+                    thread,
+                })
+            })
+        })?;
+        self.running = Some(running);
+        Ok(())
+    }
+
+    /// Stops sampling and returns the block's figures as a dict (bytes, counts,
+    /// seconds). The GIL is released while the thread finishes a read in progress.
+    fn stop<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let Some(run) = self.running.take() else {
+            return Err(PyRuntimeError::new_err("this tracker was not started"));
+        };
+        let pss = self.pss;
+        let r = py.detach(move || {
+            guard(|| {
+                let wall = run.started.elapsed();
+                let (minor, major) = faults();
+                let _ = run.stop.send(());
+                // A sampler that panicked lost its last readings, not the block's
+                // figures: the end readings below still bound the peak.
+                let _ = run.thread.join();
+                let mut files = SelfFiles::open(pss);
+                let end_rss = files.rss();
+                if let Some(rss) = end_rss {
+                    run.peaks.rss(rss);
+                }
+                // The end is often the peak (a block that loads something keeps it),
+                // and a short block has no other PSS reading.
+                if files.rollup.is_some() {
+                    if let Some(pss) = files.pss() {
+                        run.peaks.pss(pss);
+                    }
+                }
+                let hwm_end = high_water_mark();
+                let mut peak_rss = run.peaks.rss.load(Ordering::Relaxed);
+                let hwm_rose = matches!((run.hwm, hwm_end), (Some(a), Some(b)) if b > a);
+                if let (true, Some(hwm)) = (hwm_rose, hwm_end) {
+                    peak_rss = peak_rss.max(hwm);
+                }
+                let peak_pss = run.peaks.pss.load(Ordering::Relaxed);
+                Ok(Figures {
+                    wall_seconds: wall.as_secs_f64(),
+                    minor_faults: minor.saturating_sub(run.faults.0),
+                    major_faults: major.saturating_sub(run.faults.1),
+                    start_rss: run.rss,
+                    end_rss,
+                    peak_rss: (peak_rss > 0).then_some(peak_rss),
+                    peak_rss_exact: hwm_rose,
+                    peak_pss: (peak_pss != NONE).then_some(peak_pss),
+                    rss_samples: run.peaks.rss_samples.load(Ordering::Relaxed),
+                    pss_samples: run.peaks.pss_samples.load(Ordering::Relaxed),
+                })
+            })
+        })?;
+        let d = PyDict::new(py);
+        d.set_item("wall_seconds", r.wall_seconds)?;
+        d.set_item("minor_faults", r.minor_faults)?;
+        d.set_item("major_faults", r.major_faults)?;
+        d.set_item("start_rss", r.start_rss)?;
+        d.set_item("end_rss", r.end_rss)?;
+        d.set_item("peak_rss", r.peak_rss)?;
+        d.set_item("peak_rss_exact", r.peak_rss_exact)?;
+        d.set_item("peak_pss", r.peak_pss)?;
+        d.set_item("rss_samples", r.rss_samples)?;
+        d.set_item("pss_samples", r.pss_samples)?;
+        Ok(d)
+    }
+
+    #[getter]
+    fn running(&self) -> bool {
+        self.running.is_some()
+    }
+}
+
+struct Figures {
+    wall_seconds: f64,
+    minor_faults: u64,
+    major_faults: u64,
+    start_rss: Option<u64>,
+    end_rss: Option<u64>,
+    peak_rss: Option<u64>,
+    peak_rss_exact: bool,
+    peak_pss: Option<u64>,
+    rss_samples: u64,
+    pss_samples: u64,
+}

@@ -1,0 +1,73 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+import memtriage
+
+LOG = """\
+epoch 1 step 100 loss 2.314
+[Sat Nov 21 06:16:42 2026] Memory cgroup out of memory: Killed process 7731 (pt_main_thread) total-vm:41943040kB, anon-rss:33030144kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:65000kB oom_score_adj:0
+RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.
+ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).
+"""
+
+
+def test_explain_finds_the_failures_of_a_log():
+    findings = memtriage.explain(LOG, source="train.log")
+    ids = [f.id for f in findings]
+    assert "log.oom_kill" in ids and "log.dataloader_shm" in ids
+    oom = findings[ids.index("log.oom_kill")]
+    assert oom.severity == "error"
+    assert "pt_main_thread" in oom.title and "7731" in oom.title
+    assert any("train.log:2" in e.source for e in oom.evidence)
+    assert oom.fix
+
+
+def test_explain_takes_bytes_and_a_healthy_log_has_no_findings():
+    assert memtriage.explain(b"epoch 1 loss 0.1\nkilled_frac=0.1\n") == []
+    assert memtriage.explain(LOG.encode())[0].id == memtriage.explain(LOG)[0].id
+
+
+def test_vanished_pid_is_process_lookup_error():
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    with pytest.raises(ProcessLookupError, match=f"pid {p.pid}: no such process"):
+        memtriage.snapshot(p.pid)
+    with pytest.raises(ProcessLookupError):
+        memtriage.tree(p.pid)
+
+
+@pytest.mark.parametrize(
+    "call, exc, message",
+    [
+        (lambda: memtriage.snapshot(0), ValueError, "positive"),
+        (lambda: memtriage.snapshot(-3), ValueError, "positive"),
+        (lambda: memtriage.snapshot(2**40), ValueError, "positive"),
+        (lambda: memtriage.snapshot(fields=["rss"]), ValueError, "unknown field"),
+        (lambda: memtriage.tree(fields="bogus"), ValueError, "unknown field"),
+        (lambda: memtriage.doctor("gpu"), ValueError, "unknown profile"),
+        (lambda: memtriage.explain(42), TypeError, "str or bytes"),
+        (lambda: memtriage.snapshot("1"), TypeError, None),
+    ],
+)
+def test_bad_input(call, exc, message):
+    with pytest.raises(exc, match=message):
+        call()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to another user")
+def test_permission_denied_is_permission_error():
+    """A non-root user cannot read another user's smaps_rollup: the snapshot says
+    so in `unreadable` (as the CLI does); a hard refusal is PermissionError."""
+    code = (
+        "import os, memtriage\n"
+        "os.setgid(65534); os.setuid(65534)\n"
+        "s = memtriage.snapshot(1)\n"
+        "assert s.rollup is None, s.rollup\n"
+        "assert any(u.field == 'smaps_rollup' and 'permission denied' in u.reason for u in s.unreadable), s.unreadable\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

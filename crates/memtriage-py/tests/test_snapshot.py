@@ -1,0 +1,104 @@
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import memtriage
+from conftest import MIB
+
+# 64 MiB written byte by byte into anonymous memory: every page touched.
+ALLOC = "buf = b'\\x01' * (64 << 20)\n"
+
+
+def test_snapshot_sees_what_a_child_allocated(child):
+    base = child("buf = b''\n")
+    big = child(ALLOC)
+    a, b = memtriage.snapshot(base.pid), memtriage.snapshot(big.pid)
+    assert a.pid == base.pid and b.pid == big.pid
+    d_anon = b.memory.rss_anon - a.memory.rss_anon
+    d_uss = b.uss - a.uss
+    d_pss = b.pss - a.pss
+    # The same interpreter with and without the buffer: the difference is the buffer.
+    assert 62 * MIB <= d_anon <= 68 * MIB, d_anon / MIB
+    assert 62 * MIB <= d_uss <= 68 * MIB, d_uss / MIB
+    assert 62 * MIB <= d_pss <= 68 * MIB, d_pss / MIB
+    assert b.rollup.private_dirty >= 64 * MIB
+    assert b.rss >= b.memory.rss_anon
+    assert b.faults.minor >= 16384  # 64 MiB of 4 KiB pages
+
+
+def test_snapshot_of_self_by_default():
+    s = memtriage.snapshot()
+    assert s.pid == os.getpid()
+    assert s.ppid == os.getppid()
+    assert s.cmdline[0].endswith("python") or "python" in s.comm or "pytest" in s.comm
+    assert s.memory.rss > 0 and s.rollup.pss > 0
+    assert s.unreadable == []
+    assert s.to_dict()["pid"] == os.getpid()
+
+
+def test_fields_limit_what_is_read():
+    s = memtriage.snapshot(fields=("rollup",))
+    assert s.rollup is not None and s.pss > 0
+    assert s.memory is None and s.oom is None and s.cgroup is None
+    bare = memtriage.snapshot(fields=())
+    assert bare.rollup is None and bare.pss is None and bare.faults.minor > 0
+
+
+def test_fields_match_inspect_json():
+    """Same fields as `memtriage inspect --json`, from the command the wheel installed."""
+    exe = shutil.which("memtriage", path=os.path.dirname(sys.executable))
+    assert exe, "the wheel did not install the `memtriage` command next to python"
+    out = subprocess.run(
+        [exe, "inspect", "--json", str(os.getpid())], capture_output=True, text=True, check=True
+    ).stdout
+    cli = json.loads(out)["processes"][0]
+    py = memtriage.snapshot().to_dict()
+    assert set(py) == set(cli)
+    for key in ("memory", "rollup", "faults", "oom"):
+        assert set(py[key]) == set(cli[key]), key
+    assert py["pid"] == cli["pid"] and py["cmdline"] == cli["cmdline"]
+
+
+def test_snapshots_many_with_an_exited_pid(child):
+    c = child("pass\n")
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    got = memtriage.snapshots([c.pid, p.pid, os.getpid()], fields=["rollup"])
+    assert got[0].pid == c.pid and got[1] is None and got[2].pid == os.getpid()
+
+
+def test_records_read_like_objects_and_dicts():
+    s = memtriage.snapshot()
+    assert s["faults"].minor == s.faults.minor
+    assert "rollup" in s and "nope" not in s
+    with pytest.raises(AttributeError, match="no field 'nope'"):
+        s.nope
+    with pytest.raises(AttributeError, match="read-only"):
+        s.pid = 3
+    d = s.to_dict()
+    d["memory"]["rss"] = -1
+    assert s.memory.rss != -1, "to_dict() is a copy"
+    json.dumps(d)
+
+
+def test_system_and_doctor():
+    sys_ = memtriage.system()
+    assert sys_.schema == "memtriage.system/v1"
+    with open("/proc/meminfo") as f:
+        total_kb = int(f.readline().split()[1])
+    assert sys_.memory.total == total_kb * 1024
+    findings = memtriage.doctor("training")
+    assert findings, "doctor lists passed checks too"
+    ids = {f.id for f in findings}
+    assert len(ids) == len(findings)
+    for f in findings:
+        assert f.severity in ("ok", "info", "warn", "error")
+        assert f.title and isinstance(f.evidence, list)
+        assert set(f.to_dict()) >= {"id", "severity", "title", "evidence", "why", "fix"}
+    assert str(findings[0]).startswith(findings[0].severity)
+    # The memory figures behind the findings come from the same snapshot.
+    assert any(e.source.startswith(("/proc", "/sys", "/dev")) for f in findings for e in f.evidence)

@@ -1,0 +1,95 @@
+import mmap
+import time
+
+import pytest
+
+import memtriage
+from conftest import MIB
+
+PAGE = mmap.PAGESIZE
+
+
+def fresh_pages(n_bytes: int) -> mmap.mmap:
+    """Anonymous memory not yet touched. No transparent huge pages: one fault per
+    4 KiB page, so the count is exact."""
+    m = mmap.mmap(-1, n_bytes)
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):
+        m.madvise(mmap.MADV_NOHUGEPAGE)
+    return m
+
+
+def touch(m: mmap.mmap) -> None:
+    for off in range(0, len(m), PAGE):
+        m[off] = 1
+
+
+def test_faults_and_peak_of_a_block_that_touches_fresh_pages():
+    size = 32 * MIB
+    m = fresh_pages(size)
+    with memtriage.track() as t:
+        touch(m)
+    pages = size // PAGE
+    assert t.minor_faults >= pages
+    # The loop itself faults little; an upper bound catches a wrong delta.
+    assert t.minor_faults <= pages + 4096, t.minor_faults
+    assert t.major_faults == 0
+    assert t.peak_rss >= size
+    assert t.peak_rss - t.start_rss >= size * 0.95
+    assert t.peak_pss is not None and t.peak_pss >= size
+    assert 0 < t.wall_seconds < 30
+    m.close()
+
+
+def test_peak_catches_memory_freed_before_the_block_ends():
+    with memtriage.track() as t:
+        m = fresh_pages(64 * MIB)
+        touch(m)
+        time.sleep(0.05)  # several samples while it is held
+        m.close()
+    assert t.end_rss < t.peak_rss
+    assert t.peak_rss - t.start_rss >= 60 * MIB, (t.peak_rss - t.start_rss) / MIB
+    assert t.rss_samples >= 10
+
+
+def test_decorator_records_each_call_and_returns_its_value():
+    tracker = memtriage.track("alloc", pss=False)
+
+    @tracker
+    def alloc(mib):
+        m = fresh_pages(mib * MIB)
+        touch(m)
+        return len(m)
+
+    assert tracker.minor_faults is None
+    assert alloc(16) == 16 * MIB
+    assert tracker.minor_faults >= 16 * MIB // PAGE
+    assert tracker.peak_pss is None  # pss=False reads no smaps_rollup
+    assert alloc.__name__ == "alloc"
+    assert alloc(1) == MIB
+    assert tracker.minor_faults < 16 * MIB // PAGE, "the second call's own figures"
+
+
+def test_report_prints_a_summary(capsys):
+    with memtriage.track("load") as t:
+        touch(fresh_pages(8 * MIB))
+    text = t.report()
+    err = capsys.readouterr().err
+    assert text in err
+    assert "memtriage.track load:" in text and "minor faults" in text and "peak RSS" in text
+
+
+def test_nested_blocks_each_get_their_figures():
+    outer = memtriage.track()
+    with outer:
+        with memtriage.track() as inner:
+            touch(fresh_pages(8 * MIB))
+        touch(fresh_pages(8 * MIB))
+    assert inner.minor_faults >= 2048
+    assert outer.minor_faults >= 4096
+
+
+def test_bad_interval_is_a_value_error():
+    with pytest.raises(ValueError, match="interval"):
+        memtriage.track(interval=0)
+    with pytest.raises(ValueError, match="interval"):
+        memtriage.track(interval=float("nan"))

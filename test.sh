@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The whole test suite: the Rust workspace (cargo test), then the Python package as a
+# user gets it: the wheel built with maturin, installed into a venv, under pytest.
+# Installs maturin and pytest with pip when they are missing.
+#   ./test.sh            everything
+#   ./test.sh --python   the Python part only
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if [ "${1:-}" != "--python" ]; then
+  cargo test --workspace --locked
+fi
+
+py=python3
+for mod in maturin pytest; do
+  "$py" -c "import $mod" 2>/dev/null || "$py" -m pip install -q "$mod"
+done
+
+target="${CARGO_TARGET_DIR:-target}"
+wheels="$target/py-wheels"
+rm -rf "$wheels"
+"$py" -m maturin build --release --locked -q -m crates/memtriage-py/Cargo.toml -o "$wheels"
+wheel=$(ls "$wheels"/memtriage-*.whl)
+
+# --system-site-packages: the tests use torch (and psutil) where they are installed.
+venv="$target/py-venv"
+[ -x "$venv/bin/python" ] || "$py" -m venv --system-site-packages "$venv"
+"$venv/bin/python" -m pip install -q --no-index --force-reinstall "$wheel"
+
+# pytest exits 5 when it collected no test: set -e makes that a failure too.
+MEMTRIAGE_WHEEL="$(realpath "$wheel")" "$venv/bin/python" -m pytest crates/memtriage-py/tests -ra
