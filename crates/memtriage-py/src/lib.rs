@@ -4,6 +4,7 @@
 //! exceptions. The `memtriage` Python package wraps these in classes with attribute
 //! access; see `python/memtriage/__init__.py`.
 
+mod cache;
 mod convert;
 mod errors;
 mod track;
@@ -250,6 +251,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(cache::cache_residency, m)?)?;
+    m.add_function(wrap_pyfunction!(cache::cache_warm, m)?)?;
+    m.add_function(wrap_pyfunction!(cache::cache_evict, m)?)?;
+    m.add_function(wrap_pyfunction!(cache::cache_lock, m)?)?;
+    m.add_function(wrap_pyfunction!(cache::cache_lock_check, m)?)?;
+    m.add_class::<cache::CacheLock>()?;
     m.add_class::<track::Tracker>()?;
     m.add(
         "PROCESS_SCHEMA",

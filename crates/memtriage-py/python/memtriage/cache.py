@@ -1,0 +1,104 @@
+"""The page cache and model files, with the semantics of ``memtriage cache/warm/evict``.
+
+- ``residency(path)``: how much of each file is in the page cache, a residency bar
+  along it, per-tensor residency for ``.safetensors`` files, and the processes that
+  map it. Directories are walked.
+- ``warm(path)``: read files into the page cache at the disk's speed, leaving large
+  folios (a later mmap takes few faults). ``warm(path, lock=True)`` then maps and
+  mlocks them and returns a ``Lock`` that holds them until ``release()`` (or the end
+  of a ``with`` block); it refuses with ``ValueError`` when locking would exceed
+  ``max``, RLIMIT_MEMLOCK, or leave the machine under 10% of its memory free.
+- ``evict(path)``: drop the files' clean, unmapped pages; says what stayed.
+
+Nothing here changes the machine unless called. Every call releases the GIL.
+Errors: ``FileNotFoundError``/``OSError`` for unreadable paths, ``ValueError`` for
+special files, a broken safetensors header, or a refused lock.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Sequence, Union
+
+from . import _native
+from ._types import Record
+
+__all__ = ["residency", "warm", "evict", "Lock"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _paths(path: Union[PathLike, Sequence[PathLike]]) -> List[str]:
+    if isinstance(path, (str, os.PathLike)):
+        return [os.fspath(path)]
+    return [os.fspath(p) for p in path]
+
+
+def residency(path: Union[PathLike, Sequence[PathLike]], *, mappers: bool = True) -> List[Record]:
+    """One record per file: ``size``, ``cached``, ``dirty``, ``segments`` (cached share
+    of 24 equal parts), ``tensors`` (``.safetensors``: name, dtype, shape, bytes,
+    cached) and ``mapped_by`` (pid, comm, mapped, resident; skipped with
+    ``mappers=False``, which reads every process's maps)."""
+    return [Record(r) for r in _native.cache_residency(_paths(path), mappers)]
+
+
+class Lock:
+    """Files held in memory (mlock) until ``release()``; a context manager."""
+
+    def __init__(self, native: "_native.CacheLock", warmed: List[Record]) -> None:
+        self._native = native
+        self.warmed = warmed
+
+    @property
+    def bytes(self) -> int:
+        """Bytes locked."""
+        return self._native.bytes
+
+    @property
+    def held(self) -> bool:
+        return self._native.held
+
+    def release(self) -> None:
+        """Unlock and unmap; later calls do nothing."""
+        self._native.release()
+
+    def __enter__(self) -> "Lock":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"<memtriage.cache.Lock {self.bytes} bytes, {'held' if self.held else 'released'}>"
+
+
+def warm(
+    path: Union[PathLike, Sequence[PathLike]],
+    *,
+    lock: bool = False,
+    threads: int = 4,
+    offset: int = 0,
+    length: Optional[int] = None,
+    max: Optional[int] = None,
+    hugepages: bool = False,
+) -> Union[List[Record], Lock]:
+    """Read files into the page cache. Records per file: ``bytes`` (the range),
+    ``read``, ``already_cached`` (skipped), ``seconds``, ``cached_after``, ``size``.
+
+    With ``lock=True`` the files are then mapped and mlocked, after the same checks as
+    the CLI (``max`` in bytes, RLIMIT_MEMLOCK, MemAvailable), and a ``Lock`` is
+    returned: the memory stays pinned until it is released."""
+    paths = _paths(path)
+    if lock:
+        _native.cache_lock_check(paths, max)
+    warmed = [Record(r) for r in _native.cache_warm(paths, threads, offset, length)]
+    if not lock:
+        return warmed
+    return Lock(_native.cache_lock(paths, max, hugepages), warmed)
+
+
+def evict(path: Union[PathLike, Sequence[PathLike]]) -> List[Record]:
+    """Drop files' pages from the page cache. Records: ``size``, ``cached_before``,
+    ``cached_after``, ``dirty_after`` (dirty pages stay until written back; pages a
+    process maps stay too)."""
+    return [Record(r) for r in _native.cache_evict(_paths(path))]

@@ -1,0 +1,89 @@
+"""memtriage.cache on real files in the real page cache."""
+
+import os
+import struct
+import tempfile
+
+import pytest
+
+import memtriage
+import memtriage.cache as cache
+
+MIB = 1 << 20
+
+
+@pytest.fixture
+def scratch():
+    # On the disk: tmpfs pages are not a cache that can be evicted.
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+        yield d
+
+
+def write(path, mib):
+    block = bytes(range(256)) * (MIB // 256)
+    with open(path, "wb") as f:
+        for _ in range(mib):
+            f.write(block)
+        f.flush()
+        os.fsync(f.fileno())
+    return path
+
+
+def test_evict_then_warm_takes_a_file_from_cold_to_cached(scratch):
+    f = write(os.path.join(scratch, "w.bin"), 64)
+    ev = cache.evict(f)[0]
+    assert ev.size == 64 * MIB
+    assert cache.residency(f)[0].cached < 2 * MIB
+    w = cache.warm(f)[0]
+    assert w.read == 64 * MIB and w.cached_after == 64 * MIB
+    r = cache.residency(f, mappers=False)[0]
+    assert r.cached == r.size == 64 * MIB
+    assert len(r.segments) == 24 and min(r.segments) > 0.99
+    again = cache.warm(f)[0]
+    assert again.already_cached == 64 * MIB and again.read == 0
+
+
+def test_per_tensor_residency_of_a_safetensors_file(scratch):
+    header = b'{"a":{"dtype":"F32","shape":[4194304],"data_offsets":[0,16777216]},"b":{"dtype":"U8","shape":[16777216],"data_offsets":[16777216,33554432]}}'
+    header += b" " * ((8 - (8 + len(header)) % 8) % 8)
+    path = os.path.join(scratch, "m.safetensors")
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header + b"\x01" * (32 * MIB))
+    cache.warm(path)
+    tensors = cache.residency(path)[0].tensors
+    assert [t.name for t in tensors] == ["a", "b"]
+    assert all(t.cached == t.bytes for t in tensors)
+    assert tensors[0].shape == [4194304]
+
+
+def test_a_lock_holds_memory_until_released(scratch):
+    f = write(os.path.join(scratch, "l.bin"), 16)
+    with cache.warm(f, lock=True, max=64 * MIB) as lk:
+        assert lk.held and lk.bytes == 16 * MIB
+        locked_kb = int(next(l for l in open("/proc/self/status") if l.startswith("VmLck:")).split()[1])
+        assert locked_kb * 1024 >= 16 * MIB
+    assert not lk.held
+    locked_kb = int(next(l for l in open("/proc/self/status") if l.startswith("VmLck:")).split()[1])
+    assert locked_kb * 1024 < 16 * MIB
+
+
+def test_a_lock_beyond_max_is_refused_before_anything_is_read(scratch):
+    f = write(os.path.join(scratch, "big.bin"), 32)
+    cache.evict(f)
+    with pytest.raises(ValueError, match="exceed --max"):
+        cache.warm(f, lock=True, max=MIB)
+    assert cache.residency(f)[0].cached < 2 * MIB, "refused before warming"
+
+
+def test_bad_inputs_raise_python_exceptions(scratch):
+    with pytest.raises(FileNotFoundError):
+        cache.residency("/no/such/file")
+    with pytest.raises(ValueError, match="not a regular file"):
+        cache.warm("/dev/zero")
+    bad = os.path.join(scratch, "bad.safetensors")
+    with open(bad, "wb") as f:
+        f.write(struct.pack("<Q", 1 << 63) + b"{}")
+    with pytest.raises(ValueError, match="implausible"):
+        cache.residency(bad)
+    with pytest.raises(ValueError, match="threads"):
+        cache.warm(bad, threads=0)
