@@ -153,23 +153,25 @@ impl CacheLock {
     }
 }
 
+/// The files `paths` name, if locking them all is allowed (the CLI's checks).
+fn files_to_lock(paths: &[PathBuf], max: Option<u64>) -> memtriage_core::Result<Vec<PathBuf>> {
+    let files = files::expand(paths)?;
+    let total: u64 = files
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    lock::check(&Root::host(), total, max)
+        .map_err(|e| memtriage_core::Error::Invalid(format!("lock refused: {e}")))?;
+    Ok(files)
+}
+
 /// Raises ValueError when locking `paths` would be refused (the CLI checks before
 /// reading anything, so a refused lock does not first churn the page cache).
 #[pyfunction]
 #[pyo3(signature = (paths, max=None))]
 pub fn cache_lock_check(py: Python<'_>, paths: Vec<PathBuf>, max: Option<u64>) -> PyResult<()> {
-    py.detach(|| {
-        engine(|| {
-            let files = files::expand(&paths)?;
-            let total: u64 = files
-                .iter()
-                .filter_map(|p| std::fs::metadata(p).ok())
-                .map(|m| m.len())
-                .sum();
-            lock::check(&Root::host(), total, max)
-                .map_err(|e| memtriage_core::Error::Invalid(format!("lock refused: {e}")))
-        })
-    })
+    py.detach(|| engine(|| files_to_lock(&paths, max).map(|_| ())))
 }
 
 /// Checks like `memtriage warm --lock` (MemAvailable, RLIMIT_MEMLOCK unless
@@ -182,19 +184,7 @@ pub fn cache_lock(
     max: Option<u64>,
     hugepages: bool,
 ) -> PyResult<CacheLock> {
-    let locked = py.detach(|| {
-        engine(|| {
-            let files = files::expand(&paths)?;
-            let total: u64 = files
-                .iter()
-                .filter_map(|p| std::fs::metadata(p).ok())
-                .map(|m| m.len())
-                .sum();
-            lock::check(&Root::host(), total, max)
-                .map_err(|e| memtriage_core::Error::Invalid(format!("lock refused: {e}")))?;
-            lock::lock(&files, hugepages)
-        })
-    })?;
+    let locked = py.detach(|| engine(|| lock::lock(&files_to_lock(&paths, max)?, hugepages)))?;
     Ok(CacheLock {
         bytes: locked.bytes,
         held: Mutex::new(Some(locked)),

@@ -198,15 +198,21 @@ pub struct Record {
     pub summary: Option<RunReport>,
 }
 
+/// One sample of the job's tree: what the sampler measured in one tick, written to
+/// `--record` files (as a `"type": "sample"` line) and read back by `report`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedSample {
+    /// Seconds since the job started.
     pub t: f64,
     pub processes: Vec<RecordedProcess>,
     pub tree_rss: u64,
+    /// Sum of each live process's latest PSS reading, once every one has one.
     pub tree_pss: Option<u64>,
     pub shm_used: Option<u64>,
     pub swap_used: Option<u64>,
     pub cgroup_usage: Option<u64>,
+    #[serde(default)]
+    pub psi_some_avg10: Option<f64>,
     #[serde(default)]
     pub minor_faults_per_second: f64,
     #[serde(default)]
@@ -221,7 +227,10 @@ pub struct RecordedProcess {
     pub rss: u64,
     pub minflt: u64,
     pub majflt: u64,
+    /// Set in the sample whose tick read this process's smaps_rollup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pss: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uss: Option<u64>,
 }
 

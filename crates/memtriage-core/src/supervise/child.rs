@@ -92,6 +92,23 @@ pub struct Reaped {
     pub major_faults: u64,
 }
 
+impl Reaped {
+    /// The job's end when it could not be observed (the reaper found no child).
+    pub fn unseen(pid: i32) -> Self {
+        Reaped {
+            pid,
+            outcome: Outcome {
+                exit_code: None,
+                signal: None,
+                core_dumped: false,
+            },
+            max_rss: 0,
+            minor_faults: 0,
+            major_faults: 0,
+        }
+    }
+}
+
 pub fn outcome_from_status(status: i32) -> Outcome {
     if libc::WIFEXITED(status) {
         Outcome {

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
-use crate::model::run::{FaultStats, LimitInfo, Outcome, RunReport, RUN_SCHEMA};
+use crate::model::run::{FaultStats, LimitInfo, RunReport, RUN_SCHEMA};
 use crate::probe::cgroup::CgroupReader;
 use crate::probe::root::Root;
 
@@ -180,34 +180,14 @@ pub fn run<O: OutputObserver + 'static>(
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => {
                     // The reaper saw no child at all: treat as an exit we did not see.
-                    main_exit = Some(Reaped {
-                        pid: job,
-                        outcome: Outcome {
-                            exit_code: None,
-                            signal: None,
-                            core_dumped: false,
-                        },
-                        max_rss: 0,
-                        minor_faults: 0,
-                        major_faults: 0,
-                    });
+                    main_exit = Some(Reaped::unseen(job));
                     break;
                 }
             }
         }
     }
     let wall = start.elapsed().as_secs_f64();
-    let main_exit = main_exit.unwrap_or(Reaped {
-        pid: job,
-        outcome: Outcome {
-            exit_code: None,
-            signal: None,
-            core_dumped: false,
-        },
-        max_rss: 0,
-        minor_faults: 0,
-        major_faults: 0,
-    });
+    let main_exit = main_exit.unwrap_or(Reaped::unseen(job));
 
     let mut notes = Vec::new();
     // Descendants that outlive the job may still hold its output open.

@@ -10,9 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::model::run::{Outcome, RunReport, RECORD_SCHEMA};
-
-use super::sampler::SampleLine;
+use crate::model::run::{Outcome, RecordedSample, RunReport, RECORD_SCHEMA};
 
 pub struct Recorder {
     out: BufWriter<File>,
@@ -91,8 +89,18 @@ impl Recorder {
         self.failed = !ok;
     }
 
-    pub fn sample(&mut self, line: &SampleLine<'_>) {
-        self.line(line);
+    pub fn sample(&mut self, sample: &RecordedSample) {
+        #[derive(Serialize)]
+        struct Tagged<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            #[serde(flatten)]
+            sample: &'a RecordedSample,
+        }
+        self.line(&Tagged {
+            kind: "sample",
+            sample,
+        });
     }
 
     pub fn event(&mut self, t: f64, event: &'static str, pid: i32, outcome: Option<Outcome>) {

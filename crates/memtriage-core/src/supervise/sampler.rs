@@ -10,10 +10,8 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use crate::model::process::CgroupVersion;
-use crate::model::run::{Peak, ProcessSummary, SamplingStats};
+use crate::model::run::{Peak, ProcessSummary, RecordedProcess, RecordedSample, SamplingStats};
 use crate::parse::{kv, stat};
 use crate::probe::procdir::ProcDir;
 use crate::probe::process::parse_rollup;
@@ -75,38 +73,6 @@ struct Tracked {
     alive: bool,
     rss: u64,
     last_pss: Option<PssReading>,
-}
-
-/// One line of a `--record` file.
-#[derive(Serialize)]
-pub struct SampleLine<'a> {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub t: f64,
-    pub processes: Vec<ProcessSample<'a>>,
-    pub tree_rss: u64,
-    pub tree_pss: Option<u64>,
-    pub shm_used: Option<u64>,
-    pub swap_used: Option<u64>,
-    pub cgroup_usage: Option<u64>,
-    pub psi_some_avg10: Option<f64>,
-    pub minor_faults_per_second: f64,
-    pub major_faults_per_second: f64,
-}
-
-#[derive(Serialize)]
-pub struct ProcessSample<'a> {
-    pub pid: i32,
-    pub ppid: i32,
-    pub comm: &'a str,
-    pub rss: u64,
-    pub minflt: u64,
-    pub majflt: u64,
-    /// Set in the tick that read this process's smaps_rollup.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pss: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uss: Option<u64>,
 }
 
 pub struct Sampler {
@@ -243,8 +209,8 @@ impl Sampler {
         found
     }
 
-    /// One sample; returns the line for `--record`.
-    pub fn tick(&mut self) -> SampleLine<'_> {
+    /// One sample, as `--record` writes it.
+    pub fn tick(&mut self) -> RecordedSample {
         let t = self.now();
         self.stats.ticks += 1;
         for pid in self.discover() {
@@ -410,10 +376,10 @@ impl Sampler {
             .filter(|tr| tr.alive)
             .map(|tr| {
                 let fresh = pss_read.filter(|(pid, _, _)| *pid == tr.summary.pid);
-                ProcessSample {
+                RecordedProcess {
                     pid: tr.summary.pid,
                     ppid: tr.summary.ppid,
-                    comm: &tr.summary.comm,
+                    comm: tr.summary.comm.clone(),
                     rss: tr.rss,
                     minflt: tr.summary.minor_faults,
                     majflt: tr.summary.major_faults,
@@ -422,8 +388,7 @@ impl Sampler {
                 }
             })
             .collect();
-        SampleLine {
-            kind: "sample",
+        RecordedSample {
             t,
             processes,
             tree_rss,
