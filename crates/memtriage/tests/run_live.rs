@@ -7,7 +7,7 @@ use std::io::Read;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::memtriage;
+use support::{finding_ids, memtriage, run_report};
 
 /// Runs `memtriage run --json ARGS…` and returns its output and the report.
 fn run(args: &[&str]) -> (Output, serde_json::Value) {
@@ -17,24 +17,8 @@ fn run(args: &[&str]) -> (Output, serde_json::Value) {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let json_start = stderr
-        .rfind("\n{\n")
-        .map(|i| i + 1)
-        .or_else(|| stderr.starts_with("{\n").then_some(0));
-    let report = json_start
-        .and_then(|i| serde_json::from_str(&stderr[i..]).ok())
-        .unwrap_or_else(|| panic!("no JSON report on stderr:\n{stderr}"));
+    let report = run_report(&out.stderr);
     (out, report)
-}
-
-fn ids(report: &serde_json::Value) -> Vec<String> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 fn finding<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
@@ -43,7 +27,7 @@ fn finding<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value
         .unwrap()
         .iter()
         .find(|f| f["id"] == id)
-        .unwrap_or_else(|| panic!("no {id} in {:?}", ids(report)))
+        .unwrap_or_else(|| panic!("no {id} in {:?}", finding_ids(report)))
 }
 
 fn is_root() -> bool {
@@ -72,7 +56,11 @@ fn a_clean_run_passes_output_and_exit_code_and_invents_nothing() {
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("to stderr\n"));
     assert_eq!(report["schema"], "memtriage.run/v1");
     assert_eq!(report["outcome"]["exit_code"], 0);
-    assert!(ids(&report).is_empty(), "{:?}", ids(&report));
+    assert!(
+        finding_ids(&report).is_empty(),
+        "{:?}",
+        finding_ids(&report)
+    );
     assert!(report["peak_tree_rss"]["bytes"].as_u64().unwrap() > 1 << 20);
 }
 
@@ -80,7 +68,7 @@ fn a_clean_run_passes_output_and_exit_code_and_invents_nothing() {
 fn the_exit_code_is_the_jobs_and_a_signal_is_128_plus_it() {
     let (out, report) = run(&["--", "sh", "-c", "exit 3"]);
     assert_eq!(out.status.code(), Some(3));
-    assert!(ids(&report).is_empty());
+    assert!(finding_ids(&report).is_empty());
 
     let (out, report) = run(&["--", "sh", "-c", "kill -USR1 $$"]);
     assert_eq!(out.status.code(), Some(128 + 10));

@@ -22,24 +22,6 @@ fn script(name: &str) -> String {
     format!("{}/tests/torch/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn report_from_stderr(stderr: &[u8]) -> serde_json::Value {
-    let text = String::from_utf8_lossy(stderr);
-    let start = text
-        .rfind("\n{\n")
-        .map(|i| i + 1)
-        .unwrap_or_else(|| panic!("no report:\n{text}"));
-    serde_json::from_str(&text[start..]).unwrap()
-}
-
-fn ids(report: &serde_json::Value) -> Vec<String> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// A container's 64 MB /dev/shm, reproduced: a private mount namespace with a small
 /// tmpfs on /dev/shm, and DataLoader workers whose batches do not fit.
 #[test]
@@ -63,8 +45,8 @@ fn dataloader_workers_through_a_tiny_dev_shm_are_diagnosed() {
         .output()
         .unwrap();
     assert_ne!(out.status.code(), Some(0), "the loader cannot finish");
-    let report = report_from_stderr(&out.stderr);
-    let ids = ids(&report);
+    let report = support::run_report(&out.stderr);
+    let ids = support::finding_ids(&report);
     let shm = report["findings"]
         .as_array()
         .unwrap()
@@ -101,13 +83,18 @@ fn forked_workers_iterating_python_objects_show_copy_on_write() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(out.stdout, b"finished\n");
-    let report = report_from_stderr(&out.stderr);
+    let report = support::run_report(&out.stderr);
     let f = report["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["id"] == "fork.copy-on-write")
-        .unwrap_or_else(|| panic!("no copy-on-write finding in {:?}", ids(&report)));
+        .unwrap_or_else(|| {
+            panic!(
+                "no copy-on-write finding in {:?}",
+                support::finding_ids(&report)
+            )
+        });
     assert!(
         f["title"].as_str().unwrap().starts_with("2 forked workers"),
         "{}",

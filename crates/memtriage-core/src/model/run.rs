@@ -119,6 +119,31 @@ pub struct ProcessSummary {
     pub outcome: Option<Outcome>,
 }
 
+impl ProcessSummary {
+    /// A process first seen `t` seconds into the job, before anything is read of it.
+    pub fn new(pid: i32, t: f64) -> Self {
+        ProcessSummary {
+            pid,
+            ppid: 0,
+            comm: String::new(),
+            exe: None,
+            first_seen_seconds: t,
+            last_seen_seconds: t,
+            peak_rss: Peak::default(),
+            peak_pss: None,
+            peak_uss: None,
+            peak_uss_estimate: None,
+            private_dirty_at_peak_uss: None,
+            shared_at_peak_uss: None,
+            anonymous: None,
+            anon_huge_pages: None,
+            minor_faults: 0,
+            major_faults: 0,
+            outcome: None,
+        }
+    }
+}
+
 /// Fault counts and the highest rate seen between two samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct FaultStats {

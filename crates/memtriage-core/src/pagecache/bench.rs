@@ -4,13 +4,13 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::mapping::Mapping;
 use super::warm::{evict_file, warm_file, WarmOptions};
 use crate::error::{Error, Result};
 
@@ -164,57 +164,6 @@ pub fn generate(path: &Path, size: u64) -> Result<u64> {
     Ok(8 + header.len() as u64 + offset)
 }
 
-struct Mapping {
-    addr: *mut libc::c_void,
-    len: usize,
-}
-
-impl Mapping {
-    fn new(file: &File, len: usize, flags: i32) -> std::io::Result<Self> {
-        // SAFETY: a fresh read-only shared mapping of an open file.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED | flags,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if addr == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Mapping { addr, len })
-    }
-
-    fn advise(&self, advice: i32) -> std::io::Result<()> {
-        // SAFETY: advice on our own mapping.
-        if unsafe { libc::madvise(self.addr, self.len, advice) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
-    }
-
-    /// Reads one byte of every page, as code using the weights would.
-    fn touch(&self) -> u64 {
-        let p = self.addr as *const u8;
-        let mut sum = 0u64;
-        for off in (0..self.len).step_by(PAGE) {
-            // SAFETY: within our mapping of a file that is not truncated meanwhile.
-            sum = sum.wrapping_add(u64::from(unsafe { std::ptr::read_volatile(p.add(off)) }));
-        }
-        sum
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: unmapping what we mapped.
-        unsafe { libc::munmap(self.addr, self.len) };
-    }
-}
-
 fn load(path: &Path, method: Method, buffer: &mut Vec<u8>) -> Result<()> {
     let io = |e| Error::io(path, e);
     let file = File::open(path).map_err(io)?;
@@ -245,12 +194,12 @@ fn load(path: &Path, method: Method, buffer: &mut Vec<u8>) -> Result<()> {
         }
         Method::MapPopulate => {
             let m = Mapping::new(&file, len, libc::MAP_POPULATE).map_err(io)?;
-            sink = m.touch();
+            sink = m.touch(PAGE);
         }
         Method::MadvPopulateRead => {
             let m = Mapping::new(&file, len, 0).map_err(io)?;
             m.advise(MADV_POPULATE_READ).map_err(io)?;
-            sink = m.touch();
+            sink = m.touch(PAGE);
         }
         Method::MmapLazy | Method::MmapWillneed | Method::MmapHugepage | Method::WarmThenMmap => {
             if method == Method::WarmThenMmap {
@@ -262,7 +211,7 @@ fn load(path: &Path, method: Method, buffer: &mut Vec<u8>) -> Result<()> {
                 Method::MmapHugepage => m.advise(libc::MADV_HUGEPAGE).map_err(io)?,
                 _ => {}
             }
-            sink = m.touch();
+            sink = m.touch(PAGE);
         }
     }
     std::hint::black_box(sink);

@@ -3,9 +3,9 @@
 //! than the machine can spare pushes it into the OOM killer.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
+use super::mapping::Mapping;
 use crate::error::{Error, Result};
 use crate::parse::kv;
 use crate::probe::root::Root;
@@ -17,12 +17,10 @@ pub const RESERVE_FRACTION: f64 = 0.10;
 const CAP_IPC_LOCK: u32 = 14;
 
 pub struct Locked {
-    maps: Vec<(PathBuf, *mut libc::c_void, usize)>,
+    /// Locked while held; dropping a mapping unlocks and unmaps it.
+    maps: Vec<Mapping>,
     pub bytes: u64,
 }
-
-// SAFETY: the mappings are plain memory owned by this value; nothing aliases them.
-unsafe impl Send for Locked {}
 
 /// Why locking `total` bytes is refused, if it is.
 pub fn check(root: &Root, total: u64, max: Option<u64>) -> std::result::Result<(), String> {
@@ -91,9 +89,9 @@ pub fn lock(paths: &[PathBuf], hugepages: bool) -> Result<Locked> {
     };
     for p in paths {
         match lock_one(p, hugepages) {
-            Ok(Some((addr, len))) => {
-                locked.maps.push((p.clone(), addr, len));
-                locked.bytes += len as u64;
+            Ok(Some(m)) => {
+                locked.bytes += m.len() as u64;
+                locked.maps.push(m);
             }
             Ok(None) => {}
             Err(e) => {
@@ -105,57 +103,28 @@ pub fn lock(paths: &[PathBuf], hugepages: bool) -> Result<Locked> {
     Ok(locked)
 }
 
-fn lock_one(path: &Path, hugepages: bool) -> Result<Option<(*mut libc::c_void, usize)>> {
+fn lock_one(path: &Path, hugepages: bool) -> Result<Option<Mapping>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len() as usize;
     if len == 0 {
         return Ok(None);
     }
-    // SAFETY: a fresh read-only shared mapping of our open file.
-    let addr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            file.as_raw_fd(),
-            0,
-        )
-    };
-    if addr == libc::MAP_FAILED {
-        return Err(Error::io(path, std::io::Error::last_os_error()));
-    }
+    let map = Mapping::new(&file, len, 0).map_err(|e| Error::io(path, e))?;
     if hugepages {
-        // SAFETY: advice on our own mapping; ignored where file THP is unsupported.
-        unsafe { libc::madvise(addr, len, libc::MADV_HUGEPAGE) };
+        // Ignored where file-backed transparent huge pages are unsupported.
+        let _ = map.advise(libc::MADV_HUGEPAGE);
     }
-    // SAFETY: locking our own mapping; it populates the pages from the page cache.
-    if unsafe { libc::mlock(addr, len) } != 0 {
-        let err = std::io::Error::last_os_error();
-        // SAFETY: unmapping what we mapped.
-        unsafe { libc::munmap(addr, len) };
-        return Err(Error::Invalid(format!(
+    map.lock().map_err(|err| {
+        Error::Invalid(format!(
             "{}: mlock failed: {err} (RLIMIT_MEMLOCK, or the file shrank while it was mapped)",
             path.display()
-        )));
-    }
-    Ok(Some((addr, len)))
+        ))
+    })?;
+    Ok(Some(map))
 }
 
 impl Locked {
     pub fn files(&self) -> usize {
         self.maps.len()
-    }
-}
-
-impl Drop for Locked {
-    fn drop(&mut self) {
-        for (_, addr, len) in self.maps.drain(..) {
-            // SAFETY: releasing mappings this value made and still owns.
-            unsafe {
-                libc::munlock(addr, len);
-                libc::munmap(addr, len);
-            }
-        }
     }
 }

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod files;
 pub mod lock;
 pub mod mappers;
+pub mod mapping;
 pub mod report;
 pub mod residency;
 pub mod safetensors;

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::mapping::Mapping;
 use crate::error::{Error, Result};
 
 /// `__NR_cachestat`, the same number on every architecture (added in 6.5).
@@ -172,36 +173,12 @@ impl Meter {
     }
 }
 
-/// mincore over a read-only shared mapping; the mapping only asks, it faults nothing in.
+/// mincore over a read-only mapping of the file.
 fn mincore_map(file: &File, size: u64, page: u64) -> std::io::Result<Vec<u8>> {
     if size == 0 {
         return Ok(Vec::new());
     }
-    let len = size as usize;
-    // SAFETY: a fresh read-only mapping of our open file, unmapped below.
-    let addr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            file.as_raw_fd(),
-            0,
-        )
-    };
-    if addr == libc::MAP_FAILED {
-        return Err(std::io::Error::last_os_error());
-    }
-    let mut vec = vec![0u8; size.div_ceil(page) as usize];
-    // SAFETY: `vec` has one byte per page of the mapping.
-    let rc = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
-    let err = std::io::Error::last_os_error();
-    // SAFETY: unmapping what we mapped.
-    unsafe { libc::munmap(addr, len) };
-    if rc != 0 {
-        return Err(err);
-    }
-    Ok(vec)
+    Mapping::new(file, size as usize, 0)?.residency(page)
 }
 
 pub fn file_residency(path: &Path) -> Result<FileResidency> {

@@ -138,3 +138,26 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The JSON report `memtriage run --json` prints last on stderr, after the job's own
+/// output.
+pub fn run_report(stderr: &[u8]) -> serde_json::Value {
+    let text = String::from_utf8_lossy(stderr);
+    let start = text
+        .rfind("\n{\n")
+        .map(|i| i + 1)
+        .or_else(|| text.starts_with("{\n").then_some(0));
+    start
+        .and_then(|i| serde_json::from_str(&text[i..]).ok())
+        .unwrap_or_else(|| panic!("no JSON report on stderr:\n{text}"))
+}
+
+/// The ids of a report's findings, in order.
+pub fn finding_ids(report: &serde_json::Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| f["id"].as_str().expect("id").to_string())
+        .collect()
+}
