@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use memtriage_core::pagecache::residency::Meter;
-use memtriage_core::pagecache::warm::{evict_file, warm_file, WarmOptions};
+use memtriage_core::pagecache::warm::{evict_file, warm_file, WarmOptions, WarmStats};
 use memtriage_core::pagecache::{files, lock, report};
 use memtriage_core::Root;
 use pyo3::exceptions::PyValueError;
@@ -43,10 +43,8 @@ pub fn cache_residency(
 #[derive(Serialize)]
 struct Warmed {
     path: String,
-    bytes: u64,
-    read: u64,
-    already_cached: u64,
-    seconds: f64,
+    #[serde(flatten)]
+    stats: WarmStats,
     cached_after: u64,
     size: u64,
 }
@@ -77,10 +75,7 @@ pub fn cache_warm(
                     let m = Meter::open(p)?;
                     Ok(Warmed {
                         path: p.display().to_string(),
-                        bytes: s.bytes,
-                        read: s.read,
-                        already_cached: s.already_cached,
-                        seconds: s.seconds,
+                        stats: s,
                         cached_after: m.whole().cached,
                         size: m.size(),
                     })

@@ -384,7 +384,7 @@ fn a_file_that_shrinks_while_warmed_does_not_crash_the_tool() {
     let f = write_file(dir.path(), "shrinking.bin", 512 * MIB);
     let p = f.to_str().unwrap().to_string();
     run_ok(&["evict", &p]);
-    let child = memtriage().args(["warm", &p, "--threads", "1"]).output();
+    // Started first: `output()` waits for the warm to finish.
     let truncate = {
         let p = p.clone();
         std::thread::spawn(move || {
@@ -397,7 +397,10 @@ fn a_file_that_shrinks_while_warmed_does_not_crash_the_tool() {
                 .unwrap();
         })
     };
-    let out = child.unwrap();
+    let out = memtriage()
+        .args(["warm", &p, "--threads", "1", "--json"])
+        .output()
+        .unwrap();
     truncate.join().unwrap();
     assert!(
         out.status.success(),
@@ -405,4 +408,9 @@ fn a_file_that_shrinks_while_warmed_does_not_crash_the_tool() {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+    // 512 MiB from a cold cache takes well over 30 ms on any disk: it was cut short.
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let file = &v["files"][0];
+    assert_eq!(file["bytes"], 512 * MIB);
+    assert!(file["read"].as_u64().unwrap() < 512 * MIB, "{file}");
 }

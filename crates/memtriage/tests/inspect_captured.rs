@@ -144,3 +144,42 @@ fn a_rollup_is_read_into_pss_and_uss() {
         "{text}"
     );
 }
+
+#[test]
+fn before_smaps_rollup_existed_the_regions_of_smaps_are_added_up() {
+    let root = captured_root();
+    write(
+        root.path(),
+        "proc/4242/smaps",
+        b"00400000-00500000 r-xp 00000000 fd:00 1234    /usr/bin/python3\n\
+          Size:               1024 kB\nRss:                 800 kB\nPss:                 400 kB\n\
+          Shared_Clean:        800 kB\nShared_Dirty:          0 kB\nPrivate_Clean:         0 kB\n\
+          Private_Dirty:         0 kB\nAnonymous:             0 kB\nAnonHugePages:         0 kB\n\
+          Swap:                  0 kB\nVmFlags: rd ex mr mw me dw\n\
+          7f0000000000-7f0010000000 rw-p 00000000 00:00 0 \n\
+          Size:             262144 kB\nRss:              200000 kB\nPss:              200000 kB\n\
+          Shared_Clean:          0 kB\nShared_Dirty:          0 kB\nPrivate_Clean:         0 kB\n\
+          Private_Dirty:    200000 kB\nAnonymous:        200000 kB\nAnonHugePages:    100000 kB\n\
+          Swap:               1024 kB\nVmFlags: rd wr mr mw me ac\n",
+    );
+    let args = [
+        "--root",
+        root.path().to_str().unwrap(),
+        "inspect",
+        "4242",
+        "--json",
+    ];
+    let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
+    let r = &v["processes"][0]["rollup"];
+    assert_eq!(r["rss"], 200_800 * 1024);
+    assert_eq!(r["pss"], 200_400 * 1024);
+    assert_eq!(r["private_dirty"], 200_000 * 1024);
+    assert_eq!(r["anon_huge_pages"], 100_000 * 1024);
+    assert_eq!(r["swap"], 1024 * 1024);
+    assert!(
+        !v["processes"][0]["unreadable"]
+            .to_string()
+            .contains("smaps"),
+        "{v}"
+    );
+}

@@ -16,8 +16,6 @@ use crate::error::{Error, Result};
 
 pub const BENCH_SCHEMA: &str = "memtriage.bench-load/v1";
 const PAGE: usize = 4096;
-/// MADV_POPULATE_READ (Linux 5.14): fault the range in, readable, in one call.
-const MADV_POPULATE_READ: i32 = 22;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -198,7 +196,7 @@ fn load(path: &Path, method: Method, buffer: &mut Vec<u8>) -> Result<()> {
         }
         Method::MadvPopulateRead => {
             let m = Mapping::new(&file, len, 0).map_err(io)?;
-            m.advise(MADV_POPULATE_READ).map_err(io)?;
+            m.populate().map_err(io)?;
             sink = m.touch(PAGE);
         }
         Method::MmapLazy | Method::MmapWillneed | Method::MmapHugepage | Method::WarmThenMmap => {

@@ -15,6 +15,13 @@ unsafe impl Send for Mapping {}
 impl Mapping {
     /// Maps `len` bytes of `file` read-only; `flags` adds to MAP_SHARED (MAP_POPULATE).
     pub fn new(file: &File, len: usize, flags: i32) -> std::io::Result<Self> {
+        Self::window(file, 0, len, flags)
+    }
+
+    /// Maps `len` bytes of `file` from `offset` (a multiple of the page size).
+    pub fn window(file: &File, offset: u64, len: usize, flags: i32) -> std::io::Result<Self> {
+        let offset = libc::off_t::try_from(offset)
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EOVERFLOW))?;
         // SAFETY: a fresh read-only shared mapping of an open file, owned by the result.
         let addr = unsafe {
             libc::mmap(
@@ -23,7 +30,7 @@ impl Mapping {
                 libc::PROT_READ,
                 libc::MAP_SHARED | flags,
                 file.as_raw_fd(),
-                0,
+                offset,
             )
         };
         if addr == libc::MAP_FAILED {
@@ -46,6 +53,18 @@ impl Mapping {
             return Err(std::io::Error::last_os_error());
         }
         Ok(())
+    }
+
+    /// MADV_POPULATE_READ (Linux 5.14): reads the range into the page cache and maps
+    /// it, without touching it. Past the end of the file it fails with EFAULT where
+    /// a touch would raise SIGBUS; on older kernels it fails with EINVAL.
+    pub fn populate(&self) -> std::io::Result<()> {
+        loop {
+            match self.advise(libc::MADV_POPULATE_READ) {
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN)) => {}
+                other => return other,
+            }
+        }
     }
 
     /// mincore(2): one byte per page, bit 0 set where the page is in the page cache.

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::mappers::{self, Mapper};
-use super::residency::{Meter, Method};
+use super::residency::{Meter, Method, Residency};
 use super::safetensors;
 use crate::error::Result;
 use crate::probe::root::Root;
@@ -54,19 +54,14 @@ pub fn inspect(
     with_mappers: bool,
 ) -> Result<FileReport> {
     let meter = Meter::open(path)?;
-    let whole = meter.whole();
     let size = meter.size();
-    let segs = if size == 0 {
-        Vec::new()
+    let parts = meter.parts(segments);
+    let whole = if parts.is_empty() {
+        meter.whole()
     } else {
-        let n = segments.max(1) as u64;
-        (0..n)
-            .map(|i| {
-                let (a, b) = (size * i / n, size * (i + 1) / n);
-                meter.range(a, b - a).fraction()
-            })
-            .collect()
+        parts.iter().copied().sum()
     };
+    let segs = parts.iter().map(Residency::fraction).collect();
     let (tensors, tensors_error) = if safetensors::is_safetensors(path) {
         match safetensors::read_header(path) {
             Ok(h) => (

@@ -93,7 +93,8 @@ impl Meter {
             method: Method::Cachestat,
             mincore: None,
         };
-        if meter.cachestat(0, 0).is_none() {
+        // Asked of one page: a question about the whole file would walk all of it.
+        if meter.cachestat(0, page).is_none() {
             meter.method = Method::Mincore;
             meter.mincore =
                 Some(mincore_map(&meter.file, meter.size, page).map_err(|e| Error::io(path, e))?);
@@ -171,6 +172,34 @@ impl Meter {
     pub fn whole(&self) -> Residency {
         self.range(0, self.size)
     }
+
+    /// The file in `n` consecutive parts (fewer for a file of fewer pages), split on
+    /// page boundaries so that the parts add up to the whole file exactly: one walk
+    /// of the page cache gives both the residency bar and the total.
+    pub fn parts(&self, n: usize) -> Vec<Residency> {
+        let pages = self.size.div_ceil(self.page);
+        let n = (n.max(1) as u64).min(pages);
+        let bound = |i: u64| (pages * i / n * self.page).min(self.size);
+        (0..n)
+            .map(|i| self.range(bound(i), bound(i + 1) - bound(i)))
+            .collect()
+    }
+}
+
+impl std::iter::Sum for Residency {
+    fn sum<I: Iterator<Item = Residency>>(parts: I) -> Residency {
+        parts.fold(
+            Residency {
+                dirty: Some(0),
+                ..Residency::default()
+            },
+            |total, r| Residency {
+                bytes: total.bytes + r.bytes,
+                cached: total.cached + r.cached,
+                dirty: total.dirty.zip(r.dirty).map(|(a, b)| a + b),
+            },
+        )
+    }
 }
 
 /// mincore over a read-only mapping of the file.
@@ -188,4 +217,40 @@ pub fn file_residency(path: &Path) -> Result<FileResidency> {
         residency: meter.whole(),
         method: meter.method(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Meter, Residency};
+    use std::io::Write;
+
+    /// The parts meet on page boundaries, so no page is counted twice: summed they are
+    /// the whole file, whatever its size and the number of parts.
+    #[test]
+    fn parts_add_up_to_the_whole_file() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        for (len, n) in [
+            (1u64, 24usize),
+            (4096 * 5 + 7, 24),
+            (4096 * 100 + 1, 7),
+            (4096 * 24, 24),
+        ] {
+            let path = dir.path().join(format!("f{len}"));
+            std::fs::File::create(&path)
+                .unwrap()
+                .write_all(&vec![3u8; len as usize])
+                .unwrap();
+            let meter = Meter::open(&path).unwrap();
+            let parts = meter.parts(n);
+            assert!(!parts.is_empty() && parts.len() <= n);
+            let total: Residency = parts.into_iter().sum();
+            let whole = meter.whole();
+            assert_eq!(
+                (total.bytes, total.cached),
+                (whole.bytes, whole.cached),
+                "{len} in {n}"
+            );
+            assert_eq!(total.bytes, len);
+        }
+    }
 }

@@ -141,7 +141,13 @@ impl ProcessReader {
 
         let has_memory = memory.is_some() || (!self.detail.status && !kernel_thread && !zombie);
         let rollup = if self.detail.rollup && !kernel_thread && !zombie && has_memory {
-            match dir.read("smaps_rollup") {
+            // Before Linux 4.14 there is no smaps_rollup: the same sums from every
+            // region of smaps, as the kernel would add them up.
+            let read = match dir.read("smaps_rollup") {
+                Err(ReadError::Gone) if !process_gone(&dir) => dir.read_to_end("smaps"),
+                read => read,
+            };
+            match read {
                 Ok(b) => match parse_rollup(&b) {
                     Some(r) => Some(r),
                     None => {
@@ -308,30 +314,32 @@ fn read_i64(dir: &ProcDir, name: &str) -> Result<i64, ReadError> {
 }
 
 /// `None` for an empty rollup (no address space) or one without its core fields.
+/// Sums every record, so it takes the whole of `smaps` as well as `smaps_rollup`.
 pub fn parse_rollup(text: &[u8]) -> Option<Rollup> {
     let mut r = Rollup::default();
     let (mut has_rss, mut has_pss) = (false, false);
+    let add = |total: &mut Option<u64>, bytes: u64| *total = Some(total.unwrap_or(0) + bytes);
     for (key, bytes) in kv::sizes(text) {
         match key {
-            "Rss" => (r.rss, has_rss) = (bytes, true),
-            "Pss" => (r.pss, has_pss) = (bytes, true),
-            "Pss_Anon" => r.pss_anon = Some(bytes),
-            "Pss_File" => r.pss_file = Some(bytes),
-            "Pss_Shmem" => r.pss_shmem = Some(bytes),
-            "Shared_Clean" => r.shared_clean = bytes,
-            "Shared_Dirty" => r.shared_dirty = bytes,
-            "Private_Clean" => r.private_clean = bytes,
-            "Private_Dirty" => r.private_dirty = bytes,
-            "Referenced" => r.referenced = bytes,
-            "Anonymous" => r.anonymous = bytes,
-            "AnonHugePages" => r.anon_huge_pages = bytes,
-            "ShmemPmdMapped" => r.shmem_pmd_mapped = bytes,
-            "FilePmdMapped" => r.file_pmd_mapped = bytes,
-            "Shared_Hugetlb" => r.shared_hugetlb = bytes,
-            "Private_Hugetlb" => r.private_hugetlb = bytes,
-            "Swap" => r.swap = bytes,
-            "SwapPss" => r.swap_pss = bytes,
-            "Locked" => r.locked = bytes,
+            "Rss" => (r.rss, has_rss) = (r.rss + bytes, true),
+            "Pss" => (r.pss, has_pss) = (r.pss + bytes, true),
+            "Pss_Anon" => add(&mut r.pss_anon, bytes),
+            "Pss_File" => add(&mut r.pss_file, bytes),
+            "Pss_Shmem" => add(&mut r.pss_shmem, bytes),
+            "Shared_Clean" => r.shared_clean += bytes,
+            "Shared_Dirty" => r.shared_dirty += bytes,
+            "Private_Clean" => r.private_clean += bytes,
+            "Private_Dirty" => r.private_dirty += bytes,
+            "Referenced" => r.referenced += bytes,
+            "Anonymous" => r.anonymous += bytes,
+            "AnonHugePages" => r.anon_huge_pages += bytes,
+            "ShmemPmdMapped" => r.shmem_pmd_mapped += bytes,
+            "FilePmdMapped" => r.file_pmd_mapped += bytes,
+            "Shared_Hugetlb" => r.shared_hugetlb += bytes,
+            "Private_Hugetlb" => r.private_hugetlb += bytes,
+            "Swap" => r.swap += bytes,
+            "SwapPss" => r.swap_pss += bytes,
+            "Locked" => r.locked += bytes,
             _ => {}
         }
     }
@@ -412,5 +420,37 @@ mod tests {
             r.pss_anon, None,
             "a kernel before 5.14 has no Pss_Anon: unknown, not 0"
         );
+    }
+
+    /// On a live process the regions of smaps add up to what smaps_rollup reports
+    /// (PSS within rounding: smaps rounds each region down to a kB).
+    #[test]
+    fn smaps_summed_matches_smaps_rollup_on_a_live_process() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let dir = format!("/proc/{}", child.id());
+        let (all, rollup) = loop {
+            let all = std::fs::read(format!("{dir}/smaps")).unwrap();
+            let rollup = std::fs::read(format!("{dir}/smaps_rollup")).unwrap();
+            // Until exec has finished the child is still a copy of this process.
+            if String::from_utf8_lossy(&all).contains("sleep") {
+                break (all, rollup);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let (summed, rolled) = (parse_rollup(&all).unwrap(), parse_rollup(&rollup).unwrap());
+        let regions = all
+            .split(|b| *b == b'\n')
+            .filter(|l| l.starts_with(b"Rss:"))
+            .count() as u64;
+        assert!(regions > 5);
+        assert_eq!(summed.rss, rolled.rss);
+        assert_eq!(summed.uss(), rolled.uss());
+        assert_eq!(summed.anonymous, rolled.anonymous);
+        assert!(summed.pss <= rolled.pss && rolled.pss - summed.pss <= regions * 1024);
     }
 }

@@ -83,7 +83,9 @@ def warm(
     hugepages: bool = False,
 ) -> Union[List[Record], Lock]:
     """Read files into the page cache. Records per file: ``bytes`` (the range),
-    ``read``, ``already_cached`` (skipped), ``seconds``, ``cached_after``, ``size``.
+    ``read``, ``already_cached`` (skipped), ``seconds``, ``method`` (``"populate"``:
+    MADV_POPULATE_READ with huge-page advice, or ``"pread"`` where the kernel cannot),
+    ``cached_after``, ``size``.
 
     With ``lock=True`` the files are then mapped and mlocked, after the same checks as
     the CLI (``max`` in bytes, RLIMIT_MEMLOCK, MemAvailable), and a ``Lock`` is
