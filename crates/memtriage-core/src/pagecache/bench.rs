@@ -299,7 +299,10 @@ fn memory_ceiling() -> f64 {
     n as f64 / best.max(1e-9)
 }
 
-/// Runs every method cold (evicted first) and hot. `progress` gets a line per step.
+const HOT_RUNS: usize = 5;
+const HOT_BUDGET: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Runs every method cold (evicted first) and hot (the fastest of up to five runs). `progress` gets a line per step.
 pub fn run(path: &Path, generated: bool, progress: &mut dyn FnMut(&str)) -> Result<LoadBench> {
     let bytes = std::fs::metadata(path)
         .map_err(|e| Error::io(path, e))?
@@ -330,20 +333,34 @@ pub fn run(path: &Path, generated: bool, progress: &mut dyn FnMut(&str)) -> Resu
                 // Hot: the file is in the page cache; read it once the plain way.
                 warm_file(path, WarmOptions::default(), &|_| {})?;
             }
-            let (min0, maj0) = faults();
-            let began = Instant::now();
-            load(path, method, &mut buffer)?;
-            let seconds = began.elapsed().as_secs_f64();
-            let (min1, maj1) = faults();
-            buffer = Vec::new();
+            // A cold load runs once (each costs a disk read); a hot one is a few tens of
+            // milliseconds that a neighbour on a shared host can double, so it runs until
+            // HOT_BUDGET is spent (at most HOT_RUNS times) and the fastest run counts.
+            let mut best: Option<(f64, u64, u64)> = None;
+            let started = Instant::now();
+            for _ in 0..if cold { 1 } else { HOT_RUNS } {
+                let (min0, maj0) = faults();
+                let began = Instant::now();
+                load(path, method, &mut buffer)?;
+                let seconds = began.elapsed().as_secs_f64();
+                let (min1, maj1) = faults();
+                buffer = Vec::new();
+                if best.is_none_or(|(s, _, _)| seconds < s) {
+                    best = Some((seconds, min1 - min0, maj1 - maj0));
+                }
+                if started.elapsed() > HOT_BUDGET {
+                    break;
+                }
+            }
+            let (seconds, minor_faults, major_faults) = best.unwrap_or_default();
             let rate = bytes as f64 / seconds.max(1e-9);
             results.push(Measurement {
                 method,
                 cold,
                 seconds,
                 bytes_per_second: rate,
-                minor_faults: min1 - min0,
-                major_faults: maj1 - maj0,
+                minor_faults,
+                major_faults,
                 of_ceiling: rate / if cold { disk } else { memory },
             });
         }

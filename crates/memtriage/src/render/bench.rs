@@ -66,6 +66,7 @@ pub fn write(out: &mut dyn Write, b: &LoadBench) -> io::Result<()> {
     writeln!(out, "{}", table::to_string(&t))?;
     writeln!(
         out,
-        "\nfaults per GiB show the page size the kernel mapped: ~262144 for 4 KiB pages, ~512 for 2 MiB folios"
+        "\nfaults per GiB show the page size the kernel mapped: ~262144 for 4 KiB pages, ~512 for 2 MiB folios\n\
+         cold: one run each, evicted first; hot: the fastest of up to 5 runs"
     )
 }
