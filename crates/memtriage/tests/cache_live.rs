@@ -62,6 +62,21 @@ fn evict_then_warm_takes_a_file_from_cold_to_fully_cached() {
     let text = run_ok(&["warm", p]);
     assert!(text.contains("100% now in the page cache"), "{text}");
     assert!(cached_fraction(&f) > 0.99);
+    // Where the machine reclaims idle memory (DAMON pageout), warm says the files
+    // will not stay, as doctor does.
+    let doctor: serde_json::Value = serde_json::from_slice(
+        &memtriage()
+            .args(["doctor", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let reclaim = &doctor["system"]["proactive_reclaim"];
+    let warm: serde_json::Value = serde_json::from_str(&run_ok(&["warm", p, "--json"])).unwrap();
+    assert_eq!(&warm["proactive_reclaim"], reclaim);
+    let noted = text.contains("pages out memory idle for");
+    assert_eq!(noted, !reclaim.as_array().unwrap().is_empty(), "{text}");
     let table = run_ok(&["cache", p]);
     assert!(table.contains("128 MiB  128 MiB  100%"), "{table}");
     run_ok(&["evict", p]);

@@ -223,6 +223,35 @@ fn runs_on_this_machine() {
     let avail = v["system"]["memory"]["available"].as_u64().unwrap();
     assert!(total > 0 && avail <= total);
     assert!(v["findings"].as_array().unwrap().len() >= 10);
+
+    // DAMON as this kernel runs it, read here with a shell pipeline: a running kdamond
+    // with a `pageout` scheme (Firecracker guests have one) is proactive reclaim.
+    let damon = Command::new("sh")
+        .args([
+            "-c",
+            "cd /sys/kernel/mm/damon/admin/kdamonds 2>/dev/null && for k in [0-9]*; do \
+             [ \"$(cat $k/state)\" = on ] && cat $k/contexts/*/schemes/*/action; done | grep -c pageout",
+        ])
+        .output()
+        .unwrap();
+    let schemes: usize = String::from_utf8_lossy(&damon.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    let reclaim = v["system"]["proactive_reclaim"].as_array().unwrap();
+    let module_on = fs::read_to_string("/sys/module/damon_reclaim/parameters/enabled")
+        .is_ok_and(|s| s.trim() == "Y");
+    assert_eq!(
+        reclaim.len(),
+        schemes + usize::from(module_on),
+        "{reclaim:?}"
+    );
+    let id = if reclaim.is_empty() {
+        "proactive-reclaim.ok"
+    } else {
+        "proactive-reclaim.active"
+    };
+    assert!(finding(&v, id).is_some(), "{id} expected");
 }
 
 /// As an unprivileged user where dmesg_restrict=1 the kernel log is refused: doctor

@@ -81,7 +81,7 @@ type Rule = fn(&SystemSnapshot, Profile) -> Vec<Finding>;
 
 /// All findings, most severe first; within a severity, in the order of the rules.
 pub fn audit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
-    const RULES: [Rule; 15] = [
+    const RULES: [Rule; 16] = [
         memory,
         oom,
         cgroup,
@@ -97,6 +97,7 @@ pub fn audit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         dirty,
         numa,
         panic_on_oom,
+        proactive_reclaim,
     ];
     let mut out: Vec<Finding> = RULES.iter().flat_map(|rule| rule(sys, profile)).collect();
     out.sort_by_key(|f| std::cmp::Reverse(f.severity));
@@ -1262,6 +1263,74 @@ fn memlock(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
          systemd service: LimitMEMLOCK=infinity\n\
          Docker: docker run --ulimit memlock=-1:-1 …"
             .into(),
+    )]
+}
+
+fn proactive_reclaim(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
+    let why = "Proactive reclaim pages out memory that has sat idle, with no memory pressure: \
+               the page cache of a model warmed before its first request, or of a dataset read \
+               once per epoch, is dropped after the idle time and the next access reads the disk \
+               again. Locked (mlocked) pages are exempt.";
+    if sys.proactive_reclaim.is_empty() {
+        return vec![finding(
+            "proactive-reclaim.ok",
+            Severity::Ok,
+            "no proactive reclaim (DAMON pageout) is running".into(),
+            vec![ev(
+                "DAMON pageout schemes running",
+                "none",
+                "/sys/kernel/mm/damon/admin/kdamonds, /sys/module/damon_reclaim/parameters",
+            )],
+            why,
+            String::new(),
+        )];
+    }
+    let idle = |r: &crate::model::system::ProactiveReclaim| {
+        r.min_idle_seconds
+            .map_or("an unknown time".to_string(), |s| format!("{s:.0} s"))
+    };
+    let evidence = sys
+        .proactive_reclaim
+        .iter()
+        .map(|r| {
+            ev(
+                "reclaims memory idle for",
+                format!("{} ({})", idle(r), r.operations),
+                &r.source,
+            )
+        })
+        .collect();
+    let shortest = sys
+        .proactive_reclaim
+        .iter()
+        .filter_map(|r| r.min_idle_seconds)
+        .min_by(f64::total_cmp);
+    let stop: Vec<String> = sys
+        .proactive_reclaim
+        .iter()
+        .map(|r| match r.source.find("/contexts/") {
+            Some(i) => format!("echo off > {}/state", &r.source[..i]),
+            None => format!("echo N > {}/enabled", r.source),
+        })
+        .collect();
+    vec![finding(
+        "proactive-reclaim.active",
+        if profile == Profile::Inference {
+            Severity::Warn
+        } else {
+            Severity::Info
+        },
+        format!(
+            "proactive reclaim pages out memory idle for {}: warmed files do not stay cached",
+            shortest.map_or("a while".to_string(), |s| format!("{s:.0} s"))
+        ),
+        evidence,
+        why,
+        format!(
+            "memtriage warm --lock MODEL_DIR   # pins the weights: locked pages are not reclaimed\n\
+             # or, where the machine's owner allows (it may be how the host takes memory back):\n{}",
+            stop.join("\n")
+        ),
     )]
 }
 

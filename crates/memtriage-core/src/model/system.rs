@@ -50,8 +50,25 @@ pub struct SystemSnapshot {
     /// OOM kills found in the kernel log (`/dev/kmsg`), oldest first. `None` when the
     /// log could not be read (it needs root or CAP_SYSLOG where dmesg_restrict=1).
     pub oom_kills: Option<Vec<OomKill>>,
+    /// Kernel agents that reclaim idle memory without memory pressure (DAMON
+    /// `pageout` schemes, the DAMON_RECLAIM module); empty when none runs.
+    #[serde(default)]
+    pub proactive_reclaim: Vec<ProactiveReclaim>,
     /// What could not be read, and why. `field` names the snapshot field.
     pub unreadable: Vec<Unreadable>,
+}
+
+/// Something that pages out memory once it has been idle long enough, whether or not
+/// memory is short: a warmed model file that waits between requests is dropped again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProactiveReclaim {
+    /// The sysfs directory that configures it.
+    pub source: String,
+    /// What it monitors: `paddr` (all physical memory, page cache included), `vaddr`
+    /// or `fvaddr` (the memory of chosen processes); `damon_reclaim` for the module.
+    pub operations: String,
+    /// Memory idle at least this long is reclaimed; `None` when it cannot be known.
+    pub min_idle_seconds: Option<f64>,
 }
 
 impl SystemSnapshot {
@@ -74,6 +91,7 @@ impl SystemSnapshot {
             cgroup: None,
             oom_kill_count: None,
             oom_kills: None,
+            proactive_reclaim: Vec::new(),
             unreadable: Vec::new(),
         }
     }

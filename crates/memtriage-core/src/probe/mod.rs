@@ -2,6 +2,7 @@
 //! can point it at a captured tree of /proc and /sys files.
 
 pub mod cgroup;
+pub mod damon;
 pub mod kmsg;
 pub mod maps;
 pub mod procdir;

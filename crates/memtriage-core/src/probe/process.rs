@@ -431,12 +431,14 @@ mod tests {
             .spawn()
             .unwrap();
         let dir = format!("/proc/{}", child.id());
+        // Read once the child is quiet: exec done, libraries loaded, asleep (smaps
+        // the same before and after the rollup was read).
         let (all, rollup) = loop {
-            let all = std::fs::read(format!("{dir}/smaps")).unwrap();
+            let before = std::fs::read(format!("{dir}/smaps")).unwrap();
             let rollup = std::fs::read(format!("{dir}/smaps_rollup")).unwrap();
-            // Until exec has finished the child is still a copy of this process.
-            if String::from_utf8_lossy(&all).contains("sleep") {
-                break (all, rollup);
+            let after = std::fs::read(format!("{dir}/smaps")).unwrap();
+            if before == after && String::from_utf8_lossy(&after).contains("sleep") {
+                break (after, rollup);
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         };

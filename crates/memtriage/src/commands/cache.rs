@@ -6,11 +6,13 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
+use memtriage_core::model::system::ProactiveReclaim;
 use memtriage_core::pagecache::report::{self, FileReport, CACHE_SCHEMA};
 use memtriage_core::pagecache::residency::Meter;
 use memtriage_core::pagecache::warm::{evict_file, warm_file, WarmOptions, WarmStats};
 use memtriage_core::pagecache::{files, lock};
 use memtriage_core::parse::size::parse_size;
+use memtriage_core::probe::damon;
 
 use super::Context;
 use crate::cli::{CacheArgs, EvictArgs, WarmArgs};
@@ -75,6 +77,8 @@ struct WarmOutput {
     bytes_read: u64,
     seconds: f64,
     locked: Option<u64>,
+    /// Agents that will page the files out again once they sit idle (unless locked).
+    proactive_reclaim: Vec<ProactiveReclaim>,
 }
 
 fn size_arg(name: &str, v: &Option<String>) -> anyhow::Result<Option<u64>> {
@@ -149,6 +153,7 @@ pub fn warm(ctx: &Context, args: &WarmArgs, out: &mut dyn Write) -> anyhow::Resu
         seconds,
         locked: locked.as_ref().map(|l| l.bytes),
         files: warmed,
+        proactive_reclaim: damon::read(&ctx.root),
     };
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &output)?;
@@ -166,6 +171,9 @@ pub fn warm(ctx: &Context, args: &WarmArgs, out: &mut dyn Write) -> anyhow::Resu
                 seconds,
                 view::rate(bytes_read, seconds)
             )?;
+        }
+        if output.locked.is_none() {
+            view::write_reclaim_note(out, &output.proactive_reclaim)?;
         }
     }
     out.flush()?;

@@ -2,6 +2,7 @@
 
 use std::io::{self, Write};
 
+use memtriage_core::model::system::ProactiveReclaim;
 use memtriage_core::pagecache::report::FileReport;
 use memtriage_core::pagecache::warm::WarmStats;
 
@@ -144,4 +145,25 @@ pub fn write_warmed(
         )?;
     }
     writeln!(out)
+}
+
+/// After an unlocked warm on a machine that reclaims idle memory: the files will not
+/// stay, and what keeps them.
+pub fn write_reclaim_note(out: &mut dyn Write, reclaim: &[ProactiveReclaim]) -> io::Result<()> {
+    let Some(shortest) = reclaim.iter().min_by(|a, b| {
+        let idle = |r: &ProactiveReclaim| r.min_idle_seconds.unwrap_or(f64::INFINITY);
+        idle(a).total_cmp(&idle(b))
+    }) else {
+        return Ok(());
+    };
+    let idle = shortest
+        .min_idle_seconds
+        .map_or("a while".to_string(), |s| format!("{s:.0} s"));
+    writeln!(
+        out,
+        "note: this machine pages out memory idle for {idle} (DAMON pageout, {}): the files \
+         leave the page cache again once unused that long; `--lock` pins them (memtriage doctor \
+         explains)",
+        shortest.operations
+    )
 }
