@@ -1359,3 +1359,27 @@ fn damon_pageout_warns_an_inference_machine_that_warmed_files_will_not_stay() {
     fake.write("/sys/kernel/mm/damon/admin/kdamonds/0/state", "off\n");
     get(&fake.audit(Profile::Inference), "proactive-reclaim.ok");
 }
+
+#[test]
+fn a_scheme_over_processes_address_spaces_is_only_worth_knowing() {
+    let fake = Fake::new();
+    with_damon_pageout(&fake);
+    fake.write(
+        "/sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/operations",
+        "vaddr\n",
+    );
+    let f = fake.audit(Profile::Inference);
+    assert_eq!(severity(&f, "proactive-reclaim.active"), Severity::Info);
+    let title = &get(&f, "proactive-reclaim.active").title;
+    assert!(title.contains("processes it watches"), "{title}");
+}
+
+#[test]
+fn damon_files_that_cannot_be_read_are_unreadable_not_none() {
+    let fake = Fake::new();
+    // A directory where the count should be: read fails as it does for a non-root user.
+    fs::create_dir_all(fake.path("/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds")).unwrap();
+    let f = fake.audit(Profile::Inference);
+    absent(&f, "proactive-reclaim.ok");
+    assert_eq!(severity(&f, "proactive-reclaim.unreadable"), Severity::Info);
+}

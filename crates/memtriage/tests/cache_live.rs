@@ -76,7 +76,12 @@ fn evict_then_warm_takes_a_file_from_cold_to_fully_cached() {
     let warm: serde_json::Value = serde_json::from_str(&run_ok(&["warm", p, "--json"])).unwrap();
     assert_eq!(&warm["proactive_reclaim"], reclaim);
     let noted = text.contains("pages out memory idle for");
-    assert_eq!(noted, !reclaim.as_array().unwrap().is_empty(), "{text}");
+    let reaches_page_cache = reclaim
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["operations"] == "paddr" || r["operations"] == "damon_reclaim");
+    assert_eq!(noted, reaches_page_cache, "{text}");
     let table = run_ok(&["cache", p]);
     assert!(table.contains("128 MiB  128 MiB  100%"), "{table}");
     run_ok(&["evict", p]);
@@ -399,11 +404,16 @@ fn a_file_that_shrinks_while_warmed_does_not_crash_the_tool() {
     let f = write_file(dir.path(), "shrinking.bin", 512 * MIB);
     let p = f.to_str().unwrap().to_string();
     run_ok(&["evict", &p]);
-    // Started first: `output()` waits for the warm to finish.
+    // Started first (`output()` waits for the warm to finish); truncates once the warm
+    // has begun to read, so the warm has already taken the file's size.
     let truncate = {
         let p = p.clone();
+        let f = f.clone();
         std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(30));
+            let began = std::time::Instant::now();
+            while cached_fraction(&f) == 0.0 && began.elapsed().as_secs() < 10 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(&p)
@@ -423,7 +433,7 @@ fn a_file_that_shrinks_while_warmed_does_not_crash_the_tool() {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    // 512 MiB from a cold cache takes well over 30 ms on any disk: it was cut short.
+    // Cut short: 512 MiB takes far longer than noticing the first pages arrive.
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let file = &v["files"][0];
     assert_eq!(file["bytes"], 512 * MIB);

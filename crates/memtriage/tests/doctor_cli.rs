@@ -5,6 +5,7 @@
 mod support;
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use assert_cmd::Command;
@@ -306,5 +307,15 @@ fn unprivileged_user_is_told_why_the_kernel_log_is_unreadable() {
             .unwrap();
         let shown = oom["evidence"].to_string();
         assert!(shown.contains("CAP_SYSLOG"), "{shown}");
+    }
+    // DAMON's files are root's (0600): unreadable for nobody, never "none running".
+    let nr_kdamonds = "/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds";
+    if fs::metadata(nr_kdamonds).is_ok_and(|m| m.permissions().mode() & 0o004 == 0) {
+        assert!(
+            finding(&v, "proactive-reclaim.unreadable").is_some(),
+            "{}",
+            v["findings"]
+        );
+        assert!(finding(&v, "proactive-reclaim.ok").is_none());
     }
 }

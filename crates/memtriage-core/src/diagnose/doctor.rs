@@ -1271,6 +1271,14 @@ fn proactive_reclaim(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
                the page cache of a model warmed before its first request, or of a dataset read \
                once per epoch, is dropped after the idle time and the next access reads the disk \
                again. Locked (mlocked) pages are exempt.";
+    if sys.unreadable_reason("proactive_reclaim").is_some() {
+        return vec![unreadable(
+            sys,
+            "proactive-reclaim",
+            "proactive reclaim (DAMON)",
+            &[("proactive_reclaim", "/sys/kernel/mm/damon/admin/kdamonds")],
+        )];
+    }
     if sys.proactive_reclaim.is_empty() {
         return vec![finding(
             "proactive-reclaim.ok",
@@ -1313,17 +1321,20 @@ fn proactive_reclaim(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             None => format!("echo N > {}/enabled", r.source),
         })
         .collect();
+    let page_cache = sys.proactive_reclaim.iter().any(|r| r.reaches_page_cache());
+    let idle = shortest.map_or("a while".to_string(), |s| format!("{s:.0} s"));
     vec![finding(
         "proactive-reclaim.active",
-        if profile == Profile::Inference {
+        if profile == Profile::Inference && page_cache {
             Severity::Warn
         } else {
             Severity::Info
         },
-        format!(
-            "proactive reclaim pages out memory idle for {}: warmed files do not stay cached",
-            shortest.map_or("a while".to_string(), |s| format!("{s:.0} s"))
-        ),
+        if page_cache {
+            format!("proactive reclaim pages out memory idle for {idle}: warmed files do not stay cached")
+        } else {
+            format!("proactive reclaim pages out the idle memory of the processes it watches ({idle})")
+        },
         evidence,
         why,
         format!(

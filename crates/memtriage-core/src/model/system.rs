@@ -71,6 +71,14 @@ pub struct ProactiveReclaim {
     pub min_idle_seconds: Option<f64>,
 }
 
+impl ProactiveReclaim {
+    /// Whether it watches physical memory, unmapped page cache included; schemes over
+    /// processes' address spaces reach only what those processes map.
+    pub fn reaches_page_cache(&self) -> bool {
+        matches!(self.operations.as_str(), "paddr" | "damon_reclaim")
+    }
+}
+
 impl SystemSnapshot {
     /// An empty snapshot, every value unread.
     pub fn empty() -> Self {

@@ -28,7 +28,8 @@ pub struct FileReport {
     pub cached: u64,
     pub dirty: Option<u64>,
     pub method: Method,
-    /// Cached share of each of `segments` equal parts of the file, 0.0 to 1.0.
+    /// Cached share of each of up to `segments` consecutive parts of the file (split on
+    /// page boundaries; fewer for a file of fewer pages), 0.0 to 1.0.
     pub segments: Vec<f64>,
     /// Per tensor, for `.safetensors` files whose header is valid.
     pub tensors: Option<Vec<TensorResidency>>,
@@ -54,6 +55,14 @@ pub fn inspect(
     with_mappers: bool,
 ) -> Result<FileReport> {
     let meter = Meter::open(path)?;
+    if !meter.trustworthy() {
+        return Err(crate::error::Error::Invalid(format!(
+            "{}: residency unknown: this kernel has no cachestat (Linux 6.5+) and mincore \
+             hides the page cache of files you neither own nor may write; run as root or \
+             as the file's owner",
+            path.display()
+        )));
+    }
     let size = meter.size();
     let parts = meter.parts(segments);
     let whole = if parts.is_empty() {

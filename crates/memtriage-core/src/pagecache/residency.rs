@@ -73,6 +73,9 @@ pub struct Meter {
     method: Method,
     /// mincore's view: one byte per page, bit 0 = resident (kept for range queries).
     mincore: Option<Vec<u8>>,
+    /// False where mincore answers "resident" for every page whatever the truth: the
+    /// kernel hides page-cache state of files the caller neither owns nor may write.
+    trustworthy: bool,
 }
 
 impl Meter {
@@ -92,14 +95,36 @@ impl Meter {
             page,
             method: Method::Cachestat,
             mincore: None,
+            trustworthy: true,
         };
         // Asked of one page: a question about the whole file would walk all of it.
         if meter.cachestat(0, page).is_none() {
             meter.method = Method::Mincore;
             meter.mincore =
                 Some(mincore_map(&meter.file, meter.size, page).map_err(|e| Error::io(path, e))?);
+            meter.trustworthy = mincore_sees(path, &meta);
         }
         Ok(meter)
+    }
+
+    /// Whether the counts are real (always with cachestat; with mincore only for a
+    /// file the caller owns or may write, or as root).
+    pub fn trustworthy(&self) -> bool {
+        self.trustworthy
+    }
+
+    /// Every page overlapping the range is cached (the range widened to whole pages:
+    /// the byte counts of [`Meter::range`] are capped at its length and would let one
+    /// missing page of an unaligned range pass).
+    pub fn fully_cached(&self, off: u64, len: u64) -> bool {
+        let start = off.min(self.size) / self.page * self.page;
+        let end = off
+            .saturating_add(len)
+            .min(self.size)
+            .next_multiple_of(self.page)
+            .min(self.size);
+        let r = self.range(start, end - start);
+        r.cached >= r.bytes
     }
 
     pub fn size(&self) -> u64 {
@@ -202,6 +227,22 @@ impl std::iter::Sum for Residency {
     }
 }
 
+/// The kernel's `can_do_mincore`: page-cache state shows for files whose owner we are
+/// (or root, with CAP_FOWNER), or that we may write.
+fn mincore_sees(path: &Path, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let euid = rustix::process::geteuid();
+    euid.is_root()
+        || meta.uid() == euid.as_raw()
+        || rustix::fs::accessat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::Access::WRITE_OK,
+            rustix::fs::AtFlags::EACCESS,
+        )
+        .is_ok()
+}
+
 /// mincore over a read-only mapping of the file.
 fn mincore_map(file: &File, size: u64, page: u64) -> std::io::Result<Vec<u8>> {
     if size == 0 {
@@ -225,9 +266,12 @@ mod tests {
     use std::io::Write;
 
     /// The parts meet on page boundaries, so no page is counted twice: summed they are
-    /// the whole file, whatever its size and the number of parts.
+    /// the whole file, whatever its size and the number of parts. Every other page is
+    /// cached, so a part boundary inside a page would count that page in two parts.
     #[test]
     fn parts_add_up_to_the_whole_file() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::FileExt;
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         for (len, n) in [
             (1u64, 24usize),
@@ -236,10 +280,17 @@ mod tests {
             (4096 * 24, 24),
         ] {
             let path = dir.path().join(format!("f{len}"));
-            std::fs::File::create(&path)
-                .unwrap()
-                .write_all(&vec![3u8; len as usize])
-                .unwrap();
+            let mut f = std::fs::File::create(&path).unwrap();
+            f.write_all(&vec![3u8; len as usize]).unwrap();
+            f.sync_all().unwrap();
+            crate::pagecache::warm::evict_file(&path).unwrap();
+            let f = std::fs::File::open(&path).unwrap();
+            // SAFETY: advice on our own descriptor: no readahead beyond each read.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+            let mut page = [0u8; 1];
+            for off in (0..len).step_by(8192) {
+                f.read_at(&mut page, off).unwrap();
+            }
             let meter = Meter::open(&path).unwrap();
             let parts = meter.parts(n);
             assert!(!parts.is_empty() && parts.len() <= n);
@@ -251,6 +302,10 @@ mod tests {
                 "{len} in {n}"
             );
             assert_eq!(total.bytes, len);
+            if len > 8192 {
+                let half = whole.fraction();
+                assert!((0.4..0.6).contains(&half), "every other page: {half}");
+            }
         }
     }
 }

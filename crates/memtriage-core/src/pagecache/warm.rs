@@ -42,7 +42,6 @@ const WINDOW: u64 = 32 << 20;
 /// ramp from small folios again (measured: a 256 MiB file in four 64 MiB segments left
 /// 1.6x the faults of one sequential reader; 1 GiB segments 1.07x).
 const SEGMENT_MIN: u64 = 512 << 20;
-const PAGE: u64 = 4096;
 
 #[derive(Debug, Clone, Copy)]
 pub struct WarmOptions {
@@ -72,6 +71,7 @@ pub struct WarmStats {
     pub already_cached: u64,
     pub seconds: f64,
     /// How the file was read (pread where the kernel refused to populate).
+    #[serde(default)]
     pub method: WarmMethod,
 }
 
@@ -102,17 +102,28 @@ fn preferred_method() -> WarmMethod {
     }
 }
 
-/// None where the kernel does not know MADV_POPULATE_READ (before 5.14).
+/// None where the window cannot be populated and pread should read it instead: a
+/// kernel before 5.14 (EINVAL), a file that cannot be mapped (ENODEV on some FUSE
+/// mounts, ENOMEM at vm.max_map_count), or a read error that populate reports as
+/// EFAULT while the file is still long enough (pread then reports the real error).
 fn populate_window(file: &File, at: u64, end: u64) -> std::io::Result<Option<Window>> {
-    let map_start = at - at % PAGE;
-    let len = usize::try_from(end - map_start).map_err(|_| std::io::ErrorKind::InvalidInput)?;
-    let map = Mapping::window(file, map_start, len, 0)?;
+    let page = rustix::param::page_size() as u64;
+    let map_start = at - at % page;
+    let Ok(len) = usize::try_from(end - map_start) else {
+        return Ok(None);
+    };
+    let Ok(map) = Mapping::window(file, map_start, len, 0) else {
+        return Ok(None);
+    };
     // Only a hint: without it the window is still read, in smaller folios.
     let _ = map.advise(libc::MADV_HUGEPAGE);
     match map.populate() {
         Ok(()) => Ok(Some(Window::Read(end - at))),
         Err(e) if e.raw_os_error() == Some(libc::EFAULT) => {
             let size = file.metadata()?.len();
+            if size >= end {
+                return Ok(None);
+            }
             Ok(Some(Window::Shrank(size.clamp(at, end) - at)))
         }
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(None),
@@ -185,14 +196,11 @@ fn warm_with(
                     // readahead ran ahead must still be read, or the reader would jump
                     // and the kernel restart its folio ramp from small folios.
                     let cached_before: Vec<bool> = match super::residency::Meter::open(path) {
-                        Ok(m) => (seg_start..seg_end)
+                        Ok(m) if m.trustworthy() => (seg_start..seg_end)
                             .step_by(WINDOW as usize)
-                            .map(|w| {
-                                let r = m.range(w, (seg_end - w).min(WINDOW));
-                                r.cached >= r.bytes
-                            })
+                            .map(|w| m.fully_cached(w, (seg_end - w).min(WINDOW)))
                             .collect(),
-                        Err(_) => Vec::new(),
+                        _ => Vec::new(),
                     };
                     let mut method = method;
                     let mut buf = Vec::new();

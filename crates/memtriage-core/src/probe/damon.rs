@@ -14,47 +14,57 @@ const ADMIN: &str = "/sys/kernel/mm/damon/admin/kdamonds";
 const RECLAIM_MODULE: &str = "/sys/module/damon_reclaim/parameters";
 
 /// Every reclaiming agent that is running now; files that are absent mean no DAMON.
-pub fn read(root: &Root) -> Vec<ProactiveReclaim> {
-    let mut found = admin_schemes(root);
-    found.extend(reclaim_module(root));
-    found
+/// An error says why the files could not be read (they are root's alone, mode 0600).
+pub fn read(root: &Root) -> Result<Vec<ProactiveReclaim>, String> {
+    let mut found = admin_schemes(root)?;
+    found.extend(reclaim_module(root)?);
+    Ok(found)
 }
 
-fn number(root: &Root, rel: &str) -> Option<u64> {
-    root.read_trimmed(rel).ok()?.parse().ok()
+/// A file's trimmed text; `None` when it does not exist (no DAMON in this kernel).
+fn text(root: &Root, rel: &str) -> Result<Option<String>, String> {
+    let path = root.path(rel);
+    match std::fs::read_to_string(&path) {
+        Ok(t) => Ok(Some(t.trim().to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
 }
 
-fn reads(root: &Root, rel: &str, value: &str) -> bool {
-    root.read_trimmed(rel).is_ok_and(|v| v == value)
+fn number(root: &Root, rel: &str) -> Result<Option<u64>, String> {
+    Ok(text(root, rel)?.and_then(|t| t.parse().ok()))
+}
+
+fn reads(root: &Root, rel: &str, value: &str) -> Result<bool, String> {
+    Ok(text(root, rel)?.is_some_and(|v| v == value))
 }
 
 /// The numbered subdirectories `dir/0`, `dir/1`, … that `dir/count` announces.
-fn numbered(root: &Root, dir: &str, count: &str) -> Vec<String> {
-    let n = number(root, &format!("{dir}/{count}")).unwrap_or(0);
-    (0..n).map(|i| format!("{dir}/{i}")).collect()
+fn numbered(root: &Root, dir: &str, count: &str) -> Result<Vec<String>, String> {
+    let n = number(root, &format!("{dir}/{count}"))?.unwrap_or(0);
+    Ok((0..n).map(|i| format!("{dir}/{i}")).collect())
 }
 
-fn admin_schemes(root: &Root) -> Vec<ProactiveReclaim> {
+fn admin_schemes(root: &Root) -> Result<Vec<ProactiveReclaim>, String> {
     let mut found = Vec::new();
-    for kdamond in numbered(root, ADMIN, "nr_kdamonds") {
-        if !reads(root, &format!("{kdamond}/state"), "on") {
+    for kdamond in numbered(root, ADMIN, "nr_kdamonds")? {
+        if !reads(root, &format!("{kdamond}/state"), "on")? {
             continue;
         }
-        for context in numbered(root, &format!("{kdamond}/contexts"), "nr_contexts") {
-            let operations = root
-                .read_trimmed(&format!("{context}/operations"))
-                .unwrap_or_else(|_| "unknown".into());
+        for context in numbered(root, &format!("{kdamond}/contexts"), "nr_contexts")? {
+            let operations =
+                text(root, &format!("{context}/operations"))?.unwrap_or_else(|| "unknown".into());
             let aggregation_us = number(
                 root,
                 &format!("{context}/monitoring_attrs/intervals/aggr_us"),
-            );
-            for scheme in numbered(root, &format!("{context}/schemes"), "nr_schemes") {
-                if !reads(root, &format!("{scheme}/action"), "pageout") {
+            )?;
+            for scheme in numbered(root, &format!("{context}/schemes"), "nr_schemes")? {
+                if !reads(root, &format!("{scheme}/action"), "pageout")? {
                     continue;
                 }
                 // A region's age counts aggregation intervals without a change in
                 // how often it is accessed.
-                let min_age = number(root, &format!("{scheme}/access_pattern/age/min"));
+                let min_age = number(root, &format!("{scheme}/access_pattern/age/min"))?;
                 found.push(ProactiveReclaim {
                     source: root.path(&scheme).display().to_string(),
                     operations: operations.clone(),
@@ -65,19 +75,19 @@ fn admin_schemes(root: &Root) -> Vec<ProactiveReclaim> {
             }
         }
     }
-    found
+    Ok(found)
 }
 
-fn reclaim_module(root: &Root) -> Option<ProactiveReclaim> {
-    if !reads(root, &format!("{RECLAIM_MODULE}/enabled"), "Y") {
-        return None;
+fn reclaim_module(root: &Root) -> Result<Option<ProactiveReclaim>, String> {
+    if !reads(root, &format!("{RECLAIM_MODULE}/enabled"), "Y")? {
+        return Ok(None);
     }
-    Some(ProactiveReclaim {
+    Ok(Some(ProactiveReclaim {
         source: root.path(RECLAIM_MODULE).display().to_string(),
         operations: "damon_reclaim".into(),
-        min_idle_seconds: number(root, &format!("{RECLAIM_MODULE}/min_age"))
+        min_idle_seconds: number(root, &format!("{RECLAIM_MODULE}/min_age"))?
             .map(|us| us as f64 / 1e6),
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -115,7 +125,7 @@ mod tests {
     fn a_running_pageout_scheme_is_found_with_its_idle_time() {
         let dir = tempfile::tempdir().unwrap();
         kdamond(dir.path(), "on", "pageout");
-        let found = read(&Root::at(dir.path()));
+        let found = read(&Root::at(dir.path())).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].operations, "paddr");
         assert_eq!(found[0].min_idle_seconds, Some(60.0));
@@ -127,7 +137,10 @@ mod tests {
         for (state, action) in [("off", "pageout"), ("on", "stat"), ("on", "hugepage")] {
             let dir = tempfile::tempdir().unwrap();
             kdamond(dir.path(), state, action);
-            assert!(read(&Root::at(dir.path())).is_empty(), "{state} {action}");
+            assert!(
+                read(&Root::at(dir.path())).unwrap().is_empty(),
+                "{state} {action}"
+            );
         }
     }
 
@@ -137,9 +150,9 @@ mod tests {
         let p = "sys/module/damon_reclaim/parameters";
         write(dir.path(), &format!("{p}/enabled"), "N\n");
         write(dir.path(), &format!("{p}/min_age"), "120000000\n");
-        assert!(read(&Root::at(dir.path())).is_empty());
+        assert!(read(&Root::at(dir.path())).unwrap().is_empty());
         write(dir.path(), &format!("{p}/enabled"), "Y\n");
-        let found = read(&Root::at(dir.path()));
+        let found = read(&Root::at(dir.path())).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].operations, "damon_reclaim");
         assert_eq!(found[0].min_idle_seconds, Some(120.0));
@@ -148,6 +161,19 @@ mod tests {
     #[test]
     fn no_damon_at_all_is_nothing_found() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(read(&Root::at(dir.path())).is_empty());
+        assert!(read(&Root::at(dir.path())).unwrap().is_empty());
+    }
+
+    /// Root's alone (mode 0600) for anyone else: unreadable is not "none".
+    #[test]
+    fn a_file_that_cannot_be_read_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(
+            dir.path()
+                .join("sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"),
+        )
+        .unwrap();
+        let err = read(&Root::at(dir.path())).unwrap_err();
+        assert!(err.contains("nr_kdamonds"), "{err}");
     }
 }

@@ -52,7 +52,13 @@ pub fn read(root: &Root) -> SystemSnapshot {
         shmem_enabled: s.selected("thp.shmem_enabled", &format!("{THP_DIR}/shmem_enabled")),
     };
     s.snap.hugepages = s.hugepage_pools();
-    s.snap.proactive_reclaim = super::damon::read(root);
+    s.snap.proactive_reclaim = match super::damon::read(root) {
+        Ok(found) => found,
+        Err(why) => {
+            s.unreadable("proactive_reclaim", &why);
+            Vec::new()
+        }
+    };
     s.snap.vm = VmSettings {
         overcommit_memory: s.number("vm.overcommit_memory", "/proc/sys/vm/overcommit_memory"),
         overcommit_ratio: s.number("vm.overcommit_ratio", "/proc/sys/vm/overcommit_ratio"),

@@ -36,9 +36,9 @@ def _paths(path: Union[PathLike, Sequence[PathLike]]) -> List[str]:
 
 def residency(path: Union[PathLike, Sequence[PathLike]], *, mappers: bool = True) -> List[Record]:
     """One record per file: ``size``, ``cached``, ``dirty``, ``segments`` (cached share
-    of 24 equal parts), ``tensors`` (``.safetensors``: name, dtype, shape, bytes,
-    cached) and ``mapped_by`` (pid, comm, mapped, resident; skipped with
-    ``mappers=False``, which reads every process's maps)."""
+    of up to 24 consecutive parts, split on page boundaries), ``tensors``
+    (``.safetensors``: name, dtype, shape, bytes, cached) and ``mapped_by`` (pid, comm,
+    mapped, resident; skipped with ``mappers=False``, which reads every process's maps)."""
     return [Record(r) for r in _native.cache_residency(_paths(path), mappers)]
 
 

@@ -77,8 +77,9 @@ struct WarmOutput {
     bytes_read: u64,
     seconds: f64,
     locked: Option<u64>,
-    /// Agents that will page the files out again once they sit idle (unless locked).
-    proactive_reclaim: Vec<ProactiveReclaim>,
+    /// Agents that will page the files out again once they sit idle (unless locked);
+    /// `None` where they cannot be read (DAMON's files are root's).
+    proactive_reclaim: Option<Vec<ProactiveReclaim>>,
 }
 
 fn size_arg(name: &str, v: &Option<String>) -> anyhow::Result<Option<u64>> {
@@ -153,7 +154,7 @@ pub fn warm(ctx: &Context, args: &WarmArgs, out: &mut dyn Write) -> anyhow::Resu
         seconds,
         locked: locked.as_ref().map(|l| l.bytes),
         files: warmed,
-        proactive_reclaim: damon::read(&ctx.root),
+        proactive_reclaim: damon::read(&ctx.root).ok(),
     };
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &output)?;
@@ -172,8 +173,8 @@ pub fn warm(ctx: &Context, args: &WarmArgs, out: &mut dyn Write) -> anyhow::Resu
                 view::rate(bytes_read, seconds)
             )?;
         }
-        if output.locked.is_none() {
-            view::write_reclaim_note(out, &output.proactive_reclaim)?;
+        if let (None, Some(reclaim)) = (output.locked, &output.proactive_reclaim) {
+            view::write_reclaim_note(out, reclaim)?;
         }
     }
     out.flush()?;
