@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use memtriage_core::pagecache::residency::Meter;
 use memtriage_core::pagecache::warm::{evict_file, warm_file, WarmOptions, WarmStats};
 use memtriage_core::pagecache::{files, lock, report};
+use memtriage_core::probe::damon;
 use memtriage_core::Root;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -184,4 +185,21 @@ pub fn cache_lock(
         bytes: locked.bytes,
         held: Mutex::new(Some(locked)),
     })
+}
+
+/// The proactive reclaim agents that reach the page cache (DAMON pageout over physical
+/// memory): warmed files do not stay once idle. `None` where DAMON's files cannot be
+/// read (they are root's).
+#[pyfunction]
+pub fn cache_proactive_reclaim(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    match damon::read(&Root::host()) {
+        Ok(found) => {
+            let reaching: Vec<_> = found
+                .into_iter()
+                .filter(|r| r.reaches_page_cache())
+                .collect();
+            to_py(py, &reaching)
+        }
+        Err(_) => Ok(py.None().into_bound(py)),
+    }
 }

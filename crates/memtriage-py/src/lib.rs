@@ -256,6 +256,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cache::cache_evict, m)?)?;
     m.add_function(wrap_pyfunction!(cache::cache_lock, m)?)?;
     m.add_function(wrap_pyfunction!(cache::cache_lock_check, m)?)?;
+    m.add_function(wrap_pyfunction!(cache::cache_proactive_reclaim, m)?)?;
     m.add_class::<cache::CacheLock>()?;
     m.add_class::<track::Tracker>()?;
     m.add(

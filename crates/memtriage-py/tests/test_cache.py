@@ -90,3 +90,42 @@ def test_bad_inputs_raise_python_exceptions(scratch):
         cache.residency(bad)
     with pytest.raises(ValueError, match="threads"):
         cache.warm(bad, threads=0)
+
+
+def _damon_pageout_over_physical_memory():
+    """Read here from sysfs, apart from memtriage: a running kdamond over physical
+    memory with a pageout scheme, or DAMON_RECLAIM on. None where unreadable."""
+    base = "/sys/kernel/mm/damon/admin/kdamonds"
+    try:
+        found = False
+        if os.path.isdir(base):
+            for k in range(int(open(f"{base}/nr_kdamonds").read())):
+                if open(f"{base}/{k}/state").read().strip() != "on":
+                    continue
+                for c in range(int(open(f"{base}/{k}/contexts/nr_contexts").read())):
+                    ctx = f"{base}/{k}/contexts/{c}"
+                    if open(f"{ctx}/operations").read().strip() != "paddr":
+                        continue
+                    for s in range(int(open(f"{ctx}/schemes/nr_schemes").read())):
+                        found |= open(f"{ctx}/schemes/{s}/action").read().strip() == "pageout"
+        module = "/sys/module/damon_reclaim/parameters/enabled"
+        if os.path.exists(module):
+            found |= open(module).read().strip() == "Y"
+        return found
+    except PermissionError:
+        return None
+
+
+def test_warm_warns_where_proactive_reclaim_will_drop_the_files(scratch):
+    import warnings
+
+    f = write(os.path.join(scratch, "r.bin"), 8)
+    expected = _damon_pageout_over_physical_memory()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cache.warm(f)
+    reclaim = [w for w in caught if issubclass(w.category, cache.ReclaimWarning)]
+    assert bool(reclaim) == bool(expected), [str(w.message) for w in caught]
+    if reclaim:
+        assert "lock=True" in str(reclaim[0].message)
+        assert reclaim[0].filename == __file__, "points at the caller's line"

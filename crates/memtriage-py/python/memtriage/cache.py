@@ -18,12 +18,13 @@ special files, a broken safetensors header, or a refused lock.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import List, Optional, Sequence, Union
 
 from . import _native
 from ._types import Record
 
-__all__ = ["residency", "warm", "evict", "Lock"]
+__all__ = ["residency", "warm", "evict", "Lock", "ReclaimWarning"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -95,8 +96,29 @@ def warm(
         _native.cache_lock_check(paths, max)
     warmed = [Record(r) for r in _native.cache_warm(paths, threads, offset, length)]
     if not lock:
+        _warn_if_reclaimed()
         return warmed
     return Lock(_native.cache_lock(paths, max, hugepages), warmed)
+
+
+class ReclaimWarning(RuntimeWarning):
+    """Warmed files will be paged out again once idle: the machine runs proactive
+    reclaim (a DAMON ``pageout`` scheme). ``warm(..., lock=True)`` pins them."""
+
+
+def _warn_if_reclaimed() -> None:
+    reclaim = _native.cache_proactive_reclaim()
+    if not reclaim:
+        return
+    idle = [r["min_idle_seconds"] for r in reclaim if r["min_idle_seconds"] is not None]
+    after = f"{min(idle):.0f} s" if idle else "a while"
+    warnings.warn(
+        f"this machine pages out memory idle for {after} (DAMON pageout, "
+        f"{reclaim[0]['source']}): the warmed files leave the page cache again once "
+        "unused that long; warm(..., lock=True) pins them",
+        ReclaimWarning,
+        stacklevel=3,
+    )
 
 
 def evict(path: Union[PathLike, Sequence[PathLike]]) -> List[Record]:
