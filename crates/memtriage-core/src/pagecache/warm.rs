@@ -24,7 +24,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -174,90 +174,96 @@ fn warm_with(
         .min(bytes.div_ceil(SEGMENT_MIN))
         .max(1);
     let segment = bytes.div_ceil(threads).next_multiple_of(WINDOW);
-    let read_total = AtomicU64::new(0);
-    let fell_back = std::sync::atomic::AtomicBool::new(false);
-    let skipped_total = AtomicU64::new(0);
+    let tally = Tally::default();
     let began = Instant::now();
-    let result: Result<()> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let seg_start = start + i * segment;
                 let seg_end = (seg_start + segment).min(end);
-                let read_total = &read_total;
-                let skipped_total = &skipped_total;
-                let fell_back = &fell_back;
-                scope.spawn(move || -> Result<()> {
-                    if seg_start >= seg_end {
-                        return Ok(());
-                    }
-                    // Each thread its own descriptor: its own readahead state.
-                    let f = File::open(path).map_err(|e| Error::io(path, e))?;
-                    // Decided before reading: a window cached only because our own
-                    // readahead ran ahead must still be read, or the reader would jump
-                    // and the kernel restart its folio ramp from small folios.
-                    let cached_before: Vec<bool> = match super::residency::Meter::open(path) {
-                        Ok(m) if m.trustworthy() => (seg_start..seg_end)
-                            .step_by(WINDOW as usize)
-                            .map(|w| m.fully_cached(w, (seg_end - w).min(WINDOW)))
-                            .collect(),
-                        _ => Vec::new(),
-                    };
-                    let mut method = method;
-                    let mut buf = Vec::new();
-                    for (n, at) in (seg_start..seg_end).step_by(WINDOW as usize).enumerate() {
-                        let w_end = (at + WINDOW).min(seg_end);
-                        if cached_before.get(n) == Some(&true) {
-                            skipped_total.fetch_add(w_end - at, Ordering::Relaxed);
-                            progress(w_end - at);
-                            continue;
-                        }
-                        let populated = match method {
-                            WarmMethod::Populate => populate_window(&f, at, w_end),
-                            WarmMethod::Pread => Ok(None),
-                        };
-                        let outcome = match populated.map_err(|e| Error::io(path, e))? {
-                            Some(outcome) => outcome,
-                            None => {
-                                method = WarmMethod::Pread;
-                                fell_back.store(true, Ordering::Relaxed);
-                                buf.resize(CHUNK, 0);
-                                pread_window(&f, &mut buf, at, w_end)
-                                    .map_err(|e| Error::io(path, e))?
-                            }
-                        };
-                        match outcome {
-                            Window::Read(n) => {
-                                read_total.fetch_add(n, Ordering::Relaxed);
-                                progress(n);
-                            }
-                            Window::Shrank(n) => {
-                                read_total.fetch_add(n, Ordering::Relaxed);
-                                progress(n);
-                                break;
-                            }
-                        }
-                    }
-                    Ok(())
-                })
+                let tally = &tally;
+                scope.spawn(move || read_segment(path, seg_start..seg_end, method, tally, progress))
             })
             .collect();
         handles.into_iter().try_for_each(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(Error::Invalid("a reader thread failed".into())))
         })
-    });
-    result?;
+    })?;
     Ok(WarmStats {
         bytes,
-        read: read_total.load(Ordering::Relaxed),
-        already_cached: skipped_total.load(Ordering::Relaxed),
+        read: tally.read.load(Ordering::Relaxed),
+        already_cached: tally.skipped.load(Ordering::Relaxed),
         seconds: began.elapsed().as_secs_f64(),
-        method: if fell_back.load(Ordering::Relaxed) {
+        method: if tally.fell_back.load(Ordering::Relaxed) {
             WarmMethod::Pread
         } else {
             method
         },
     })
+}
+
+/// What the reader threads did, added up.
+#[derive(Default)]
+struct Tally {
+    read: AtomicU64,
+    skipped: AtomicU64,
+    fell_back: AtomicBool,
+}
+
+/// One thread's contiguous part of the file, window by window.
+fn read_segment(
+    path: &Path,
+    segment: std::ops::Range<u64>,
+    mut method: WarmMethod,
+    tally: &Tally,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
+    if segment.is_empty() {
+        return Ok(());
+    }
+    // Each thread its own descriptor: its own readahead state.
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    // Decided before reading: a window cached only because our own readahead ran
+    // ahead must still be read, or a pread reader would jump and the kernel restart
+    // its folio ramp from small folios.
+    let cached_before: Vec<bool> = match super::residency::Meter::open(path) {
+        Ok(m) if m.trustworthy() => segment
+            .clone()
+            .step_by(WINDOW as usize)
+            .map(|w| m.fully_cached(w, (segment.end - w).min(WINDOW)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut buf = Vec::new();
+    for (n, at) in segment.clone().step_by(WINDOW as usize).enumerate() {
+        let w_end = (at + WINDOW).min(segment.end);
+        if cached_before.get(n) == Some(&true) {
+            tally.skipped.fetch_add(w_end - at, Ordering::Relaxed);
+            progress(w_end - at);
+            continue;
+        }
+        let populated = match method {
+            WarmMethod::Populate => populate_window(&f, at, w_end),
+            WarmMethod::Pread => Ok(None),
+        };
+        let outcome = match populated.map_err(|e| Error::io(path, e))? {
+            Some(outcome) => outcome,
+            None => {
+                method = WarmMethod::Pread;
+                tally.fell_back.store(true, Ordering::Relaxed);
+                buf.resize(CHUNK, 0);
+                pread_window(&f, &mut buf, at, w_end).map_err(|e| Error::io(path, e))?
+            }
+        };
+        let (Window::Read(n) | Window::Shrank(n)) = outcome;
+        tally.read.fetch_add(n, Ordering::Relaxed);
+        progress(n);
+        if let Window::Shrank(_) = outcome {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Drops a file's clean, unmapped pages from the page cache (POSIX_FADV_DONTNEED).
