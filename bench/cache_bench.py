@@ -22,7 +22,8 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
+
+from _timing import run_timed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMTRIAGE = os.path.join(ROOT, "target", "release", "memtriage")
@@ -38,16 +39,6 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - b)
 
 def sh(cmd):
     subprocess.run(cmd, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def timed(cmd):
-    """Wall time of a command; a list runs without a shell (a shell adds ~3 ms)."""
-    start = time.perf_counter()
-    if isinstance(cmd, list):
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    else:
-        sh(cmd)
-    return time.perf_counter() - start
 
 
 def evict(path):
@@ -76,12 +67,12 @@ def main():
     gib = size / (1 << 30)
     try:
         tools = {
-            "memtriage warm": f"{MEMTRIAGE} warm {path}",
-            "cat": f"cat {path} > /dev/null",
-            "dd bs=16M": f"dd if={path} of=/dev/null bs=16M",
+            "memtriage warm": [MEMTRIAGE, "warm", path],
+            "cat": ["cat", path],
+            "dd bs=16M": ["dd", f"if={path}", "of=/dev/null", "bs=16M"],
         }
         if shutil.which("vmtouch"):
-            tools["vmtouch -t"] = f"vmtouch -qt {path}"
+            tools["vmtouch -t"] = ["vmtouch", "-qt", path]
         else:
             print("vmtouch not installed: skipped (apt-get install vmtouch)")
         times = {name: [] for name in tools}
@@ -89,7 +80,7 @@ def main():
         for _ in range(args.repeat):
             for name, cmd in tools.items():
                 evict(path)
-                times[name].append(timed(cmd))
+                times[name].append(run_timed(cmd))
                 if name in faults:
                     faults[name].append(lazy_faults(path))
         print(f"kernel {os.uname().release}, {os.cpu_count()} cpus, {gib:.1f} GiB file, median of {args.repeat}")
@@ -106,9 +97,9 @@ def main():
         print(f"\n== residency of a {gib:.1f} GiB file ==")
         sh(f"{MEMTRIAGE} warm {path}")
         n = max(args.repeat, 7)
-        mt = statistics.median(timed([MEMTRIAGE, "cache", "--no-mappers", path]) for _ in range(n))
-        mt_full = statistics.median(timed([MEMTRIAGE, "cache", path]) for _ in range(n))
-        fin = statistics.median(timed(["fincore", path]) for _ in range(n))
+        mt = statistics.median(run_timed([MEMTRIAGE, "cache", "--no-mappers", path]) for _ in range(n))
+        mt_full = statistics.median(run_timed([MEMTRIAGE, "cache", path]) for _ in range(n))
+        fin = statistics.median(run_timed(["fincore", path]) for _ in range(n))
         print(f"  memtriage cache --no-mappers {mt * 1000:8.1f} ms  (cachestat; what fincore measures)")
         print(f"  memtriage cache              {mt_full * 1000:8.1f} ms  (also finds the processes mapping it)")
         print(f"  fincore                      {fin * 1000:8.1f} ms  (mincore)")

@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+from _timing import run_timed
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMTRIAGE = os.path.join(ROOT, "target", "release", "memtriage")
 
@@ -128,29 +130,6 @@ def peak_rss_mib(cmd):
         return int(r.stderr.strip().splitlines()[-1]) / 1024
     except (ValueError, IndexError):
         return None
-
-
-def run_timed(cmd, stdout_path=os.devnull, ok_codes=(0,)):
-    """Wall seconds of one command."""
-    out_fd = os.open(stdout_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    devnull_r = os.open(os.devnull, os.O_RDONLY)
-    start = time.perf_counter()
-    try:
-        pid = os.posix_spawnp(
-            cmd[0],
-            cmd,
-            os.environ,
-            file_actions=[(os.POSIX_SPAWN_DUP2, out_fd, 1), (os.POSIX_SPAWN_DUP2, devnull_r, 0)],
-        )
-    finally:
-        os.close(out_fd)
-        os.close(devnull_r)
-    _, status, _ = os.wait4(pid, 0)
-    elapsed = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code not in ok_codes:
-        raise RuntimeError(f"{' '.join(cmd)} exited {code}")
-    return elapsed
 
 
 def median_of(cmd, runs, **kw):

@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 
+from _timing import run_timed
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMTRIAGE = os.path.join(ROOT, "target", "release", "memtriage")
 HELPER = os.path.join(ROOT, "target", "release", "memtriage-testhelper")
@@ -33,31 +35,6 @@ def build():
         cwd=ROOT,
         check=True,
     )
-
-
-def run_timed(cmd):
-    """Wall seconds of one command, output discarded (posix_spawn: least overhead)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    err_r, err_w = os.pipe()
-    start = time.perf_counter()
-    try:
-        pid = os.posix_spawnp(
-            cmd[0],
-            cmd,
-            os.environ,
-            file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
-        )
-    finally:
-        os.close(err_w)
-        os.close(devnull)
-    with os.fdopen(err_r, "rb") as err_pipe:
-        err = err_pipe.read().decode(errors="replace")
-    _, status, usage = os.wait4(pid, 0)
-    elapsed = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise RuntimeError(f"{cmd[0]} exited {code}: {err.strip()}")
-    return elapsed
 
 
 def peak_rss_kib(cmd):

@@ -16,6 +16,17 @@ fn memtriage() -> Command {
     c
 }
 
+/// `explain --json FILE`, which must succeed.
+fn explain_json(path: &std::path::Path) -> serde_json::Value {
+    let out = memtriage()
+        .args(["explain", "--json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn text(out: &[u8]) -> String {
     String::from_utf8_lossy(out).into_owned()
 }
@@ -73,13 +84,7 @@ fn reads_standard_input_with_dash_or_no_argument() {
 #[test]
 fn json_report_has_schema_counts_matches_and_findings() {
     let path = logs().join("oom-dmesg-T.log");
-    let out = memtriage()
-        .args(["explain", "--json"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = explain_json(&path);
     assert_eq!(v["schema"], "memtriage.explain/v1");
     assert_eq!(v["source"], path.display().to_string());
     assert_eq!(v["lines"], 5);
@@ -167,13 +172,7 @@ fn non_utf8_and_crlf_logs_still_give_valid_json() {
         b"\xff\xfeepoch 1\r\nOut of memory: Killed process 7 (tr\xe4in) total-vm:8kB, anon-rss:4kB\r\n",
     )
     .unwrap();
-    let out = memtriage()
-        .args(["explain", "--json"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = explain_json(&path);
     assert_eq!(v["lines"], 2);
     assert_eq!(v["matches"][0]["line_no"], 2);
     assert!(v["matches"][0]["line"]

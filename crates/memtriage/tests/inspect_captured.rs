@@ -44,9 +44,8 @@ fn captured_root() -> tempfile::TempDir {
     dir
 }
 
-#[test]
-fn odd_names_and_missing_kernel_files_are_shown_faithfully() {
-    let root = captured_root();
+/// `inspect 4242 --json` over the captured root, which must succeed.
+fn inspect_json(root: &tempfile::TempDir) -> serde_json::Value {
     let args = [
         "--root",
         root.path().to_str().unwrap(),
@@ -54,7 +53,13 @@ fn odd_names_and_missing_kernel_files_are_shown_faithfully() {
         "4242",
         "--json",
     ];
-    let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
+    succeeded_json(memtriage().args(args).output().unwrap(), &args)
+}
+
+#[test]
+fn odd_names_and_missing_kernel_files_are_shown_faithfully() {
+    let root = captured_root();
+    let v = inspect_json(&root);
     let p = &v["processes"][0];
     assert_eq!(p["comm"], "my (odd) job");
     assert_eq!(p["ppid"], 1);
@@ -94,17 +99,7 @@ fn a_truncated_stat_is_a_clear_error_naming_the_file() {
 fn an_empty_rollup_is_unreadable_with_its_reason() {
     let root = captured_root();
     write(root.path(), "proc/4242/smaps_rollup", b"");
-    let out = memtriage()
-        .args([
-            "--root",
-            root.path().to_str().unwrap(),
-            "inspect",
-            "4242",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = inspect_json(&root);
     let p = &v["processes"][0];
     assert!(p["rollup"].is_null());
     assert!(
@@ -162,14 +157,7 @@ fn before_smaps_rollup_existed_the_regions_of_smaps_are_added_up() {
           Private_Dirty:    200000 kB\nAnonymous:        200000 kB\nAnonHugePages:    100000 kB\n\
           Swap:               1024 kB\nVmFlags: rd wr mr mw me ac\n",
     );
-    let args = [
-        "--root",
-        root.path().to_str().unwrap(),
-        "inspect",
-        "4242",
-        "--json",
-    ];
-    let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
+    let v = inspect_json(&root);
     let r = &v["processes"][0]["rollup"];
     assert_eq!(r["rss"], 200_800 * 1024);
     assert_eq!(r["pss"], 200_400 * 1024);

@@ -308,4 +308,29 @@ mod tests {
             }
         }
     }
+
+    /// An unaligned range over pages 0-2 with page 1 missing is not fully cached,
+    /// though its byte count (two cached pages, capped at its 8 KiB) would say so.
+    #[test]
+    fn fully_cached_looks_at_every_page_an_unaligned_range_touches() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let path = dir.path().join("f");
+        let mut f = std::fs::File::create(&path).unwrap();
+        f.write_all(&[5u8; 3 * 4096]).unwrap();
+        f.sync_all().unwrap();
+        crate::pagecache::warm::evict_file(&path).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        // SAFETY: advice on our own descriptor: no readahead beyond each read.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+        let mut byte = [0u8; 1];
+        f.read_at(&mut byte, 0).unwrap();
+        f.read_at(&mut byte, 2 * 4096).unwrap();
+        let meter = Meter::open(&path).unwrap();
+        assert!(meter.fully_cached(0, 4096));
+        assert!(!meter.fully_cached(100, 8192));
+        f.read_at(&mut byte, 4096).unwrap();
+        assert!(meter.fully_cached(100, 8192));
+    }
 }

@@ -60,28 +60,22 @@ pub fn read(root: &Root) -> SystemSnapshot {
         }
     };
     s.snap.vm = VmSettings {
-        overcommit_memory: s.number("vm.overcommit_memory", "/proc/sys/vm/overcommit_memory"),
-        overcommit_ratio: s.number("vm.overcommit_ratio", "/proc/sys/vm/overcommit_ratio"),
+        overcommit_memory: s.vm("overcommit_memory"),
+        overcommit_ratio: s.vm("overcommit_ratio"),
         overcommit_bytes: s
-            .number::<u64>("vm.overcommit_kbytes", "/proc/sys/vm/overcommit_kbytes")
+            .vm::<u64>("overcommit_kbytes")
             .and_then(|k| k.checked_mul(1024)),
-        swappiness: s.number("vm.swappiness", "/proc/sys/vm/swappiness"),
-        dirty_ratio: s.number("vm.dirty_ratio", "/proc/sys/vm/dirty_ratio"),
-        dirty_background_ratio: s.number(
-            "vm.dirty_background_ratio",
-            "/proc/sys/vm/dirty_background_ratio",
-        ),
-        dirty_bytes: s.number("vm.dirty_bytes", "/proc/sys/vm/dirty_bytes"),
-        dirty_background_bytes: s.number(
-            "vm.dirty_background_bytes",
-            "/proc/sys/vm/dirty_background_bytes",
-        ),
-        max_map_count: s.number("vm.max_map_count", "/proc/sys/vm/max_map_count"),
-        zone_reclaim_mode: s.number("vm.zone_reclaim_mode", "/proc/sys/vm/zone_reclaim_mode"),
+        swappiness: s.vm("swappiness"),
+        dirty_ratio: s.vm("dirty_ratio"),
+        dirty_background_ratio: s.vm("dirty_background_ratio"),
+        dirty_bytes: s.vm("dirty_bytes"),
+        dirty_background_bytes: s.vm("dirty_background_bytes"),
+        max_map_count: s.vm("max_map_count"),
+        zone_reclaim_mode: s.vm("zone_reclaim_mode"),
         min_free_bytes: s
-            .number::<u64>("vm.min_free_kbytes", "/proc/sys/vm/min_free_kbytes")
+            .vm::<u64>("min_free_kbytes")
             .and_then(|k| k.checked_mul(1024)),
-        panic_on_oom: s.number("vm.panic_on_oom", "/proc/sys/vm/panic_on_oom"),
+        panic_on_oom: s.vm("panic_on_oom"),
     };
     s.snap.numa_balancing = s.number("numa_balancing", "/proc/sys/kernel/numa_balancing");
     s.snap.numa_nodes = s.numa_nodes();
@@ -162,6 +156,11 @@ impl Reader<'_> {
             .parse::<T>()
             .map_err(|_| format!("not a number: {trimmed:?}"));
         self.parsed(field, rel, value)
+    }
+
+    /// A `vm.` sysctl, named in `unreadable` as `vm.KEY`.
+    fn vm<T: std::str::FromStr>(&mut self, key: &str) -> Option<T> {
+        self.number(&format!("vm.{key}"), &format!("/proc/sys/vm/{key}"))
     }
 
     fn selected(&mut self, field: &str, rel: &str) -> Option<String> {

@@ -99,23 +99,22 @@ pub fn warm(ctx: &Context, args: &WarmArgs, out: &mut dyn Write) -> anyhow::Resu
         length: size_arg("length", &args.length)?,
     };
     let max = size_arg("max", &args.max)?;
+    let sizes: Vec<u64> = paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .collect();
     if args.lock {
         // Refuse before reading anything: a lock that cannot be granted should not
         // first push the machine's page cache around.
-        let total: u64 = paths
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum();
-        lock::check(&ctx.root, total, max).map_err(|e| anyhow::anyhow!("--lock refused: {e}"))?;
+        lock::check(&ctx.root, sizes.iter().sum(), max)
+            .map_err(|e| anyhow::anyhow!("--lock refused: {e}"))?;
     }
-    let total: u64 = paths
+    let total: u64 = sizes
         .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| {
-            let start = opts.offset.min(m.len());
-            opts.length
-                .map_or(m.len() - start, |l| l.min(m.len() - start))
+        .map(|&len| {
+            let start = opts.offset.min(len);
+            opts.length.map_or(len - start, |l| l.min(len - start))
         })
         .sum();
     let bar = progress_bar(total, args.json);
