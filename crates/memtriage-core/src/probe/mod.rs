@@ -5,6 +5,7 @@ pub mod cgroup;
 pub mod damon;
 pub mod kmsg;
 pub mod maps;
+pub mod mounts;
 pub mod procdir;
 pub mod process;
 pub mod root;
