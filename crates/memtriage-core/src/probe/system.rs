@@ -401,3 +401,77 @@ pub fn shm_usage(root: &Root) -> std::io::Result<ShmUsage> {
         used: st.f_blocks.saturating_sub(st.f_bfree).checked_mul(unit),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            let path = dir.path().join(rel.trim_start_matches('/'));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let root = Root::at(dir.path());
+        (dir, root)
+    }
+
+    #[test]
+    fn a_malformed_file_is_named_with_what_is_wrong() {
+        let (_dir, root) = root_with(&[(UPTIME, "soon\n"), (PRESSURE, "some avg10=x\n")]);
+        let err = uptime_seconds(&root).unwrap_err().to_string();
+        assert!(
+            err.ends_with("proc/uptime: malformed: not seconds: \"soon\""),
+            "{err}"
+        );
+        let err = read_pressure(&root).unwrap_err().to_string();
+        assert!(
+            err.contains("proc/pressure/memory: malformed: no some/full"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_kernel_without_psi_has_no_pressure_and_that_is_not_an_error() {
+        let (_dir, root) = root_with(&[(UPTIME, "12.5 3.0\n")]);
+        assert_eq!(read_pressure(&root).unwrap(), None);
+        assert_eq!(uptime_seconds(&root).unwrap(), 12.5);
+        assert!(
+            read_meminfo(&root).is_err(),
+            "a missing meminfo is an error"
+        );
+    }
+
+    #[test]
+    fn vmstat_counters_by_name_and_unknown_ones_are_none() {
+        let (_dir, root) = root_with(&[(VMSTAT, "pswpin 7\npswpout 9\noom_kill 0\n")]);
+        let vm = read_vmstat(&root).unwrap();
+        assert_eq!(vm.counter("pswpout"), Some(9));
+        assert_eq!(vm.counter("oom_kill"), Some(0));
+        assert_eq!(vm.counter("pgsteal"), None);
+    }
+
+    /// The live tmpfs, compared with what df(1)'s source, statvfs, says through std.
+    #[test]
+    fn shm_usage_of_the_live_dev_shm() {
+        let root = Root::host();
+        if !std::path::Path::new(SHM_DIR).is_dir() {
+            eprintln!("skipped: no /dev/shm");
+            return;
+        }
+        let usage = shm_usage(&root).unwrap();
+        let (Some(total), Some(used)) = (usage.total, usage.used) else {
+            panic!("a mounted /dev/shm has a size: {usage:?}");
+        };
+        assert!(used <= total, "{usage:?}");
+        let st = rustix::fs::statvfs(SHM_DIR).unwrap();
+        assert_eq!(total, st.f_blocks * st.f_frsize);
+        // A file written there shows up in the used bytes.
+        let path = format!("{SHM_DIR}/memtriage-shm-test-{}", std::process::id());
+        std::fs::write(&path, vec![1u8; 8 << 20]).unwrap();
+        let after = shm_usage(&root).unwrap().used.unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(after >= used + (4 << 20), "{used} then {after}");
+    }
+}
