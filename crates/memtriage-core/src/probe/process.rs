@@ -85,7 +85,7 @@ impl ProcessReader {
         let dir = ProcDir::open(&self.root, pid)?;
         let stat_path = || self.root.path(&format!("/proc/{pid}/stat"));
         let stat_bytes = dir.read("stat").map_err(|e| hard_error(pid, "stat", e))?;
-        let stat = stat::parse(&stat_bytes).map_err(|e| Error::malformed(stat_path(), e))?;
+        let stat = stat::parse(&stat_bytes).map_err(|e| Error::malformed(stat_path(), e.detail))?;
         let kernel_thread = stat.flags & PF_KTHREAD != 0;
         let zombie = stat.state == 'Z';
 

@@ -22,7 +22,10 @@ pub const PRESSURE: &str = "/proc/pressure/memory";
 pub const VMSTAT: &str = "/proc/vmstat";
 pub const SHM_DIR: &str = "/dev/shm";
 
-const THP_DIR: &str = "/sys/kernel/mm/transparent_hugepage";
+/// The transparent huge page settings, one choice per file.
+pub const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+pub const THP_DEFRAG: &str = "/sys/kernel/mm/transparent_hugepage/defrag";
+pub const THP_SHMEM_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
 const HUGEPAGES_DIR: &str = "/sys/kernel/mm/hugepages";
 
 /// Never fails as a whole.
@@ -62,9 +65,9 @@ pub fn read(root: &Root) -> SystemSnapshot {
         }
     };
     s.snap.thp = Thp {
-        enabled: s.selected("thp.enabled", &format!("{THP_DIR}/enabled")),
-        defrag: s.selected("thp.defrag", &format!("{THP_DIR}/defrag")),
-        shmem_enabled: s.selected("thp.shmem_enabled", &format!("{THP_DIR}/shmem_enabled")),
+        enabled: s.thp("thp.enabled", THP_ENABLED),
+        defrag: s.thp("thp.defrag", THP_DEFRAG),
+        shmem_enabled: s.thp("thp.shmem_enabled", THP_SHMEM_ENABLED),
     };
     s.snap.hugepages = s.hugepage_pools();
     s.snap.proactive_reclaim = match super::damon::read(root) {
@@ -192,11 +195,19 @@ impl Reader<'_> {
         self.number(&format!("vm.{key}"), &format!("/proc/sys/vm/{key}"))
     }
 
-    fn selected(&mut self, field: &str, rel: &str) -> Option<String> {
-        let text = self.optional_text(field, rel)?;
-        let value =
-            thp::selected(&text).ok_or_else(|| format!("no [selected] value in {:?}", text.trim()));
-        self.parsed(field, rel, value)
+    fn thp(&mut self, field: &str, rel: &str) -> Option<String> {
+        match read_thp_setting(self.root, rel) {
+            Ok(Some(v)) => Some(v),
+            Ok(None) => {
+                let path = self.root.path(rel);
+                self.unreadable(field, &format!("{}: absent on this kernel", path.display()));
+                None
+            }
+            Err(e) => {
+                self.unreadable(field, &e.to_string());
+                None
+            }
+        }
     }
 
     fn hugepage_pools(&mut self) -> Option<Vec<HugePagePool>> {
@@ -342,6 +353,20 @@ pub fn uptime_seconds(root: &Root) -> Result<f64> {
 
 pub fn read_meminfo(root: &Root) -> Result<MemInfo> {
     Ok(meminfo::parse(&root.read_string(MEMINFO)?))
+}
+
+/// The choice in force in one of the `THP_*` files (`always`, `madvise`, `never`,
+/// ...); `Ok(None)` on a kernel without transparent huge pages.
+pub fn read_thp_setting(root: &Root, rel: &str) -> Result<Option<String>> {
+    let Some(text) = root.read_optional(rel)? else {
+        return Ok(None);
+    };
+    thp::selected(&text).map(Some).ok_or_else(|| {
+        Error::malformed(
+            root.path(rel),
+            format!("no [selected] value in {:?}", text.trim()),
+        )
+    })
 }
 
 /// `Ok(None)` on a kernel without PSI (before 4.20, or booted with `psi=0`).
