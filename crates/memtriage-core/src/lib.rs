@@ -2,7 +2,8 @@
 //! data (`model`), and turns that into findings (`diagnose`). It never prints; the
 //! `memtriage` binary and the Python module render what it returns.
 //!
-//! Data flows one way: probe → model → diagnose → render.
+//! Data flows one way: parse → probe → model → diagnose → render
+//! (.ci/check-layers.sh enforces it).
 
 pub mod diagnose;
 pub mod error;

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use memtriage_core::model::process::CgroupVersion;
-use memtriage_core::probe::cgroup::CgroupReader;
+use memtriage_core::probe::cgroup::{CgroupDir, CgroupReader, Hierarchies};
 use memtriage_core::Root;
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -150,6 +150,109 @@ fn no_memory_controller_is_none_and_an_invisible_cgroup_is_a_reason() {
         CgroupReader::discover(&Root::at(r)).for_pid(6).is_err(),
         "a missing pid is an error"
     );
+}
+
+/// The one reader of a cgroup's counters, which the sampler polls every tick and
+/// `run --limit` hands it: each version's own file names, and a missing file is
+/// unknown, never 0.
+#[test]
+fn cgroup_dir_reads_each_version_from_its_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, "/v2/memory.current", "5368709120\n");
+    write(r, "/v2/memory.peak", "7000000000\n");
+    write(r, "/v2/memory.max", "max\n");
+    write(r, "/v2/memory.high", "1073741824\n");
+    write(r, "/v2/memory.events", "low 0\nmax 12\noom 3\noom_kill 2\n");
+    // v1 files sit next to v2 names that must not be read for a v1 cgroup.
+    write(r, "/v1/memory.usage_in_bytes", "805306368\n");
+    write(r, "/v1/memory.max_usage_in_bytes", "1073741824\n");
+    write(r, "/v1/memory.limit_in_bytes", "9223372036854771712\n");
+    write(r, "/v1/memory.memsw.limit_in_bytes", "2147483648\n");
+    write(
+        r,
+        "/v1/memory.oom_control",
+        "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n",
+    );
+    write(r, "/v1/memory.current", "1\n");
+    write(r, "/v1/memory.high", "1\n");
+
+    let v2 = CgroupDir {
+        version: CgroupVersion::V2,
+        dir: r.join("v2"),
+    };
+    assert_eq!(v2.usage(), Some(5 << 30));
+    assert_eq!(v2.peak(), Some(7_000_000_000));
+    assert_eq!(v2.oom_kills(), Some(2));
+    assert_eq!(v2.limit(), Some(None), "max is no limit");
+    assert_eq!(v2.high(), Some(Some(1 << 30)));
+    assert_eq!(v2.swap_limit(), None, "a missing file is unknown");
+
+    let v1 = CgroupDir {
+        version: CgroupVersion::V1,
+        dir: r.join("v1"),
+    };
+    assert_eq!(v1.usage(), Some(768 << 20));
+    assert_eq!(v1.peak(), Some(1 << 30));
+    assert_eq!(v1.oom_kills(), Some(1));
+    assert_eq!(
+        v1.limit(),
+        Some(None),
+        "v1's page-aligned i64::MAX is no limit"
+    );
+    assert_eq!(v1.swap_limit(), Some(Some(2 << 30)));
+    assert_eq!(v1.high(), None, "v1 has no memory.high");
+
+    let gone = CgroupDir {
+        version: CgroupVersion::V2,
+        dir: r.join("removed"),
+    };
+    assert_eq!(
+        (gone.usage(), gone.peak(), gone.oom_kills()),
+        (None, None, None)
+    );
+}
+
+/// `run --limit` makes its cgroup where the reader looks for one: v2 when it has
+/// the memory controller, else v1's memory hierarchy.
+#[test]
+fn hierarchies_prefer_v2_with_memory_then_v1() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    let hybrid = "31 25 0:27 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n\
+                  35 30 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
+    write(r, "/proc/self/mountinfo", hybrid);
+    write(r, "/sys/fs/cgroup/unified/cgroup.controllers", "cpu pids\n");
+    let h = Hierarchies::discover(&Root::at(r)).unwrap();
+    let preferred = h.preferred().unwrap();
+    assert_eq!(preferred.version, CgroupVersion::V1);
+    assert_eq!(preferred.mount.mount_point, "/sys/fs/cgroup/memory");
+
+    write(
+        r,
+        "/sys/fs/cgroup/unified/cgroup.controllers",
+        "cpu memory pids\n",
+    );
+    let h = Hierarchies::discover(&Root::at(r)).unwrap();
+    assert_eq!(h.preferred().unwrap().version, CgroupVersion::V2);
+    assert!(h.v1_memory.is_some());
+
+    write(
+        r,
+        "/proc/self/mountinfo",
+        "25 1 253:0 / / rw - ext4 /dev/vda rw\n",
+    );
+    assert!(Hierarchies::discover(&Root::at(r))
+        .unwrap()
+        .preferred()
+        .is_none());
+
+    fs::remove_file(r.join("proc/self/mountinfo")).unwrap();
+    assert!(
+        Hierarchies::discover(&Root::at(r)).is_err(),
+        "an unreadable mountinfo is an error, not \"no cgroups\""
+    );
+    assert!(!CgroupReader::discover(&Root::at(r)).available());
 }
 
 /// The real v1 memory controller: a process started inside a limited cgroup is seen

@@ -8,9 +8,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use memtriage_core::diagnose::doctor::{audit, Profile};
+use memtriage_core::model::finding::{Finding, Severity};
 use memtriage_core::model::system::{OomConstraint, SystemSnapshot, SYSTEM_SCHEMA};
-use memtriage_core::model::{Finding, Severity};
-use memtriage_core::probe::kmsg;
+use memtriage_core::parse::kmsg;
+use memtriage_core::probe::kmsg::read_kmsg;
 use memtriage_core::probe::system::read;
 use memtriage_core::Root;
 
@@ -1016,7 +1017,7 @@ fn oom_kills_counted_but_log_unreadable_or_rotated() {
 fn kmsg_reader_on_a_regular_file_drops_dictionary_lines() {
     let fake = Fake::new();
     with_oom_log(&fake);
-    let lines = kmsg::read_kmsg(&Root::at(fake.dir.path())).unwrap();
+    let lines = read_kmsg(&Root::at(fake.dir.path())).unwrap();
     assert!(lines.iter().all(|l| !l.starts_with(' ')));
     assert_eq!(lines.len(), 12 + 16);
 }
@@ -1032,7 +1033,7 @@ fn kmsg_permission_denied_names_the_privilege() {
     if fs::read(&path).is_ok() {
         return;
     }
-    let err = kmsg::read_kmsg(&Root::at(fake.dir.path())).unwrap_err();
+    let err = read_kmsg(&Root::at(fake.dir.path())).unwrap_err();
     assert!(
         err.contains("needs root or CAP_SYSLOG; dmesg_restrict=1"),
         "{err}"
@@ -1198,7 +1199,7 @@ fn live_host_snapshot_is_sane() {
 
 #[test]
 fn live_kmsg_reader_returns_ordered_records_without_blocking() {
-    let lines = match kmsg::read_kmsg(&Root::host()) {
+    let lines = match read_kmsg(&Root::host()) {
         Ok(lines) => lines,
         Err(reason) => {
             // Not root (or no /dev/kmsg in a container): the reason must say so.

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use memtriage_core::diagnose::logs::{FailureClass, LogMatch, LogScanner, MAX_LINE};
-use memtriage_core::model::{Finding, Severity};
+use memtriage_core::model::finding::{Finding, Severity};
 
 fn fixture(name: &str) -> Vec<u8> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

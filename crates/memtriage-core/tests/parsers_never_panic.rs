@@ -2,15 +2,17 @@
 //! truncation of real kernel text (a file cut short mid-read is the common case).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use memtriage_core::parse::{cgroup, kv, mountinfo, smaps, stat, status, text};
-use memtriage_core::probe::{kmsg, process, system};
+use memtriage_core::parse::{
+    cgroup, kmsg, kv, limits, meminfo, mountinfo, passwd, pressure, safetensors, smaps,
+    smaps_rollup, stat, status, swaps, text, thp, uptime,
+};
 use proptest::prelude::*;
 
 fn all_parsers(bytes: &[u8]) {
     let lossy = String::from_utf8_lossy(bytes);
     let _ = smaps::parse(bytes);
     let _ = status::parse(bytes);
-    let _ = process::parse_rollup(bytes);
+    let _ = smaps_rollup::parse(bytes);
     let _ = kv::sizes(bytes).count();
     let _ = kv::counters(&lossy).count();
     let _ = text::escape_bytes(bytes);
@@ -21,13 +23,20 @@ fn all_parsers(bytes: &[u8]) {
     let _ = cgroup::parse_v1_limit(&lossy);
     let _ = cgroup::parse_v2_limit(&lossy);
     let _ = stat::parse(bytes);
-    let _ = system::parse_meminfo(&lossy);
-    let _ = system::parse_swaps(&lossy);
-    let _ = system::parse_pressure(&lossy);
-    let _ = system::parse_selected(&lossy);
-    let _ = system::parse_tmpfs_size(&lossy);
-    let _ = system::parse_limit(&lossy, "Max locked memory");
-    let _ = system::parse_uptime(&lossy);
+    let _ = status::cap_eff(&lossy);
+    let _ = meminfo::parse(&lossy);
+    let _ = swaps::parse(&lossy);
+    let _ = pressure::parse(&lossy);
+    let _ = thp::selected(&lossy);
+    let _ = mountinfo::tmpfs_size(&lossy);
+    let _ = limits::limit(&lossy, "Max locked memory");
+    let _ = uptime::parse(&lossy);
+    let _ = passwd::parse(&lossy);
+    // The header's JSON as it follows the length field, whatever sizes are claimed.
+    let len = bytes.len() as u64;
+    for (file_size, declared) in [(len + 8, len), (len, len), (0, len), (u64::MAX, u64::MAX)] {
+        let _ = safetensors::parse(file_size, declared, bytes);
+    }
     for line in lossy.lines() {
         let _ = kmsg::parse_line(line);
     }
@@ -57,6 +66,7 @@ fn samples() -> Vec<Vec<u8>> {
         "/proc/pressure/memory",
         "/proc/vmstat",
         "/proc/uptime",
+        "/etc/passwd",
     ] {
         if let Ok(b) = std::fs::read(f) {
             out.push(b);

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use memtriage_core::parse::smaps_rollup;
 use memtriage_core::parse::{statm, status};
-use memtriage_core::probe::process::parse_rollup;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -81,7 +81,7 @@ impl SelfFiles {
     fn pss(&mut self) -> Option<u64> {
         let file = self.rollup.as_ref()?;
         let len = Self::read_all(file, &mut self.buf)?;
-        parse_rollup(&self.buf[..len]).map(|r| r.pss)
+        smaps_rollup::parse(&self.buf[..len]).map(|r| r.pss)
     }
 }
 

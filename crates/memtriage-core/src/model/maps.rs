@@ -20,7 +20,7 @@ pub enum RegionKind {
     Shm,
     /// hugetlbfs pages.
     HugePages,
-    /// [vdso], [vvar], [vsyscall] and other kernel-provided regions.
+    /// `[vdso]`, `[vvar]`, `[vsyscall]` and other kernel-provided regions.
     Kernel,
 }
 

@@ -1,6 +1,11 @@
 //! Plain data that every layer shares. Bytes are `u64` counts of bytes; counters are
 //! counters. `None` means "could not be read" (see the snapshot's `unreadable` list),
 //! never zero.
+//!
+//! The bottom layer: it depends on serde and std only, never on the parsers,
+//! probes or rules that fill it (.ci/check-layers.sh enforces that). One file per
+//! subject: a process (`process`), its maps (`maps`), a process tree (`tree`), the
+//! machine (`system`), a supervised run (`run`) and findings (`finding`).
 
 pub mod finding;
 pub mod maps;
@@ -8,5 +13,3 @@ pub mod process;
 pub mod run;
 pub mod system;
 pub mod tree;
-
-pub use finding::{Evidence, Finding, Severity};

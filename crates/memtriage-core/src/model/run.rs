@@ -203,13 +203,28 @@ pub struct RunReport {
     /// Highest PSI `full avg10` (percent of time every task stalled on memory).
     pub peak_memory_stall_percent: Option<f64>,
     /// `--perf` counters for the whole job.
-    pub perf: Option<crate::supervise::perf::PerfCounts>,
+    pub perf: Option<PerfCounts>,
     pub processes: Vec<ProcessSummary>,
     pub limit: Option<LimitInfo>,
     pub sampling: SamplingStats,
     pub findings: Vec<Finding>,
     /// What could not be measured, and why.
     pub notes: Vec<String>,
+}
+
+/// What perf_event_open(2) counters counted for the whole job; `None` where a
+/// counter could not be opened.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerfCounts {
+    pub page_faults: Option<u64>,
+    pub minor_faults: Option<u64>,
+    pub major_faults: Option<u64>,
+    pub context_switches: Option<u64>,
+    pub instructions: Option<u64>,
+    pub dtlb_load_misses: Option<u64>,
+    pub dtlb_store_misses: Option<u64>,
+    /// Why hardware counters are missing (no PMU exposed, as in many VMs).
+    pub hardware_unavailable: Option<String>,
 }
 
 /// A `--record` file read back.

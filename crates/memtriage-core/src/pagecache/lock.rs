@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::mapping::Mapping;
 use crate::error::{Error, Result};
-use crate::parse::kv;
+use crate::parse::status;
 use crate::probe::root::Root;
+use crate::probe::system::read_meminfo;
 
 /// Memory left unlocked for everything else.
 pub const RESERVE_FRACTION: f64 = 0.10;
@@ -33,17 +34,16 @@ pub fn check(root: &Root, total: u64, max: Option<u64>) -> std::result::Result<(
             ));
         }
     }
-    let meminfo = root.read("/proc/meminfo").map_err(|e| e.to_string())?;
-    let m = kv::size_map(&meminfo);
-    if let (Some(avail), Some(mem_total)) = (m.get("MemAvailable"), m.get("MemTotal")) {
-        let spare = avail.saturating_sub((*mem_total as f64 * RESERVE_FRACTION) as u64);
+    let m = read_meminfo(root).map_err(|e| e.to_string())?;
+    if let (Some(avail), Some(mem_total)) = (m.available, m.total) {
+        let spare = avail.saturating_sub((mem_total as f64 * RESERVE_FRACTION) as u64);
         if total > spare {
             return Err(format!(
                 "locking {} would leave the machine under {:.0}% of its memory free (MemAvailable {}, MemTotal {}): locked pages cannot be reclaimed, so the OOM killer would step in",
                 iec(total),
                 RESERVE_FRACTION * 100.0,
-                iec(*avail),
-                iec(*mem_total)
+                iec(avail),
+                iec(mem_total)
             ));
         }
     }
@@ -65,15 +65,7 @@ pub fn check(root: &Root, total: u64, max: Option<u64>) -> std::result::Result<(
 fn has_ipc_lock(root: &Root) -> bool {
     root.read_string("/proc/self/status")
         .ok()
-        .and_then(|s| {
-            let hex = s
-                .lines()
-                .find(|l| l.starts_with("CapEff:"))?
-                .split_whitespace()
-                .nth(1)?
-                .to_string();
-            u64::from_str_radix(&hex, 16).ok()
-        })
+        .and_then(|s| status::cap_eff(&s))
         .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
 }
 

@@ -10,5 +10,3 @@ pub mod report;
 pub mod residency;
 pub mod safetensors;
 pub mod warm;
-
-pub use residency::{FileResidency, Residency};

@@ -58,13 +58,6 @@ impl Residency {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FileResidency {
-    pub path: String,
-    pub residency: Residency,
-    pub method: Method,
-}
-
 /// Measures residency of one open file, by whichever method this kernel offers.
 pub struct Meter {
     file: File,
@@ -249,15 +242,6 @@ fn mincore_map(file: &File, size: u64, page: u64) -> std::io::Result<Vec<u8>> {
         return Ok(Vec::new());
     }
     Mapping::new(file, size as usize, 0)?.residency(page)
-}
-
-pub fn file_residency(path: &Path) -> Result<FileResidency> {
-    let meter = Meter::open(path)?;
-    Ok(FileResidency {
-        path: path.display().to_string(),
-        residency: meter.whole(),
-        method: meter.method(),
-    })
 }
 
 #[cfg(test)]

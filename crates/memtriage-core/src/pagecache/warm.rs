@@ -31,6 +31,8 @@ use serde::{Deserialize, Serialize};
 
 use super::mapping::Mapping;
 use crate::error::{Error, Result};
+use crate::probe::root::Root;
+use crate::probe::system::{read_thp_setting, THP_ENABLED};
 
 /// Bytes per read where pread is the method (see the module's notes).
 pub const CHUNK: usize = 128 << 10;
@@ -96,8 +98,8 @@ enum Window {
 /// Populating with huge-page advice is the method where transparent huge pages are
 /// not switched off: with them off it would leave the 4 KiB folios pread avoids.
 fn preferred_method() -> WarmMethod {
-    match std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled") {
-        Ok(s) if !s.contains("[never]") => WarmMethod::Populate,
+    match read_thp_setting(&Root::host(), THP_ENABLED) {
+        Ok(Some(mode)) if mode != "never" => WarmMethod::Populate,
         _ => WarmMethod::Pread,
     }
 }

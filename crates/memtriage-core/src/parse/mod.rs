@@ -1,13 +1,60 @@
-//! Pure parsers over the bytes of kernel files. No I/O here, so each is tested on
-//! captured text, odd cases included.
+//! Pure parsers over the bytes of kernel files and file headers. No I/O here, so
+//! each is tested on captured text, odd cases included, and none panics on any input
+//! (tests/parsers_never_panic.rs). Probes, the sampler, `pagecache/` and the log
+//! explainer read the files and hand the bytes to these.
+//!
+//! One file per format: `/proc` files (`meminfo`, `swaps`, `pressure`, `limits`,
+//! `uptime`, `stat`, `statm`, `status`, `smaps`, `smaps_rollup`, `mountinfo`,
+//! `cgroup`), `/sys` choices (`thp`), the kernel log (`kmsg`), `/etc/passwd`
+//! (`passwd`), the `.safetensors` header (`safetensors`), `--record` files
+//! (`record`), and the shared helpers `kv`, `text` and `size`.
+
+use std::fmt;
 
 pub mod cgroup;
+pub mod kmsg;
 pub mod kv;
+pub mod limits;
+pub mod meminfo;
 pub mod mountinfo;
+pub mod passwd;
+pub mod pressure;
 pub mod record;
+pub mod safetensors;
 pub mod size;
 pub mod smaps;
+pub mod smaps_rollup;
 pub mod stat;
 pub mod statm;
 pub mod status;
+pub mod swaps;
 pub mod text;
+pub mod thp;
+pub mod uptime;
+
+/// Text that is not in the format a parser reads. The caller knows which file it
+/// was and says so; `detail` says what in the text is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// The format, e.g. `"memory pressure"`, for callers that name it.
+    pub what: &'static str,
+    pub detail: String,
+}
+
+impl ParseError {
+    pub fn new(what: &'static str, detail: impl Into<String>) -> Self {
+        ParseError {
+            what,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Only the detail: callers put the file's path (and the format) before it.
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.detail)
+    }
+}
+
+impl std::error::Error for ParseError {}

@@ -67,6 +67,20 @@ pub fn unescape_octal(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// tmpfs `size=` as mountinfo shows it (`65536k`), or as written in fstab
+/// (`16G`, `512m`, bytes). A percentage of RAM is left to statvfs.
+pub fn tmpfs_size(s: &str) -> Option<u64> {
+    let (digits, scale) = match s.char_indices().last()? {
+        (i, 'k' | 'K') => (&s[..i], 1u64 << 10),
+        (i, 'm' | 'M') => (&s[..i], 1 << 20),
+        (i, 'g' | 'G') => (&s[..i], 1 << 30),
+        (i, 't' | 'T') => (&s[..i], 1 << 40),
+        (_, c) if c.is_ascii_digit() => (s, 1),
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(scale)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +120,15 @@ mod tests {
     #[test]
     fn malformed_lines_are_skipped() {
         assert!(parse("garbage\n25 1 253:0 /\n").is_empty());
+    }
+
+    #[test]
+    fn tmpfs_sizes() {
+        assert_eq!(tmpfs_size("65536k"), Some(64 << 20));
+        assert_eq!(tmpfs_size("16G"), Some(16 << 30));
+        assert_eq!(tmpfs_size("4096"), Some(4096));
+        assert_eq!(tmpfs_size("50%"), None);
+        assert_eq!(tmpfs_size(""), None);
+        assert_eq!(tmpfs_size("99999999999999999999k"), None);
     }
 }

@@ -3,6 +3,7 @@
 use serde::Deserialize;
 
 use crate::model::run::{Record, RecordedEvent, RecordedSample, RunReport, RECORD_SCHEMA};
+use crate::parse::ParseError;
 
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -21,7 +22,8 @@ enum Line {
 
 /// A last line cut short (the run was killed mid-write) is dropped; any other bad
 /// line is an error naming its number.
-pub fn parse(text: &str) -> Result<Record, String> {
+pub fn parse(text: &str) -> Result<Record, ParseError> {
+    let bad = |detail: String| ParseError::new("memtriage record", detail);
     let mut record = Record::default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut saw_header = false;
@@ -29,7 +31,12 @@ pub fn parse(text: &str) -> Result<Record, String> {
         let line: Line = match serde_json::from_str(raw) {
             Ok(l) => l,
             Err(_) if i + 1 == lines.len() && i > 0 && !raw.trim_end().ends_with('}') => break,
-            Err(e) => return Err(format!("line {}: not a memtriage record line: {e}", i + 1)),
+            Err(e) => {
+                return Err(bad(format!(
+                    "line {}: not a memtriage record line: {e}",
+                    i + 1
+                )))
+            }
         };
         match line {
             Line::Header {
@@ -38,10 +45,10 @@ pub fn parse(text: &str) -> Result<Record, String> {
                 interval_ms,
             } => {
                 if schema != RECORD_SCHEMA {
-                    return Err(format!(
+                    return Err(bad(format!(
                         "line {}: schema {schema:?}, expected {RECORD_SCHEMA:?}",
                         i + 1
-                    ));
+                    )));
                 }
                 saw_header = true;
                 record.command = command;
@@ -53,7 +60,9 @@ pub fn parse(text: &str) -> Result<Record, String> {
         }
     }
     if !saw_header {
-        return Err("no header line: not a file written by `memtriage run --record`".into());
+        return Err(bad(
+            "no header line: not a file written by `memtriage run --record`".into(),
+        ));
     }
     Ok(record)
 }
@@ -84,9 +93,9 @@ mod tests {
 
     #[test]
     fn other_files_are_errors_that_say_why() {
-        assert!(parse("").unwrap_err().contains("no header"));
-        assert!(parse("hello\n").unwrap_err().contains("line 1"));
+        assert!(parse("").unwrap_err().detail.contains("no header"));
+        assert!(parse("hello\n").unwrap_err().detail.contains("line 1"));
         let bad_middle = format!("{HEADER}\nnot json\n{SAMPLE}\n");
-        assert!(parse(&bad_middle).unwrap_err().contains("line 2"));
+        assert!(parse(&bad_middle).unwrap_err().detail.contains("line 2"));
     }
 }

@@ -6,6 +6,7 @@
 //! both found by this crate's property tests.
 
 use super::text::escape_bytes;
+use super::ParseError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stat {
@@ -27,47 +28,48 @@ pub struct Stat {
     pub rss_pages: u64,
 }
 
-pub fn parse(bytes: &[u8]) -> Result<Stat, String> {
+pub fn parse(bytes: &[u8]) -> Result<Stat, ParseError> {
+    let bad = |detail: String| ParseError::new("stat", detail);
     let open = bytes
         .iter()
         .position(|b| *b == b'(')
-        .ok_or("no '(' before the command name")?;
+        .ok_or_else(|| bad("no '(' before the command name".into()))?;
     // The name may itself contain ')': the last one closes it.
     let close = bytes
         .iter()
         .rposition(|b| *b == b')')
-        .ok_or("no ')' after the command name")?;
+        .ok_or_else(|| bad("no ')' after the command name".into()))?;
     if close < open {
-        return Err("')' before '('".into());
+        return Err(bad("')' before '('".into()));
     }
     let pid = std::str::from_utf8(&bytes[..open])
         .ok()
         .and_then(|s| s.trim().parse().ok())
-        .ok_or("bad pid")?;
+        .ok_or_else(|| bad("bad pid".into()))?;
     let comm = escape_bytes(&bytes[open + 1..close]);
-    let rest =
-        std::str::from_utf8(&bytes[close + 1..]).map_err(|_| "non-ASCII after the command name")?;
+    let rest = std::str::from_utf8(&bytes[close + 1..])
+        .map_err(|_| bad("non-ASCII after the command name".into()))?;
     let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
     // Fields after the name, counted from proc(5)'s field 3 (state) as index 0.
     const NUM_THREADS: usize = 17;
     const STARTTIME: usize = 19;
     const RSS: usize = 21;
     if fields.len() <= RSS {
-        return Err(format!(
+        return Err(bad(format!(
             "truncated: {} fields after the command name, expected at least {}",
             fields.len(),
             RSS + 1
-        ));
+        )));
     }
-    fn num<T: std::str::FromStr>(fields: &[&str], i: usize, name: &str) -> Result<T, String> {
+    fn num<T: std::str::FromStr>(fields: &[&str], i: usize, name: &str) -> Result<T, ParseError> {
         fields[i]
             .parse()
-            .map_err(|_| format!("bad {name} {:?}", fields[i]))
+            .map_err(|_| ParseError::new("stat", format!("bad {name} {:?}", fields[i])))
     }
     let mut state_chars = fields[0].chars();
     let state = match (state_chars.next(), state_chars.next()) {
         (Some(c), None) => c,
-        _ => return Err(format!("bad state {:?}", fields[0])),
+        _ => return Err(bad(format!("bad state {:?}", fields[0]))),
     };
     Ok(Stat {
         pid,
@@ -120,6 +122,7 @@ mod tests {
     fn truncated_and_garbled_lines_are_errors() {
         assert!(parse(b"4242 (python) S 1 42")
             .unwrap_err()
+            .detail
             .contains("truncated"));
         assert!(parse(b"4242 python S").is_err());
         assert!(parse(b") 4242 (").is_err());

@@ -63,6 +63,17 @@ pub fn parse(text: &[u8]) -> StatusFields {
     f
 }
 
+/// The effective capability set (`CapEff:`, a hex mask), or `None` where the line
+/// is missing or malformed: unknown, not "no capabilities".
+pub fn cap_eff(text: &str) -> Option<u64> {
+    let hex = text
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))?
+        .split_whitespace()
+        .next()?;
+    u64::from_str_radix(hex, 16).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +117,14 @@ RssShmem:\t    2144 kB\nVmPTE:\t     512 kB\nVmSwap:\t    1024 kB\nHugetlbPages:
         let f = parse(b"Uid:\t12\nVmRSS:\t  1");
         assert_eq!(f.uid, Some(12));
         assert_eq!(f.memory, None, "a value without its unit is not read");
+    }
+
+    #[test]
+    fn effective_capabilities() {
+        let text = "Name:\tx\nCapInh:\t0000000000000000\nCapEff:\t0000000000004000\n";
+        assert_eq!(cap_eff(text), Some(1 << 14));
+        assert_eq!(cap_eff("CapEff:\tzz\n"), None);
+        assert_eq!(cap_eff("CapEff:\n"), None);
+        assert_eq!(cap_eff("Name:\tx\n"), None, "missing is unknown, not none");
     }
 }

@@ -1,40 +1,39 @@
-//! The memory cgroup of a process: v2 where its memory controller is enabled, else the
+//! Memory cgroups: where the hierarchies are mounted, the v1 and v2 names of the
+//! controller's files, and the one reader of a cgroup's usage, peak, OOM kills and
+//! limits. A process's cgroup is v2 where its memory controller is enabled, else the
 //! v1 memory hierarchy (hybrid hosts mount both; the controller lives in only one).
 //! The limit that applies is the lowest on the way up to the hierarchy's root.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::error::Result;
 use crate::model::process::{CgroupMemory, CgroupVersion};
 use crate::parse::cgroup::{parse_membership, parse_v1_limit, parse_v2_limit, Membership};
 use crate::parse::kv::counter;
-use crate::parse::mountinfo::{self, Mount};
+use crate::parse::mountinfo::Mount;
+use crate::probe::mounts;
 use crate::probe::root::Root;
 
+/// A mounted hierarchy that has the memory controller.
 #[derive(Debug, Clone)]
-struct Hierarchy {
-    mount: Mount,
-    version: CgroupVersion,
+pub struct Hierarchy {
+    pub mount: Mount,
+    pub version: CgroupVersion,
 }
 
-/// Finds the hierarchies once, then reads each cgroup once however many processes
-/// live in it.
-#[derive(Debug)]
-pub struct CgroupReader {
-    root: Root,
-    v2: Option<Hierarchy>,
-    v1_memory: Option<Hierarchy>,
-    cache: HashMap<(CgroupVersion, String), Result<CgroupMemory, String>>,
+/// The memory controller's hierarchies: v2 where its memory controller is enabled,
+/// and the v1 memory hierarchy (hybrid hosts mount both; the controller lives in
+/// only one).
+#[derive(Debug, Clone, Default)]
+pub struct Hierarchies {
+    pub v2: Option<Hierarchy>,
+    pub v1_memory: Option<Hierarchy>,
 }
 
-impl CgroupReader {
-    pub fn discover(root: &Root) -> Self {
-        let mounts = root
-            .read_optional("/proc/self/mountinfo")
-            .ok()
-            .flatten()
-            .map(|t| mountinfo::parse(&t))
-            .unwrap_or_default();
+impl Hierarchies {
+    pub fn discover(root: &Root) -> Result<Self> {
+        let mounts = mounts::read(root)?;
         let v2 = mounts
             .iter()
             .find(|m| m.fs_type == "cgroup2")
@@ -55,17 +54,38 @@ impl CgroupReader {
                 mount: m.clone(),
                 version: CgroupVersion::V1,
             });
+        Ok(Hierarchies { v2, v1_memory })
+    }
+
+    /// The hierarchy new cgroups go in: v2 where it has the memory controller.
+    pub fn preferred(&self) -> Option<&Hierarchy> {
+        self.v2.as_ref().or(self.v1_memory.as_ref())
+    }
+}
+
+/// Finds the hierarchies once, then reads each cgroup once however many processes
+/// live in it.
+#[derive(Debug)]
+pub struct CgroupReader {
+    root: Root,
+    hierarchies: Hierarchies,
+    cache: HashMap<(CgroupVersion, String), Result<CgroupMemory, String>>,
+}
+
+impl CgroupReader {
+    /// Without a readable mountinfo no hierarchy is found, and every process is then
+    /// in no memory cgroup this reader can see.
+    pub fn discover(root: &Root) -> Self {
         CgroupReader {
             root: root.clone(),
-            v2,
-            v1_memory,
+            hierarchies: Hierarchies::discover(root).unwrap_or_default(),
             cache: HashMap::new(),
         }
     }
 
     /// Whether any memory controller was found.
     pub fn available(&self) -> bool {
-        self.v2.is_some() || self.v1_memory.is_some()
+        self.hierarchies.preferred().is_some()
     }
 
     /// `Ok(None)`: the process is in no memory cgroup this reader can see.
@@ -79,7 +99,8 @@ impl CgroupReader {
     }
 
     pub fn for_membership(&mut self, m: &Membership) -> Result<Option<CgroupMemory>, String> {
-        let (hierarchy, path) = match (&self.v2, &m.v2, &self.v1_memory, &m.v1_memory) {
+        let h = &self.hierarchies;
+        let (hierarchy, path) = match (&h.v2, &m.v2, &h.v1_memory, &m.v1_memory) {
             (Some(h), Some(p), _, _) => (h.clone(), p.clone()),
             (_, _, Some(h), Some(p)) => (h.clone(), p.clone()),
             _ => return Ok(None),
@@ -108,10 +129,6 @@ fn cgroup_dir(root: &Root, mount: &Mount, path: &str) -> PathBuf {
     dir
 }
 
-fn read_file(dir: &Path, name: &str) -> Option<String> {
-    std::fs::read_to_string(dir.join(name)).ok()
-}
-
 fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Result<CgroupMemory, String> {
     let dir = cgroup_dir(root, &h.mount, path);
     let top = root.path(&h.mount.mount_point);
@@ -121,21 +138,16 @@ fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Result<CgroupMemory, S
             dir.display()
         ));
     }
-    let files = CgroupFiles::for_version(h.version);
-    let number =
-        |d: &Path, name: &str| read_file(d, name).and_then(|t| t.trim().parse::<u64>().ok());
-    let limit_of = |d: &Path| -> Option<Option<u64>> {
-        let text = read_file(d, files.limit)?;
-        match h.version {
-            CgroupVersion::V2 => parse_v2_limit(&text),
-            CgroupVersion::V1 => parse_v1_limit(&text),
-        }
+    let cgroup = |d: &Path| CgroupDir {
+        version: h.version,
+        dir: d.to_path_buf(),
     };
+    let own = cgroup(&dir);
 
     let mut limit: Option<(u64, PathBuf)> = None;
     let mut current = Some(dir.clone());
     while let Some(d) = current {
-        if let Some(Some(l)) = limit_of(&d) {
+        if let Some(Some(l)) = cgroup(&d).limit() {
             if limit.as_ref().is_none_or(|(best, _)| l < *best) {
                 limit = Some((l, d.clone()));
             }
@@ -145,32 +157,11 @@ fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Result<CgroupMemory, S
             .flatten();
     }
 
-    let usage = number(&dir, files.usage);
+    let usage = own.usage();
     let headroom = limit.as_ref().and_then(|(l, d)| {
-        let used = if *d == dir {
-            usage
-        } else {
-            number(d, files.usage)
-        };
+        let used = if *d == dir { usage } else { cgroup(d).usage() };
         used.map(|u| l.saturating_sub(u))
     });
-    let oom_kills = read_file(&dir, files.events).and_then(|t| counter(&t, "oom_kill"));
-    let (high, swap_limit) = match h.version {
-        CgroupVersion::V2 => (
-            read_file(&dir, "memory.high")
-                .and_then(|t| parse_v2_limit(&t))
-                .flatten(),
-            read_file(&dir, "memory.swap.max")
-                .and_then(|t| parse_v2_limit(&t))
-                .flatten(),
-        ),
-        CgroupVersion::V1 => (
-            None,
-            read_file(&dir, "memory.memsw.limit_in_bytes")
-                .and_then(|t| parse_v1_limit(&t))
-                .flatten(),
-        ),
-    };
     let display = |d: &Path| {
         let rel = d
             .strip_prefix(&top)
@@ -187,38 +178,121 @@ fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Result<CgroupMemory, S
         path: path.to_string(),
         dir: dir.display().to_string(),
         usage,
-        peak: number(&dir, files.peak),
+        peak: own.peak(),
         limit: limit.as_ref().map(|(l, _)| *l),
         limit_set_by: limit.as_ref().map(|(_, d)| display(d)),
         headroom,
-        high,
-        swap_limit,
-        oom_kills,
+        high: own.high().flatten(),
+        swap_limit: own.swap_limit().flatten(),
+        oom_kills: own.oom_kills(),
     })
 }
 
-struct CgroupFiles {
-    limit: &'static str,
-    usage: &'static str,
-    peak: &'static str,
-    events: &'static str,
+/// The memory controller's files, which v1 and v2 name differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CgroupFiles {
+    /// The hard limit (v2 `max` or v1's huge number when there is none).
+    pub limit: &'static str,
+    /// Bytes charged now.
+    pub usage: &'static str,
+    /// Highest usage seen (v2 `memory.peak` needs kernel ≥ 5.19).
+    pub peak: &'static str,
+    /// The file with the `oom_kill` counter.
+    pub events: &'static str,
+    /// The cap on swap (v2) or on memory plus swap (v1, with swap accounting on).
+    pub swap_limit: &'static str,
+    /// The throttling limit; v1 has none.
+    pub high: Option<&'static str>,
 }
 
 impl CgroupFiles {
-    fn for_version(v: CgroupVersion) -> Self {
+    pub fn for_version(v: CgroupVersion) -> Self {
         match v {
             CgroupVersion::V2 => CgroupFiles {
                 limit: "memory.max",
                 usage: "memory.current",
                 peak: "memory.peak",
                 events: "memory.events",
+                swap_limit: "memory.swap.max",
+                high: Some("memory.high"),
             },
             CgroupVersion::V1 => CgroupFiles {
                 limit: "memory.limit_in_bytes",
                 usage: "memory.usage_in_bytes",
                 peak: "memory.max_usage_in_bytes",
                 events: "memory.oom_control",
+                swap_limit: "memory.memsw.limit_in_bytes",
+                high: None,
             },
         }
+    }
+}
+
+/// One memory cgroup's directory, read whenever its counters are wanted (a job's
+/// own cgroup is read every sampling tick). Each reading is `None` where the file
+/// is missing or unreadable: unknown, not 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupDir {
+    pub version: CgroupVersion,
+    pub dir: PathBuf,
+}
+
+impl CgroupDir {
+    /// The directory a reading of [`CgroupReader`] came from.
+    pub fn of(cgroup: &CgroupMemory) -> Self {
+        CgroupDir {
+            version: cgroup.version,
+            dir: PathBuf::from(&cgroup.dir),
+        }
+    }
+
+    pub fn files(&self) -> CgroupFiles {
+        CgroupFiles::for_version(self.version)
+    }
+
+    fn read(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(name)).ok()
+    }
+
+    fn number(&self, name: &str) -> Option<u64> {
+        self.read(name)?.trim().parse().ok()
+    }
+
+    /// A limit file: `Some(None)` where it says there is no limit.
+    fn limit_file(&self, name: &str) -> Option<Option<u64>> {
+        let text = self.read(name)?;
+        match self.version {
+            CgroupVersion::V2 => parse_v2_limit(&text),
+            CgroupVersion::V1 => parse_v1_limit(&text),
+        }
+    }
+
+    /// Bytes charged to the cgroup now.
+    pub fn usage(&self) -> Option<u64> {
+        self.number(self.files().usage)
+    }
+
+    /// The highest usage since the cgroup was made (or since a v1 reset).
+    pub fn peak(&self) -> Option<u64> {
+        self.number(self.files().peak)
+    }
+
+    /// Processes the OOM killer killed in this cgroup (v1 from kernel 4.13).
+    pub fn oom_kills(&self) -> Option<u64> {
+        counter(&self.read(self.files().events)?, "oom_kill")
+    }
+
+    /// This cgroup's own hard limit; its ancestors' may be lower.
+    pub fn limit(&self) -> Option<Option<u64>> {
+        self.limit_file(self.files().limit)
+    }
+
+    /// The throttling limit (v2 `memory.high`); `None` on v1, which has none.
+    pub fn high(&self) -> Option<Option<u64>> {
+        self.limit_file(self.files().high?)
+    }
+
+    pub fn swap_limit(&self) -> Option<Option<u64>> {
+        self.limit_file(self.files().swap_limit)
     }
 }

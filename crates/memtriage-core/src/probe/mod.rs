@@ -1,10 +1,18 @@
 //! Readers of the live system. Every probe reads through a [`root::Root`], so tests
-//! can point it at a captured tree of /proc and /sys files.
+//! can point it at a captured tree of /proc and /sys files, hands the bytes to a
+//! parser in [`crate::parse`], and returns [`crate::model`] data. A probe never
+//! prints and never judges; each system file has one reader here.
+//!
+//! `process` and `procdir` read one process, `tree` many, `maps` its regions;
+//! `system` the machine (meminfo, swaps, pressure, vmstat, uptime, `/dev/shm`, THP,
+//! hugepages, sysctls, limits), `cgroup` memory cgroups, `mounts` mountinfo, `kmsg`
+//! the kernel log, `damon` proactive reclaim, `users` user names.
 
 pub mod cgroup;
 pub mod damon;
 pub mod kmsg;
 pub mod maps;
+pub mod mounts;
 pub mod procdir;
 pub mod process;
 pub mod root;

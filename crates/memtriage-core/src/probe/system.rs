@@ -2,19 +2,30 @@
 //! is read on its own: one that cannot be read is recorded in `unreadable` and the
 //! rest still are.
 
+use crate::error::{Error, Result};
 use crate::model::process::Unreadable;
 use crate::model::system::{
-    HugePagePool, Limits, MemInfo, MemoryPressure, PressureLine, Rlimit, ShmMount, SwapDevice,
-    SystemSnapshot, Thp, VmSettings, SHM_NOT_MOUNTED,
+    HugePagePool, Limits, MemInfo, MemoryPressure, ShmMount, SystemSnapshot, Thp, VmSettings,
+    SHM_NOT_MOUNTED,
 };
 use crate::parse::cgroup::parse_membership;
-use crate::parse::kv::{counter, size_map};
-use crate::parse::mountinfo::{self, unescape_octal};
+use crate::parse::kv::counter;
+use crate::parse::{kmsg, limits, meminfo, mountinfo, pressure, swaps, thp, uptime};
 use crate::probe::cgroup::CgroupReader;
-use crate::probe::kmsg;
+use crate::probe::kmsg::read_kmsg;
+use crate::probe::mounts;
 use crate::probe::root::Root;
 
-const THP_DIR: &str = "/sys/kernel/mm/transparent_hugepage";
+pub const UPTIME: &str = "/proc/uptime";
+pub const MEMINFO: &str = "/proc/meminfo";
+pub const PRESSURE: &str = "/proc/pressure/memory";
+pub const VMSTAT: &str = "/proc/vmstat";
+pub const SHM_DIR: &str = "/dev/shm";
+
+/// The transparent huge page settings, one choice per file.
+pub const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+pub const THP_DEFRAG: &str = "/sys/kernel/mm/transparent_hugepage/defrag";
+pub const THP_SHMEM_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
 const HUGEPAGES_DIR: &str = "/sys/kernel/mm/hugepages";
 
 /// Never fails as a whole.
@@ -28,10 +39,8 @@ pub fn read(root: &Root) -> SystemSnapshot {
     s.snap.kernel_release = s
         .optional_text("kernel_release", "/proc/sys/kernel/osrelease")
         .map(|t| t.trim().to_string());
-    s.snap.uptime_seconds = s
-        .text("uptime_seconds", "/proc/uptime")
-        .and_then(|t| s.parsed("uptime_seconds", "/proc/uptime", parse_uptime(&t)));
-    s.snap.memory = s.text("memory", "/proc/meminfo").map(|t| parse_meminfo(&t));
+    s.snap.uptime_seconds = s.reading("uptime_seconds", uptime_seconds(root));
+    s.snap.memory = s.reading("memory", read_meminfo(root));
     if let Some(m) = &s.snap.memory {
         for (field, v) in [("memory.total", m.total), ("memory.available", m.available)] {
             if v.is_none() {
@@ -39,17 +48,26 @@ pub fn read(root: &Root) -> SystemSnapshot {
             }
         }
     }
-    s.snap.swaps = s.text("swaps", "/proc/swaps").map(|t| parse_swaps(&t));
-    s.snap.pressure = s
-        .optional_text("pressure", "/proc/pressure/memory")
-        .and_then(|t| {
-            let p = parse_pressure(&t);
-            s.parsed("pressure", "/proc/pressure/memory", p)
-        });
+    s.snap.swaps = s.text("swaps", "/proc/swaps").map(|t| swaps::parse(&t));
+    s.snap.pressure = match read_pressure(root) {
+        Ok(Some(p)) => Some(p),
+        Ok(None) => {
+            let path = root.path(PRESSURE);
+            s.unreadable(
+                "pressure",
+                &format!("{}: absent on this kernel", path.display()),
+            );
+            None
+        }
+        Err(e) => {
+            s.unreadable("pressure", &e.to_string());
+            None
+        }
+    };
     s.snap.thp = Thp {
-        enabled: s.selected("thp.enabled", &format!("{THP_DIR}/enabled")),
-        defrag: s.selected("thp.defrag", &format!("{THP_DIR}/defrag")),
-        shmem_enabled: s.selected("thp.shmem_enabled", &format!("{THP_DIR}/shmem_enabled")),
+        enabled: s.thp("thp.enabled", THP_ENABLED),
+        defrag: s.thp("thp.defrag", THP_DEFRAG),
+        shmem_enabled: s.thp("thp.shmem_enabled", THP_SHMEM_ENABLED),
     };
     s.snap.hugepages = s.hugepage_pools();
     s.snap.proactive_reclaim = match super::damon::read(root) {
@@ -82,12 +100,15 @@ pub fn read(root: &Root) -> SystemSnapshot {
     s.snap.shm = s.shm();
     s.snap.limits = s.limits();
     s.snap.cgroup = s.cgroup();
-    s.snap.oom_kill_count = s.text("oom_kill_count", "/proc/vmstat").and_then(|t| {
-        let n = counter(&t, "oom_kill")
-            .ok_or_else(|| "no oom_kill line (kernel before 4.13)".to_string());
-        s.parsed("oom_kill_count", "/proc/vmstat", n)
-    });
-    s.snap.oom_kills = match kmsg::read_kmsg(root) {
+    s.snap.oom_kill_count = s
+        .reading("oom_kill_count", read_vmstat(root))
+        .and_then(|vm| {
+            let n = vm
+                .counter("oom_kill")
+                .ok_or_else(|| "no oom_kill line (kernel before 4.13)".to_string());
+            s.parsed("oom_kill_count", VMSTAT, n)
+        });
+    s.snap.oom_kills = match read_kmsg(root) {
         Ok(lines) => Some(kmsg::oom_kills(lines.iter().map(String::as_str))),
         Err(reason) => {
             s.unreadable("oom_kills", &reason);
@@ -108,6 +129,17 @@ impl Reader<'_> {
             field: field.to_string(),
             reason: reason.to_string(),
         });
+    }
+
+    /// What a reader of one file returned; its error is the reason recorded.
+    fn reading<T>(&mut self, field: &str, value: Result<T>) -> Option<T> {
+        match value {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.unreadable(field, &e.to_string());
+                None
+            }
+        }
     }
 
     /// A file that must exist on any kernel that matters here.
@@ -163,11 +195,19 @@ impl Reader<'_> {
         self.number(&format!("vm.{key}"), &format!("/proc/sys/vm/{key}"))
     }
 
-    fn selected(&mut self, field: &str, rel: &str) -> Option<String> {
-        let text = self.optional_text(field, rel)?;
-        let value = parse_selected(&text)
-            .ok_or_else(|| format!("no [selected] value in {:?}", text.trim()));
-        self.parsed(field, rel, value)
+    fn thp(&mut self, field: &str, rel: &str) -> Option<String> {
+        match read_thp_setting(self.root, rel) {
+            Ok(Some(v)) => Some(v),
+            Ok(None) => {
+                let path = self.root.path(rel);
+                self.unreadable(field, &format!("{}: absent on this kernel", path.display()));
+                None
+            }
+            Err(e) => {
+                self.unreadable(field, &e.to_string());
+                None
+            }
+        }
     }
 
     fn hugepage_pools(&mut self) -> Option<Vec<HugePagePool>> {
@@ -242,13 +282,9 @@ impl Reader<'_> {
     }
 
     fn shm(&mut self) -> Option<ShmMount> {
-        let text = self.text("shm", "/proc/self/mountinfo")?;
+        let mounts = self.reading("shm", mounts::read(self.root))?;
         // Mounts stack: the last one listed at /dev/shm is the one in view.
-        let Some(mount) = mountinfo::parse(&text)
-            .into_iter()
-            .rev()
-            .find(|m| m.mount_point == "/dev/shm")
-        else {
+        let Some(mount) = mounts.into_iter().rev().find(|m| m.mount_point == SHM_DIR) else {
             self.unreadable("shm", SHM_NOT_MOUNTED);
             return None;
         };
@@ -256,7 +292,7 @@ impl Reader<'_> {
             .super_options
             .iter()
             .find_map(|o| o.strip_prefix("size="))
-            .and_then(parse_tmpfs_size);
+            .and_then(mountinfo::tmpfs_size);
         // Under a captured root the directory is not the tmpfs that mountinfo
         // describes, so there only the mount option is known.
         let (total, used) = if !self.root.is_host() {
@@ -266,19 +302,8 @@ impl Reader<'_> {
             );
             (None, None)
         } else {
-            match rustix::fs::statvfs(self.root.path("/dev/shm")) {
-                Ok(st) if st.f_blocks > 0 => {
-                    let unit = if st.f_frsize > 0 {
-                        st.f_frsize
-                    } else {
-                        st.f_bsize
-                    };
-                    (
-                        st.f_blocks.checked_mul(unit),
-                        st.f_blocks.saturating_sub(st.f_bfree).checked_mul(unit),
-                    )
-                }
-                Ok(_) => (None, None),
+            match shm_usage(self.root) {
+                Ok(usage) => (usage.total, usage.used),
                 Err(e) => {
                     self.unreadable("shm.used", &format!("statvfs /dev/shm: {e}"));
                     (None, None)
@@ -297,8 +322,8 @@ impl Reader<'_> {
         let Some(text) = self.text("limits", "/proc/self/limits") else {
             return Limits::default();
         };
-        let memlock = parse_limit(&text, "Max locked memory");
-        let nofile = parse_limit(&text, "Max open files");
+        let memlock = limits::limit(&text, "Max locked memory");
+        let nofile = limits::limit(&text, "Max open files");
         for (field, v) in [("limits.memlock", memlock), ("limits.nofile", nofile)] {
             if v.is_none() {
                 self.unreadable(field, "/proc/self/limits: line missing or malformed");
@@ -320,212 +345,158 @@ impl Reader<'_> {
     }
 }
 
-/// Lenient: fields that are missing stay `None`.
-pub fn parse_meminfo(text: &str) -> MemInfo {
-    let m = size_map(text.as_bytes());
-    let get = |k: &str| m.get(k).copied();
-    MemInfo {
-        total: get("MemTotal"),
-        available: get("MemAvailable"),
-        free: get("MemFree"),
-        swap_total: get("SwapTotal"),
-        swap_free: get("SwapFree"),
-        shmem: get("Shmem"),
-        commit_limit: get("CommitLimit"),
-        committed_as: get("Committed_AS"),
-        hugepage_size: get("Hugepagesize"),
-    }
+/// Seconds since boot.
+pub fn uptime_seconds(root: &Root) -> Result<f64> {
+    let text = root.read_string(UPTIME)?;
+    uptime::parse(&text).map_err(|e| Error::malformed(root.path(UPTIME), e.detail))
 }
 
-/// `/proc/swaps`: a header, then `Filename Type Size Used Priority` with sizes in kB.
-pub fn parse_swaps(text: &str) -> Vec<SwapDevice> {
-    text.lines()
-        .filter_map(|line| {
-            let mut f = line.split_ascii_whitespace();
-            let filename = unescape_octal(f.next()?);
-            let kind = f.next()?.to_string();
-            let size = f.next()?.parse::<u64>().ok()?.checked_mul(1024)?;
-            let used = f.next()?.parse::<u64>().ok()?.checked_mul(1024)?;
-            let priority = f.next()?.parse().ok()?;
-            Some(SwapDevice {
-                filename,
-                kind,
-                size,
-                used,
-                priority,
-            })
-        })
-        .collect()
+pub fn read_meminfo(root: &Root) -> Result<MemInfo> {
+    Ok(meminfo::parse(&root.read_string(MEMINFO)?))
 }
 
-/// `some avg10=0.00 avg60=0.00 avg300=0.00 total=0` and the same for `full`
-/// (`full` appeared in 5.x for memory; older kernels print only `some`).
-pub fn parse_pressure(text: &str) -> Result<MemoryPressure, String> {
-    let mut p = MemoryPressure {
-        some: None,
-        full: None,
+/// The choice in force in one of the `THP_*` files (`always`, `madvise`, `never`,
+/// ...); `Ok(None)` on a kernel without transparent huge pages.
+pub fn read_thp_setting(root: &Root, rel: &str) -> Result<Option<String>> {
+    let Some(text) = root.read_optional(rel)? else {
+        return Ok(None);
     };
-    for line in text.lines() {
-        let mut words = line.split_ascii_whitespace();
-        let kind = words.next();
-        let mut values = [None, None, None];
-        let mut total = None;
-        for w in words {
-            let Some((k, v)) = w.split_once('=') else {
-                continue;
-            };
-            match k {
-                "avg10" => values[0] = v.parse::<f64>().ok(),
-                "avg60" => values[1] = v.parse::<f64>().ok(),
-                "avg300" => values[2] = v.parse::<f64>().ok(),
-                "total" => total = v.parse::<u64>().ok(),
-                _ => {}
-            }
-        }
-        let line = match (values, total) {
-            ([Some(avg10), Some(avg60), Some(avg300)], Some(total_us)) => Some(PressureLine {
-                avg10,
-                avg60,
-                avg300,
-                total_us,
-            }),
-            _ => None,
-        };
-        match kind {
-            Some("some") => p.some = line,
-            Some("full") => p.full = line,
-            _ => {}
-        }
-    }
-    if p.some.is_none() && p.full.is_none() {
-        return Err("no some/full line with avg10, avg60, avg300 and total".into());
-    }
-    Ok(p)
-}
-
-/// `always [madvise] never` → `madvise`.
-pub fn parse_selected(text: &str) -> Option<String> {
-    let start = text.find('[')?;
-    let end = start + text[start..].find(']')?;
-    let v = text[start + 1..end].trim();
-    (!v.is_empty()).then(|| v.to_string())
-}
-
-/// tmpfs `size=` as mountinfo shows it (`65536k`), or as written in fstab
-/// (`16G`, `512m`, bytes). A percentage of RAM is left to statvfs.
-pub fn parse_tmpfs_size(s: &str) -> Option<u64> {
-    let (digits, scale) = match s.char_indices().last()? {
-        (i, 'k' | 'K') => (&s[..i], 1u64 << 10),
-        (i, 'm' | 'M') => (&s[..i], 1 << 20),
-        (i, 'g' | 'G') => (&s[..i], 1 << 30),
-        (i, 't' | 'T') => (&s[..i], 1 << 40),
-        (_, c) if c.is_ascii_digit() => (s, 1),
-        _ => return None,
-    };
-    digits.parse::<u64>().ok()?.checked_mul(scale)
-}
-
-/// One line of `/proc/PID/limits`, e.g. `Max locked memory  8388608  8388608  bytes`.
-/// The columns are fixed-width but their widths are not an ABI; the name is matched
-/// and the two values after it taken.
-pub fn parse_limit(text: &str, name: &str) -> Option<Rlimit> {
-    let line = text.lines().find(|l| l.starts_with(name))?;
-    let mut values = line[name.len()..].split_ascii_whitespace();
-    let value = |v: Option<&str>| -> Option<Option<u64>> {
-        match v? {
-            "unlimited" => Some(None),
-            n => n.parse().ok().map(Some),
-        }
-    };
-    Some(Rlimit {
-        soft: value(values.next())?,
-        hard: value(values.next())?,
+    thp::selected(&text).map(Some).ok_or_else(|| {
+        Error::malformed(
+            root.path(rel),
+            format!("no [selected] value in {:?}", text.trim()),
+        )
     })
 }
 
-/// `/proc/uptime`: seconds since boot, then idle seconds.
-pub fn parse_uptime(text: &str) -> Result<f64, String> {
-    text.split_ascii_whitespace()
-        .next()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| format!("not seconds: {:?}", text.trim()))
+/// `Ok(None)` on a kernel without PSI (before 4.20, or booted with `psi=0`).
+pub fn read_pressure(root: &Root) -> Result<Option<MemoryPressure>> {
+    let Some(text) = root.read_optional(PRESSURE)? else {
+        return Ok(None);
+    };
+    pressure::parse(&text)
+        .map(Some)
+        .map_err(|e| Error::malformed(root.path(PRESSURE), e.detail))
+}
+
+/// `/proc/vmstat`, whose counters are read by name.
+pub struct Vmstat {
+    text: String,
+}
+
+impl Vmstat {
+    /// `None` where this kernel has no such counter.
+    pub fn counter(&self, key: &str) -> Option<u64> {
+        counter(&self.text, key)
+    }
+}
+
+pub fn read_vmstat(root: &Root) -> Result<Vmstat> {
+    Ok(Vmstat {
+        text: root.read_string(VMSTAT)?,
+    })
+}
+
+/// Size and use of `/dev/shm` (where DataLoader workers hand over batches), from
+/// statvfs(2). Each is `None` where the filesystem reports no blocks or the bytes
+/// would overflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShmUsage {
+    pub total: Option<u64>,
+    pub used: Option<u64>,
+}
+
+/// Needs the live mount: under a captured root the directory is not the tmpfs
+/// that its mountinfo describes.
+pub fn shm_usage(root: &Root) -> std::io::Result<ShmUsage> {
+    let st = rustix::fs::statvfs(root.path(SHM_DIR))?;
+    if st.f_blocks == 0 {
+        return Ok(ShmUsage {
+            total: None,
+            used: None,
+        });
+    }
+    let unit = if st.f_frsize > 0 {
+        st.f_frsize
+    } else {
+        st.f_bsize
+    };
+    Ok(ShmUsage {
+        total: st.f_blocks.checked_mul(unit),
+        used: st.f_blocks.saturating_sub(st.f_bfree).checked_mul(unit),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn selected_values() {
-        assert_eq!(
-            parse_selected("always [madvise] never\n").as_deref(),
-            Some("madvise")
-        );
-        assert_eq!(
-            parse_selected("always defer [defer+madvise] madvise never").as_deref(),
-            Some("defer+madvise")
-        );
-        assert_eq!(parse_selected("always madvise never"), None);
-        assert_eq!(parse_selected("[]"), None);
-        assert_eq!(parse_selected("]["), None);
+    fn root_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            let path = dir.path().join(rel.trim_start_matches('/'));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let root = Root::at(dir.path());
+        (dir, root)
     }
 
     #[test]
-    fn tmpfs_sizes() {
-        assert_eq!(parse_tmpfs_size("65536k"), Some(64 << 20));
-        assert_eq!(parse_tmpfs_size("16G"), Some(16 << 30));
-        assert_eq!(parse_tmpfs_size("4096"), Some(4096));
-        assert_eq!(parse_tmpfs_size("50%"), None);
-        assert_eq!(parse_tmpfs_size(""), None);
-        assert_eq!(parse_tmpfs_size("99999999999999999999k"), None);
-    }
-
-    #[test]
-    fn limits_lines() {
-        let text = "Limit                     Soft Limit           Hard Limit           Units     \n\
-                    Max open files            1024                 1048576              files     \n\
-                    Max locked memory         unlimited            unlimited            bytes     \n";
-        assert_eq!(
-            parse_limit(text, "Max open files"),
-            Some(Rlimit {
-                soft: Some(1024),
-                hard: Some(1048576)
-            })
+    fn a_malformed_file_is_named_with_what_is_wrong() {
+        let (_dir, root) = root_with(&[(UPTIME, "soon\n"), (PRESSURE, "some avg10=x\n")]);
+        let err = uptime_seconds(&root).unwrap_err().to_string();
+        assert!(
+            err.ends_with("proc/uptime: malformed: not seconds: \"soon\""),
+            "{err}"
         );
-        assert_eq!(
-            parse_limit(text, "Max locked memory"),
-            Some(Rlimit {
-                soft: None,
-                hard: None
-            })
-        );
-        assert_eq!(parse_limit("Max open files  12\n", "Max open files"), None);
-        assert_eq!(
-            parse_limit("Max open files x y files\n", "Max open files"),
-            None
+        let err = read_pressure(&root).unwrap_err().to_string();
+        assert!(
+            err.contains("proc/pressure/memory: malformed: no some/full"),
+            "{err}"
         );
     }
 
     #[test]
-    fn pressure_lines() {
-        let p = parse_pressure("some avg10=1.50 avg60=0.20 avg300=0.00 total=12345\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=7\n").unwrap();
-        assert_eq!(p.some.as_ref().map(|s| s.avg10), Some(1.5));
-        assert_eq!(p.full.as_ref().map(|s| s.total_us), Some(7));
-        let p = parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n").unwrap();
-        assert!(p.full.is_none());
-        assert!(parse_pressure("garbage").is_err());
+    fn a_kernel_without_psi_has_no_pressure_and_that_is_not_an_error() {
+        let (_dir, root) = root_with(&[(UPTIME, "12.5 3.0\n")]);
+        assert_eq!(read_pressure(&root).unwrap(), None);
+        assert_eq!(uptime_seconds(&root).unwrap(), 12.5);
+        assert!(
+            read_meminfo(&root).is_err(),
+            "a missing meminfo is an error"
+        );
     }
 
     #[test]
-    fn swaps_with_escaped_path() {
-        let s = parse_swaps(
-            "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/swap\\040file\tfile\t\t1048572\t\t512\t\t-2\n",
-        );
-        assert_eq!(s.len(), 1);
-        assert_eq!(s[0].filename, "/swap file");
-        assert_eq!(s[0].size, 1048572 * 1024);
-        assert_eq!(s[0].used, 512 * 1024);
-        assert_eq!(s[0].priority, -2);
+    fn vmstat_counters_by_name_and_unknown_ones_are_none() {
+        let (_dir, root) = root_with(&[(VMSTAT, "pswpin 7\npswpout 9\noom_kill 0\n")]);
+        let vm = read_vmstat(&root).unwrap();
+        assert_eq!(vm.counter("pswpout"), Some(9));
+        assert_eq!(vm.counter("oom_kill"), Some(0));
+        assert_eq!(vm.counter("pgsteal"), None);
+    }
+
+    /// The live tmpfs, compared with what df(1)'s source, statvfs, says through std.
+    #[test]
+    fn shm_usage_of_the_live_dev_shm() {
+        let root = Root::host();
+        if !std::path::Path::new(SHM_DIR).is_dir() {
+            eprintln!("skipped: no /dev/shm");
+            return;
+        }
+        let usage = shm_usage(&root).unwrap();
+        let (Some(total), Some(used)) = (usage.total, usage.used) else {
+            panic!("a mounted /dev/shm has a size: {usage:?}");
+        };
+        assert!(used <= total, "{usage:?}");
+        let st = rustix::fs::statvfs(SHM_DIR).unwrap();
+        assert_eq!(total, st.f_blocks * st.f_frsize);
+        // A file written there shows up in the used bytes.
+        let path = format!("{SHM_DIR}/memtriage-shm-test-{}", std::process::id());
+        std::fs::write(&path, vec![1u8; 8 << 20]).unwrap();
+        let after = shm_usage(&root).unwrap().used.unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(after >= used + (4 << 20), "{used} then {after}");
     }
 }

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use crate::parse::passwd;
 use crate::probe::root::Root;
 
 #[derive(Debug, Default)]
@@ -24,33 +25,9 @@ impl Users {
             root.read_optional("/etc/passwd")
                 .ok()
                 .flatten()
-                .map(|t| parse_passwd(&t))
+                .map(|t| passwd::parse(&t))
                 .unwrap_or_default()
         });
         names.get(&uid).cloned()
-    }
-}
-
-fn parse_passwd(text: &str) -> HashMap<u32, String> {
-    text.lines()
-        .filter_map(|line| {
-            let mut f = line.split(':');
-            let name = f.next()?;
-            let uid = f.nth(1)?.parse().ok()?;
-            Some((uid, name.to_string()))
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn passwd_lines_map_uid_to_name() {
-        let m = super::parse_passwd(
-            "root:x:0:0:root:/root:/bin/bash\nbad\nnobody:x:65534:65534::/:/usr/sbin/nologin\n",
-        );
-        assert_eq!(m[&0], "root");
-        assert_eq!(m[&65534], "nobody");
-        assert_eq!(m.len(), 2);
     }
 }

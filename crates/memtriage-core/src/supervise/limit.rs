@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::model::process::CgroupVersion;
-use crate::parse::mountinfo;
+use crate::probe::cgroup::{CgroupDir, CgroupFiles, Hierarchies};
 use crate::probe::root::Root;
-use crate::supervise::sampler::CgroupWatch;
 
 pub struct JobCgroup {
     pub version: CgroupVersion,
@@ -25,26 +24,13 @@ impl JobCgroup {
     /// Creates `memtriage-run-PID` at the top of the hierarchy that has the memory
     /// controller (a v2 cgroup with processes cannot enable controllers below it).
     pub fn create(root: &Root, limit: u64) -> Result<Self> {
-        let mounts = root
-            .read_optional("/proc/self/mountinfo")?
-            .map(|t| mountinfo::parse(&t))
-            .unwrap_or_default();
-        let v2 = mounts.iter().find(|m| m.fs_type == "cgroup2").filter(|m| {
-            fs::read_to_string(root.path(&m.mount_point).join("cgroup.controllers"))
-                .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"))
-        });
-        let v1 = mounts
-            .iter()
-            .find(|m| m.fs_type == "cgroup" && m.super_options.iter().any(|o| o == "memory"));
-        let (version, top) = match (v2, v1) {
-            (Some(m), _) => (CgroupVersion::V2, root.path(&m.mount_point)),
-            (None, Some(m)) => (CgroupVersion::V1, root.path(&m.mount_point)),
-            (None, None) => {
-                return Err(Error::Invalid(
-                    "--limit: no cgroup memory controller is mounted (neither cgroup v2 with memory nor v1 memory)".into(),
-                ))
-            }
+        let hierarchies = Hierarchies::discover(root)?;
+        let Some(hierarchy) = hierarchies.preferred() else {
+            return Err(Error::Invalid(
+                "--limit: no cgroup memory controller is mounted (neither cgroup v2 with memory nor v1 memory)".into(),
+            ));
         };
+        let (version, top) = (hierarchy.version, root.path(&hierarchy.mount.mount_point));
         let dir = top.join(format!("memtriage-run-{}", std::process::id()));
         let denied = |e: std::io::Error, what: &Path| {
             Error::Invalid(format!(
@@ -59,13 +45,12 @@ impl JobCgroup {
         }
         fs::create_dir(&dir).map_err(|e| denied(e, &dir))?;
         let cg = JobCgroupDir { dir: dir.clone() };
-        let (limit_file, swap_file, swap_value) = match version {
-            CgroupVersion::V2 => ("memory.max", "memory.swap.max", "0".to_string()),
-            CgroupVersion::V1 => (
-                "memory.limit_in_bytes",
-                "memory.memsw.limit_in_bytes",
-                limit.to_string(),
-            ),
+        let files = CgroupFiles::for_version(version);
+        let (limit_file, swap_file) = (files.limit, files.swap_limit);
+        // v2 caps swap alone; v1 caps memory plus swap, so the same number.
+        let swap_value = match version {
+            CgroupVersion::V2 => "0".to_string(),
+            CgroupVersion::V1 => limit.to_string(),
         };
         fs::write(dir.join(limit_file), limit.to_string())
             .map_err(|e| denied(e, &dir.join(limit_file)))?;
@@ -85,8 +70,8 @@ impl JobCgroup {
     }
 
     /// The same cgroup, for reading its usage, peak and OOM kills.
-    pub fn watch(&self) -> CgroupWatch {
-        CgroupWatch {
+    pub fn watch(&self) -> CgroupDir {
+        CgroupDir {
             version: self.version,
             dir: self.dir.clone(),
         }

@@ -19,12 +19,13 @@ use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::model::run::{FaultStats, LimitInfo, RunReport, RUN_SCHEMA};
-use crate::probe::cgroup::CgroupReader;
+use crate::probe::cgroup::{CgroupDir, CgroupReader};
 use crate::probe::root::Root;
+use crate::probe::system::uptime_seconds;
 
 use child::Reaped;
 pub use passthrough::{Ignore, OutputObserver};
-use sampler::{CgroupWatch, Sampler};
+use sampler::Sampler;
 
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(500);
 /// After the job's main process exits, how long descendants that still hold its
@@ -53,15 +54,6 @@ pub struct RunResult<O> {
     /// Signal memtriage received and passed on (or the terminal sent to both).
     pub interrupted_by: Option<i32>,
     pub reaped: Vec<Reaped>,
-}
-
-fn boot_seconds(root: &Root) -> Option<f64> {
-    root.read_string("/proc/uptime")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
 }
 
 /// Runs the job to its end. Errors only when it cannot be started (bad command,
@@ -99,7 +91,7 @@ pub fn run<O: OutputObserver + 'static>(
         std::thread::spawn(move || signals::forward(target, stop, received))
     };
     let perf = config.perf.then(perf::Perf::open);
-    let started_boot_seconds = boot_seconds(root);
+    let started_boot_seconds = uptime_seconds(root).ok();
     let start = Instant::now();
     let started = match child::spawn(&config.command, job_cgroup.as_ref().map(|c| &c.procs)) {
         Ok(s) => s,
@@ -142,10 +134,7 @@ pub fn run<O: OutputObserver + 'static>(
         .or_else(|| {
             let mut reader = CgroupReader::discover(root);
             let cg = reader.for_pid(job).ok().flatten()?;
-            Some(CgroupWatch {
-                version: cg.version,
-                dir: PathBuf::from(cg.dir),
-            })
+            Some(CgroupDir::of(&cg))
         });
     let mut sampler = Sampler::new(root, start, config.interval, watch);
     let mut reaped: Vec<Reaped> = Vec::new();
@@ -335,7 +324,7 @@ pub fn kernel_oom_kills<O>(
     result: &RunResult<O>,
 ) -> std::result::Result<Vec<crate::model::system::OomKill>, String> {
     let lines = crate::probe::kmsg::read_kmsg(root)?;
-    let kills = crate::probe::kmsg::oom_kills(lines.iter().map(String::as_str));
+    let kills = crate::parse::kmsg::oom_kills(lines.iter().map(String::as_str));
     let limit_dir = result.report.limit.as_ref().map(|l| l.dir.clone());
     Ok(kills
         .into_iter()

@@ -7,7 +7,7 @@
 
 use std::os::fd::{FromRawFd, OwnedFd};
 
-use serde::{Deserialize, Serialize};
+use crate::model::run::PerfCounts;
 
 const PERF_TYPE_HARDWARE: u32 = 0;
 const PERF_TYPE_SOFTWARE: u32 = 1;
@@ -44,20 +44,6 @@ struct Attr {
     wakeup_events: u32,
     bp_type: u32,
     config1: u64,
-}
-
-/// What the counters counted for the whole job.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PerfCounts {
-    pub page_faults: Option<u64>,
-    pub minor_faults: Option<u64>,
-    pub major_faults: Option<u64>,
-    pub context_switches: Option<u64>,
-    pub instructions: Option<u64>,
-    pub dtlb_load_misses: Option<u64>,
-    pub dtlb_store_misses: Option<u64>,
-    /// Why hardware counters are missing (no PMU exposed, as in many VMs).
-    pub hardware_unavailable: Option<String>,
 }
 
 struct Counter {

@@ -10,55 +10,17 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use crate::model::process::CgroupVersion;
 use crate::model::run::{Peak, ProcessSummary, RecordedProcess, RecordedSample, SamplingStats};
-use crate::parse::{kv, stat};
+use crate::parse::{smaps_rollup, stat};
+use crate::probe::cgroup::CgroupDir;
 use crate::probe::procdir::ProcDir;
-use crate::probe::process::parse_rollup;
 use crate::probe::root::Root;
-use crate::probe::system::parse_pressure;
+use crate::probe::system::{read_meminfo, read_pressure, read_vmstat, shm_usage};
 
 /// Share of wall time that smaps_rollup reads may take.
 const PSS_BUDGET_SHARE: f64 = 0.01;
 /// Allowance on top of the share, so the first readings of a short job happen.
 const PSS_BUDGET_ALLOWANCE: Duration = Duration::from_millis(150);
-
-/// A cgroup whose usage is watched: the job's own, or the one `--limit` made.
-#[derive(Debug, Clone)]
-pub struct CgroupWatch {
-    pub version: CgroupVersion,
-    pub dir: std::path::PathBuf,
-}
-
-impl CgroupWatch {
-    fn read(&self, name: &str) -> Option<String> {
-        std::fs::read_to_string(self.dir.join(name)).ok()
-    }
-
-    pub fn usage(&self) -> Option<u64> {
-        let file = match self.version {
-            CgroupVersion::V2 => "memory.current",
-            CgroupVersion::V1 => "memory.usage_in_bytes",
-        };
-        self.read(file)?.trim().parse().ok()
-    }
-
-    pub fn peak(&self) -> Option<u64> {
-        let file = match self.version {
-            CgroupVersion::V2 => "memory.peak",
-            CgroupVersion::V1 => "memory.max_usage_in_bytes",
-        };
-        self.read(file)?.trim().parse().ok()
-    }
-
-    pub fn oom_kills(&self) -> Option<u64> {
-        let file = match self.version {
-            CgroupVersion::V2 => "memory.events",
-            CgroupVersion::V1 => "memory.oom_control",
-        };
-        kv::counter(&self.read(file)?, "oom_kill")
-    }
-}
 
 struct PssReading {
     pss: u64,
@@ -82,7 +44,7 @@ pub struct Sampler {
     supervisor: i32,
     tracked: HashMap<i32, Tracked>,
     order: Vec<i32>,
-    cgroup: Option<CgroupWatch>,
+    cgroup: Option<CgroupDir>,
     children_files: bool,
     pub stats: SamplingStats,
     pss_spent: Duration,
@@ -110,17 +72,12 @@ fn update_opt(peak: &mut Option<Peak>, value: Option<u64>, at: f64) {
 }
 
 impl Sampler {
-    pub fn new(
-        root: &Root,
-        start: Instant,
-        interval: Duration,
-        cgroup: Option<CgroupWatch>,
-    ) -> Self {
+    pub fn new(root: &Root, start: Instant, interval: Duration, cgroup: Option<CgroupDir>) -> Self {
         let supervisor = std::process::id() as i32;
         let children_files = root
             .path(&format!("/proc/{supervisor}/task/{supervisor}/children"))
             .exists();
-        let first_cgroup_oom_kills = cgroup.as_ref().and_then(CgroupWatch::oom_kills);
+        let first_cgroup_oom_kills = cgroup.as_ref().and_then(CgroupDir::oom_kills);
         Sampler {
             root: root.clone(),
             start,
@@ -153,7 +110,7 @@ impl Sampler {
         }
     }
 
-    pub fn cgroup(&self) -> Option<&CgroupWatch> {
+    pub fn cgroup(&self) -> Option<&CgroupDir> {
         self.cgroup.as_ref()
     }
 
@@ -313,31 +270,26 @@ impl Sampler {
             self.peak_major_at = t;
         }
 
-        let (shm_used, shm_size) = shm(&self.root);
-        self.shm_size = shm_size.or(self.shm_size);
+        let shm = shm_usage(&self.root).ok();
+        let shm_used = shm.and_then(|s| s.used);
+        self.shm_size = shm.and_then(|s| s.total).or(self.shm_size);
         update_opt(&mut self.peak_shm_used, shm_used, t);
-        let meminfo = self.root.read("/proc/meminfo").ok();
-        let swap_used = meminfo.as_deref().and_then(|m| {
-            let m = kv::size_map(m);
-            Some(m.get("SwapTotal")?.saturating_sub(*m.get("SwapFree")?))
-        });
+        let swap_used = read_meminfo(&self.root)
+            .ok()
+            .and_then(|m| Some(m.swap_total?.saturating_sub(m.swap_free?)));
         update_opt(&mut self.peak_swap_used, swap_used, t);
-        if let Ok(vm) = self.root.read_string("/proc/vmstat") {
-            if let (Some(i), Some(o)) = (kv::counter(&vm, "pswpin"), kv::counter(&vm, "pswpout")) {
+        if let Ok(vm) = read_vmstat(&self.root) {
+            if let (Some(i), Some(o)) = (vm.counter("pswpin"), vm.counter("pswpout")) {
                 self.swap_in_out_start.get_or_insert((i, o));
                 self.swap_in_out_end = Some((i, o));
             }
         }
-        let cgroup_usage = self.cgroup.as_ref().and_then(CgroupWatch::usage);
+        let cgroup_usage = self.cgroup.as_ref().and_then(CgroupDir::usage);
         update_opt(&mut self.peak_cgroup_usage, cgroup_usage, t);
-        if let Some(k) = self.cgroup.as_ref().and_then(CgroupWatch::oom_kills) {
+        if let Some(k) = self.cgroup.as_ref().and_then(CgroupDir::oom_kills) {
             self.last_cgroup_oom_kills = Some(k);
         }
-        let pressure = self
-            .root
-            .read_string("/proc/pressure/memory")
-            .ok()
-            .and_then(|p| parse_pressure(&p).ok());
+        let pressure = read_pressure(&self.root).ok().flatten();
         let psi_some = pressure
             .as_ref()
             .and_then(|p| p.some.as_ref())
@@ -409,7 +361,7 @@ impl Sampler {
         self.stats.pss_readings += 1;
         self.stats.pss_read_seconds += cost.as_secs_f64();
         self.stats.pss_read_max_ms = self.stats.pss_read_max_ms.max(cost.as_secs_f64() * 1000.0);
-        let rollup = bytes.and_then(|b| parse_rollup(&b))?;
+        let rollup = bytes.and_then(|b| smaps_rollup::parse(&b))?;
         let uss = rollup.uss();
         let exe = tr
             .dir
@@ -448,19 +400,5 @@ impl Sampler {
 
     pub fn pids(&self) -> Vec<i32> {
         self.order.clone()
-    }
-}
-
-/// Used and total bytes of /dev/shm, where DataLoader workers hand over batches.
-fn shm(root: &Root) -> (Option<u64>, Option<u64>) {
-    match rustix::fs::statvfs(root.path("/dev/shm")) {
-        Ok(st) => {
-            let frsize = st.f_frsize;
-            (
-                Some(st.f_blocks.saturating_sub(st.f_bfree) * frsize),
-                Some(st.f_blocks * frsize),
-            )
-        }
-        Err(_) => (None, None),
     }
 }

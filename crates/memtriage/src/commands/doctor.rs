@@ -6,8 +6,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use memtriage_core::diagnose::doctor::{self, Profile};
+use memtriage_core::model::finding::{Finding, Severity};
 use memtriage_core::model::system::SystemSnapshot;
-use memtriage_core::model::{Finding, Severity};
 use memtriage_core::probe;
 use serde::Serialize;
 

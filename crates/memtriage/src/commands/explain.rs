@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use memtriage_core::diagnose::logs::{LogMatch, LogScanner};
-use memtriage_core::model::Finding;
+use memtriage_core::model::finding::Finding;
 use serde::Serialize;
 
 use super::Context;

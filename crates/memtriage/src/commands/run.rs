@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use memtriage_core::diagnose::logs::LogScanner;
 use memtriage_core::diagnose::run::{diagnose, Inputs};
-use memtriage_core::model::Finding;
+use memtriage_core::model::finding::Finding;
 use memtriage_core::parse::size::parse_size;
 use memtriage_core::supervise::{self, Config, OutputObserver, Tail};
 

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use memtriage_core::model::Finding;
+use memtriage_core::model::finding::Finding;
 
 use super::style::Style;
 

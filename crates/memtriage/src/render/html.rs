@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use memtriage_core::model::finding::Severity;
 use memtriage_core::model::run::Record;
-use memtriage_core::model::Severity;
 
 use super::units::iec;
 

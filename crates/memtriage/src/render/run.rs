@@ -155,7 +155,7 @@ pub fn write(
             writeln!(
                 out,
                 "{} no memory problem found",
-                style.severity(memtriage_core::model::Severity::Ok)
+                style.severity(memtriage_core::model::finding::Severity::Ok)
             )?;
         } else {
             writeln!(

@@ -2,7 +2,7 @@
 
 use std::io::IsTerminal;
 
-use memtriage_core::model::Severity;
+use memtriage_core::model::finding::Severity;
 
 use crate::cli::ColorChoice;
 

@@ -27,8 +27,8 @@ use regex::Regex;
 use serde::{Serialize, Serializer};
 
 use crate::model::finding::Finding;
+use crate::parse::kmsg;
 use crate::parse::text::escape_bytes;
-use crate::probe::kmsg;
 pub use rules::{ClassInfo, FailureClass, Rule, XidInfo, CLASSES, RULES, XIDS};
 
 /// Bytes of a segment examined and kept; a longer line is cut here (at a UTF-8

@@ -13,7 +13,7 @@ use super::{LogMatch, RuleCount};
 use crate::diagnose::cow::iec;
 use crate::model::finding::{Evidence, Finding, Severity};
 use crate::model::system::{OomConstraint, OomKill};
-use crate::probe::kmsg;
+use crate::parse::kmsg;
 
 /// Quoted lines per finding: the first few and the last.
 const QUOTE_FIRST: usize = 3;
