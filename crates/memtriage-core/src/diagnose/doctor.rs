@@ -8,9 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::diagnose::cow::iec;
-use crate::model::finding::{Evidence, Finding, Severity};
-use crate::model::system::{OomConstraint, OomKill, Rlimit, SystemSnapshot, SHM_NOT_MOUNTED};
+use crate::diagnose::{ids, oom};
+use crate::model::finding::{Evidence, Finding, Quantity, Severity};
+use crate::model::system::{OomConstraint, Rlimit, SystemSnapshot, SHM_NOT_MOUNTED};
+use crate::model::units::iec;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -123,7 +124,7 @@ fn finding(
 }
 
 fn ev(label: &str, value: impl Into<String>, source: &str) -> Evidence {
-    Evidence::new(label, value, source)
+    Evidence::text(label, value, source)
 }
 
 fn vm_path(key: &str) -> String {
@@ -147,7 +148,7 @@ fn sysctl_fix(settings: &[(&str, String)]) -> String {
 
 /// A check whose inputs could not be read: says what and why, at `info`, so a user
 /// knows the check was not made.
-fn unreadable(sys: &SystemSnapshot, area: &str, what: &str, fields: &[(&str, &str)]) -> Finding {
+fn unreadable(sys: &SystemSnapshot, id: &str, what: &str, fields: &[(&str, &str)]) -> Finding {
     let evidence = fields
         .iter()
         .map(|(field, source)| {
@@ -156,22 +157,18 @@ fn unreadable(sys: &SystemSnapshot, area: &str, what: &str, fields: &[(&str, &st
         })
         .collect();
     finding(
-        &format!("{area}.unreadable"),
+        id,
         Severity::Info,
         format!("{what}: could not be read, not checked"),
         evidence,
         "A check that cannot see its values cannot vouch for them.",
-        "Run memtriage doctor as root on the host (not inside a container) to read everything."
+        "Run the audit (memtriage doctor) as root on the host, not inside a container, to read everything."
             .into(),
     )
 }
 
 fn opt_num(v: Option<impl ToString>) -> String {
     v.map_or_else(|| "unreadable".to_string(), |v| v.to_string())
-}
-
-fn opt_iec(v: Option<u64>) -> String {
-    v.map_or_else(|| "unreadable".to_string(), iec)
 }
 
 fn percent(part: u64, whole: u64) -> f64 {
@@ -187,7 +184,7 @@ fn memory(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     let (Some(total), Some(avail)) = (m.and_then(|m| m.total), m.and_then(|m| m.available)) else {
         return vec![unreadable(
             sys,
-            "memory",
+            ids::MEMORY_UNREADABLE,
             "MemTotal / MemAvailable",
             &[
                 ("memory", MEMINFO),
@@ -198,24 +195,25 @@ fn memory(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     };
     let pct = percent(avail, total);
     let evidence = vec![
-        ev("MemTotal", iec(total), MEMINFO),
+        Evidence::bytes("MemTotal", total, MEMINFO),
         ev(
             "MemAvailable",
             format!("{} ({pct:.0}% of RAM)", iec(avail)),
             MEMINFO,
-        ),
+        )
+        .with_quantity(Quantity::Bytes(avail)),
     ];
     let why = "When MemAvailable nears zero the kernel reclaims page cache (model files are \
                re-read from disk), then swaps, then OOM-kills the largest process: usually the job.";
     let fix = "Find what holds the memory: `memtriage inspect --all --sort pss`; stop stale \
                notebooks and workers, or lower batch size / num_workers of the job.";
     let (id, severity) = if pct < 3.0 {
-        ("memory.available-low", Severity::Error)
+        (ids::MEMORY_AVAILABLE_LOW, Severity::Error)
     } else if pct < 10.0 {
-        ("memory.available-low", Severity::Warn)
+        (ids::MEMORY_AVAILABLE_LOW, Severity::Warn)
     } else {
         return vec![finding(
-            "memory.ok",
+            ids::MEMORY_OK,
             Severity::Ok,
             format!(
                 "memory: {} of {} available ({pct:.0}%)",
@@ -241,51 +239,11 @@ fn memory(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     )]
 }
 
-fn describe_kill(k: &OomKill, uptime: Option<f64>) -> (String, String) {
-    let label = format!("killed pid {} ({})", k.pid, k.comm);
-    let mut parts = Vec::new();
-    if let Some(a) = k.anon_rss {
-        parts.push(format!("anon-rss {}", iec(a)));
-    }
-    if let Some(f) = k.file_rss {
-        parts.push(format!("file-rss {}", iec(f)));
-    }
-    if let Some(s) = k.shmem_rss {
-        parts.push(format!("shmem-rss {}", iec(s)));
-    }
-    parts.push(match (&k.constraint, &k.oom_memcg, &k.memcg) {
-        (OomConstraint::Cgroup, Some(limit), _) => format!("cgroup limit of {limit}"),
-        (OomConstraint::Cgroup, None, Some(cg)) => format!("cgroup limit, in {cg}"),
-        (c, _, _) => format!("{} out of memory", c.as_str()),
-    });
-    match (k.timestamp, uptime) {
-        (Some(t), Some(up)) if up >= t => {
-            parts.push(format!("{:.0} s after boot, {} ago", t, ago(up - t)))
-        }
-        (Some(t), _) => parts.push(format!("{t:.0} s after boot")),
-        (None, _) => {
-            if let Some(w) = &k.wall_time {
-                parts.push(w.clone());
-            }
-        }
-    }
-    (label, parts.join(", "))
-}
-
-fn ago(seconds: f64) -> String {
-    let s = seconds.max(0.0).round() as u64;
-    match s {
-        0..120 => format!("{s} s"),
-        120..7200 => format!("{} min", s / 60),
-        7200..172_800 => format!("{} h", s / 3600),
-        _ => format!("{} days", s / 86_400),
-    }
-}
-
 fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     let why = "An OOM kill ends a job with `Killed` / exit 137 and no Python traceback; the \
                kernel log is the only place that says how big it was and which limit it hit.";
-    let count_ev = ev("OOM kills since boot", opt_num(sys.oom_kill_count), VMSTAT);
+    let count_ev =
+        Evidence::count_or_unreadable("OOM kills since boot", sys.oom_kill_count, VMSTAT);
     match (&sys.oom_kills, sys.oom_kill_count) {
         (Some(kills), _) if !kills.is_empty() => {
             let latest_age = kills
@@ -296,28 +254,26 @@ fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
             let recent = latest_age.is_some_and(|a| a <= OOM_RECENT_SECONDS);
             let mut evidence = vec![
                 count_ev,
-                ev("OOM kills in the kernel log", kills.len().to_string(), KMSG),
+                Evidence::count("OOM kills in the kernel log", kills.len() as u64, KMSG),
             ];
             let cgroup_kills = kills
                 .iter()
                 .filter(|k| k.constraint == OomConstraint::Cgroup)
                 .count();
             for k in kills.iter().rev().take(5) {
-                let (label, value) = describe_kill(k, sys.uptime_seconds);
-                evidence.push(ev(&label, value, KMSG));
+                evidence.push(ev(
+                    &format!("killed {}", oom::pid_label(k)),
+                    oom::summary(k, sys.uptime_seconds),
+                    KMSG,
+                ));
             }
-            let fix = if cgroup_kills > 0 {
-                "The job hit its container/cgroup limit: raise it (docker run --memory=…, Kubernetes \
-                 resources.limits.memory, Slurm --mem) or lower the job's peak (batch size, num_workers, \
-                 dataset held as numpy/Arrow instead of Python objects). Run the job under \
-                 `memtriage run -- CMD` to see its peak and what grew."
+            let fix = oom::fix(if cgroup_kills > 0 {
+                oom::Limit::Cgroup
             } else {
-                "The machine ran out of RAM: lower the job's peak (batch size, num_workers, \
-                 dataset held as numpy/Arrow instead of Python objects), stop other memory users, \
-                 or add RAM. Run the job under `memtriage run -- CMD` to see its peak and what grew."
-            };
+                oom::Limit::Machine
+            });
             vec![finding(
-                "oom.recent-kills",
+                ids::OOM_RECENT_KILLS,
                 if recent {
                     Severity::Error
                 } else {
@@ -328,7 +284,7 @@ fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
                     kills.len(),
                     if kills.len() == 1 { "" } else { "es" },
                     cgroup_kills,
-                    latest_age.map_or(String::new(), |a| format!(", the last {} ago", ago(a)))
+                    latest_age.map_or(String::new(), |a| format!(", the last {} ago", oom::ago(a)))
                 ),
                 evidence,
                 why,
@@ -344,7 +300,7 @@ fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
                 ),
             };
             vec![finding(
-                "oom.kills-since-boot",
+                ids::OOM_KILLS_SINCE_BOOT,
                 Severity::Warn,
                 format!("{n} OOM kill{} since boot", if n == 1 { "" } else { "s" }),
                 vec![count_ev, ev("kernel log", log_state, KMSG)],
@@ -356,7 +312,7 @@ fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
         }
         (None, None) => vec![unreadable(
             sys,
-            "oom",
+            ids::OOM_UNREADABLE,
             "OOM kill history",
             &[("oom_kill_count", VMSTAT), ("oom_kills", KMSG)],
         )],
@@ -369,7 +325,7 @@ fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
                 ),
             };
             vec![finding(
-                "oom.ok",
+                ids::OOM_OK,
                 Severity::Ok,
                 format!(
                     "no OOM kills since boot ({} per /proc/vmstat)",
@@ -390,13 +346,13 @@ fn cgroup(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
         if sys.unreadable_reason("cgroup").is_some() {
             return vec![unreadable(
                 sys,
-                "cgroup",
+                ids::CGROUP_UNREADABLE,
                 "the memory cgroup of this shell",
                 &[("cgroup", "/proc/self/cgroup")],
             )];
         }
         return vec![finding(
-            "cgroup.ok",
+            ids::CGROUP_OK,
             Severity::Ok,
             "no memory cgroup limits this shell".into(),
             vec![ev(
@@ -411,7 +367,7 @@ fn cgroup(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     let source = format!("{} (cgroup {})", cg.dir, version_name(cg));
     let mut evidence = vec![
         ev("cgroup", cg.path.clone(), "/proc/self/cgroup"),
-        ev("usage", opt_iec(cg.usage), &source),
+        Evidence::bytes_or_unreadable("usage", cg.usage, &source),
         ev(
             "limit",
             match (cg.limit, &cg.limit_set_by) {
@@ -426,21 +382,23 @@ fn cgroup(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
         evidence.push(ev("memory.high (throttling starts)", iec(h), &source));
     }
     if let Some(total) = sys.memory.as_ref().and_then(|m| m.total) {
-        evidence.push(ev("MemTotal", iec(total), MEMINFO));
+        evidence.push(Evidence::bytes("MemTotal", total, MEMINFO));
     }
     let mut out = Vec::new();
     if let Some(n) = cg.oom_kills.filter(|n| *n > 0) {
         let mut e = evidence.clone();
-        e.push(ev("oom_kill", n.to_string(), &source));
+        e.push(Evidence::count("oom_kill", n, &source));
         out.push(finding(
-            "cgroup.oom-kills",
+            ids::CGROUP_OOM_KILLS,
             Severity::Warn,
-            format!("{n} OOM kill{} inside this cgroup ({})", if n == 1 { "" } else { "s" }, cg.path),
+            format!(
+                "{n} OOM kill{} inside this cgroup ({})",
+                if n == 1 { "" } else { "s" },
+                cg.path
+            ),
             e,
             why,
-            "Raise the limit (docker run --memory=…, Kubernetes resources.limits.memory, \
-             systemd MemoryMax=, Slurm --mem) or lower the job's peak; `memtriage run -- CMD` shows it."
-                .into(),
+            oom::fix(oom::Limit::Cgroup).into(),
         ));
     }
     match (cg.limit, cg.usage) {
@@ -455,7 +413,7 @@ fn cgroup(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
             };
             if severity == Severity::Ok {
                 out.push(finding(
-                    "cgroup.ok",
+                    ids::CGROUP_OK,
                     Severity::Ok,
                     format!(
                         "cgroup limit {}: {} used ({pct:.0}%)",
@@ -468,7 +426,7 @@ fn cgroup(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
                 ));
             } else {
                 out.push(finding(
-                    "cgroup.limit-near",
+                    ids::CGROUP_LIMIT_NEAR,
                     severity,
                     format!(
                         "cgroup {} uses {} of its {} limit ({pct:.0}%)",
@@ -486,7 +444,7 @@ fn cgroup(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
             }
         }
         (Some(limit), None) => out.push(finding(
-            "cgroup.ok",
+            ids::CGROUP_OK,
             Severity::Ok,
             format!("cgroup limit {} (usage unreadable)", iec(limit)),
             evidence,
@@ -494,7 +452,7 @@ fn cgroup(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
             String::new(),
         )),
         (None, _) => out.push(finding(
-            "cgroup.ok",
+            ids::CGROUP_OK,
             Severity::Ok,
             format!("cgroup {} has no memory limit", cg.path),
             evidence,
@@ -518,7 +476,7 @@ fn pressure(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     let Some(p) = &sys.pressure else {
         let reason = sys.unreadable_reason("pressure").unwrap_or("not read");
         return vec![finding(
-            "pressure.unavailable",
+            ids::PRESSURE_UNAVAILABLE,
             Severity::Info,
             "memory pressure (PSI) is not available".into(),
             vec![ev("pressure", format!("unreadable: {reason}"), PSI)],
@@ -551,7 +509,7 @@ fn pressure(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     };
     if severity == Severity::Ok {
         return vec![finding(
-            "pressure.ok",
+            ids::PRESSURE_OK,
             Severity::Ok,
             format!("memory pressure low (some {some60:.2}%, full {full60:.2}% over 60-300 s)"),
             evidence,
@@ -560,7 +518,7 @@ fn pressure(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
         )];
     }
     vec![finding(
-        "pressure.memory-stalls",
+        ids::PRESSURE_MEMORY_STALLS,
         severity,
         format!("tasks stall on memory: some {some60:.1}%, full {full60:.1}% of the time"),
         evidence,
@@ -590,7 +548,7 @@ fn shm(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         if sys.unreadable_reason("shm") == Some(SHM_NOT_MOUNTED) {
             let want = shm_recommended(total);
             return vec![finding(
-                "shm.not-mounted",
+                ids::SHM_NOT_MOUNTED,
                 Severity::Warn,
                 "no tmpfs is mounted at /dev/shm".into(),
                 vec![ev("/dev/shm", "not a mount point", MOUNTINFO)],
@@ -602,25 +560,30 @@ fn shm(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
                 ),
             )];
         }
-        return vec![unreadable(sys, "shm", "/dev/shm", &[("shm", MOUNTINFO)])];
+        return vec![unreadable(
+            sys,
+            ids::SHM_UNREADABLE,
+            "/dev/shm",
+            &[("shm", MOUNTINFO)],
+        )];
     };
     let mut evidence = vec![
         ev("filesystem", shm.fs_type.clone(), MOUNTINFO),
-        ev("size= option", opt_iec(shm.size_option), MOUNTINFO),
+        Evidence::bytes_or_unreadable("size= option", shm.size_option, MOUNTINFO),
     ];
     if let Some(t) = shm.total {
-        evidence.push(ev("size", iec(t), "statvfs /dev/shm"));
+        evidence.push(Evidence::bytes("size", t, "statvfs /dev/shm"));
     }
     if let Some(u) = shm.used {
-        evidence.push(ev("used", iec(u), "statvfs /dev/shm"));
+        evidence.push(Evidence::bytes("used", u, "statvfs /dev/shm"));
     }
     if let Some(t) = total {
-        evidence.push(ev("MemTotal", iec(t), MEMINFO));
+        evidence.push(Evidence::bytes("MemTotal", t, MEMINFO));
     }
     let mut out = Vec::new();
     if shm.fs_type != "tmpfs" {
         out.push(finding(
-            "shm.not-tmpfs",
+            ids::SHM_NOT_TMPFS,
             Severity::Warn,
             format!("/dev/shm is {}, not tmpfs", shm.fs_type),
             evidence.clone(),
@@ -630,7 +593,7 @@ fn shm(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     }
     let Some(size) = shm.size() else {
         out.push(finding(
-            "shm.ok",
+            ids::SHM_OK,
             Severity::Info,
             "/dev/shm is mounted; its size could not be read".into(),
             evidence,
@@ -642,7 +605,7 @@ fn shm(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let want = shm_recommended(total);
     if size < SHM_MIN {
         out.push(finding(
-            "shm.too-small",
+            ids::SHM_TOO_SMALL,
             Severity::Error,
             format!(
                 "/dev/shm is only {}: DataLoader workers will die with \"Bus error\"",
@@ -654,7 +617,7 @@ fn shm(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         ));
     } else if profile == Profile::Training && size < want {
         out.push(finding(
-            "shm.too-small",
+            ids::SHM_TOO_SMALL,
             Severity::Warn,
             format!(
                 "/dev/shm is {}; a training box should give it {}",
@@ -670,7 +633,7 @@ fn shm(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         let pct = percent(used, size);
         if pct >= 80.0 {
             out.push(finding(
-                "shm.mostly-full",
+                ids::SHM_MOSTLY_FULL,
                 Severity::Warn,
                 format!("/dev/shm is {pct:.0}% full ({} of {})", iec(used), iec(size)),
                 evidence.clone(),
@@ -684,7 +647,7 @@ fn shm(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     }
     if let Some(t) = total.filter(|t| size > *t) {
         out.push(finding(
-            "shm.larger-than-ram",
+            ids::SHM_LARGER_THAN_RAM,
             Severity::Info,
             format!(
                 "/dev/shm may grow to {}, more than the {} of RAM",
@@ -702,7 +665,7 @@ fn shm(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             .used
             .map_or(String::new(), |u| format!(", {} used", iec(u)));
         out.push(finding(
-            "shm.ok",
+            ids::SHM_OK,
             Severity::Ok,
             format!("/dev/shm is {}{used}", iec(size)),
             evidence,
@@ -717,7 +680,7 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let Some(mode) = sys.vm.overcommit_memory else {
         return vec![unreadable(
             sys,
-            "overcommit",
+            ids::OVERCOMMIT_UNREADABLE,
             "vm.overcommit_memory",
             &[("vm.overcommit_memory", "/proc/sys/vm/overcommit_memory")],
         )];
@@ -735,8 +698,8 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             opt_num(sys.vm.overcommit_ratio),
             &vm_path("overcommit_ratio"),
         ),
-        ev("CommitLimit", opt_iec(m.commit_limit), MEMINFO),
-        ev("Committed_AS", opt_iec(m.committed_as), MEMINFO),
+        Evidence::bytes_or_unreadable("CommitLimit", m.commit_limit, MEMINFO),
+        Evidence::bytes_or_unreadable("Committed_AS", m.committed_as, MEMINFO),
         ev(
             "commit headroom (CommitLimit - Committed_AS)",
             match headroom {
@@ -745,12 +708,17 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
                 None => "unreadable".into(),
             },
             MEMINFO,
+        )
+        .with_optional_quantity(
+            headroom
+                .and_then(|h| i64::try_from(h).ok())
+                .map(Quantity::SignedBytes),
         ),
     ];
     if let Some(k) = sys.vm.overcommit_bytes.filter(|k| *k > 0) {
-        evidence.push(ev(
+        evidence.push(Evidence::bytes(
             "vm.overcommit_kbytes",
-            iec(k),
+            k,
             &vm_path("overcommit_kbytes"),
         ));
     }
@@ -771,7 +739,7 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             let min = limit / 100 * COMMIT_HEADROOM_MIN_PERCENT;
             if h < i128::from(min) {
                 out.push(finding(
-                    "overcommit.no-headroom",
+                    ids::OVERCOMMIT_NO_HEADROOM,
                     Severity::Error,
                     format!(
                         "strict overcommit with {} of commit headroom left: the next large allocation or fork fails",
@@ -791,7 +759,7 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             let unset_kbytes = sys.vm.overcommit_bytes.is_none_or(|k| k == 0);
             if unset_kbytes && limit < total / 4 * 3 {
                 out.push(finding(
-                    "overcommit.ratio-low",
+                    ids::OVERCOMMIT_RATIO_LOW,
                     Severity::Warn,
                     format!(
                         "strict overcommit lets only {} of {} RAM be committed (overcommit_ratio {})",
@@ -808,7 +776,7 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         }
         if profile == Profile::Training {
             out.push(finding(
-                "overcommit.never",
+                ids::OVERCOMMIT_NEVER,
                 Severity::Warn,
                 "strict overcommit (vm.overcommit_memory=2) on a training machine".into(),
                 evidence.clone(),
@@ -818,7 +786,7 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         }
     } else if profile == Profile::Shared && mode == 1 {
         out.push(finding(
-            "overcommit.always",
+            ids::OVERCOMMIT_ALWAYS,
             Severity::Warn,
             "overcommit always (vm.overcommit_memory=1) on a shared machine".into(),
             evidence.clone(),
@@ -830,7 +798,7 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         ));
     } else if profile == Profile::Shared && mode == 0 {
         out.push(finding(
-            "overcommit.heuristic",
+            ids::OVERCOMMIT_HEURISTIC,
             Severity::Info,
             "heuristic overcommit (vm.overcommit_memory=0) on a shared machine".into(),
             evidence.clone(),
@@ -842,7 +810,7 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         ));
     } else if profile == Profile::Training && mode == 0 {
         out.push(finding(
-            "overcommit.heuristic",
+            ids::OVERCOMMIT_HEURISTIC,
             Severity::Info,
             "heuristic overcommit (vm.overcommit_memory=0) on a training machine".into(),
             evidence.clone(),
@@ -860,7 +828,7 @@ fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             _ => "unknown",
         };
         out.push(finding(
-            "overcommit.ok",
+            ids::OVERCOMMIT_OK,
             Severity::Ok,
             format!(
                 "overcommit {name} (vm.overcommit_memory={mode}) suits {}",
@@ -882,7 +850,7 @@ fn swap(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let Some(swap_total) = swap_total else {
         return vec![unreadable(
             sys,
-            "swap",
+            ids::SWAP_UNREADABLE,
             "swap",
             &[("memory", MEMINFO), ("swaps", SWAPS)],
         )];
@@ -892,8 +860,8 @@ fn swap(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         .or_else(|| sys.swaps.as_ref().map(|s| s.iter().map(|d| d.used).sum()));
     let swappiness = sys.vm.swappiness;
     let mut evidence = vec![
-        ev("SwapTotal", iec(swap_total), MEMINFO),
-        ev("swap used", opt_iec(used), MEMINFO),
+        Evidence::bytes("SwapTotal", swap_total, MEMINFO),
+        Evidence::bytes_or_unreadable("swap used", used, MEMINFO),
         ev("vm.swappiness", opt_num(swappiness), &vm_path("swappiness")),
     ];
     for d in sys.swaps.iter().flatten() {
@@ -914,7 +882,7 @@ fn swap(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     if let Some(u) = used.filter(|u| swap_total > 0 && *u >= GIB && percent(*u, swap_total) >= 50.0)
     {
         out.push(finding(
-            "swap.heavily-used",
+            ids::SWAP_HEAVILY_USED,
             Severity::Warn,
             format!("{} of {} swap in use", iec(u), iec(swap_total)),
             evidence.clone(),
@@ -934,7 +902,7 @@ fn swap(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
                  the next request pays disk latency for each page."
             };
             out.push(finding(
-                "swap.enabled",
+                ids::SWAP_ENABLED,
                 Severity::Warn,
                 format!("swap is on ({}) on {}", iec(swap_total), machine(profile)),
                 evidence,
@@ -946,7 +914,7 @@ fn swap(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             ));
         }
         Profile::Shared if swap_total == 0 => out.push(finding(
-            "swap.disabled",
+            ids::SWAP_DISABLED,
             Severity::Info,
             "no swap on a shared machine".into(),
             evidence,
@@ -959,7 +927,7 @@ fn swap(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             ),
         )),
         Profile::Shared if swappiness.is_some_and(|s| s > 60) => out.push(finding(
-            "swappiness.high",
+            ids::SWAPPINESS_HIGH,
             Severity::Info,
             format!("vm.swappiness is {} on a shared machine", opt_num(swappiness)),
             evidence,
@@ -977,7 +945,7 @@ fn swap(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
                 )
             };
             out.push(finding(
-                "swap.ok",
+                ids::SWAP_OK,
                 Severity::Ok,
                 title,
                 evidence,
@@ -994,7 +962,7 @@ fn thp(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let Some(enabled) = t.enabled.as_deref() else {
         return vec![unreadable(
             sys,
-            "thp",
+            ids::THP_UNREADABLE,
             "transparent huge page settings",
             &[("thp.enabled", "/sys/kernel/mm/transparent_hugepage/enabled")],
         )];
@@ -1022,7 +990,7 @@ fn thp(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let mut out = Vec::new();
     if enabled == "never" && profile != Profile::Shared {
         out.push(finding(
-            "thp.disabled",
+            ids::THP_DISABLED,
             Severity::Info,
             "transparent huge pages are off".into(),
             evidence.clone(),
@@ -1033,7 +1001,7 @@ fn thp(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     }
     if enabled == "always" && profile == Profile::Shared {
         out.push(finding(
-            "thp.enabled-always",
+            ids::THP_ENABLED_ALWAYS,
             Severity::Info,
             "transparent huge pages always on, on a shared machine".into(),
             evidence.clone(),
@@ -1045,7 +1013,7 @@ fn thp(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     if enabled != "never" {
         match (defrag, profile) {
             (Some("always"), Profile::Training) => out.push(finding(
-                "thp.defrag-always",
+                ids::THP_DEFRAG_ALWAYS,
                 Severity::Info,
                 "THP defrag is `always`: page faults may stall in compaction".into(),
                 evidence.clone(),
@@ -1054,7 +1022,7 @@ fn thp(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
                 write("defrag", "defer+madvise"),
             )),
             (Some("always"), _) => out.push(finding(
-                "thp.defrag-always",
+                ids::THP_DEFRAG_ALWAYS,
                 Severity::Warn,
                 "THP defrag is `always`: page faults stall in direct compaction".into(),
                 evidence.clone(),
@@ -1063,7 +1031,7 @@ fn thp(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
                 write("defrag", "defer+madvise"),
             )),
             (Some("madvise"), Profile::Inference) => out.push(finding(
-                "thp.defrag-madvise",
+                ids::THP_DEFRAG_MADVISE,
                 Severity::Info,
                 "THP defrag is `madvise`; latency-sensitive serving prefers `defer+madvise`".into(),
                 evidence.clone(),
@@ -1076,7 +1044,7 @@ fn thp(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     }
     if out.is_empty() {
         out.push(finding(
-            "thp.ok",
+            ids::THP_OK,
             Severity::Ok,
             format!(
                 "transparent huge pages: enabled={enabled}, defrag={}",
@@ -1094,7 +1062,7 @@ fn hugepages(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     let Some(pools) = &sys.hugepages else {
         return vec![unreadable(
             sys,
-            "hugepages",
+            ids::HUGEPAGES_UNREADABLE,
             "huge page pools",
             &[("hugepages", HUGEPAGES)],
         )];
@@ -1135,7 +1103,7 @@ fn hugepages(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
             )
         };
         out.push(finding(
-            "hugepages.pool-unused",
+            ids::HUGEPAGES_POOL_UNUSED,
             if big { Severity::Warn } else { Severity::Info },
             format!(
                 "{} of RAM reserved as {} huge pages that nothing uses",
@@ -1151,7 +1119,7 @@ fn hugepages(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     if out.is_empty() {
         let reserved: u64 = pools.iter().map(|p| p.bytes()).sum();
         out.push(finding(
-            "hugepages.ok",
+            ids::HUGEPAGES_OK,
             Severity::Ok,
             if reserved == 0 {
                 "no persistent huge page pool reserves RAM".into()
@@ -1170,7 +1138,7 @@ fn max_map_count(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let Some(n) = sys.vm.max_map_count else {
         return vec![unreadable(
             sys,
-            "max-map-count",
+            ids::MAX_MAP_COUNT_UNREADABLE,
             "vm.max_map_count",
             &[("vm.max_map_count", "/proc/sys/vm/max_map_count")],
         )];
@@ -1185,7 +1153,7 @@ fn max_map_count(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
                though RAM is free (65530, the old default, is low for many mmapped shards).";
     if n >= MAX_MAP_COUNT_MIN {
         return vec![finding(
-            "max-map-count.ok",
+            ids::MAX_MAP_COUNT_OK,
             Severity::Ok,
             format!("vm.max_map_count is {n}"),
             evidence,
@@ -1194,7 +1162,7 @@ fn max_map_count(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         )];
     }
     vec![finding(
-        "max-map-count.low",
+        ids::MAX_MAP_COUNT_LOW,
         if profile == Profile::Shared {
             Severity::Info
         } else {
@@ -1216,7 +1184,7 @@ fn memlock(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let Some(l) = sys.limits.memlock else {
         return vec![unreadable(
             sys,
-            "memlock",
+            ids::MEMLOCK_UNREADABLE,
             "RLIMIT_MEMLOCK",
             &[("limits.memlock", LIMITS)],
         )];
@@ -1238,7 +1206,7 @@ fn memlock(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     };
     let Some((soft, severity)) = low else {
         return vec![finding(
-            "memlock.ok",
+            ids::MEMLOCK_OK,
             Severity::Ok,
             format!(
                 "max locked memory: {}",
@@ -1250,7 +1218,7 @@ fn memlock(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         )];
     };
     vec![finding(
-        "memlock.low",
+        ids::MEMLOCK_LOW,
         severity,
         format!(
             "max locked memory is {}; pinned and locked memory will fail",
@@ -1274,14 +1242,14 @@ fn proactive_reclaim(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     if sys.unreadable_reason("proactive_reclaim").is_some() {
         return vec![unreadable(
             sys,
-            "proactive-reclaim",
+            ids::PROACTIVE_RECLAIM_UNREADABLE,
             "proactive reclaim (DAMON)",
             &[("proactive_reclaim", "/sys/kernel/mm/damon/admin/kdamonds")],
         )];
     }
     if sys.proactive_reclaim.is_empty() {
         return vec![finding(
-            "proactive-reclaim.ok",
+            ids::PROACTIVE_RECLAIM_OK,
             Severity::Ok,
             "no proactive reclaim (DAMON pageout) is running".into(),
             vec![ev(
@@ -1324,7 +1292,7 @@ fn proactive_reclaim(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let page_cache = sys.proactive_reclaim.iter().any(|r| r.reaches_page_cache());
     let idle = shortest.map_or("a while".to_string(), |s| format!("{s:.0} s"));
     vec![finding(
-        "proactive-reclaim.active",
+        ids::PROACTIVE_RECLAIM_ACTIVE,
         if profile == Profile::Inference && page_cache {
             Severity::Warn
         } else {
@@ -1349,7 +1317,7 @@ fn nofile(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let Some(l) = sys.limits.nofile else {
         return vec![unreadable(
             sys,
-            "nofile",
+            ids::NOFILE_UNREADABLE,
             "RLIMIT_NOFILE",
             &[("limits.nofile", LIMITS)],
         )];
@@ -1364,7 +1332,7 @@ fn nofile(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
                \"Too many open files\" or \"received 0 items of ancdata\".";
     match l.soft {
         Some(s) if s < NOFILE_MIN => vec![finding(
-            "nofile.low",
+            ids::NOFILE_LOW,
             if profile == Profile::Training { Severity::Warn } else { Severity::Info },
             format!("max open files is {s}"),
             evidence,
@@ -1377,7 +1345,7 @@ fn nofile(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             ),
         )],
         _ => vec![finding(
-            "nofile.ok",
+            ids::NOFILE_OK,
             Severity::Ok,
             format!(
                 "max open files: {}",
@@ -1404,7 +1372,7 @@ fn dirty(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     ) else {
         return vec![unreadable(
             sys,
-            "dirty",
+            ids::DIRTY_UNREADABLE,
             "dirty page thresholds",
             &[
                 ("vm.dirty_ratio", "/proc/sys/vm/dirty_ratio"),
@@ -1437,14 +1405,14 @@ fn dirty(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
             opt_num(v.dirty_background_bytes),
             &vm_path("dirty_background_bytes"),
         ),
-        ev(
+        Evidence::bytes(
             "writers block at about",
-            iec(limit),
+            limit,
             "dirty threshold of MemTotal",
         ),
-        ev(
+        Evidence::bytes(
             "background writeback starts at about",
-            iec(background),
+            background,
             "dirty threshold of MemTotal",
         ),
     ];
@@ -1453,7 +1421,7 @@ fn dirty(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
                they are flushed at disk speed.";
     if limit > 16 * GIB || background > 4 * GIB {
         return vec![finding(
-            "dirty.thresholds-high",
+            ids::DIRTY_THRESHOLDS_HIGH,
             Severity::Info,
             format!(
                 "up to {} may be dirty before writers block; writeback starts at {}",
@@ -1469,7 +1437,7 @@ fn dirty(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
         )];
     }
     vec![finding(
-        "dirty.ok",
+        ids::DIRTY_OK,
         Severity::Ok,
         format!(
             "dirty page thresholds: writeback at {}, block at {}",
@@ -1484,9 +1452,9 @@ fn dirty(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
 
 fn numa(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let evidence = vec![
-        ev(
+        Evidence::count_or_unreadable(
             "NUMA nodes",
-            opt_num(sys.numa_nodes),
+            sys.numa_nodes.map(u64::from),
             "/sys/devices/system/node/",
         ),
         ev(
@@ -1507,7 +1475,7 @@ fn numa(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     if nodes > 1 {
         if let Some(mode) = sys.vm.zone_reclaim_mode.filter(|m| *m != 0) {
             out.push(finding(
-                "numa.zone-reclaim",
+                ids::NUMA_ZONE_RECLAIM,
                 Severity::Warn,
                 format!("vm.zone_reclaim_mode is {mode} on {nodes} NUMA nodes"),
                 evidence.clone(),
@@ -1518,7 +1486,7 @@ fn numa(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         }
         if sys.numa_balancing == Some(1) && profile != Profile::Shared {
             out.push(finding(
-                "numa.balancing",
+                ids::NUMA_BALANCING,
                 Severity::Info,
                 format!("automatic NUMA balancing is on ({nodes} nodes)"),
                 evidence.clone(),
@@ -1537,7 +1505,7 @@ fn numa(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             None => "NUMA layout unreadable; zone reclaim and balancing not judged".to_string(),
         };
         out.push(finding(
-            "numa.ok",
+            ids::NUMA_OK,
             if sys.numa_nodes.is_none() {
                 Severity::Info
             } else {
@@ -1556,7 +1524,7 @@ fn panic_on_oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     let Some(v) = sys.vm.panic_on_oom else {
         return vec![unreadable(
             sys,
-            "panic-on-oom",
+            ids::PANIC_ON_OOM_UNREADABLE,
             "vm.panic_on_oom",
             &[("vm.panic_on_oom", "/proc/sys/vm/panic_on_oom")],
         )];
@@ -1570,7 +1538,7 @@ fn panic_on_oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
                one job's out-of-memory takes down every job on the machine.";
     if v == 0 {
         return vec![finding(
-            "panic-on-oom.ok",
+            ids::PANIC_ON_OOM_OK,
             Severity::Ok,
             "vm.panic_on_oom is 0: an OOM kills a process, not the machine".into(),
             evidence,
@@ -1579,7 +1547,7 @@ fn panic_on_oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
         )];
     }
     vec![finding(
-        "panic-on-oom.enabled",
+        ids::PANIC_ON_OOM_ENABLED,
         Severity::Warn,
         format!("vm.panic_on_oom is {v}: running out of memory panics the kernel"),
         evidence,
@@ -1604,7 +1572,7 @@ mod tests {
     fn empty_snapshot_yields_findings_without_errors() {
         let f = audit(&SystemSnapshot::empty(), Profile::Training);
         assert!(f.iter().all(|f| f.severity <= Severity::Info), "{f:#?}");
-        assert!(f.iter().any(|f| f.id == "memory.unreadable"));
+        assert!(f.iter().any(|f| f.id == ids::MEMORY_UNREADABLE));
     }
 
     #[test]

@@ -8,5 +8,6 @@ pub mod process;
 pub mod run;
 pub mod system;
 pub mod tree;
+pub mod units;
 
 pub use finding::{Evidence, Finding, Severity};
