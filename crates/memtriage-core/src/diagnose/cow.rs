@@ -245,6 +245,14 @@ mod tests {
             proc(102, 100, "python", 64 << 20),
         ];
         nodes[2].memory = None;
+        let f = findings(&nodes);
+        assert!(
+            f[0].title
+                .starts_with("1 forked worker of pid 100 hold 64.0 MiB"),
+            "{}",
+            f[0].title
+        );
+        nodes[1].memory = None;
         assert!(findings(&nodes).is_empty());
     }
 }
