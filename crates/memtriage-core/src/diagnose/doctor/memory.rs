@@ -39,7 +39,7 @@ pub(super) fn memory(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     ];
     let why = "When MemAvailable nears zero the kernel reclaims page cache (model files are \
                re-read from disk), then swaps, then OOM-kills the largest process: usually the job.";
-    let fix = "Find what holds the memory: `memtriage inspect --all --sort pss`; stop stale \
+    let fix = "Find what holds the memory: the processes ranked by PSS (memtriage inspect, or memtriage.snapshots() in Python); stop stale \
                notebooks and workers, or lower batch size / num_workers of the job.";
     let (id, severity) = if pct < 3.0 {
         (ids::MEMORY_AVAILABLE_LOW, Severity::Error)
@@ -126,7 +126,7 @@ pub(super) fn pressure(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
         format!("tasks stall on memory: some {some60:.1}%, full {full60:.1}% of the time"),
         evidence,
         why,
-        "Find what holds and grows memory (`memtriage inspect --all --sort pss`, `memtriage top`); \
+        "Find what holds and grows memory (the processes ranked by PSS: memtriage inspect, or memtriage.snapshots() in Python); \
          lower the job's working set, stop competing jobs, or give the job a cgroup limit with headroom."
             .into(),
     )]
@@ -177,7 +177,7 @@ pub(super) fn swap(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             format!("{} of {} swap in use", iec(u), iec(swap_total)),
             evidence.clone(),
             "Swapped-out pages come back one fault at a time: a job touching them runs at disk speed.",
-            "Find who is swapped: `memtriage inspect --all --sort swap`; give the machine RAM headroom, \
+            "Find who is swapped: the processes ranked by swap (memtriage inspect, or memtriage.snapshots() in Python); give the machine RAM headroom, \
              then `swapoff -a && swapon -a` to bring pages back in one go."
                 .into(),
         ));

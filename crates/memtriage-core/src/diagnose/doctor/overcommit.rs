@@ -55,7 +55,7 @@ pub(super) fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding>
         evidence.push(Evidence::bytes(
             "vm.overcommit_kbytes",
             k,
-            &vm_path("overcommit_kbytes"),
+            vm_path("overcommit_kbytes"),
         ));
     }
     let why_strict = "Under strict accounting (mode 2) every writable private mapping counts \

@@ -47,7 +47,7 @@ pub(super) static RULES: &[Rule] = &[
         fix: Some(
             "Lower the workers' memory: fewer workers (num_workers), prefetch_factor=2 or less, keep the dataset \
              in numpy arrays or a memory-mapped file rather than Python lists and dicts (reference counting \
-             copies every page a worker touches).\nSee what each worker holds: memtriage inspect --tree PID_OF_MAIN.",
+             copies every page a worker touches).\nSee what each worker holds: memtriage inspect --tree PID_OF_MAIN (memtriage.tree(pid) in Python).",
         ),
         ..rule(
             "dataloader.worker-sigkill",
@@ -101,6 +101,6 @@ pub(super) const DATALOADER_WORKER_KILLED: ClassInfo = ClassInfo {
     why: "A worker process died by a signal; the main process only sees it vanish. SIGKILL is the OOM \
           killer, SIGSEGV a crash in native code run by the worker (a decoder, an augmentation library).",
     fix: "Run with num_workers=0 to get the real error in the main process.\nFor SIGKILL: lower the workers' \
-          memory (fewer workers, smaller prefetch_factor; see memtriage inspect --tree PID_OF_MAIN).\nFor \
+          memory (fewer workers, smaller prefetch_factor; see memtriage inspect --tree PID_OF_MAIN, or memtriage.tree(pid) in Python).\nFor \
           SIGSEGV: PYTHONFAULTHANDLER=1 python train.py prints the Python stack of the crash.",
 };
