@@ -65,7 +65,7 @@ fn scan_chunked(bytes: &[u8], seed: u64, max: usize) -> LogScanner {
 
 fn only_finding(s: &LogScanner, class: FailureClass) -> Finding {
     let f = s.findings();
-    let id = format!("log.{}", class.as_str());
+    let id = format!("log.{}", class.as_str().replace('_', "-"));
     assert_eq!(
         f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
         vec![id.as_str()],
@@ -639,11 +639,11 @@ fn memlock_failures_of_rdma_and_pinned_memory() {
 
     let s = scan_fixture("memlock-pinned.log");
     let ids: Vec<String> = s.findings().into_iter().map(|f| f.id).collect();
-    assert!(ids.contains(&"log.memlock_limit".to_string()), "{ids:?}");
+    assert!(ids.contains(&"log.memlock-limit".to_string()), "{ids:?}");
     let f = s
         .findings()
         .into_iter()
-        .find(|f| f.id == "log.memlock_limit")
+        .find(|f| f.id == "log.memlock-limit")
         .unwrap();
     assert!(f.fix.contains("ulimit -l unlimited"));
 }
@@ -730,7 +730,7 @@ fn one_finding_per_class_most_severe_first() {
     let s = scan(&log);
     let f = s.findings();
     let ids: Vec<&str> = f.iter().map(|f| f.id.as_str()).collect();
-    assert_eq!(ids, ["log.oom_kill", "log.memory_pressure"]);
+    assert_eq!(ids, ["log.oom-kill", "log.memory-pressure"]);
     // The kernel's own kill line is the best evidence, whatever came first.
     assert!(f[0]
         .title

@@ -17,8 +17,8 @@ ERROR: Unexpected bus error encountered in worker. This might be caused by insuf
 def test_explain_finds_the_failures_of_a_log():
     findings = memtriage.explain(LOG, source="train.log")
     ids = [f.id for f in findings]
-    assert "log.oom_kill" in ids and "log.dataloader_shm" in ids
-    oom = findings[ids.index("log.oom_kill")]
+    assert "log.oom-kill" in ids and "log.dataloader-shm" in ids
+    oom = findings[ids.index("log.oom-kill")]
     assert oom.severity == "error"
     assert "pt_main_thread" in oom.title and "7731" in oom.title
     assert any("train.log:2" in e.source for e in oom.evidence)

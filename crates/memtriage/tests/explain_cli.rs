@@ -95,7 +95,7 @@ fn json_report_has_schema_counts_matches_and_findings() {
     assert_eq!(matches[2]["rule"], "kernel.oom-killed-process");
     assert_eq!(matches[2]["line_no"], 5);
     let f = &v["findings"][0];
-    assert_eq!(f["id"], "log.oom_kill");
+    assert_eq!(f["id"], "log.oom-kill");
     assert_eq!(f["severity"], "error");
     assert!(f["title"]
         .as_str()

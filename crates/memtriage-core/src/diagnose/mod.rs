@@ -1,6 +1,16 @@
-//! Rules that turn snapshots into findings. Pure functions over the model: no I/O.
+//! Rules that turn snapshots, run reports and log lines into findings. Pure functions
+//! over the model: no I/O.
+//!
+//! - [`doctor`]: the machine's memory settings, one file per family of checks.
+//! - [`logs`]: failures recognised in log text, its rule table one file per family.
+//! - [`run`]: why a supervised job ended, confirmed from the system.
+//! - [`cow`]: copy-on-write growth of forked workers (a tree or a run).
+//! - [`oom`]: one OOM kill described, and its fix, for all of the above.
+//! - [`ids`]: the registry of every finding id.
 
 pub mod cow;
 pub mod doctor;
+pub mod ids;
 pub mod logs;
+pub mod oom;
 pub mod run;

@@ -3,14 +3,11 @@
 //! records, the cgroup's counters, /dev/shm use), and joined with what the job's
 //! output said (the log scanner's findings, passed in).
 
-use crate::diagnose::cow;
-use crate::model::finding::{Evidence, Finding, Severity};
-use crate::model::process::{ProcessSnapshot, Rollup};
+use crate::diagnose::{cow, ids, logs, oom};
+use crate::model::finding::{Evidence, Finding, Quantity, Severity};
 use crate::model::run::{signal_name, ProcessSummary, RunReport};
 use crate::model::system::OomKill;
-use crate::model::tree::TreeNode;
-
-use cow::iec;
+use crate::model::units::iec;
 
 /// Major faults per second that count as a storm: each is a 4 KiB read from disk
 /// taken synchronously by a stalled thread.
@@ -53,7 +50,7 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
         add_system_evidence(&mut t, r);
         match findings.iter_mut().find(|f| same_failure(&f.id, &t.id)) {
             // The Python frames of a native crash come first: they say where it happened.
-            Some(f) if t.id == "log.native_crash" => {
+            Some(f) if t.id == ids::LOG_NATIVE_CRASH => {
                 let system = std::mem::take(&mut f.evidence);
                 f.evidence = t.evidence;
                 f.evidence.extend(system);
@@ -69,19 +66,22 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
 /// What the system measured that bears on a failure only the output reported: a
 /// shared-memory error gets /dev/shm's size and its peak use during the run.
 fn add_system_evidence(f: &mut Finding, r: &RunReport) {
-    if f.id.contains("shm") {
+    if f.id == ids::LOG_DATALOADER_SHM {
         if let Some(size) = r.shm_size {
-            f.evidence.push(Evidence::new(
-                "/dev/shm size",
-                format!(
-                    "{}, peak use during the run {}",
-                    iec(size),
-                    r.peak_shm_used
-                        .map(|p| iec(p.bytes))
-                        .unwrap_or_else(|| "unreadable".into())
-                ),
-                "statvfs(/dev/shm)",
-            ));
+            f.evidence.push(
+                Evidence::text(
+                    "/dev/shm size",
+                    format!(
+                        "{}, peak use during the run {}",
+                        iec(size),
+                        r.peak_shm_used
+                            .map(|p| iec(p.bytes))
+                            .unwrap_or_else(|| "unreadable".into())
+                    ),
+                    "statvfs(/dev/shm)",
+                )
+                .with_quantity(Quantity::Bytes(size)),
+            );
         }
     }
 }
@@ -90,16 +90,16 @@ fn add_system_evidence(f: &mut Finding, r: &RunReport) {
 fn same_failure(system_id: &str, text_id: &str) -> bool {
     let families: [(&str, &[&str]); 6] = [
         (
-            "run.oom-killed",
-            &["log.oom_kill", "log.dataloader_worker_killed"],
+            ids::RUN_OOM_KILLED,
+            &[ids::LOG_OOM_KILL, ids::LOG_DATALOADER_WORKER_KILLED],
         ),
-        ("run.segfault", &["log.native_crash"]),
-        ("run.abort", &["log.native_crash"]),
-        ("run.shm-full", &["log.dataloader_shm"]),
-        ("run.bus-error-shm", &["log.dataloader_shm"]),
+        (ids::RUN_SEGFAULT, &[ids::LOG_NATIVE_CRASH]),
+        (ids::RUN_ABORT, &[ids::LOG_NATIVE_CRASH]),
+        (ids::RUN_SHM_FULL, &[ids::LOG_DATALOADER_SHM]),
+        (ids::RUN_BUS_ERROR_SHM, &[ids::LOG_DATALOADER_SHM]),
         (
-            "run.bus-error-mmap",
-            &["log.mmap_bus_error", "log.native_crash"],
+            ids::RUN_BUS_ERROR_MMAP,
+            &[ids::LOG_MMAP_BUS_ERROR, ids::LOG_NATIVE_CRASH],
         ),
     ];
     families
@@ -125,68 +125,68 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
     }
     let mut evidence = Vec::new();
     for k in inputs.kernel_oom_kills {
-        evidence.push(Evidence::new(
-            format!("kernel killed pid {} ({})", k.pid, k.comm),
-            format!(
-                "anon-rss {}, file-rss {}, shmem-rss {}{}",
-                k.anon_rss.map(iec).unwrap_or_else(|| "?".into()),
-                k.file_rss.map(iec).unwrap_or_else(|| "?".into()),
-                k.shmem_rss.map(iec).unwrap_or_else(|| "?".into()),
-                k.oom_memcg
-                    .as_deref()
-                    .map(|m| format!(", limit of cgroup {m}"))
-                    .unwrap_or_default()
-            ),
+        evidence.push(Evidence::text(
+            format!("kernel killed {}", oom::pid_label(k)),
+            oom::summary(k, None),
             "/dev/kmsg",
         ));
     }
     if cgroup_kills > 0 {
-        evidence.push(Evidence::new(
+        evidence.push(Evidence::count(
             "OOM kills in the job's cgroup during the run",
-            cgroup_kills.to_string(),
+            cgroup_kills,
             "memory.events / memory.oom_control",
         ));
     }
     if main_killed {
-        evidence.push(Evidence::new(
+        evidence.push(Evidence::text(
             "the job",
             "killed by SIGKILL (exit 137)",
             "wait4",
         ));
     }
     for p in killed.iter().filter(|p| p.pid != r.pid) {
-        evidence.push(Evidence::new(
+        evidence.push(Evidence::text(
             process_label(p),
             "killed by SIGKILL",
             "wait4",
         ));
     }
     if let Some(l) = &r.limit {
-        evidence.push(Evidence::new(
-            "cgroup limit (--limit)",
-            format!(
-                "{}, peak usage {}",
-                iec(l.limit),
-                l.peak.map(iec).unwrap_or_else(|| "unreadable".into())
-            ),
-            l.dir.clone(),
-        ));
+        evidence.push(
+            Evidence::text(
+                "memory limit set for the job",
+                format!(
+                    "{}, peak usage {}",
+                    iec(l.limit),
+                    l.peak.map(iec).unwrap_or_else(|| "unreadable".into())
+                ),
+                l.dir.clone(),
+            )
+            .with_quantity(Quantity::Bytes(l.limit)),
+        );
     }
-    evidence.push(Evidence::new(
-        "peak RSS of the job's processes together",
-        format!(
-            "{} at {:.1} s",
-            iec(r.peak_tree_rss.bytes),
-            r.peak_tree_rss.at_seconds
-        ),
-        "/proc/PID/stat, wait4",
-    ));
+    evidence.push(
+        Evidence::text(
+            "peak RSS of the job's processes together",
+            format!(
+                "{} at {:.1} s",
+                iec(r.peak_tree_rss.bytes),
+                r.peak_tree_rss.at_seconds
+            ),
+            "/proc/PID/stat, wait4",
+        )
+        .with_quantity(Quantity::Bytes(r.peak_tree_rss.bytes)),
+    );
     if let Some(biggest) = r.processes.iter().max_by_key(|p| p.peak_rss.bytes) {
-        evidence.push(Evidence::new(
-            format!("largest process: {}", process_label(biggest)),
-            format!("peak RSS {}", iec(biggest.peak_rss.bytes)),
-            "/proc/PID/stat",
-        ));
+        evidence.push(
+            Evidence::text(
+                format!("largest process: {}", process_label(biggest)),
+                format!("peak RSS {}", iec(biggest.peak_rss.bytes)),
+                "/proc/PID/stat",
+            )
+            .with_quantity(Quantity::Bytes(biggest.peak_rss.bytes)),
+        );
     }
     let by_cgroup = r.limit.is_some()
         || cgroup_kills > 0
@@ -197,11 +197,11 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
     let victim = inputs
         .kernel_oom_kills
         .first()
-        .map(|k| format!("pid {} ({})", k.pid, k.comm))
+        .map(oom::pid_label)
         .or_else(|| killed.first().map(|p| process_label(p)))
         .unwrap_or_else(|| "a process of the job".into());
     Some(Finding {
-        id: "run.oom-killed".into(),
+        id: ids::RUN_OOM_KILLED.into(),
         severity: Severity::Error,
         title: format!(
             "out of memory: the kernel killed {victim}{}",
@@ -213,11 +213,12 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
         ),
         evidence,
         why: "An OOM kill is SIGKILL: no Python traceback, just `Killed` and exit 137.".into(),
-        fix: if by_cgroup {
-            "Raise the limit (docker run --memory, Kubernetes resources.limits.memory, Slurm --mem) to above the peak shown, or lower the peak: smaller batch or fewer DataLoader workers (each holds its own copy of what it touched), datasets as numpy/Arrow/memory-mapped files instead of Python objects, load checkpoints with mmap=True.".into()
+        fix: oom::fix(if by_cgroup {
+            oom::Limit::Cgroup
         } else {
-            "The machine ran out: lower the job's peak (batch size, num_workers, mmap=True checkpoint loading), stop other jobs on the host, or add memory; `memtriage doctor` checks swap and overcommit settings.".into()
-        },
+            oom::Limit::Machine
+        })
+        .into(),
     })
 }
 
@@ -248,9 +249,9 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
     .collect();
     let frames_from_text = text
         .iter()
-        .any(|f| f.evidence.iter().any(|e| e.label.contains("frame")));
+        .any(|f| f.evidence.iter().any(|e| e.label == logs::INNERMOST_FRAME));
     for (who, sig, core, label) in ended {
-        let evidence = vec![Evidence::new(
+        let evidence = vec![Evidence::text(
             label.clone(),
             format!(
                 "killed by {} ({sig}){}",
@@ -261,7 +262,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
         )];
         let finding = match sig {
             libc::SIGSEGV => Some(Finding {
-                id: "run.segfault".into(),
+                id: ids::RUN_SEGFAULT.into(),
                 severity: Severity::Error,
                 title: format!("segmentation fault in native code ({who}, {label})"),
                 evidence,
@@ -272,7 +273,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
                 ),
             }),
             libc::SIGABRT => Some(Finding {
-                id: "run.abort".into(),
+                id: ids::RUN_ABORT.into(),
                 severity: Severity::Error,
                 title: format!("aborted by native code ({who}, {label})"),
                 evidence,
@@ -282,7 +283,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
             libc::SIGBUS => {
                 let shm_full = shm_share(r).is_some_and(|s| s >= SHM_FULL_SHARE);
                 Some(Finding {
-                    id: if shm_full { "run.bus-error-shm".into() } else { "run.bus-error-mmap".into() },
+                    id: if shm_full { ids::RUN_BUS_ERROR_SHM.into() } else { ids::RUN_BUS_ERROR_MMAP.into() },
                     severity: Severity::Error,
                     title: if shm_full {
                         format!("bus error: /dev/shm was full ({who}, {label})")
@@ -303,7 +304,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
                 })
             }
             libc::SIGKILL if !oom_seen => Some(Finding {
-                id: "run.killed".into(),
+                id: ids::RUN_KILLED.into(),
                 severity: Severity::Error,
                 title: format!("killed by SIGKILL, not by the OOM killer as far as the kernel log shows ({who}, {label})"),
                 evidence,
@@ -312,7 +313,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
             }),
             libc::SIGKILL => None,
             libc::SIGINT | libc::SIGTERM | libc::SIGHUP | libc::SIGQUIT => Some(Finding {
-                id: "run.terminated".into(),
+                id: ids::RUN_TERMINATED.into(),
                 severity: Severity::Info,
                 title: format!("ended by {} ({who}, {label})", signal_name(sig)),
                 evidence,
@@ -320,7 +321,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
                 fix: String::new(),
             }),
             _ => Some(Finding {
-                id: "run.signal".into(),
+                id: ids::RUN_SIGNAL.into(),
                 severity: Severity::Error,
                 title: format!("ended by {} ({who}, {label})", signal_name(sig)),
                 evidence,
@@ -350,14 +351,14 @@ fn shm_full(r: &RunReport) -> Option<Finding> {
     }
     let used = r.peak_shm_used?;
     Some(Finding {
-        id: "run.shm-full".into(),
+        id: ids::RUN_SHM_FULL.into(),
         severity: Severity::Error,
         title: format!("/dev/shm filled up ({:.0}% at its peak)", share * 100.0),
-        evidence: vec![Evidence::new(
+        evidence: vec![Evidence::text(
             "peak /dev/shm use",
             format!("{} of {} at {:.1} s", iec(used.bytes), iec(r.shm_size.unwrap_or(0)), used.at_seconds),
             "statvfs(/dev/shm)",
-        )],
+        ).with_quantity(Quantity::Bytes(used.bytes))],
         why: "DataLoader workers hand batches to the main process through /dev/shm; when it is full they die with `Bus error`.".into(),
         fix: "Give /dev/shm room: docker run --shm-size=16g; Kubernetes: an emptyDir with medium: Memory at /dev/shm; or mount -o remount,size=16G /dev/shm. Or pass batches through files: torch.multiprocessing.set_sharing_strategy('file_system').".into(),
     })
@@ -371,10 +372,10 @@ fn near_limit(r: &RunReport, oom_seen: bool) -> Option<Finding> {
     let peak = l.peak?;
     let share = peak as f64 / l.limit as f64;
     (share >= NEAR_LIMIT_SHARE).then(|| Finding {
-        id: "run.near-limit".into(),
+        id: ids::RUN_NEAR_LIMIT.into(),
         severity: Severity::Warn,
         title: format!("peak memory reached {:.0}% of the limit", share * 100.0),
-        evidence: vec![Evidence::new("cgroup peak / limit", format!("{} / {}", iec(peak), iec(l.limit)), l.dir.clone())],
+        evidence: vec![Evidence::text("cgroup peak / limit", format!("{} / {}", iec(peak), iec(l.limit)), l.dir.clone()).with_quantity(Quantity::Ratio(share))],
         why: "Page cache is counted too and is reclaimed first; close to the limit the kernel reclaims hard and then OOM-kills.".into(),
         fix: "Keep headroom: raise the limit by 20% or lower the peak.".into(),
     })
@@ -383,44 +384,29 @@ fn near_limit(r: &RunReport, oom_seen: bool) -> Option<Finding> {
 fn copy_on_write(r: &RunReport) -> Vec<Finding> {
     // The workers are gone by now: judge them at their highest private memory, read
     // or estimated from faults since the last reading (the larger; reads are rationed).
-    let nodes: Vec<TreeNode> = r
+    let processes: Vec<cow::Process> = r
         .processes
         .iter()
         .filter_map(|p| {
             let read = p.peak_uss.map_or(0, |u| u.bytes);
             let uss = read.max(p.peak_uss_estimate?.bytes);
             let dirty = (p.private_dirty_at_peak_uss.unwrap_or(0) + (uss - read)).min(uss);
-            Some(TreeNode {
-                depth: 0,
-                process: ProcessSnapshot {
-                    pid: p.pid,
-                    ppid: p.ppid,
-                    comm: p.comm.clone(),
-                    cmdline: Vec::new(),
-                    exe: p.exe.clone(),
-                    state: 'S',
-                    uid: None,
-                    user: None,
-                    threads: 0,
-                    kernel_thread: false,
-                    memory: None,
-                    rollup: Some(Rollup {
-                        rss: p.peak_rss.bytes,
-                        pss: p.peak_pss.map(|x| x.bytes).unwrap_or(0),
-                        private_dirty: dirty,
-                        private_clean: uss - dirty,
-                        shared_clean: p.shared_at_peak_uss.unwrap_or(0),
-                        ..Rollup::default()
-                    }),
-                    faults: Default::default(),
-                    oom: None,
-                    cgroup: None,
-                    unreadable: Vec::new(),
-                },
+            Some(cow::Process {
+                pid: p.pid,
+                ppid: p.ppid,
+                comm: p.comm.clone(),
+                exe: p.exe.clone(),
+                kernel_thread: false,
+                rss: Some(p.peak_rss.bytes),
+                memory: Some(cow::Memory {
+                    private_clean: uss - dirty,
+                    private_dirty: dirty,
+                    shared: p.shared_at_peak_uss.unwrap_or(0),
+                }),
             })
         })
         .collect();
-    cow::findings(&nodes)
+    cow::findings(&processes)
 }
 
 fn major_fault_storm(r: &RunReport) -> Option<Finding> {
@@ -429,15 +415,15 @@ fn major_fault_storm(r: &RunReport) -> Option<Finding> {
         return None;
     }
     Some(Finding {
-        id: "run.major-fault-storm".into(),
+        id: ids::RUN_MAJOR_FAULT_STORM.into(),
         severity: Severity::Warn,
         title: format!(
             "major-fault storm: up to {:.0} page reads from disk per second",
             f.peak_major_per_second
         ),
         evidence: vec![
-            Evidence::new("peak major faults", format!("{:.0}/s at {:.1} s", f.peak_major_per_second, f.peak_major_at_seconds), "/proc/PID/stat"),
-            Evidence::new("major faults in total", format!("{} (about {} read 4 KiB at a time)", f.major, iec(f.major * 4096)), "wait4"),
+            Evidence::text("peak major faults", format!("{:.0}/s at {:.1} s", f.peak_major_per_second, f.peak_major_at_seconds), "/proc/PID/stat"),
+            Evidence::text("major faults in total", format!("{} (about {} read 4 KiB at a time)", f.major, iec(f.major * 4096)), "wait4").with_quantity(Quantity::Count(f.major)),
         ],
         why: "Each major fault stalls a thread on a small synchronous disk read: a model or dataset paged in through mmap 4 KiB at a time loads far below the disk's speed.".into(),
         fix: "Read the file into the page cache first with large sequential reads (`cat FILE > /dev/null`, `vmtouch -t FILE`), populate the mapping (MADV_POPULATE_READ / MAP_POPULATE), or load with large reads instead of touching a mapping lazily.".into(),
@@ -451,20 +437,24 @@ fn thrashing(r: &RunReport) -> Option<Finding> {
     if rate < THRASHING_PAGES_PER_SECOND && stall < 10.0 {
         return None;
     }
-    let mut evidence = vec![Evidence::new(
+    let mut evidence = vec![Evidence::text(
         "pages swapped in and out",
         format!("{pages} ({rate:.0}/s over the run)"),
         "/proc/vmstat pswpin, pswpout",
-    )];
+    )
+    .with_quantity(Quantity::Count(pages))];
     if let Some(s) = r.peak_memory_stall_percent {
-        evidence.push(Evidence::new(
-            "peak time all tasks stalled on memory",
-            format!("{s:.1}% (PSI full avg10)"),
-            "/proc/pressure/memory",
-        ));
+        evidence.push(
+            Evidence::text(
+                "peak time all tasks stalled on memory",
+                format!("{s:.1}% (PSI full avg10)"),
+                "/proc/pressure/memory",
+            )
+            .with_quantity(Quantity::Ratio(s / 100.0)),
+        );
     }
     Some(Finding {
-        id: "run.swap-thrashing".into(),
+        id: ids::RUN_SWAP_THRASHING.into(),
         severity: Severity::Warn,
         title: "swap thrashing: memory was paged to and from disk while the job ran".into(),
         evidence,

@@ -13,3 +13,4 @@ pub mod process;
 pub mod run;
 pub mod system;
 pub mod tree;
+pub mod units;

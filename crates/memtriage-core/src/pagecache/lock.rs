@@ -70,7 +70,7 @@ fn has_ipc_lock(root: &Root) -> bool {
 }
 
 fn iec(b: u64) -> String {
-    crate::diagnose::cow::iec(b)
+    crate::model::units::iec(b)
 }
 
 /// Maps and locks every file; on any failure, what was locked is released.

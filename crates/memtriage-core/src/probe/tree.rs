@@ -45,7 +45,7 @@ pub fn read(root: &Root, detail: Detail, root_pid: i32) -> Result<TreeSnapshot> 
         }
     }
     let totals = totals(&nodes);
-    let findings = cow::findings(&nodes);
+    let findings = cow::findings(&cow::processes(&nodes));
     Ok(TreeSnapshot {
         root: root_pid,
         nodes,

@@ -108,7 +108,9 @@ def _short(v: Any) -> str:
 
 class Finding(Record):
     """A diagnosis: ``id``, ``severity`` (ok|info|warn|error), ``title``,
-    ``evidence`` (each with ``label``, ``value``, ``source``), ``why`` and ``fix``.
+    ``evidence`` (each with ``label``, ``value``, ``source``, and, where the value is
+    one measurement, ``quantity`` and ``unit``: bytes, count, ratio or seconds),
+    ``why`` and ``fix``.
 
     ``str(finding)`` renders it as the CLI does.
     """

@@ -28,7 +28,7 @@ const MAX_FRAMES: usize = 100;
 const MAX_BLOCK_LINES: u32 = 2000;
 
 pub(super) fn starts_block(rule: &Rule) -> bool {
-    rule.id.starts_with("python.faulthandler")
+    rule.faulthandler_block
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

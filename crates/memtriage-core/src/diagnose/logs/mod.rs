@@ -29,7 +29,7 @@ use serde::{Serialize, Serializer};
 use crate::model::finding::Finding;
 use crate::parse::kmsg;
 use crate::parse::text::escape_bytes;
-pub use rules::{ClassInfo, FailureClass, Rule, XidInfo, CLASSES, RULES, XIDS};
+pub use rules::{ClassInfo, FailureClass, Rule, CLASSES, RULES};
 
 /// Bytes of a segment examined and kept; a longer line is cut here (at a UTF-8
 /// boundary), so a 10 MB line costs no more memory than a short one.
@@ -38,6 +38,10 @@ pub const MAX_LINE: usize = 4096;
 /// ended); the ones between are counted, not kept.
 pub const KEEP_FIRST: usize = 8;
 pub const KEEP_LAST: usize = 8;
+
+/// The label of the innermost Python frame in a finding's evidence: present when the
+/// log held a faulthandler stack.
+pub const INNERMOST_FRAME: &str = "frame 1 (innermost)";
 
 /// One line a rule recognised.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -508,7 +512,7 @@ fn push_captures(re: &Regex, caps: &regex::Captures<'_>, out: &mut Vec<(String, 
         let value = v.as_str().trim();
         if let Some(base) = name.strip_suffix("_kb") {
             if let Some(b) = value.parse::<u64>().ok().and_then(|k| k.checked_mul(1024)) {
-                out.push((base.to_string(), crate::diagnose::cow::iec(b)));
+                out.push((base.to_string(), crate::model::units::iec(b)));
             }
             continue;
         }

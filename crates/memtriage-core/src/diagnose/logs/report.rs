@@ -8,11 +8,13 @@
 
 use std::collections::BTreeMap;
 
-use super::rules::{self, FailureClass, Rule, RULES};
-use super::{LogMatch, RuleCount};
-use crate::diagnose::cow::iec;
-use crate::model::finding::{Evidence, Finding, Severity};
+use super::rules::gpu::xid_info;
+use super::rules::{oom as oom_rules, FailureClass, Rule, RULES};
+use super::{LogMatch, RuleCount, INNERMOST_FRAME};
+use crate::diagnose::oom;
+use crate::model::finding::{Evidence, Finding, Quantity, Severity};
 use crate::model::system::{OomConstraint, OomKill};
+use crate::model::units::iec;
 use crate::parse::kmsg;
 
 /// Quoted lines per finding: the first few and the last.
@@ -23,48 +25,6 @@ const SHOW_FRAMES: usize = 12;
 /// Reserved-but-unallocated memory above this share of allocated memory is
 /// fragmentation worth fixing before anything else.
 const FRAGMENTED_SHARE: f64 = 0.2;
-
-pub(super) fn extract_oom_kill(msg: &str, out: &mut Vec<(String, String)>) {
-    let Some(kill) = kmsg::oom_kills([msg]).into_iter().next() else {
-        return;
-    };
-    let mut push = |k: &str, v: String| out.push((k.to_string(), v));
-    push("pid", kill.pid.to_string());
-    push("comm", kill.comm.clone());
-    for (name, v) in [
-        ("anon_rss", kill.anon_rss),
-        ("total_vm", kill.total_vm),
-        ("file_rss", kill.file_rss),
-        ("shmem_rss", kill.shmem_rss),
-    ] {
-        if let Some(v) = v {
-            push(name, iec(v));
-        }
-    }
-    if let Some(adj) = kill.oom_score_adj {
-        push("oom_score_adj", adj.to_string());
-    }
-    if msg.contains("oom-kill:") || kill.constraint != OomConstraint::Global {
-        push("constraint", kill.constraint.as_str().to_string());
-    }
-    if let Some(m) = kill.oom_memcg {
-        push("oom_memcg", m);
-    }
-    if let Some(m) = kill.memcg {
-        push("task_memcg", m);
-    }
-}
-
-pub(super) fn extract_xid(_msg: &str, out: &mut Vec<(String, String)>) {
-    let xid = out
-        .iter()
-        .find(|(k, _)| k == "xid")
-        .and_then(|(_, v)| v.parse::<u32>().ok());
-    let meaning = xid
-        .and_then(rules::xid_info)
-        .map_or("see NVIDIA's Xid catalog", |x| x.meaning);
-    out.push(("meaning".into(), meaning.into()));
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Origin {
@@ -92,7 +52,7 @@ fn rule_index(id: &str) -> usize {
 }
 
 fn rule_of(id: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|r| r.id == id)
+    RULES.iter().find(|r| r.id == id).copied()
 }
 
 /// The class a match is reported under: its own, or the class it echoes when that
@@ -109,7 +69,7 @@ fn severity_of(m: &LogMatch) -> Severity {
         if let Some(x) = m
             .capture("xid")
             .and_then(|x| x.parse().ok())
-            .and_then(rules::xid_info)
+            .and_then(xid_info)
         {
             return x.severity;
         }
@@ -238,8 +198,9 @@ fn build(
     }
     match class {
         FailureClass::OomKill => {
-            if let Some(t) = oom_evidence(group, source, &mut evidence) {
+            if let Some((t, oom_fix)) = oom_evidence(group, source, &mut evidence) {
                 title = t;
+                fix = oom_fix.to_string();
             }
         }
         FailureClass::CudaOom => {
@@ -267,7 +228,7 @@ fn build(
                 if matches!(k.as_str(), "frame" | "site" | "meaning") {
                     continue;
                 }
-                evidence.push(Evidence::new(k.replace('_', " "), v.clone(), at(m)));
+                evidence.push(Evidence::text(k.replace('_', " "), v.clone(), at(m)));
             }
         }
     }
@@ -277,13 +238,15 @@ fn build(
         } else {
             format!("{seen} lines (first at line {first}, last at line {last})")
         };
-        evidence.push(Evidence::new("matching lines", value, source));
+        evidence.push(
+            Evidence::text("matching lines", value, source).with_quantity(Quantity::Count(seen)),
+        );
     }
     let mut quoted: Vec<&LogMatch> = group.iter().take(QUOTE_FIRST).copied().collect();
     let tail_from = group.len().saturating_sub(QUOTE_LAST).max(QUOTE_FIRST);
     quoted.extend(group.iter().skip(tail_from).copied());
     for m in quoted {
-        evidence.push(Evidence::new(
+        evidence.push(Evidence::text(
             format!("line {}", m.line_no),
             m.line.clone(),
             source,
@@ -304,7 +267,7 @@ fn frame_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) {
     let src = format!("{at} (faulthandler)");
     for (i, f) in frames.iter().take(SHOW_FRAMES).enumerate() {
         let label = if i == 0 {
-            "frame 1 (innermost)".to_string()
+            INNERMOST_FRAME.to_string()
         } else {
             format!("frame {}", i + 1)
         };
@@ -313,17 +276,21 @@ fn frame_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) {
             Origin::Library => "library, site-packages",
             Origin::Stdlib => "Python standard library",
         };
-        out.push(Evidence::new(label, format!("{f}  [{whose}]"), src.clone()));
+        out.push(Evidence::text(
+            label,
+            format!("{f}  [{whose}]"),
+            src.clone(),
+        ));
     }
     if frames.len() > SHOW_FRAMES {
-        out.push(Evidence::new(
+        out.push(Evidence::text(
             "more frames",
             format!("{} outer frames not shown", frames.len() - SHOW_FRAMES),
             src.clone(),
         ));
     }
     if let Some(user) = frames.iter().find(|f| frame_origin(f) == Origin::User) {
-        out.push(Evidence::new(
+        out.push(Evidence::text(
             "innermost frame in your code",
             *user,
             src.clone(),
@@ -333,7 +300,7 @@ fn frame_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) {
         .is_some_and(|e| e.starts_with("Bus error"))
     {
         if let Some(f) = frames.iter().find(|f| is_mapped_file_reader(f)) {
-            out.push(Evidence::new(
+            out.push(Evidence::text(
                 "reading a memory-mapped file in",
                 *f,
                 src.clone(),
@@ -354,11 +321,16 @@ fn is_mapped_file_reader(frame: &str) -> bool {
     .any(|k| frame.contains(k))
 }
 
-/// OOM kills from the kernel's own lines, joined as the kernel-log parser joins them.
-fn oom_evidence(group: &[&LogMatch], source: &str, out: &mut Vec<Evidence>) -> Option<String> {
+/// OOM kills from the kernel's own lines, joined as the kernel-log parser joins them,
+/// and the fix for the limit the first one hit.
+fn oom_evidence(
+    group: &[&LogMatch],
+    source: &str,
+    out: &mut Vec<Evidence>,
+) -> Option<(String, &'static str)> {
     let kernel: Vec<&LogMatch> = group
         .iter()
-        .filter(|m| m.rule == "kernel.oom-killed-process" || m.rule == "kernel.oom-kill-constraint")
+        .filter(|m| m.rule == oom_rules::KILLED_PROCESS || m.rule == oom_rules::KILL_CONSTRAINT)
         .copied()
         .collect();
     let kills = kmsg::oom_kills(kernel.iter().map(|m| m.line.as_str()));
@@ -368,51 +340,12 @@ fn oom_evidence(group: &[&LogMatch], source: &str, out: &mut Vec<Evidence>) -> O
         let of_pid = |m: &&&LogMatch| m.capture("pid") == Some(pid.as_str());
         kernel
             .iter()
-            .find(|m| m.rule == "kernel.oom-killed-process" && of_pid(m))
+            .find(|m| m.rule == oom_rules::KILLED_PROCESS && of_pid(m))
             .or_else(|| kernel.iter().find(of_pid))
             .map_or_else(|| source.to_string(), |m| format!("{source}:{}", m.line_no))
     };
     for k in kills.iter().take(4) {
-        let at = line_of(k);
-        out.push(Evidence::new(
-            "killed",
-            format!("{} (pid {})", k.comm, k.pid),
-            at.clone(),
-        ));
-        for (label, v) in [
-            ("anon-rss", k.anon_rss),
-            ("total-vm", k.total_vm),
-            ("file-rss", k.file_rss),
-            ("shmem-rss", k.shmem_rss),
-        ] {
-            if let Some(v) = v {
-                out.push(Evidence::new(label, iec(v), at.clone()));
-            }
-        }
-        out.push(Evidence::new(
-            "constraint",
-            constraint_words(k.constraint),
-            at.clone(),
-        ));
-        if let Some(m) = &k.oom_memcg {
-            out.push(Evidence::new(
-                "cgroup whose limit was hit",
-                m.clone(),
-                at.clone(),
-            ));
-        }
-        if let Some(m) = &k.memcg {
-            out.push(Evidence::new("victim's cgroup", m.clone(), at.clone()));
-        }
-        if let Some(w) = &k.wall_time {
-            out.push(Evidence::new("when", w.clone(), at.clone()));
-        } else if let Some(t) = k.timestamp {
-            out.push(Evidence::new(
-                "when",
-                format!("{t:.1} s after boot"),
-                at.clone(),
-            ));
-        }
+        out.extend(oom::evidence(k, &line_of(k), None));
     }
     let size = first
         .anon_rss
@@ -425,31 +358,19 @@ fn oom_evidence(group: &[&LogMatch], source: &str, out: &mut Vec<Evidence>) -> O
         },
         _ => String::new(),
     };
-    Some(if kills.len() == 1 {
+    let title = if kills.len() == 1 {
         format!(
-            "The kernel's OOM killer killed {} (pid {}){size}{limit}",
-            first.comm, first.pid
+            "The kernel's OOM killer killed {}{size}{limit}",
+            oom::victim(first)
         )
     } else {
         format!(
-            "The kernel's OOM killer killed {} processes, first {} (pid {}){size}{limit}",
+            "The kernel's OOM killer killed {} processes, first {}{size}{limit}",
             kills.len(),
-            first.comm,
-            first.pid
+            oom::victim(first)
         )
-    })
-}
-
-fn constraint_words(c: OomConstraint) -> String {
-    match c {
-        OomConstraint::Global => "the whole machine ran out of memory (CONSTRAINT_NONE)",
-        OomConstraint::Cgroup => "a memory cgroup limit (CONSTRAINT_MEMCG)",
-        OomConstraint::Cpuset => "the cpuset's memory nodes ran out (CONSTRAINT_CPUSET)",
-        OomConstraint::MemoryPolicy => {
-            "the NUMA memory policy's nodes ran out (CONSTRAINT_MEMORY_POLICY)"
-        }
-    }
-    .to_string()
+    };
+    Some((title, oom::fix(oom::Limit::of(first))))
 }
 
 /// `2.00 GiB` as PyTorch prints it, in bytes.
@@ -482,7 +403,12 @@ fn cuda_oom_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) -> Option<
         ("reserved", "reserved by PyTorch in total"),
     ] {
         if let Some(v) = m.capture(k) {
-            out.push(Evidence::new(label, v, at));
+            // The GPU's index is not a size; the rest are PyTorch's printed sizes.
+            let e = Evidence::text(label, v, at);
+            out.push(match (k, parse_size(v)) {
+                ("gpu", _) | (_, None) => e,
+                (_, Some(b)) => e.with_quantity(Quantity::Bytes(b as u64)),
+            });
         }
     }
     let allocated = size("allocated");
@@ -497,17 +423,20 @@ fn cuda_oom_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) -> Option<
     let shown = m
         .capture("reserved_unallocated")
         .map_or_else(|| iec(unalloc as u64), str::to_string);
-    out.push(Evidence::new(
-        "reserved by PyTorch but unallocated",
-        format!("{shown} ({:.0}% of allocated)", share * 100.0),
-        at,
-    ));
+    out.push(
+        Evidence::text(
+            "reserved by PyTorch but unallocated",
+            format!("{shown} ({:.0}% of allocated)", share * 100.0),
+            at,
+        )
+        .with_quantity(Quantity::Bytes(unalloc as u64)),
+    );
     if let (Some(in_use), Some(_)) = (size("in_use"), size("reserved_unallocated")) {
         let other = in_use - alloc - unalloc;
         if other > 0.0 {
-            out.push(Evidence::new(
+            out.push(Evidence::bytes(
                 "non-PyTorch memory of this process (CUDA context, NCCL, cuBLAS workspaces)",
-                iec(other as u64),
+                other as u64,
                 at,
             ));
         }
@@ -547,7 +476,7 @@ fn xid_evidence(
         if let Some(name) = m.capture("name") {
             value.push_str(&format!(" ({name})"));
         }
-        out.push(Evidence::new(
+        out.push(Evidence::text(
             format!("Xid {xid}"),
             value,
             format!("{source}:{}", m.line_no),
@@ -556,7 +485,7 @@ fn xid_evidence(
     let (m, _) = worst?;
     let xid: u32 = m.capture("xid")?.parse().ok()?;
     let pci = m.capture("pci").unwrap_or("?");
-    Some(match rules::xid_info(xid) {
+    Some(match xid_info(xid) {
         Some(x) => (
             format!("GPU Xid {xid} on {pci}: {}", x.meaning),
             x.fix.to_string(),

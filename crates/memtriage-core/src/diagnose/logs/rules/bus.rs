@@ -1,0 +1,51 @@
+//! SIGBUS outside shared memory: a memory-mapped file truncated under its mapping, or
+//! a disk that failed a read.
+
+use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::diagnose::ids;
+use crate::model::finding::Severity::Error;
+
+pub(super) static RULES: &[Rule] = &[
+    // ---- SIGBUS and disks --------------------------------------------------------
+    Rule {
+        absorbed_by: Some(C::DataloaderShm),
+        ..rule(
+            "shell.bus-error",
+            C::MmapBusError,
+            Error,
+            &["Bus error", "zsh: "],
+            shell_signal!("Bus error|bus error"),
+            "The process died of a bus error (SIGBUS)",
+        )
+    },
+    rule(
+        "kernel.block-io-error",
+        C::MmapBusError,
+        Error,
+        &[" error, dev "],
+        r"^(?:(?:blk_update_request|blk_print_req_error|print_req_error): )?(?:critical )?(?:I/O|medium|target|space allocation) error,? dev (?P<device>[\w\-]+), sector (?P<sector>\d+)",
+        "The disk failed a read: I/O error on {device}",
+    ),
+    rule(
+        "kernel.buffer-io-error",
+        C::MmapBusError,
+        Error,
+        &["Buffer I/O error"],
+        r"^Buffer I/O error on dev(?:ice)? (?P<device>[\w\-]+), logical block (?P<block>\d+)",
+        "The disk failed a read: Buffer I/O error on {device}",
+    ),
+];
+
+pub(super) const MMAP_BUS_ERROR: ClassInfo = ClassInfo {
+    class: C::MmapBusError,
+    name: "mmap_bus_error",
+    id: ids::LOG_MMAP_BUS_ERROR,
+    title: "SIGBUS: a memory-mapped file could not be read",
+    why: "A bus error outside DataLoader shared memory means a page of a memory-mapped file could not be \
+          supplied: the file was truncated or rewritten while mapped (a checkpoint overwritten in place, a \
+          dataset replaced), or the disk or network filesystem failed the read.",
+    fix: "Never overwrite a file that a running job maps: write the new one beside it and rename(2) it into \
+          place (os.replace), so the old mapping keeps its pages.\nCheck the disk: dmesg -T | grep -iE 'I/O \
+          error|blk_update_request'; smartctl -a /dev/DEV.\nCopy the file to local disk before mapping it \
+          (numpy.memmap, safetensors, torch.load(mmap=True)) when it lives on a network filesystem.",
+};

@@ -1,0 +1,106 @@
+//! PyTorch DataLoader workers: shared memory (/dev/shm) too small, workers killed by
+//! a signal.
+
+use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::diagnose::ids;
+use crate::model::finding::Severity::Error;
+
+pub(super) static RULES: &[Rule] = &[
+    // ---- DataLoader workers ------------------------------------------------------
+    rule(
+        "dataloader.shm-bus-error",
+        C::DataloaderShm,
+        Error,
+        &["insufficient shared memory"],
+        r"Unexpected bus error encountered in worker|insufficient shared memory \(shm\)",
+        "A DataLoader worker died of a bus error: /dev/shm is too small",
+    ),
+    rule(
+        "dataloader.worker-sigbus",
+        C::DataloaderShm,
+        Error,
+        &["DataLoader worker"],
+        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Bus error",
+        "DataLoader worker (pid {pid}) died of a bus error: /dev/shm is too small",
+    ),
+    rule(
+        "dataloader.shm-no-space",
+        C::DataloaderShm,
+        Error,
+        &["No space left on device"],
+        r"(?P<path>/dev/shm\S*|</torch_[^>]*>|torch_shm_manager).*No space left on device",
+        "Shared memory is full: writing {path} failed with No space left on device",
+    ),
+    rule(
+        "dataloader.shm-no-space-path-after",
+        C::DataloaderShm,
+        Error,
+        &["No space left on device"],
+        r"No space left on device.*?(?P<path>/dev/shm[^\s'\x22]*|</torch_[^>]*>|torch_shm_manager)",
+        "Shared memory is full: writing {path} failed with No space left on device",
+    ),
+    Rule {
+        why: Some(
+            "A DataLoader worker died of SIGKILL. That is almost always the kernel's OOM killer: each \
+             worker holds its own copy of whatever it touched of the dataset, plus its prefetched batches.",
+        ),
+        fix: Some(
+            "Lower the workers' memory: fewer workers (num_workers), prefetch_factor=2 or less, keep the dataset \
+             in numpy arrays or a memory-mapped file rather than Python lists and dicts (reference counting \
+             copies every page a worker touches).\nSee what each worker holds: memtriage inspect --tree PID_OF_MAIN (memtriage.tree(pid) in Python).",
+        ),
+        ..rule(
+            "dataloader.worker-sigkill",
+            C::DataloaderWorkerKilled,
+            Error,
+            &["DataLoader worker"],
+            r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Killed",
+            "DataLoader worker (pid {pid}) was killed by SIGKILL, most often the OOM killer",
+        )
+    },
+    rule(
+        "dataloader.worker-signal",
+        C::DataloaderWorkerKilled,
+        Error,
+        &["DataLoader worker"],
+        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<signal>[^.]+)",
+        "DataLoader worker (pid {pid}) was killed by signal: {signal}",
+    ),
+    Rule {
+        absorbed_by: Some(C::DataloaderShm),
+        ..rule(
+            "dataloader.worker-exited",
+            C::DataloaderWorkerKilled,
+            Error,
+            &["DataLoader worker"],
+            r"DataLoader worker \(pid\(s\) (?P<pids>[\d, ]+)\) exited unexpectedly",
+            "DataLoader worker (pid(s) {pids}) exited unexpectedly",
+        )
+    },
+];
+
+pub(super) const DATALOADER_SHM: ClassInfo = ClassInfo {
+    class: C::DataloaderShm,
+    name: "dataloader_shm",
+    id: ids::LOG_DATALOADER_SHM,
+    title: "A DataLoader worker died of a bus error: /dev/shm is too small",
+    why: "DataLoader workers pass each batch to the main process through shared memory in /dev/shm. When \
+          /dev/shm is full a worker's write to its mapping raises SIGBUS. Docker gives containers 64 MiB by \
+          default, far too little for image batches.",
+    fix: "Give /dev/shm more room:\n  docker run --shm-size=16g …  (or --ipc=host)\n  Kubernetes: mount an \
+          emptyDir with medium: Memory (sizeLimit: 16Gi) at /dev/shm\n  on a host: mount -o remount,size=16G \
+          /dev/shm\nOr share through files instead of shm segments: \
+          torch.multiprocessing.set_sharing_strategy('file_system')",
+};
+
+pub(super) const DATALOADER_WORKER_KILLED: ClassInfo = ClassInfo {
+    class: C::DataloaderWorkerKilled,
+    name: "dataloader_worker_killed",
+    id: ids::LOG_DATALOADER_WORKER_KILLED,
+    title: "A DataLoader worker died",
+    why: "A worker process died by a signal; the main process only sees it vanish. SIGKILL is the OOM \
+          killer, SIGSEGV a crash in native code run by the worker (a decoder, an augmentation library).",
+    fix: "Run with num_workers=0 to get the real error in the main process.\nFor SIGKILL: lower the workers' \
+          memory (fewer workers, smaller prefetch_factor; see memtriage inspect --tree PID_OF_MAIN, or memtriage.tree(pid) in Python).\nFor \
+          SIGSEGV: PYTHONFAULTHANDLER=1 python train.py prints the Python stack of the crash.",
+};

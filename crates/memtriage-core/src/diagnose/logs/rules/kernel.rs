@@ -1,0 +1,91 @@
+//! The kernel itself: stalled reclaim, failed page allocations, oopses and panics.
+
+use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::diagnose::ids;
+use crate::model::finding::Severity::{Error, Warn};
+
+pub(super) static RULES: &[Rule] = &[
+    // ---- kernel memory pressure and faults --------------------------------------
+    rule(
+        "kernel.reclaim-hung-task",
+        C::MemoryPressure,
+        Warn,
+        &["blocked for more than"],
+        r"^INFO: task (?P<comm>kswapd\d*|kcompactd\d*|khugepaged):(?P<pid>\d+) blocked for more than (?P<seconds>\d+) seconds",
+        "Memory reclaim stalled: {comm} was blocked for more than {seconds} s",
+    ),
+    rule(
+        "kernel.page-allocation-failure",
+        C::MemoryPressure,
+        Warn,
+        &["page allocation failure"],
+        r"^(?P<comm>.+?): page allocation failure: order:(?P<order>\d+), mode:(?P<mode>\S+?),?(?:\s|$)",
+        "The kernel failed an order-{order} page allocation for {comm}",
+    ),
+    rule(
+        "kernel.page-fault-bug",
+        C::KernelOops,
+        Error,
+        &["BUG: unable to handle"],
+        r"^BUG: unable to handle (?P<what>page fault|kernel NULL pointer dereference|kernel paging request) (?:for|at) (?:address:? ?)?(?P<address>[0-9a-fx]+)",
+        "Kernel oops: unable to handle {what} at {address}",
+    ),
+    rule(
+        "kernel.bug",
+        C::KernelOops,
+        Error,
+        &["kernel BUG at"],
+        r"^kernel BUG at (?P<location>\S+?)!?$",
+        "Kernel BUG at {location}",
+    ),
+    rule(
+        "kernel.gpf",
+        C::KernelOops,
+        Error,
+        &["general protection fault"],
+        r"^general protection fault(?:,|:)?\s*(?P<detail>.*)$",
+        "Kernel oops: general protection fault",
+    ),
+    rule(
+        "kernel.oops",
+        C::KernelOops,
+        Error,
+        &["Oops: "],
+        r"^(?:Oops: )+(?P<detail>[0-9a-f]{4}\b.*|[\w -]+ \[#\d+\].*)$",
+        "Kernel oops: {detail}",
+    ),
+    rule(
+        "kernel.panic",
+        C::KernelOops,
+        Error,
+        &["Kernel panic"],
+        r"^Kernel panic - not syncing: (?P<reason>.+?)\s*$",
+        "Kernel panic: {reason}",
+    ),
+];
+
+pub(super) const MEMORY_PRESSURE: ClassInfo = ClassInfo {
+    class: C::MemoryPressure,
+    name: "memory_pressure",
+    id: ids::LOG_MEMORY_PRESSURE,
+    title: "The kernel struggled to reclaim memory",
+    why: "Reclaim stalls and failed allocations mean memory ran out and the machine thrashed (swapping or \
+          re-reading file pages) before or instead of an OOM kill; jobs slow to a crawl.",
+    fix: "Measure the job's fault rate and pressure: memtriage run -- python train.py; cat \
+          /proc/pressure/memory.\nGive the job headroom (lower its peak, fewer jobs per node) and consider \
+          swap off on dedicated training nodes (swapoff -a) so it fails fast instead of thrashing.",
+};
+
+pub(super) const KERNEL_OOPS: ClassInfo = ClassInfo {
+    class: C::KernelOops,
+    name: "kernel_oops",
+    id: ids::LOG_KERNEL_OOPS,
+    title: "The Linux kernel faulted (oops)",
+    why: "The kernel itself touched memory it must not (the Linux counterpart of Windows' \
+          PAGE_FAULT_IN_NONPAGED_AREA): a driver or kernel bug, or failing RAM. Processes in the faulting \
+          path hang or die, and the kernel is tainted until reboot.",
+    fix: "Read the whole oops (dmesg -T, from the 'BUG:' or 'Oops:' line to the end of its call trace): the \
+          module in the RIP line is the suspect (nvidia, a filesystem, a network driver).\nReboot the node; \
+          update that driver or kernel; if oopses recur at random addresses, test the RAM (memtest86+, \
+          edac-util).",
+};

@@ -1,0 +1,101 @@
+//! Per-process limits: locked memory (RDMA, pinning), file descriptors (tensor
+//! sharing) and memory mappings (vm.max_map_count).
+
+use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::diagnose::ids;
+use crate::model::finding::Severity::Error;
+
+pub(super) static RULES: &[Rule] = &[
+    // ---- memlock, file descriptors, mappings --------------------------------------
+    rule(
+        "rdma.ibv-reg-mr",
+        C::MemlockLimit,
+        Error,
+        &["ibv_reg_mr"],
+        r"ibv_reg_mr.*(?:[Ff]ailed|error|Cannot allocate memory)|[Ff]ailed.*ibv_reg_mr",
+        "Registering memory for RDMA (ibv_reg_mr) failed: the locked-memory limit is too low",
+    ),
+    rule(
+        "rdma.memlock-warning",
+        C::MemlockLimit,
+        Error,
+        &["RLIMIT_MEMLOCK"],
+        r"RLIMIT_MEMLOCK is (?P<limit>\d+) bytes",
+        "RLIMIT_MEMLOCK is only {limit} bytes: RDMA memory registration will fail",
+    ),
+    rule(
+        "nccl.ib-enomem",
+        C::MemlockLimit,
+        Error,
+        &["Cannot allocate memory"],
+        r"(?:NET/IB|ibv_|NCCL WARN.*\bIB\b).*Cannot allocate memory",
+        "NCCL could not register InfiniBand memory (Cannot allocate memory): the locked-memory limit is too low",
+    ),
+    rule(
+        "fd.ancdata",
+        C::TooManyOpenFiles,
+        Error,
+        &["received 0 items of ancdata"],
+        r"received 0 items of ancdata",
+        "Tensor sharing between processes ran out of file descriptors (received 0 items of ancdata)",
+    ),
+    rule(
+        "fd.emfile",
+        C::TooManyOpenFiles,
+        Error,
+        &["Too many open files"],
+        r"Too many open files",
+        "Too many open files",
+    ),
+    rule(
+        "mmap.torch-enomem",
+        C::MaxMapCount,
+        Error,
+        &["unable to mmap"],
+        r"unable to mmap (?P<bytes>\d+) bytes from file <(?P<path>[^>]*)>: Cannot allocate memory",
+        "mmap of {path} failed with Cannot allocate memory: the process is out of memory mappings",
+    ),
+    rule(
+        "mmap.enomem",
+        C::MaxMapCount,
+        Error,
+        &["mmap", "max_map_count"],
+        r"\bmmap(?:\(\))?(?: failed)?: Cannot allocate memory|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
+        "mmap failed with Cannot allocate memory: the process is out of memory mappings",
+    ),
+];
+
+pub(super) const MAX_MAP_COUNT: ClassInfo = ClassInfo {
+    class: C::MaxMapCount,
+    name: "max_map_count",
+    id: ids::LOG_MAX_MAP_COUNT,
+    title: "mmap failed: out of memory mappings (vm.max_map_count)",
+    why: "Each mapped shard, tensor storage and allocator arena is at least one mapping; the default limit of \
+          65530 per process is reached long before memory runs out, and mmap then fails with ENOMEM.",
+    fix: "sysctl -w vm.max_map_count=1048576\necho 'vm.max_map_count = 1048576' >> \
+          /etc/sysctl.d/90-memtriage.conf\nCount a process's mappings: wc -l /proc/PID/maps",
+};
+
+pub(super) const TOO_MANY_OPEN_FILES: ClassInfo = ClassInfo {
+    class: C::TooManyOpenFiles,
+    name: "too_many_open_files",
+    id: ids::LOG_TOO_MANY_OPEN_FILES,
+    title: "Out of file descriptors while sharing tensors between processes",
+    why: "With the default 'file_descriptor' sharing strategy every tensor a DataLoader worker sends holds a \
+          file descriptor open; many small tensors per batch exhaust RLIMIT_NOFILE (often 1024).",
+    fix: "ulimit -n 1048576  (docker run --ulimit nofile=1048576:1048576; LimitNOFILE= in systemd)\nor \
+          torch.multiprocessing.set_sharing_strategy('file_system')\nor return fewer, larger tensors per sample \
+          (collate into one array).",
+};
+
+pub(super) const MEMLOCK_LIMIT: ClassInfo = ClassInfo {
+    class: C::MemlockLimit,
+    name: "memlock_limit",
+    id: ids::LOG_MEMLOCK_LIMIT,
+    title: "Locking memory failed: RLIMIT_MEMLOCK is too low",
+    why: "RDMA (InfiniBand, RoCE) and pinned host memory must be locked in RAM; the locked-memory limit \
+          (often 64 KiB or 8 MiB in containers) makes registration fail with ENOMEM.",
+    fix: "ulimit -l unlimited  (before starting the job)\ndocker run --ulimit memlock=-1 … ; systemd: \
+          LimitMEMLOCK=infinity; Slurm: PropagateResourceLimitsExcept=MEMLOCK and slurmd with \
+          LimitMEMLOCK=infinity; /etc/security/limits.conf: * - memlock unlimited",
+};

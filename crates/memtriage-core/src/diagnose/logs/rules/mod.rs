@@ -1,0 +1,260 @@
+//! The rule table, one file per family of failures: how each failure shows up in a log, and what to say about it.
+//!
+//! A rule is data. `literals` are substrings one of which every line the rule matches
+//! contains; they are the cheap prefilter, searched for in all the input at once, so a
+//! line without any of them costs nothing more. Only a line that holds one of a rule's
+//! literals is tried against its `pattern`, a regex over the line's message (the line
+//! with any kernel-log, journal, rank or timestamp prefix removed, so `^` anchors on the
+//! message). Named groups become the match's captures; `optional` patterns add captures
+//! when they match. The first rule in table order that matches a line wins, so specific
+//! rules come before generic ones (a `NCCL WARN` about `ibv_reg_mr` is a memlock
+//! failure, not a generic NCCL warning).
+//!
+//! Capture names ending in `_kb` hold kernel `kB` figures; they are stored as bytes in
+//! IEC units under the name without the suffix.
+
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::finding::Severity;
+
+macro_rules! shell_signal {
+    ($signal:literal) => {
+        // With a prefix the command may follow; bare, the signal must be all the line
+        // says, so prose that mentions a segmentation fault is not one.
+        concat!(
+            r"^(?:(?:\[\d+\][+-]?\s+|[+-]\s+|\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+|zsh: )(?:",
+            $signal,
+            r")(?:\s+\(core dumped\))?(?:\s+(?P<command>.*?))?|(?:",
+            $signal,
+            r")(?:\s+\(core dumped\))?)\s*$"
+        )
+    };
+}
+
+mod bus;
+mod crash;
+mod cuda;
+mod dataloader;
+pub mod gpu;
+mod kernel;
+mod limits;
+pub mod oom;
+
+/// What kind of failure a line is evidence of. One finding per class seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    /// The kernel or a memory cgroup's OOM killer killed a process (also as seen by
+    /// Kubernetes, Slurm, a shell, or an exit code of 137).
+    OomKill,
+    /// A DataLoader worker died of SIGBUS: /dev/shm too small for the batches it shares.
+    DataloaderShm,
+    /// A DataLoader worker was killed by another signal (SIGKILL: an OOM kill of the
+    /// worker; SIGSEGV: a crash in native code in the worker).
+    DataloaderWorkerKilled,
+    /// A segmentation fault or abort in native code (an extension, a library, glibc).
+    NativeCrash,
+    /// SIGBUS on a memory-mapped file (it shrank, or the disk failed a read).
+    MmapBusError,
+    /// The CUDA caching allocator could not allocate.
+    CudaOom,
+    /// A kernel touched memory it must not (illegal address, misaligned, launch failure).
+    CudaIllegalMemoryAccess,
+    /// A device-side assertion failed (most often an index out of range).
+    CudaDeviceAssert,
+    /// The NVIDIA driver reported an Xid error.
+    GpuXid,
+    /// A collective timed out or NCCL warned.
+    NcclFailure,
+    /// The kernel struggled to reclaim memory (stalled reclaim, failed allocations).
+    MemoryPressure,
+    /// mmap failed: the process ran out of memory mappings (vm.max_map_count).
+    MaxMapCount,
+    /// The process ran out of file descriptors (tensor sharing across workers).
+    TooManyOpenFiles,
+    /// Pinning or registering memory failed under RLIMIT_MEMLOCK.
+    MemlockLimit,
+    /// The Linux kernel itself faulted (oops, BUG, panic).
+    KernelOops,
+}
+
+impl FailureClass {
+    pub const ALL: [FailureClass; 15] = [
+        FailureClass::OomKill,
+        FailureClass::DataloaderShm,
+        FailureClass::DataloaderWorkerKilled,
+        FailureClass::NativeCrash,
+        FailureClass::MmapBusError,
+        FailureClass::CudaOom,
+        FailureClass::CudaIllegalMemoryAccess,
+        FailureClass::CudaDeviceAssert,
+        FailureClass::GpuXid,
+        FailureClass::NcclFailure,
+        FailureClass::MemoryPressure,
+        FailureClass::MaxMapCount,
+        FailureClass::TooManyOpenFiles,
+        FailureClass::MemlockLimit,
+        FailureClass::KernelOops,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        self.info().name
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn info(self) -> &'static ClassInfo {
+        // CLASSES is written in the enum's order; a unit test holds it to that.
+        &CLASSES[self.index()]
+    }
+}
+
+/// What is said about a class whatever rule recognised it.
+#[derive(Debug)]
+pub struct ClassInfo {
+    pub class: FailureClass,
+    /// The serde name, e.g. `oom_kill`.
+    pub name: &'static str,
+    /// The finding id from `diagnose::ids`, `log.<name in kebab case>`.
+    pub id: &'static str,
+    /// Used when the best rule's title cannot be filled in.
+    pub title: &'static str,
+    pub why: &'static str,
+    pub fix: &'static str,
+}
+
+#[derive(Debug)]
+pub struct Rule {
+    /// Stable id, `<source>.<what>`, e.g. `kernel.oom-killed-process`.
+    pub id: &'static str,
+    pub class: FailureClass,
+    pub severity: Severity,
+    pub literals: &'static [&'static str],
+    pub pattern: &'static str,
+    pub optional: &'static [&'static str],
+    /// `{name}` is replaced by the capture `name`; a title whose captures are missing
+    /// falls back to the class title.
+    pub title: &'static str,
+    /// Replace the class's why and fix when this rule is the finding's best evidence.
+    pub why: Option<&'static str>,
+    pub fix: Option<&'static str>,
+    /// Where this line is only an echo of another class's failure (a worker's
+    /// "exited unexpectedly" after its shared-memory bus error), it is reported with
+    /// that class when that class is seen.
+    pub absorbed_by: Option<FailureClass>,
+    /// Where the captures come from a parser that already exists for this line.
+    pub extract: Option<Extractor>,
+    /// The line opens a block of Python's faulthandler output: the stack frames that
+    /// follow belong to this match.
+    pub faulthandler_block: bool,
+}
+
+/// Fills captures from the message of a line the rule matched.
+pub type Extractor = fn(&str, &mut Vec<(String, String)>);
+
+const fn rule(
+    id: &'static str,
+    class: FailureClass,
+    severity: Severity,
+    literals: &'static [&'static str],
+    pattern: &'static str,
+    title: &'static str,
+) -> Rule {
+    Rule {
+        id,
+        class,
+        severity,
+        literals,
+        pattern,
+        optional: &[],
+        title,
+        why: None,
+        fix: None,
+        absorbed_by: None,
+        extract: None,
+        faulthandler_block: false,
+    }
+}
+
+const SIZE: &str = r"[\d.]+ [KMGTP]?i?B";
+
+/// The capture `SIZE` stands for a size as PyTorch prints it (`2.00 GiB`).
+pub fn expand(pattern: &str) -> String {
+    pattern.replace("SIZE", SIZE)
+}
+
+/// Every rule, in the order they are tried: the first that matches a line wins, so a
+/// family's specific rules come before its generic ones, and the families keep the
+/// order in which their rules were written (a DataLoader worker's bus error before a
+/// shell's bare one).
+pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
+    [
+        oom::RULES,
+        dataloader::RULES,
+        cuda::RULES,
+        limits::RULES,
+        crash::RULES,
+        bus::RULES,
+        gpu::RULES,
+        kernel::RULES,
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+});
+
+/// Written in the enum's order; a unit test holds it to that.
+pub static CLASSES: [ClassInfo; 15] = [
+    oom::OOM_KILL,
+    dataloader::DATALOADER_SHM,
+    dataloader::DATALOADER_WORKER_KILLED,
+    crash::NATIVE_CRASH,
+    bus::MMAP_BUS_ERROR,
+    cuda::CUDA_OOM,
+    cuda::CUDA_ILLEGAL_MEMORY_ACCESS,
+    cuda::CUDA_DEVICE_ASSERT,
+    gpu::GPU_XID,
+    gpu::NCCL_FAILURE,
+    kernel::MEMORY_PRESSURE,
+    limits::MAX_MAP_COUNT,
+    limits::TOO_MANY_OPEN_FILES,
+    limits::MEMLOCK_LIMIT,
+    kernel::KERNEL_OOPS,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_table_follows_the_enum() {
+        for (i, c) in FailureClass::ALL.iter().enumerate() {
+            assert_eq!(CLASSES[i].class, *c);
+            assert_eq!(c.index(), i);
+            let json = serde_json::to_string(c).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", CLASSES[i].name));
+            assert_eq!(
+                CLASSES[i].id,
+                format!("log.{}", CLASSES[i].name.replace('_', "-"))
+            );
+            assert!(crate::diagnose::ids::ALL.contains(&CLASSES[i].id));
+        }
+    }
+
+    #[test]
+    fn every_pattern_compiles_and_every_rule_has_literals() {
+        let mut ids = std::collections::HashSet::new();
+        for r in RULES.iter() {
+            assert!(ids.insert(r.id), "duplicate rule id {}", r.id);
+            assert!(!r.literals.is_empty(), "{}", r.id);
+            assert!(regex::Regex::new(&expand(r.pattern)).is_ok(), "{}", r.id);
+            for p in r.optional {
+                assert!(regex::Regex::new(&expand(p)).is_ok(), "{}: {p}", r.id);
+            }
+        }
+    }
+}
