@@ -135,3 +135,12 @@ impl Locked {
         self.maps.len()
     }
 }
+
+impl std::fmt::Debug for Locked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Locked")
+            .field("files", &self.maps.len())
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}

@@ -58,10 +58,14 @@ impl WarmReport {
     /// The reclaim agents that reach the page cache, which the warmed files will not
     /// survive once idle; `None` where they could not be read.
     pub fn page_cache_reclaim(&self) -> Option<Vec<&ProactiveReclaim>> {
-        self.proactive_reclaim
-            .as_ref()
-            .map(|all| all.iter().filter(|r| r.reaches_page_cache()).collect())
+        self.proactive_reclaim.as_deref().map(reaching_page_cache)
     }
+}
+
+/// The agents among `all` that page out the page cache (schemes over physical
+/// memory), not only what some process maps.
+pub fn reaching_page_cache(all: &[ProactiveReclaim]) -> Vec<&ProactiveReclaim> {
+    all.iter().filter(|r| r.reaches_page_cache()).collect()
 }
 
 /// A warm that passed every check: the files to read and how.
