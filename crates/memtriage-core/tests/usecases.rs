@@ -1,6 +1,8 @@
 //! The use cases as the front ends call them, on real processes, real files and the
 //! captured system tree: what each report holds, and the kind of each refusal.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -240,7 +242,7 @@ fn evict_warm_and_cache_take_a_file_from_cold_to_cached() {
     assert_eq!(ev.files[0].size, 16 * MIB);
     assert!(ev.files[0].cached_after < 2 * MIB);
     assert!(ev.files[0].mapped_by.is_empty());
-    let plan = warm::plan(&Root::host(), &warm_request(&[f.clone()], None)).unwrap();
+    let plan = warm::plan(&Root::host(), &warm_request(std::slice::from_ref(&f), None)).unwrap();
     assert_eq!(plan.bytes(), 16 * MIB);
     let mut report = plan.warm(&Root::host(), &|_| {}).unwrap();
     assert_eq!(report.schema, "memtriage.warm/v1");
@@ -308,11 +310,15 @@ fn a_refused_lock_is_refused_before_anything_is_read() {
     let d = scratch();
     let f = write(d.path(), "big.bin", 8);
     evict::evict(&Root::host(), std::slice::from_ref(&f)).unwrap();
-    let too_small = Some(LockOptions {
+    let too_small = LockOptions {
         max: Some(MIB),
         hugepages: false,
-    });
-    let e = warm::plan(&Root::host(), &warm_request(&[f.clone()], too_small)).unwrap_err();
+    };
+    let e = warm::plan(
+        &Root::host(),
+        &warm_request(std::slice::from_ref(&f), Some(too_small)),
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Refused);
     let msg = e.to_string();
     assert!(msg.contains("exceed the maximum of 1.0 MiB"), "{msg}");
@@ -321,7 +327,7 @@ fn a_refused_lock_is_refused_before_anything_is_read() {
         "no CLI flag in an engine message: {msg}"
     );
     assert!(cached(&f) < 2 * MIB, "nothing was read");
-    let e = lock::hold(&Root::host(), &[f], too_small.unwrap()).unwrap_err();
+    let e = lock::hold(&Root::host(), &[f], too_small).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Refused);
 }
 
