@@ -12,6 +12,7 @@ pub mod pagecache;
 pub mod parse;
 pub mod probe;
 pub mod supervise;
+pub mod usecase;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use probe::root::Root;

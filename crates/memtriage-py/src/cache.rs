@@ -1,24 +1,23 @@
-//! `memtriage.cache`: page-cache residency, warm, evict and lock, with the CLI's
-//! semantics. Every call releases the GIL: reading gigabytes takes seconds.
+//! `memtriage.cache`: page-cache residency, warm, evict and lock, through the same
+//! engine use cases as `memtriage cache/warm/evict`, returned as their `--json` shows
+//! them (with `schema`). Every call releases the GIL: reading gigabytes takes seconds.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use memtriage_core::pagecache::residency::Meter;
-use memtriage_core::pagecache::warm::{evict_file, warm_file, WarmOptions, WarmStats};
-use memtriage_core::pagecache::{files, lock, report};
+use memtriage_core::pagecache::lock::Locked;
+use memtriage_core::pagecache::warm::WarmOptions;
 use memtriage_core::probe::damon;
+use memtriage_core::usecase::lock::LockOptions;
+use memtriage_core::usecase::{cache, evict, warm};
 use memtriage_core::Root;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use serde::Serialize;
 
 use crate::convert::to_py;
 use crate::errors::engine;
 
-/// Segments of the residency bar, as in `memtriage cache`.
-const SEGMENTS: usize = 24;
-
+/// `memtriage.cache/v1`: `{"schema", "files"}`. A broken safetensors header raises
+/// ValueError, as `memtriage cache` exits 2 on it.
 #[pyfunction]
 #[pyo3(signature = (paths, mappers=true))]
 pub fn cache_residency(
@@ -26,105 +25,70 @@ pub fn cache_residency(
     paths: Vec<PathBuf>,
     mappers: bool,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let reports = py.detach(|| {
-        engine(|| {
-            files::expand(&paths)?
-                .iter()
-                .map(|p| report::inspect(&Root::host(), p, SEGMENTS, mappers))
-                .collect::<Result<Vec<_>, _>>()
-        })
-    })?;
-    // A broken safetensors header is bad input, as `memtriage cache` exits 2 on it.
-    if let Some(e) = reports.iter().find_map(|r| r.tensors_error.as_ref()) {
-        return Err(PyValueError::new_err(e.clone()));
+    let report = py.detach(|| engine(|| cache::residency(&Root::host(), &paths, mappers)))?;
+    if let Some(e) = report.broken_headers().next() {
+        return Err(pyo3::exceptions::PyValueError::new_err(e.to_string()));
     }
-    to_py(py, &reports)
+    to_py(py, &report)
 }
 
-#[derive(Serialize)]
-struct Warmed {
-    path: String,
-    #[serde(flatten)]
-    stats: WarmStats,
-    cached_after: u64,
-    size: u64,
-}
-
+/// `memtriage.warm/v1` and, with `lock`, the lock that holds the files: checked
+/// before anything is read, taken once they are warm.
 #[pyfunction]
-#[pyo3(signature = (paths, threads=4, offset=0, length=None))]
+#[pyo3(signature = (paths, threads=4, offset=0, length=None, lock=false, max=None, hugepages=false))]
+#[allow(clippy::too_many_arguments)]
 pub fn cache_warm(
     py: Python<'_>,
     paths: Vec<PathBuf>,
     threads: usize,
     offset: u64,
     length: Option<u64>,
-) -> PyResult<Bound<'_, PyAny>> {
-    if threads == 0 || threads > 64 {
-        return Err(PyValueError::new_err("threads: choose between 1 and 64"));
-    }
-    let opts = WarmOptions {
-        threads,
-        offset,
-        length,
+    lock: bool,
+    max: Option<u64>,
+    hugepages: bool,
+) -> PyResult<(Bound<'_, PyAny>, Option<CacheLock>)> {
+    let request = warm::WarmRequest {
+        paths,
+        options: WarmOptions {
+            threads,
+            offset,
+            length,
+        },
+        lock: lock.then_some(LockOptions { max, hugepages }),
     };
-    let warmed = py.detach(|| {
+    let (report, held) = py.detach(|| {
         engine(|| {
-            files::expand(&paths)?
-                .iter()
-                .map(|p| {
-                    let s = warm_file(p, opts, &|_| {})?;
-                    let m = Meter::open(p)?;
-                    Ok(Warmed {
-                        path: p.display().to_string(),
-                        stats: s,
-                        cached_after: m.whole().cached,
-                        size: m.size(),
-                    })
-                })
-                .collect::<memtriage_core::Result<Vec<_>>>()
+            let root = Root::host();
+            let plan = warm::plan(&root, &request)?;
+            let mut report = plan.warm(&root, &|_| {})?;
+            let held = plan.lock(&mut report)?;
+            Ok((report, held))
         })
     })?;
-    to_py(py, &warmed)
+    Ok((to_py(py, &report)?, held.map(CacheLock::new)))
 }
 
-#[derive(Serialize)]
-struct Evicted {
-    path: String,
-    size: u64,
-    cached_before: u64,
-    cached_after: u64,
-    dirty_after: Option<u64>,
-}
-
+/// `memtriage.evict/v1`: what stayed cached, and which processes map it.
 #[pyfunction]
 pub fn cache_evict(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Bound<'_, PyAny>> {
-    let evicted = py.detach(|| {
-        engine(|| {
-            files::expand(&paths)?
-                .iter()
-                .map(|p| {
-                    let before = Meter::open(p)?.whole();
-                    evict_file(p)?;
-                    let after = Meter::open(p)?.whole();
-                    Ok(Evicted {
-                        path: p.display().to_string(),
-                        size: before.bytes,
-                        cached_before: before.cached,
-                        cached_after: after.cached,
-                        dirty_after: after.dirty,
-                    })
-                })
-                .collect::<memtriage_core::Result<Vec<_>>>()
-        })
-    })?;
-    to_py(py, &evicted)
+    let report = py.detach(|| engine(|| evict::evict(&Root::host(), &paths)))?;
+    to_py(py, &report)
 }
 
 /// Files mapped and mlocked until `release()` (or until this object is collected).
 #[pyclass(module = "memtriage._native")]
 pub struct CacheLock {
-    held: Mutex<Option<lock::Locked>>,
+    held: Mutex<Option<Locked>>,
     bytes: u64,
+}
+
+impl CacheLock {
+    fn new(locked: Locked) -> Self {
+        CacheLock {
+            bytes: locked.bytes,
+            held: Mutex::new(Some(locked)),
+        }
+    }
 }
 
 #[pymethods]
@@ -149,57 +113,13 @@ impl CacheLock {
     }
 }
 
-/// The files `paths` name, if locking them all is allowed (the CLI's checks).
-fn files_to_lock(paths: &[PathBuf], max: Option<u64>) -> memtriage_core::Result<Vec<PathBuf>> {
-    let files = files::expand(paths)?;
-    let total: u64 = files
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
-    lock::check(&Root::host(), total, max)
-        .map_err(|e| memtriage_core::Error::Invalid(format!("lock refused: {e}")))?;
-    Ok(files)
-}
-
-/// Raises ValueError when locking `paths` would be refused (the CLI checks before
-/// reading anything, so a refused lock does not first churn the page cache).
-#[pyfunction]
-#[pyo3(signature = (paths, max=None))]
-pub fn cache_lock_check(py: Python<'_>, paths: Vec<PathBuf>, max: Option<u64>) -> PyResult<()> {
-    py.detach(|| engine(|| files_to_lock(&paths, max).map(|_| ())))
-}
-
-/// Checks like `memtriage warm --lock` (MemAvailable, RLIMIT_MEMLOCK unless
-/// CAP_IPC_LOCK, `max`), then locks; refuses with ValueError rather than risk the OOM killer.
-#[pyfunction]
-#[pyo3(signature = (paths, max=None, hugepages=false))]
-pub fn cache_lock(
-    py: Python<'_>,
-    paths: Vec<PathBuf>,
-    max: Option<u64>,
-    hugepages: bool,
-) -> PyResult<CacheLock> {
-    let locked = py.detach(|| engine(|| lock::lock(&files_to_lock(&paths, max)?, hugepages)))?;
-    Ok(CacheLock {
-        bytes: locked.bytes,
-        held: Mutex::new(Some(locked)),
-    })
-}
-
 /// The proactive reclaim agents that reach the page cache (DAMON pageout over physical
 /// memory): warmed files do not stay once idle. `None` where DAMON's files cannot be
 /// read (they are root's).
 #[pyfunction]
 pub fn cache_proactive_reclaim(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     match damon::read(&Root::host()) {
-        Ok(found) => {
-            let reaching: Vec<_> = found
-                .into_iter()
-                .filter(|r| r.reaches_page_cache())
-                .collect();
-            to_py(py, &reaching)
-        }
+        Ok(all) => to_py(py, &warm::reaching_page_cache(&all)),
         Err(_) => Ok(py.None().into_bound(py)),
     }
 }

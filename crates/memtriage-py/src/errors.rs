@@ -5,29 +5,40 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use memtriage_core::Error;
+use memtriage_core::{Error, ErrorKind};
 use pyo3::exceptions::{
-    PyOSError, PyPermissionError, PyProcessLookupError, PyRuntimeError, PyValueError,
+    PyFileNotFoundError, PyOSError, PyPermissionError, PyProcessLookupError, PyRuntimeError,
+    PyValueError,
 };
 use pyo3::PyErr;
 
-/// The exception for each engine error, with the engine's message (it names the
-/// thing, the cause and what to do).
+/// The exception for each kind of engine error, with the engine's message (it names
+/// the thing, the cause and what to do): bad input `ValueError`, refused
+/// `PermissionError`, not found `ProcessLookupError` (a process) or
+/// `FileNotFoundError`, failed I/O `OSError`, a bug `RuntimeError`.
 pub fn to_py_err(e: Error) -> PyErr {
     let message = e.to_string();
-    match e {
-        Error::NoSuchProcess { .. } => PyProcessLookupError::new_err(message),
-        Error::PermissionDenied { .. } => PyPermissionError::new_err(message),
-        // OSError(errno, strerror) so `e.errno` works and Python picks the subclass
-        // (FileNotFoundError for ENOENT, and so on).
-        Error::Io { cause, .. } => match cause.raw_os_error() {
-            Some(errno) => PyOSError::new_err((errno, message)),
-            None => PyOSError::new_err(message),
+    // OSError(errno, strerror) so `e.errno` works and Python picks the subclass
+    // (FileNotFoundError for ENOENT, PermissionError for EACCES, and so on).
+    if let Error::Io { cause, .. } = &e {
+        if let Some(errno) = cause.raw_os_error() {
+            return PyOSError::new_err((errno, message));
+        }
+    }
+    match e.kind() {
+        ErrorKind::BadInput => PyValueError::new_err(message),
+        ErrorKind::Refused => PyPermissionError::new_err(message),
+        ErrorKind::NotFound => match e {
+            Error::NoSuchProcess { .. } | Error::NoMatchingProcess { .. } => {
+                PyProcessLookupError::new_err(message)
+            }
+            _ => PyFileNotFoundError::new_err((libc::ENOENT, message)),
         },
-        // A kernel file we could not make sense of: an I/O-level problem for the
-        // caller, not bad input of theirs.
-        Error::Malformed { .. } => PyOSError::new_err(message),
-        Error::Invalid(_) => PyValueError::new_err(message),
+        // The engine's message already says it is a bug and to report it.
+        ErrorKind::Internal => PyRuntimeError::new_err(message),
+        // Failed I/O, or a kernel file we could not make sense of: not bad input of
+        // the caller's. A kind added later lands here until it is mapped.
+        _ => PyOSError::new_err(message),
     }
 }
 

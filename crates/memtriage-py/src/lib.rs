@@ -13,48 +13,21 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use memtriage_core::diagnose::doctor::{audit, Profile};
-use memtriage_core::diagnose::logs::LogScanner;
 use memtriage_core::model::process::ProcessSnapshot;
 use memtriage_core::probe::process::{default_threads, read_many, Detail, ProcessReader};
-use memtriage_core::probe::{system as system_probe, tree as tree_probe};
+use memtriage_core::probe::system as system_probe;
+use memtriage_core::usecase::{self, inspect};
 use memtriage_core::{Error, Root};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString};
 
 use convert::to_py;
 use errors::{engine, guard};
 
-/// Names accepted by `fields=`, each one file the engine reads per process.
-const FIELDS: [&str; 4] = ["status", "rollup", "oom", "cgroup"];
-
-/// `None` is everything (`Detail::full()`); otherwise only the files named.
+/// `None` is everything (`Detail::full()`); otherwise only the files named (the
+/// engine's [`FIELDS`]).
 fn detail(fields: Option<Vec<String>>) -> PyResult<Detail> {
-    let Some(fields) = fields else {
-        return Ok(Detail::full());
-    };
-    let mut d = Detail {
-        status: false,
-        rollup: false,
-        oom: false,
-        cgroup: false,
-    };
-    for f in &fields {
-        match f.as_str() {
-            "status" => d.status = true,
-            "rollup" => d.rollup = true,
-            "oom" => d.oom = true,
-            "cgroup" => d.cgroup = true,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown field {other:?}: fields are any of {}",
-                    FIELDS.join(", ")
-                )))
-            }
-        }
-    }
-    Ok(d)
+    inspect::detail(fields.as_deref()).map_err(errors::to_py_err)
 }
 
 /// Readers kept between calls, one per `Detail`: a new one would read
@@ -82,10 +55,7 @@ fn read_one(detail: Detail, pid: i32) -> memtriage_core::Result<ProcessSnapshot>
 fn pid_or_self(pid: Option<i64>) -> PyResult<i32> {
     match pid {
         None => Ok(std::process::id() as i32),
-        Some(p) if p > 0 && p <= i64::from(i32::MAX) => Ok(p as i32),
-        Some(p) => Err(PyValueError::new_err(format!(
-            "pid must be a positive process id, got {p}"
-        ))),
+        Some(p) => inspect::pid(p).map_err(errors::to_py_err),
     }
 }
 
@@ -139,7 +109,7 @@ fn tree(
 ) -> PyResult<Bound<'_, PyAny>> {
     let pid = pid_or_self(pid)?;
     let detail = detail(fields)?;
-    let t = py.detach(|| engine(|| tree_probe::read(&Root::host(), detail, pid)))?;
+    let t = py.detach(|| engine(|| inspect::tree(&Root::host(), detail, pid)))?;
     to_py(py, &t)
 }
 
@@ -150,45 +120,26 @@ fn system(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     to_py(py, &s)
 }
 
-fn profile(name: &str) -> PyResult<Profile> {
-    match name {
-        "training" => Ok(Profile::Training),
-        "inference" => Ok(Profile::Inference),
-        "shared" => Ok(Profile::Shared),
-        other => Err(PyValueError::new_err(format!(
-            "unknown profile {other:?}: use \"training\", \"inference\" or \"shared\""
-        ))),
-    }
-}
-
-/// `{"profile", "system", "findings"}` as `doctor --json` prints it.
+/// `{"schema", "profile", "system", "findings"}` as `doctor --json` prints it
+/// (`memtriage.doctor/v1`).
 #[pyfunction]
 #[pyo3(signature = (profile="training"))]
-fn doctor<'py>(py: Python<'py>, profile: &str) -> PyResult<Bound<'py, PyDict>> {
-    let p = self::profile(profile)?;
-    let (sys, findings) = py.detach(|| {
-        guard(|| {
-            let sys = system_probe::read(&Root::host());
-            let findings = audit(&sys, p);
-            Ok((sys, findings))
-        })
-    })?;
-    let d = PyDict::new(py);
-    d.set_item("profile", p.as_str())?;
-    d.set_item("system", to_py(py, &sys)?)?;
-    d.set_item("findings", to_py(py, &findings)?)?;
-    Ok(d)
+fn doctor<'py>(py: Python<'py>, profile: &str) -> PyResult<Bound<'py, PyAny>> {
+    let p = usecase::doctor::profile(profile).map_err(errors::to_py_err)?;
+    let report = py.detach(|| guard(|| Ok(usecase::doctor::doctor(&Root::host(), p))))?;
+    to_py(py, &report)
 }
 
-/// Scans log text (str or bytes) like `memtriage explain`:
-/// `{"source", "lines", "bytes", "matches", "findings"}`.
+/// Scans log text (str or bytes) like `memtriage explain`, as its `--json` prints it
+/// (`memtriage.explain/v1`): `{"schema", "source", "lines", "bytes", "matches",
+/// "findings"}`.
 #[pyfunction]
 #[pyo3(signature = (text, source="log"))]
 fn explain<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
     source: &str,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     // The bytes are copied out once so the scan runs without the GIL (a big log
     // takes a while) and cannot see the object change under it.
     let bytes: Vec<u8> = if let Ok(s) = text.cast::<PyString>() {
@@ -202,24 +153,8 @@ fn explain<'py>(
         )));
     };
     let source = source.to_string();
-    let scanner = py.detach(move || {
-        guard(|| {
-            let mut scanner = LogScanner::with_source(source);
-            // Chunks as the CLI feeds them; the scanner is chunking-independent.
-            for chunk in bytes.chunks(64 << 10) {
-                scanner.feed(chunk);
-            }
-            scanner.finish();
-            Ok(scanner)
-        })
-    })?;
-    let d = PyDict::new(py);
-    d.set_item("source", scanner.source())?;
-    d.set_item("lines", scanner.lines())?;
-    d.set_item("bytes", scanner.bytes())?;
-    d.set_item("matches", to_py(py, &scanner.matches())?)?;
-    d.set_item("findings", to_py(py, &scanner.findings())?)?;
-    Ok(d)
+    let report = py.detach(move || guard(|| Ok(usecase::explain::text(&source, &bytes))))?;
+    to_py(py, &report)
 }
 
 /// Runs the `memtriage` command in this process (`argv[0]` is the program name)
@@ -254,8 +189,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cache::cache_residency, m)?)?;
     m.add_function(wrap_pyfunction!(cache::cache_warm, m)?)?;
     m.add_function(wrap_pyfunction!(cache::cache_evict, m)?)?;
-    m.add_function(wrap_pyfunction!(cache::cache_lock, m)?)?;
-    m.add_function(wrap_pyfunction!(cache::cache_lock_check, m)?)?;
     m.add_function(wrap_pyfunction!(cache::cache_proactive_reclaim, m)?)?;
     m.add_class::<cache::CacheLock>()?;
     m.add_class::<track::Tracker>()?;
@@ -268,6 +201,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "SYSTEM_SCHEMA",
         memtriage_core::model::system::SYSTEM_SCHEMA,
     )?;
-    m.add("FIELDS", FIELDS.to_vec())?;
+    m.add("FIELDS", inspect::FIELDS.to_vec())?;
+    m.add("INSPECT_SCHEMA", inspect::INSPECT_SCHEMA)?;
+    m.add("DOCTOR_SCHEMA", usecase::doctor::DOCTOR_SCHEMA)?;
+    m.add("EXPLAIN_SCHEMA", usecase::explain::EXPLAIN_SCHEMA)?;
+    m.add(
+        "CACHE_SCHEMA",
+        memtriage_core::pagecache::report::CACHE_SCHEMA,
+    )?;
+    m.add("WARM_SCHEMA", usecase::warm::WARM_SCHEMA)?;
+    m.add("EVICT_SCHEMA", usecase::evict::EVICT_SCHEMA)?;
     Ok(())
 }

@@ -1,13 +1,18 @@
 """memtriage.cache on real files in the real page cache."""
 
+import json
+import mmap
 import os
 import struct
+import subprocess
+import sys
 import tempfile
 
 import pytest
 
 import memtriage
 import memtriage.cache as cache
+from memtriage import _native
 
 MIB = 1 << 20
 
@@ -73,8 +78,10 @@ def test_a_lock_holds_memory_until_released(scratch):
 def test_a_lock_beyond_max_is_refused_before_anything_is_read(scratch):
     f = write(os.path.join(scratch, "big.bin"), 32)
     cache.evict(f)
-    with pytest.raises(ValueError, match="exceed --max"):
+    # Refused by a limit: PermissionError, and the engine names the concept, not a flag.
+    with pytest.raises(PermissionError, match="exceed the maximum of 1.0 MiB") as refused:
         cache.warm(f, lock=True, max=MIB)
+    assert "--max" not in str(refused.value)
     assert cache.residency(f)[0].cached < 2 * MIB, "refused before warming"
 
 
@@ -90,6 +97,66 @@ def test_bad_inputs_raise_python_exceptions(scratch):
         cache.residency(bad)
     with pytest.raises(ValueError, match="threads"):
         cache.warm(bad, threads=0)
+
+
+def test_each_error_kind_is_its_python_exception(scratch):
+    # Not found: FileNotFoundError with the errno Python's own would carry.
+    with pytest.raises(FileNotFoundError) as missing:
+        cache.evict(os.path.join(scratch, "gone.bin"))
+    assert missing.value.errno == 2 and "gone.bin" in str(missing.value)
+    # Bad input: ValueError naming the thing.
+    with pytest.raises(ValueError, match="/dev/null: a device, not a regular file"):
+        cache.evict("/dev/null")
+    with pytest.raises(ValueError, match="choose between 1 and 64"):
+        cache.warm(os.path.join(scratch), threads=65)
+    # Refused: PermissionError with the fix.
+    f = write(os.path.join(scratch, "r.bin"), 2)
+    with pytest.raises(PermissionError, match=r"lock fewer files"):
+        cache.warm(f, lock=True, max=1)
+
+
+def test_results_carry_the_schema_of_the_commands_json(scratch):
+    f = write(os.path.join(scratch, "s.bin"), 4)
+    assert _native.cache_residency([f], False)["schema"] == "memtriage.cache/v1"
+    report, held = _native.cache_warm([f])
+    assert report["schema"] == "memtriage.warm/v1" and held is None
+    assert report["bytes_read"] == sum(w["read"] for w in report["files"])
+    assert report["locked"] is None
+    evicted = _native.cache_evict([f])
+    assert evicted["schema"] == "memtriage.evict/v1"
+    assert [e["path"] for e in evicted["files"]] == [f]
+
+
+def test_evict_names_the_processes_that_keep_a_file_cached(scratch):
+    """The pages a process maps stay cached; evict says who maps them, as the
+    command does (Python's evict once lacked `mapped_by`)."""
+    f = write(os.path.join(scratch, "m.bin"), 8)
+    with open(f, "rb") as fh:
+        m = mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)
+        try:
+            touched = sum(m[i + 1] for i in range(0, 8 * MIB, 4096))  # fault every page in
+            assert touched > 0
+            ev = cache.evict(f)[0]
+            assert ev.cached_after > 0, "mapped pages cannot be dropped"
+            mine = [p for p in ev.mapped_by if p.pid == os.getpid()]
+            assert mine and mine[0].mapped == 8 * MIB, ev.mapped_by
+        finally:
+            m.close()
+    after = cache.evict(f)[0]
+    assert after.cached_after < 2 * MIB and after.mapped_by == []
+
+
+def test_python_and_the_command_report_evict_alike(scratch):
+    f = write(os.path.join(scratch, "c.bin"), 2)
+    from_python = _native.cache_evict([f])
+    out = subprocess.run(
+        [sys.executable, "-m", "memtriage", "evict", "--json", f],
+        capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    from_cli = json.loads(out.stdout)
+    assert from_cli["schema"] == from_python["schema"]
+    assert from_cli["files"][0].keys() == from_python["files"][0].keys()
 
 
 def _damon_pageout_over_physical_memory():

@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -23,6 +24,31 @@ def test_explain_finds_the_failures_of_a_log():
     assert "pt_main_thread" in oom.title and "7731" in oom.title
     assert any("train.log:2" in e.source for e in oom.evidence)
     assert oom.fix
+
+
+def test_explain_and_doctor_carry_the_schema_of_the_commands_json():
+    report = memtriage._native.explain(LOG, "train.log")
+    assert report["schema"] == "memtriage.explain/v1"
+    assert report["source"] == "train.log" and report["lines"] == 4
+    assert report["bytes"] == len(LOG.encode())
+    assert {f["id"] for f in report["findings"]} >= {"log.oom_kill", "log.dataloader_shm"}
+    doc = memtriage._native.doctor("inference")
+    assert doc["schema"] == "memtriage.doctor/v1" and doc["profile"] == "inference"
+    assert doc["system"]["schema"] == "memtriage.system/v1"
+    assert [f["id"] for f in doc["findings"]] == [f.id for f in memtriage.doctor("inference")]
+
+
+def test_python_and_the_command_explain_alike(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(LOG)
+    out = subprocess.run(
+        [sys.executable, "-m", "memtriage", "explain", "--json", str(log)],
+        capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    from_cli = json.loads(out.stdout)
+    from_python = memtriage._native.explain(LOG, str(log))
+    assert from_cli == from_python
 
 
 def test_explain_takes_bytes_and_a_healthy_log_has_no_findings():

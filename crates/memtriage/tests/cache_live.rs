@@ -255,7 +255,7 @@ fn lock_holds_the_file_until_sigterm_and_respects_max() {
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("exceed --max 16.0 MiB"));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("exceed the maximum of 16.0 MiB"));
 
     let mut child = memtriage()
         .args(["warm", p, "--lock", "--max", "128M"])

@@ -247,7 +247,7 @@ fn disk_ceiling(path: &Path, len: u64) -> Result<f64> {
             .into_iter()
             .map(|r| {
                 r.join()
-                    .unwrap_or_else(|_| Err(Error::Invalid("a disk reader failed".into())))
+                    .unwrap_or_else(|_| Err(Error::internal("a disk reader failed")))
             })
             .sum()
     });
@@ -266,12 +266,14 @@ fn read_direct(path: &Path, start: u64, end: u64, chunk: usize) -> Result<u64> {
         .open(path)
         .map_err(io)?;
     let layout = std::alloc::Layout::from_size_align(chunk, 4096)
-        .map_err(|e| Error::Invalid(e.to_string()))?;
+        .map_err(|e| Error::internal(format!("the disk read buffer's layout: {e}")))?;
     // SAFETY: an aligned buffer for O_DIRECT, freed below.
     let ptr = unsafe { std::alloc::alloc(layout) };
     if ptr.is_null() {
-        return Err(Error::Invalid(
-            "out of memory for the disk read buffer".into(),
+        return Err(Error::refused(
+            "the disk read buffer",
+            "out of memory",
+            "free memory and run the benchmark again",
         ));
     }
     // SAFETY: `ptr` is `chunk` bytes we own.
@@ -317,10 +319,10 @@ pub fn run(path: &Path, generated: bool, progress: &mut dyn FnMut(&str)) -> Resu
         .map_err(|e| Error::io(path, e))?
         .len();
     if bytes == 0 {
-        return Err(Error::Invalid(format!(
-            "{}: empty file, nothing to load",
-            path.display()
-        )));
+        return Err(Error::bad_input(
+            path.display().to_string(),
+            "empty file, nothing to load",
+        ));
     }
     progress("measuring the disk's sequential read speed");
     evict_file(path)?;

@@ -42,10 +42,10 @@ fn check_regular(p: &Path, meta: &std::fs::Metadata) -> Result<()> {
             "not a regular file"
         }
     };
-    Err(Error::Invalid(format!(
-        "{}: {kind}, not a regular file: only files have pages in the page cache to measure",
-        p.display()
-    )))
+    Err(Error::bad_input(
+        p.display().to_string(),
+        format!("{kind}, not a regular file: only files have pages in the page cache to measure"),
+    ))
 }
 
 fn walk(dir: &Path, seen: &mut HashSet<(u64, u64)>, out: &mut Vec<PathBuf>) -> Result<()> {

@@ -23,27 +23,33 @@ pub struct Locked {
     pub bytes: u64,
 }
 
-/// Why locking `total` bytes is refused, if it is.
-pub fn check(root: &Root, total: u64, max: Option<u64>) -> std::result::Result<(), String> {
+/// Refuses locking `total` bytes where it would pass `max` (the caller's own ceiling),
+/// leave the machine under [`RESERVE_FRACTION`] of its memory free, or pass
+/// RLIMIT_MEMLOCK (unless this process has CAP_IPC_LOCK).
+pub fn check(root: &Root, total: u64, max: Option<u64>) -> Result<()> {
+    let what = || format!("locking {}", iec(total));
     if let Some(max) = max {
         if total > max {
-            return Err(format!(
-                "locking {} would exceed --max {}",
-                iec(total),
-                iec(max)
+            return Err(Error::refused(
+                what(),
+                format!("it would exceed the maximum of {} asked for", iec(max)),
+                "lock fewer files, or allow a larger maximum",
             ));
         }
     }
-    let m = read_meminfo(root).map_err(|e| e.to_string())?;
+    let m = read_meminfo(root)?;
     if let (Some(avail), Some(mem_total)) = (m.available, m.total) {
         let spare = avail.saturating_sub((mem_total as f64 * RESERVE_FRACTION) as u64);
         if total > spare {
-            return Err(format!(
-                "locking {} would leave the machine under {:.0}% of its memory free (MemAvailable {}, MemTotal {}): locked pages cannot be reclaimed, so the OOM killer would step in",
-                iec(total),
-                RESERVE_FRACTION * 100.0,
-                iec(avail),
-                iec(mem_total)
+            return Err(Error::refused(
+                what(),
+                format!(
+                    "it would leave the machine under {:.0}% of its memory free (MemAvailable {}, MemTotal {}): locked pages cannot be reclaimed, so the OOM killer would step in",
+                    RESERVE_FRACTION * 100.0,
+                    iec(avail),
+                    iec(mem_total)
+                ),
+                "lock fewer files, or free memory first",
             ));
         }
     }
@@ -51,10 +57,10 @@ pub fn check(root: &Root, total: u64, max: Option<u64>) -> std::result::Result<(
         let limit = rustix::process::getrlimit(rustix::process::Resource::Memlock);
         if let Some(soft) = limit.current {
             if total > soft {
-                return Err(format!(
-                    "RLIMIT_MEMLOCK is {} and locking needs {}: raise it (ulimit -l unlimited, LimitMEMLOCK=infinity for a systemd service, docker run --ulimit memlock=-1:-1) or run with CAP_IPC_LOCK",
-                    iec(soft),
-                    iec(total)
+                return Err(Error::refused(
+                    what(),
+                    format!("RLIMIT_MEMLOCK is {}", iec(soft)),
+                    "raise it (ulimit -l unlimited, LimitMEMLOCK=infinity for a systemd service, docker run --ulimit memlock=-1:-1) or run with CAP_IPC_LOCK",
                 ));
             }
         }
@@ -107,10 +113,11 @@ fn lock_one(path: &Path, hugepages: bool) -> Result<Option<Mapping>> {
         let _ = map.advise(libc::MADV_HUGEPAGE);
     }
     map.lock().map_err(|err| {
-        Error::Invalid(format!(
-            "{}: mlock failed: {err} (RLIMIT_MEMLOCK, or the file shrank while it was mapped)",
-            path.display()
-        ))
+        Error::refused(
+            path.display().to_string(),
+            format!("mlock failed: {err}"),
+            "raise RLIMIT_MEMLOCK or run with CAP_IPC_LOCK; if the file shrank while it was mapped, lock it again",
+        )
     })?;
     Ok(Some(map))
 }
@@ -118,5 +125,14 @@ fn lock_one(path: &Path, hugepages: bool) -> Result<Option<Mapping>> {
 impl Locked {
     pub fn files(&self) -> usize {
         self.maps.len()
+    }
+}
+
+impl std::fmt::Debug for Locked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Locked")
+            .field("files", &self.maps.len())
+            .field("bytes", &self.bytes)
+            .finish()
     }
 }

@@ -56,12 +56,12 @@ pub fn inspect(
 ) -> Result<FileReport> {
     let meter = Meter::open(path)?;
     if !meter.trustworthy() {
-        return Err(crate::error::Error::Invalid(format!(
-            "{}: residency unknown: this kernel has no cachestat (Linux 6.5+) and mincore \
-             hides the page cache of files you neither own nor may write; run as root or \
-             as the file's owner",
-            path.display()
-        )));
+        return Err(crate::error::Error::refused(
+            path.display().to_string(),
+            "residency unknown: this kernel has no cachestat (Linux 6.5+) and mincore \
+             hides the page cache of files you neither own nor may write",
+            "run as root or as the file's owner",
+        ));
     }
     let size = meter.size();
     let parts = meter.parts(segments);

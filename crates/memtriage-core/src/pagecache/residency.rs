@@ -76,10 +76,10 @@ impl Meter {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         if !meta.is_file() {
-            return Err(Error::Invalid(format!(
-                "{}: not a regular file",
-                path.display()
-            )));
+            return Err(Error::bad_input(
+                path.display().to_string(),
+                "not a regular file",
+            ));
         }
         let page = rustix::param::page_size() as u64;
         let mut meter = Meter {

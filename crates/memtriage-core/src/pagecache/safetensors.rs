@@ -11,10 +11,10 @@ use crate::parse::safetensors::{parse, Header, MAX_HEADER};
 /// Reads and validates the header of `path`; errors name the file and the problem.
 pub fn read_header(path: &Path) -> Result<Header> {
     let bad = |msg: String| {
-        Error::Invalid(format!(
-            "{}: not a valid safetensors file: {msg}",
-            path.display()
-        ))
+        Error::bad_input(
+            path.display().to_string(),
+            format!("not a valid safetensors file: {msg}"),
+        )
     };
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let size = file.metadata().map_err(|e| Error::io(path, e))?.len();

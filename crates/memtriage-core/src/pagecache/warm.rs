@@ -189,7 +189,7 @@ fn warm_with(
             .collect();
         handles.into_iter().try_for_each(|h| {
             h.join()
-                .unwrap_or_else(|_| Err(Error::Invalid("a reader thread failed".into())))
+                .unwrap_or_else(|_| Err(Error::internal("a reader thread failed")))
         })
     })?;
     Ok(WarmStats {

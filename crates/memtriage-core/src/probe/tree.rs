@@ -1,8 +1,8 @@
-//! A process and all its descendants, parents before children.
+//! A process and all its descendants, parents before children, with totals; the
+//! findings about them are the caller's (`usecase::inspect::tree`).
 
 use std::collections::HashMap;
 
-use crate::diagnose::cow;
 use crate::error::{Error, Result};
 use crate::model::tree::{TreeNode, TreeSnapshot, TreeTotals};
 use crate::probe::process::{default_threads, parent_links, read_many, Detail};
@@ -45,12 +45,12 @@ pub fn read(root: &Root, detail: Detail, root_pid: i32) -> Result<TreeSnapshot> 
         }
     }
     let totals = totals(&nodes);
-    let findings = cow::findings(&cow::processes(&nodes));
+    // Judging is not a probe's job: the use case adds the findings.
     Ok(TreeSnapshot {
         root: root_pid,
         nodes,
         totals,
-        findings,
+        findings: Vec::new(),
     })
 }
 

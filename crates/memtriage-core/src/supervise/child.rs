@@ -24,7 +24,7 @@ pub struct Started {
 pub fn spawn(command: &[OsString], cgroup_procs: Option<&OwnedFd>) -> Result<Started> {
     let (program, args) = command
         .split_first()
-        .ok_or_else(|| Error::Invalid("no command given: memtriage run -- CMD [ARGS…]".into()))?;
+        .ok_or_else(|| Error::bad_input("command", "none given: name the program to run"))?;
     let mut cmd = Command::new(program);
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     if std::env::var_os("PYTHONFAULTHANDLER").is_none() {
@@ -60,11 +60,13 @@ pub fn spawn(command: &[OsString], cgroup_procs: Option<&OwnedFd>) -> Result<Sta
     let mut child = cmd.spawn().map_err(|e| {
         let name = program.to_string_lossy();
         match e.kind() {
-            std::io::ErrorKind::NotFound => Error::Invalid(format!("{name}: command not found")),
-            std::io::ErrorKind::PermissionDenied => {
-                Error::Invalid(format!("{name}: permission denied (not executable?)"))
-            }
-            _ => Error::Invalid(format!("{name}: cannot start: {e}")),
+            std::io::ErrorKind::NotFound => Error::not_found(name, "command not found"),
+            std::io::ErrorKind::PermissionDenied => Error::refused(
+                name,
+                "permission denied",
+                "is it executable? chmod +x it, or run it through its interpreter",
+            ),
+            _ => Error::io(format!("{name}: cannot start"), e),
         }
     })?;
     let stdout = child.stdout.take().map(OwnedFd::from);
@@ -77,7 +79,7 @@ pub fn spawn(command: &[OsString], cgroup_procs: Option<&OwnedFd>) -> Result<Sta
             stdout,
             stderr,
         }),
-        _ => Err(Error::Invalid("could not capture the job's output".into())),
+        _ => Err(Error::internal("could not capture the job's output")),
     }
 }
 

@@ -26,17 +26,20 @@ impl JobCgroup {
     pub fn create(root: &Root, limit: u64) -> Result<Self> {
         let hierarchies = Hierarchies::discover(root)?;
         let Some(hierarchy) = hierarchies.preferred() else {
-            return Err(Error::Invalid(
-                "--limit: no cgroup memory controller is mounted (neither cgroup v2 with memory nor v1 memory)".into(),
+            return Err(Error::refused(
+                "memory limit",
+                "no cgroup memory controller is mounted (neither cgroup v2 with memory nor v1 memory)",
+                "run where the cgroup memory controller is mounted, or without a memory limit",
             ));
         };
         let (version, top) = (hierarchy.version, root.path(&hierarchy.mount.mount_point));
         let dir = top.join(format!("memtriage-run-{}", std::process::id()));
         let denied = |e: std::io::Error, what: &Path| {
-            Error::Invalid(format!(
-                "--limit: cannot set up a memory cgroup at {}: {e} (needs root, or write access to the cgroup tree)",
-                what.display()
-            ))
+            Error::refused(
+                "memory limit",
+                format!("cannot set up a memory cgroup at {}: {e}", what.display()),
+                "run as root, or with write access to the cgroup tree",
+            )
         };
         if version == CgroupVersion::V2 {
             // Enabling an already enabled controller is a no-op; failing here is fine

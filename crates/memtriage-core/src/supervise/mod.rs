@@ -196,11 +196,13 @@ pub fn run<O: OutputObserver + 'static>(
                 }
                 (o, e)
             }
-            _ => return Err(crate::Error::Invalid("an output thread failed".into())),
+            _ => return Err(crate::Error::internal("an output thread failed")),
         }
     } else {
-        return Err(crate::Error::Invalid(
-            "the job exited but processes it left behind still hold its output open; they were left running".into(),
+        return Err(crate::Error::refused(
+            "the job's output",
+            "the job exited but processes it left behind still hold its output open; they were left running",
+            "end them yourself, or have the job wait for its children before it exits",
         ));
     };
     while let Ok(r) = reaped_rx.try_recv() {

@@ -16,8 +16,10 @@ not be read is ``None``, never 0, and the snapshot's ``unreadable`` says why.
   memtriage`` never imports torch).
 
 Errors: ``ProcessLookupError`` for a pid that does not exist (or exited),
-``PermissionError`` when a process is not ours to read, ``ValueError`` for bad
-arguments, ``OSError`` for other I/O failures.
+``PermissionError`` when a process is not ours to read or a limit refuses the
+request, ``FileNotFoundError`` for a missing file, ``ValueError`` for bad arguments,
+``OSError`` for other I/O failures, ``RuntimeError`` for a bug in memtriage (please
+report it).
 """
 
 from __future__ import annotations

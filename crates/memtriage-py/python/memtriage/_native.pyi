@@ -3,16 +3,23 @@
 Use the ``memtriage`` package instead: it wraps these plain-dict results in classes
 with attribute access. Every function releases the GIL while it reads."""
 
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 PROCESS_SCHEMA: str
 TREE_SCHEMA: str
 SYSTEM_SCHEMA: str
+INSPECT_SCHEMA: str
+DOCTOR_SCHEMA: str
+EXPLAIN_SCHEMA: str
+CACHE_SCHEMA: str
+WARM_SCHEMA: str
+EVICT_SCHEMA: str
 FIELDS: List[str]
 
 def snapshot(pid: Optional[int] = None, fields: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """One process as ``inspect --json`` shows it. Raises ProcessLookupError,
-    PermissionError, ValueError (bad pid or field name), OSError."""
+    PermissionError, ValueError (bad pid or field name), OSError, RuntimeError (a
+    bug in memtriage)."""
 
 def snapshot_many(
     pids: Sequence[int], fields: Optional[Sequence[str]] = None
@@ -26,11 +33,12 @@ def system() -> Dict[str, Any]:
     """The machine's memory settings (``memtriage.system/v1``)."""
 
 def doctor(profile: str = "training") -> Dict[str, Any]:
-    """``{"profile", "system", "findings"}``; ValueError for an unknown profile."""
+    """``{"schema", "profile", "system", "findings"}`` (``memtriage.doctor/v1``);
+    ValueError for an unknown profile."""
 
 def explain(text: Union[str, bytes], source: str = "log") -> Dict[str, Any]:
-    """``{"source", "lines", "bytes", "matches", "findings"}``; TypeError unless
-    ``text`` is str or bytes."""
+    """``{"schema", "source", "lines", "bytes", "matches", "findings"}``
+    (``memtriage.explain/v1``); TypeError unless ``text`` is str or bytes."""
 
 def cli_main(argv: Sequence[str]) -> int:
     """Runs the ``memtriage`` command in this process; returns its exit code."""
@@ -48,12 +56,23 @@ class Tracker:
         "end_rss", "peak_rss", "peak_rss_exact", "peak_pss", "rss_samples",
         "pss_samples"}``. RuntimeError if not started."""
 
-def cache_residency(paths: List[str], mappers: bool = True) -> List[Dict[str, Any]]: ...
-def cache_warm(paths: List[str], threads: int = 4, offset: int = 0, length: Optional[int] = None) -> List[Dict[str, Any]]: ...
-def cache_evict(paths: List[str]) -> List[Dict[str, Any]]: ...
-def cache_lock_check(paths: List[str], max: Optional[int] = None) -> None: ...
+def cache_residency(paths: List[str], mappers: bool = True) -> Dict[str, Any]:
+    """``{"schema": "memtriage.cache/v1", "files"}``."""
+def cache_warm(
+    paths: List[str],
+    threads: int = 4,
+    offset: int = 0,
+    length: Optional[int] = None,
+    lock: bool = False,
+    max: Optional[int] = None,
+    hugepages: bool = False,
+) -> Tuple[Dict[str, Any], Optional[CacheLock]]:
+    """``({"schema": "memtriage.warm/v1", "files", "bytes_read", "seconds", "locked",
+    "proactive_reclaim"}, the lock when ``lock``)``; a lock that would not be allowed
+    raises PermissionError before anything is read."""
+def cache_evict(paths: List[str]) -> Dict[str, Any]:
+    """``{"schema": "memtriage.evict/v1", "files"}``."""
 def cache_proactive_reclaim() -> Optional[List[Dict[str, Any]]]: ...
-def cache_lock(paths: List[str], max: Optional[int] = None, hugepages: bool = False) -> CacheLock: ...
 
 class CacheLock:
     @property

@@ -6,13 +6,17 @@
 - ``warm(path)``: read files into the page cache at the disk's speed, leaving large
   folios (a later mmap takes few faults). ``warm(path, lock=True)`` then maps and
   mlocks them and returns a ``Lock`` that holds them until ``release()`` (or the end
-  of a ``with`` block); it refuses with ``ValueError`` when locking would exceed
+  of a ``with`` block); it refuses with ``PermissionError`` when locking would exceed
   ``max``, RLIMIT_MEMLOCK, or leave the machine under 10% of its memory free.
-- ``evict(path)``: drop the files' clean, unmapped pages; says what stayed.
+- ``evict(path)``: drop the files' clean, unmapped pages; says what stayed and which
+  processes map it.
 
+The records are the ``files`` of ``memtriage cache/warm/evict --json`` (schemas
+``memtriage.cache/v1``, ``memtriage.warm/v1``, ``memtriage.evict/v1``).
 Nothing here changes the machine unless called. Every call releases the GIL.
 Errors: ``FileNotFoundError``/``OSError`` for unreadable paths, ``ValueError`` for
-special files, a broken safetensors header, or a refused lock.
+special files, bad arguments or a broken safetensors header, ``PermissionError`` for
+a refused lock.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ def residency(path: Union[PathLike, Sequence[PathLike]], *, mappers: bool = True
     of up to 24 consecutive parts, split on page boundaries), ``tensors``
     (``.safetensors``: name, dtype, shape, bytes, cached) and ``mapped_by`` (pid, comm,
     mapped, resident; skipped with ``mappers=False``, which reads every process's maps)."""
-    return [Record(r) for r in _native.cache_residency(_paths(path), mappers)]
+    return [Record(r) for r in _native.cache_residency(_paths(path), mappers)["files"]]
 
 
 class Lock:
@@ -91,14 +95,12 @@ def warm(
     With ``lock=True`` the files are then mapped and mlocked, after the same checks as
     the CLI (``max`` in bytes, RLIMIT_MEMLOCK, MemAvailable), and a ``Lock`` is
     returned: the memory stays pinned until it is released."""
-    paths = _paths(path)
-    if lock:
-        _native.cache_lock_check(paths, max)
-    warmed = [Record(r) for r in _native.cache_warm(paths, threads, offset, length)]
-    if not lock:
+    report, held = _native.cache_warm(_paths(path), threads, offset, length, lock, max, hugepages)
+    warmed = [Record(r) for r in report["files"]]
+    if held is None:
         _warn_if_reclaimed()
         return warmed
-    return Lock(_native.cache_lock(paths, max, hugepages), warmed)
+    return Lock(held, warmed)
 
 
 class ReclaimWarning(RuntimeWarning):
@@ -123,6 +125,6 @@ def _warn_if_reclaimed() -> None:
 
 def evict(path: Union[PathLike, Sequence[PathLike]]) -> List[Record]:
     """Drop files' pages from the page cache. Records: ``size``, ``cached_before``,
-    ``cached_after``, ``dirty_after`` (dirty pages stay until written back; pages a
-    process maps stay too)."""
-    return [Record(r) for r in _native.cache_evict(_paths(path))]
+    ``cached_after``, ``dirty_after`` (dirty pages stay until written back) and
+    ``mapped_by`` (pid, comm, mapped, resident: pages a process maps stay too)."""
+    return [Record(r) for r in _native.cache_evict(_paths(path))["files"]]

@@ -1,0 +1,55 @@
+//! `doctor`: the machine's memory settings, read once and audited for what the
+//! machine is for.
+
+use serde::Serialize;
+
+use crate::diagnose::doctor::audit;
+use crate::diagnose::doctor::Profile;
+use crate::error::{Error, Result};
+use crate::model::finding::{Finding, Severity};
+use crate::model::system::SystemSnapshot;
+use crate::probe::root::Root;
+use crate::probe::system;
+
+pub const DOCTOR_SCHEMA: &str = "memtriage.doctor/v1";
+
+/// What `doctor` found (`memtriage.doctor/v1`): one finding per check, passed
+/// checks at severity `ok`.
+#[derive(Debug, Serialize)]
+pub struct DoctorReport {
+    pub schema: &'static str,
+    pub profile: Profile,
+    pub system: SystemSnapshot,
+    pub findings: Vec<Finding>,
+}
+
+impl DoctorReport {
+    /// Whether a check failed at error severity (the CLI exits 1).
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+}
+
+/// The profile a caller names: `training`, `inference` or `shared`.
+pub fn profile(name: &str) -> Result<Profile> {
+    match name {
+        "training" => Ok(Profile::Training),
+        "inference" => Ok(Profile::Inference),
+        "shared" => Ok(Profile::Shared),
+        other => Err(Error::bad_input(
+            format!("profile {other:?}"),
+            "unknown profile: use \"training\", \"inference\" or \"shared\"",
+        )),
+    }
+}
+
+pub fn doctor(root: &Root, profile: Profile) -> DoctorReport {
+    let system = system::read(root);
+    let findings = audit(&system, profile);
+    DoctorReport {
+        schema: DOCTOR_SCHEMA,
+        profile,
+        system,
+        findings,
+    }
+}

@@ -1,0 +1,247 @@
+//! `inspect`: snapshots of the processes a caller names (pids, a name pattern, all of
+//! them), optionally as trees or with their mappings.
+
+use serde::Serialize;
+
+use crate::diagnose::cow;
+use crate::error::{Error, Result};
+use crate::model::maps::{MapsReport, MAPS_SCHEMA};
+use crate::model::process::{ProcessSnapshot, PROCESS_SCHEMA};
+use crate::model::tree::{TreeSnapshot, TREE_SCHEMA};
+use crate::probe::process::{all_pids, default_threads, pids_matching, read_many, Detail};
+use crate::probe::root::Root;
+use crate::probe::{maps, tree};
+
+pub const INSPECT_SCHEMA: &str = "memtriage.inspect/v1";
+
+/// Names of the optional files a snapshot reads (see [`Detail`]), as callers spell
+/// them; `stat` and `cmdline` are always read.
+pub const FIELDS: [&str; 4] = ["status", "rollup", "oom", "cgroup"];
+
+/// Which processes to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Targets {
+    /// These pids, plus every process whose name or command line contains `name`.
+    Named {
+        pids: Vec<i32>,
+        name: Option<String>,
+    },
+    /// Every process; those that vanish, kernel threads and zombies are skipped.
+    All,
+}
+
+/// How `processes` is ordered: largest first, unreadable values last, then by pid.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SortKey {
+    #[default]
+    Pid,
+    Rss,
+    Pss,
+    Uss,
+    Swap,
+    Faults,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InspectRequest {
+    pub targets: Targets,
+    /// Each target as the root of a tree of its descendants.
+    pub tree: bool,
+    /// Also each process's mappings grouped by kind and file.
+    pub maps: bool,
+    pub sort: SortKey,
+}
+
+/// Everything one `inspect` collected (`memtriage.inspect/v1`).
+#[derive(Debug, Serialize)]
+pub struct InspectReport {
+    pub schema: &'static str,
+    pub process_schema: &'static str,
+    pub processes: Vec<ProcessSnapshot>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trees: Vec<TreeSnapshot>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_schema: Option<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub maps: Vec<MapsReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maps_schema: Option<&'static str>,
+    /// Pids that could not be read, with why.
+    pub errors: Vec<PidError>,
+    /// How many pids were asked for (a listing: how many existed).
+    #[serde(skip)]
+    pub requested: usize,
+    /// Whether every process was asked for, where a failing one is no failure.
+    #[serde(skip)]
+    pub listing: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PidError {
+    pub pid: i32,
+    /// Shown as its message; kept typed for callers that raise it.
+    #[serde(serialize_with = "super::message")]
+    pub error: Error,
+}
+
+impl InspectReport {
+    /// Whether the caller's request failed: a pid they named could not be read, or
+    /// not one process of a listing could.
+    pub fn failed(&self) -> bool {
+        if self.listing {
+            self.requested > 0 && self.errors.len() == self.requested
+        } else {
+            !self.errors.is_empty()
+        }
+    }
+}
+
+/// A process id from a caller: positive and within the kernel's range.
+pub fn pid(value: i64) -> Result<i32> {
+    i32::try_from(value).ok().filter(|p| *p > 0).ok_or_else(|| {
+        Error::bad_input(
+            format!("pid {value}"),
+            "not a valid process id (ids are positive)",
+        )
+    })
+}
+
+/// The [`Detail`] that reads `fields` (names from [`FIELDS`]); `None` reads all.
+pub fn detail(fields: Option<&[String]>) -> Result<Detail> {
+    let Some(fields) = fields else {
+        return Ok(Detail::full());
+    };
+    let mut d = Detail {
+        status: false,
+        rollup: false,
+        oom: false,
+        cgroup: false,
+    };
+    for f in fields {
+        match f.as_str() {
+            "status" => d.status = true,
+            "rollup" => d.rollup = true,
+            "oom" => d.oom = true,
+            "cgroup" => d.cgroup = true,
+            other => {
+                return Err(Error::bad_input(
+                    format!("field {other:?}"),
+                    format!("unknown field: fields are any of {}", FIELDS.join(", ")),
+                ))
+            }
+        }
+    }
+    Ok(d)
+}
+
+/// One process and its descendants (`memtriage.tree/v1`), with totals and findings.
+pub fn tree(root: &Root, detail: Detail, pid: i32) -> Result<TreeSnapshot> {
+    let mut snapshot = tree::read(root, detail, pid)?;
+    snapshot.findings = cow::findings(&cow::processes(&snapshot.nodes));
+    Ok(snapshot)
+}
+
+/// Reads what `request` names. An error is returned for a request that names nothing
+/// readable (no pid, a pattern nothing matches, a pid that is not one); a process that
+/// cannot be read is listed in the report's `errors` instead.
+pub fn inspect(root: &Root, request: &InspectRequest) -> Result<InspectReport> {
+    let listing = request.targets == Targets::All;
+    let pids = resolve(root, &request.targets)?;
+    let mut report = InspectReport {
+        schema: INSPECT_SCHEMA,
+        process_schema: PROCESS_SCHEMA,
+        processes: Vec::new(),
+        trees: Vec::new(),
+        tree_schema: None,
+        maps: Vec::new(),
+        maps_schema: None,
+        errors: Vec::new(),
+        requested: pids.len(),
+        listing,
+    };
+    if request.tree {
+        for &pid in &pids {
+            match self::tree(root, Detail::full(), pid) {
+                Ok(t) => report.trees.push(t),
+                Err(error) => report.errors.push(PidError { pid, error }),
+            }
+        }
+        report.tree_schema = (!report.trees.is_empty()).then_some(TREE_SCHEMA);
+        return Ok(report);
+    }
+    let detail = if listing {
+        Detail::listing()
+    } else {
+        Detail::full()
+    };
+    let results = read_many(root, detail, &pids, default_threads());
+    for (&pid, result) in pids.iter().zip(results) {
+        match result {
+            Ok(p) if listing && (p.kernel_thread || p.state == 'Z') => {}
+            Ok(p) => report.processes.push(p),
+            Err(Error::NoSuchProcess { .. }) if listing => {}
+            Err(error) => report.errors.push(PidError { pid, error }),
+        }
+    }
+    if request.maps {
+        for p in &report.processes {
+            match maps::read(root, p.pid) {
+                Ok(m) => report.maps.push(m),
+                Err(error) => report.errors.push(PidError { pid: p.pid, error }),
+            }
+        }
+        report.maps_schema = (!report.maps.is_empty()).then_some(MAPS_SCHEMA);
+    }
+    sort(&mut report.processes, request.sort);
+    Ok(report)
+}
+
+fn resolve(root: &Root, targets: &Targets) -> Result<Vec<i32>> {
+    let (named, name) = match targets {
+        Targets::All => return all_pids(root),
+        Targets::Named { pids, name } => (pids, name),
+    };
+    let mut pids = named.clone();
+    if let Some(pattern) = name {
+        let found = pids_matching(root, pattern)?;
+        if found.is_empty() && pids.is_empty() {
+            return Err(Error::NoMatchingProcess {
+                pattern: pattern.clone(),
+            });
+        }
+        pids.extend(found);
+    }
+    if pids.is_empty() {
+        return Err(Error::bad_input(
+            "inspect",
+            "nothing to inspect: name pids, a name pattern, or all processes",
+        ));
+    }
+    if let Some(bad) = pids.iter().find(|p| **p <= 0) {
+        return Err(Error::bad_input(
+            format!("pid {bad}"),
+            "not a valid process id (ids are positive)",
+        ));
+    }
+    pids.dedup();
+    Ok(pids)
+}
+
+/// Largest first; unreadable values last; `pid` ascending.
+pub fn sort(processes: &mut [ProcessSnapshot], key: SortKey) {
+    let value = |p: &ProcessSnapshot| -> Option<u64> {
+        match key {
+            SortKey::Pid => None,
+            SortKey::Rss => p.rss(),
+            SortKey::Pss => p.pss(),
+            SortKey::Uss => p.uss(),
+            SortKey::Swap => p.swap(),
+            SortKey::Faults => Some(p.faults.minor + p.faults.major),
+        }
+    };
+    if key == SortKey::Pid {
+        processes.sort_by_key(|p| p.pid);
+    } else {
+        processes.sort_by(|a, b| value(b).cmp(&value(a)).then(a.pid.cmp(&b.pid)));
+    }
+}

@@ -1,0 +1,23 @@
+//! The use cases: one engine function (or a small type) per thing a user asks for,
+//! returning the report struct that both front ends serialise. The CLI renders these
+//! reports and the Python module converts them; neither re-assembles the engine, so
+//! the two cannot drift. Each report carries its `schema` (`memtriage.<thing>/v1`).
+//!
+//! - [`inspect`]: processes by pid, by name, as trees or all of them.
+//! - [`doctor`]: the machine's memory settings audited for a profile of use.
+//! - [`explain`]: the diagnosis of a log.
+//! - [`cache`]: page-cache residency of files; [`warm`] and [`evict`] change it;
+//!   [`lock`] pins files in memory after checking it is safe.
+
+pub mod cache;
+pub mod doctor;
+pub mod evict;
+pub mod explain;
+pub mod inspect;
+pub mod lock;
+pub mod warm;
+
+/// Serialises an error as its message, the way JSON reports show it.
+fn message<S: serde::Serializer>(e: &crate::Error, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(e)
+}

@@ -1,0 +1,161 @@
+//! `warm`: read files into the page cache at the disk's speed, and optionally lock
+//! them there. Planned first, so that everything refusable (a bad argument, a special
+//! file, a lock that would not be allowed) is refused before anything is read.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::lock::{total_size, LockOptions};
+use crate::error::{Error, Result};
+use crate::model::system::ProactiveReclaim;
+use crate::pagecache::files;
+use crate::pagecache::lock::{self, Locked};
+use crate::pagecache::residency::Meter;
+use crate::pagecache::warm::{warm_file, WarmOptions, WarmStats};
+use crate::probe::damon;
+use crate::probe::root::Root;
+
+pub const WARM_SCHEMA: &str = "memtriage.warm/v1";
+
+/// Reader threads a caller may ask for.
+pub const MAX_THREADS: usize = 64;
+
+#[derive(Debug, Clone)]
+pub struct WarmRequest {
+    pub paths: Vec<PathBuf>,
+    pub options: WarmOptions,
+    /// Lock the files in memory once warm.
+    pub lock: Option<LockOptions>,
+}
+
+/// What warming did (`memtriage.warm/v1`).
+#[derive(Debug, Serialize)]
+pub struct WarmReport {
+    pub schema: &'static str,
+    pub files: Vec<WarmedFile>,
+    pub bytes_read: u64,
+    pub seconds: f64,
+    /// Bytes locked; `None` when not asked to lock.
+    pub locked: Option<u64>,
+    /// Agents that will page the files out again once they sit idle (unless locked);
+    /// `None` where they cannot be read (DAMON's files are root's).
+    pub proactive_reclaim: Option<Vec<ProactiveReclaim>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WarmedFile {
+    pub path: String,
+    #[serde(flatten)]
+    pub stats: WarmStats,
+    /// Cached bytes of the file afterwards.
+    pub cached_after: u64,
+    pub size: u64,
+}
+
+impl WarmReport {
+    /// The reclaim agents that reach the page cache, which the warmed files will not
+    /// survive once idle; `None` where they could not be read.
+    pub fn page_cache_reclaim(&self) -> Option<Vec<&ProactiveReclaim>> {
+        self.proactive_reclaim.as_deref().map(reaching_page_cache)
+    }
+}
+
+/// The agents among `all` that page out the page cache (schemes over physical
+/// memory), not only what some process maps.
+pub fn reaching_page_cache(all: &[ProactiveReclaim]) -> Vec<&ProactiveReclaim> {
+    all.iter().filter(|r| r.reaches_page_cache()).collect()
+}
+
+/// A warm that passed every check: the files to read and how.
+#[derive(Debug)]
+pub struct WarmPlan {
+    files: Vec<PathBuf>,
+    options: WarmOptions,
+    lock: Option<LockOptions>,
+    bytes: u64,
+}
+
+/// Checks `request`: the thread count, the paths (regular files; directories are
+/// walked) and, when a lock is asked for, whether it would be allowed.
+pub fn plan(root: &Root, request: &WarmRequest) -> Result<WarmPlan> {
+    let threads = request.options.threads;
+    if threads == 0 || threads > MAX_THREADS {
+        return Err(Error::bad_input(
+            format!("threads {threads}"),
+            format!("choose between 1 and {MAX_THREADS} reader threads"),
+        ));
+    }
+    let files = files::expand(&request.paths)?;
+    if let Some(l) = request.lock {
+        // Refused before reading anything: a lock that cannot be granted should not
+        // first push the machine's page cache around.
+        lock::check(root, total_size(&files), l.max)?;
+    }
+    let opts = request.options;
+    let bytes = files
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| {
+            let len = m.len();
+            let start = opts.offset.min(len);
+            opts.length.map_or(len - start, |l| l.min(len - start))
+        })
+        .sum();
+    Ok(WarmPlan {
+        files,
+        options: opts,
+        lock: request.lock,
+        bytes,
+    })
+}
+
+impl WarmPlan {
+    /// Bytes in the ranges to warm, as the files are now (for a progress bar).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// Reads the files in; `progress` is told of each batch of bytes read.
+    pub fn warm(&self, root: &Root, progress: &(dyn Fn(u64) + Sync)) -> Result<WarmReport> {
+        let began = Instant::now();
+        let files = self
+            .files
+            .iter()
+            .map(|p| {
+                let stats = warm_file(p, self.options, progress)?;
+                let meter = Meter::open(p)?;
+                Ok(WarmedFile {
+                    path: p.display().to_string(),
+                    stats,
+                    cached_after: meter.whole().cached,
+                    size: meter.size(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(WarmReport {
+            schema: WARM_SCHEMA,
+            bytes_read: files.iter().map(|w| w.stats.read).sum(),
+            seconds: began.elapsed().as_secs_f64(),
+            files,
+            locked: None,
+            proactive_reclaim: damon::read(root).ok(),
+        })
+    }
+
+    /// Locks the warmed files when the request asked for it, recording the bytes in
+    /// `report`; they stay locked until the returned value is dropped.
+    pub fn lock(&self, report: &mut WarmReport) -> Result<Option<Locked>> {
+        let Some(options) = self.lock else {
+            return Ok(None);
+        };
+        let held = lock::lock(&self.files, options.hugepages)?;
+        report.locked = Some(held.bytes);
+        Ok(Some(held))
+    }
+}
