@@ -10,7 +10,6 @@ mod errors;
 mod track;
 
 use std::ffi::OsString;
-use std::process::ExitCode;
 use std::sync::Mutex;
 
 use memtriage_core::diagnose::doctor::{audit, Profile};
@@ -151,14 +150,7 @@ fn system(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 }
 
 fn profile(name: &str) -> PyResult<Profile> {
-    match name {
-        "training" => Ok(Profile::Training),
-        "inference" => Ok(Profile::Inference),
-        "shared" => Ok(Profile::Shared),
-        other => Err(PyValueError::new_err(format!(
-            "unknown profile {other:?}: use \"training\", \"inference\" or \"shared\""
-        ))),
-    }
+    name.parse().map_err(PyValueError::new_err)
 }
 
 /// `{"profile", "system", "findings"}` as `doctor --json` prints it.
@@ -227,15 +219,7 @@ fn explain<'py>(
 /// so the wheel carries the whole command without a second binary.
 #[pyfunction]
 fn cli_main(py: Python<'_>, argv: Vec<OsString>) -> PyResult<u8> {
-    py.detach(|| {
-        guard(|| {
-            let code = memtriage::main(argv);
-            // `ExitCode` hides its number; it compares equal to the one it was made from.
-            Ok((0..=u8::MAX)
-                .find(|n| ExitCode::from(*n) == code)
-                .unwrap_or(memtriage::EXIT_USAGE))
-        })
-    })
+    py.detach(|| guard(|| Ok(memtriage::run(argv).code())))
 }
 
 #[pymodule]
