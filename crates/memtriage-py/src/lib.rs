@@ -10,7 +10,6 @@ mod errors;
 mod track;
 
 use std::ffi::OsString;
-use std::process::ExitCode;
 use std::sync::Mutex;
 
 use memtriage_core::model::process::ProcessSnapshot;
@@ -162,15 +161,7 @@ fn explain<'py>(
 /// so the wheel carries the whole command without a second binary.
 #[pyfunction]
 fn cli_main(py: Python<'_>, argv: Vec<OsString>) -> PyResult<u8> {
-    py.detach(|| {
-        guard(|| {
-            let code = memtriage::main(argv);
-            // `ExitCode` hides its number; it compares equal to the one it was made from.
-            Ok((0..=u8::MAX)
-                .find(|n| ExitCode::from(*n) == code)
-                .unwrap_or(memtriage::EXIT_USAGE))
-        })
-    })
+    py.detach(|| guard(|| Ok(memtriage::run(argv).code())))
 }
 
 #[pymodule]

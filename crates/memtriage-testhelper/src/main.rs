@@ -11,6 +11,8 @@
 //!   dirty MIB           (child) write MIB of the first `anon` region: copy-on-write
 //!
 //! Children die with the parent (PR_SET_PDEATHSIG), so a failed test leaves nothing.
+// A test fixture, not the product: its errors go straight to the test's stderr.
+#![allow(clippy::print_stderr)]
 
 use std::ffi::CString;
 use std::io::{Read, Write};

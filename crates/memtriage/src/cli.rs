@@ -1,8 +1,12 @@
-//! Command-line surface.
+//! Command-line surface. Option values arrive typed (`crate::values`), parsed once.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use memtriage_core::diagnose::doctor::Profile;
+
+use crate::render::style::ColorChoice;
+use crate::values::{profile_parser, ByteOffset, ByteSize, Interval};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -22,13 +26,6 @@ pub struct Cli {
     /// Read /proc, /sys and /dev below this directory instead of / (captured trees, tests).
     #[arg(long, global = true, hide = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -98,22 +95,12 @@ pub enum SortKey {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// What the machine is for; changes what is recommended.
-    #[arg(long, value_enum, default_value_t = ProfileArg::Training)]
-    pub profile: ProfileArg,
+    #[arg(long, value_parser = profile_parser(), default_value = "training")]
+    pub profile: Profile,
 
     /// Machine-readable output (schema memtriage.doctor/v1).
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProfileArg {
-    /// A dedicated training machine: one big job owns the memory.
-    Training,
-    /// A serving machine: latency matters, models are mapped and must stay resident.
-    Inference,
-    /// A machine shared by many users' jobs.
-    Shared,
 }
 
 #[derive(Debug, Args)]
@@ -122,11 +109,11 @@ pub struct RunArgs {
     /// Run the job in a new memory cgroup with this limit (e.g. 4G, 512M), as a
     /// container or Slurm job would; removed afterwards.
     #[arg(long, value_name = "SIZE")]
-    pub limit: Option<String>,
+    pub limit: Option<ByteSize>,
 
-    /// Time between samples of the job's processes (e.g. 500ms, 2s).
+    /// Time between samples of the job's processes, 10ms to 1h (e.g. 500ms, 2s).
     #[arg(long, value_name = "DURATION", default_value = "500ms")]
-    pub interval: String,
+    pub interval: Interval,
 
     /// Write the timeline (JSON lines, memtriage.record/v1) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -153,8 +140,12 @@ pub struct ReportArgs {
     pub file: PathBuf,
 
     /// Write a self-contained HTML page with charts of memory and faults over time.
-    #[arg(long, value_name = "OUT")]
+    #[arg(long, value_name = "OUT", conflicts_with = "json")]
     pub html: Option<PathBuf>,
+
+    /// Print the recorded run's final report (schema memtriage.run/v1), as `run --json` does.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -200,12 +191,12 @@ pub struct WarmArgs {
 
     /// Start of the range to warm in each file (e.g. 1G).
     #[arg(long, value_name = "SIZE")]
-    pub offset: Option<String>,
+    pub offset: Option<ByteOffset>,
 
     /// Length of the range to warm in each file (default: to the end). The kernel's
     /// readahead caches a window or two past its end.
     #[arg(long, value_name = "SIZE")]
-    pub length: Option<String>,
+    pub length: Option<ByteSize>,
 
     /// After warming, map and mlock the files and hold them until SIGINT/SIGTERM.
     #[arg(long)]
@@ -213,7 +204,7 @@ pub struct WarmArgs {
 
     /// With --lock: the most to lock; refuse above it.
     #[arg(long, value_name = "SIZE", requires = "lock")]
-    pub max: Option<String>,
+    pub max: Option<ByteSize>,
 
     /// With --lock: ask for transparent huge pages on the mappings (MADV_HUGEPAGE).
     #[arg(long, requires = "lock")]
@@ -255,7 +246,7 @@ pub struct BenchLoadArgs {
         value_name = "SIZE",
         conflicts_with = "file"
     )]
-    pub size: String,
+    pub size: ByteSize,
 
     /// Where to write the synthetic checkpoint (on the disk to measure, not tmpfs).
     #[arg(

@@ -439,3 +439,15 @@ fn a_file_that_shrinks_while_warmed_does_not_crash_the_tool() {
     assert_eq!(file["bytes"], 512 * MIB);
     assert!(file["read"].as_u64().unwrap() < 512 * MIB, "{file}");
 }
+
+#[test]
+fn regression_warm_offset_0_is_the_start_of_the_file() {
+    let dir = scratch();
+    let f = write_file(dir.path(), "start.bin", 16 * MIB);
+    let p = f.to_str().unwrap();
+    run_ok(&["evict", p]);
+    let args = ["warm", p, "--offset", "0", "--length", "8M", "--json"];
+    let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
+    let read = v["bytes_read"].as_u64().unwrap();
+    assert_eq!(read, 8 * MIB, "the first 8 MiB, from offset 0: {v}");
+}

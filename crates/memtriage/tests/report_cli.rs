@@ -105,3 +105,42 @@ fn a_recording_cut_short_still_draws_and_bad_files_are_clear_errors() {
         assert!(err.contains(needle) && err.contains(file), "{err}");
     }
 }
+
+#[test]
+fn json_report_is_the_recorded_runs_final_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_run(dir.path());
+    let out = memtriage()
+        .args(["report", rec.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "memtriage.run/v1");
+    assert_eq!(v["outcome"]["exit_code"], 0);
+    assert!(
+        v["peak_tree_rss"]["bytes"].as_u64().unwrap() >= 48 << 20,
+        "{v}"
+    );
+    // The same report the recording's last line holds.
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(v, last["report"]);
+
+    // A recording cut short has no final report to print: a clear error, not `null`.
+    let cut: String = text.lines().take(4).collect::<Vec<_>>().join("\n") + "\n";
+    let cut_path = dir.path().join("cut.jsonl");
+    std::fs::write(&cut_path, cut).unwrap();
+    let out = memtriage()
+        .args(["report", cut_path.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no final report"), "{err}");
+}

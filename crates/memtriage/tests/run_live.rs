@@ -471,3 +471,91 @@ print("done")
         f["fix"]
     );
 }
+
+#[test]
+fn regression_interval_bounds_are_inclusive_and_said_as_they_are() {
+    // 1h is the upper bound the message names: accepted. The job exits at once, and
+    // memtriage must not wait out the interval to notice.
+    let began = Instant::now();
+    let out = memtriage()
+        .args(["run", "--json", "--interval", "1h", "--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        run_report(&out.stderr)["sampling"]["interval_ms"],
+        3_600_000
+    );
+    assert!(began.elapsed() < Duration::from_secs(30));
+    for beyond in ["61m", "9ms"] {
+        let out = memtriage()
+            .args(["run", "--interval", beyond, "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{beyond}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("between 10ms and 1h"), "{beyond}: {err}");
+    }
+}
+
+#[test]
+fn regression_a_bare_interval_number_is_refused_with_the_fix() {
+    let out = memtriage()
+        .args(["run", "--interval", "5", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("add a unit, e.g. 5s or 500ms"), "{err}");
+    assert!(err.contains("--interval"), "{err}");
+}
+
+/// Runs `sh -c LINE` under util-linux `script`, which gives it a terminal on stdout
+/// and stderr; `None` where `script` is absent.
+fn in_a_terminal(line: &str) -> Option<Output> {
+    let script = ["/usr/bin/script", "/bin/script"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).is_file())?;
+    Some(
+        Command::new(script)
+            .args(["-qec", line, "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn regression_run_colours_its_summary_by_stderr_not_stdout() {
+    let bin = env!("CARGO_BIN_EXE_memtriage");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stderr.txt");
+    // stdout a terminal, stderr a file: the summary in the file has no escape codes.
+    let Some(out) = in_a_terminal(&format!("NO_COLOR= {bin} run -- true 2>{}", file.display()))
+    else {
+        eprintln!("skipped: no `script` to provide a terminal");
+        return;
+    };
+    assert_eq!(out.status.code(), Some(0));
+    let summary = std::fs::read_to_string(&file).unwrap();
+    assert!(summary.contains("memtriage:"), "{summary}");
+    assert!(
+        !summary.contains('\x1b'),
+        "escape codes in a file: {summary:?}"
+    );
+    // stderr a terminal, stdout a file: the summary on the terminal is coloured.
+    let out = in_a_terminal(&format!(
+        "NO_COLOR= {bin} run -- true >{}",
+        dir.path().join("stdout.txt").display()
+    ))
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("\x1b[1mmemtriage:"), "{shown:?}");
+}

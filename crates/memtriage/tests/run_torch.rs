@@ -6,6 +6,8 @@ mod support;
 
 use std::process::{Command, Stdio};
 
+// A skipped test says why in the test output.
+#[allow(clippy::print_stderr)]
 fn torch_available() -> bool {
     let ok = Command::new("python3")
         .args(["-c", "import torch"])

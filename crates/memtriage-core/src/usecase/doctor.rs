@@ -32,15 +32,8 @@ impl DoctorReport {
 
 /// The profile a caller names: `training`, `inference` or `shared`.
 pub fn profile(name: &str) -> Result<Profile> {
-    match name {
-        "training" => Ok(Profile::Training),
-        "inference" => Ok(Profile::Inference),
-        "shared" => Ok(Profile::Shared),
-        other => Err(Error::bad_input(
-            format!("profile {other:?}"),
-            "unknown profile: use \"training\", \"inference\" or \"shared\"",
-        )),
-    }
+    name.parse()
+        .map_err(|detail| Error::bad_input(format!("profile {name:?}"), detail))
 }
 
 pub fn doctor(root: &Root, profile: Profile) -> DoctorReport {

@@ -1,14 +1,14 @@
 //! `memtriage bench load`.
 
-use std::io::{IsTerminal, Write};
-use std::process::ExitCode;
+use std::io::Write;
 
 use memtriage_core::pagecache::bench;
-use memtriage_core::parse::size::parse_size;
 
 use super::Context;
 use crate::cli::BenchLoadArgs;
+use crate::exit::ExitStatus;
 use crate::render;
+use crate::render::printer::Printer;
 
 /// Removes the synthetic checkpoint however the benchmark ends.
 struct Generated(std::path::PathBuf);
@@ -19,8 +19,8 @@ impl Drop for Generated {
     }
 }
 
-pub fn load(_ctx: &Context, args: &BenchLoadArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let chatty = !args.json && std::io::stderr().is_terminal();
+pub fn load(_ctx: &Context, args: &BenchLoadArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
+    let chatty = !args.json && p.err.is_terminal();
     let mut generated = None;
     let path = match &args.file {
         Some(f) => {
@@ -30,17 +30,13 @@ pub fn load(_ctx: &Context, args: &BenchLoadArgs, out: &mut dyn Write) -> anyhow
             f.clone()
         }
         None => {
-            let size = parse_size(&args.size).map_err(|e| anyhow::anyhow!("--size: {e}"))?;
+            let size = args.size.0;
             let path = args.dir.join(format!(
                 "memtriage-bench-{}.safetensors",
                 std::process::id()
             ));
             if chatty {
-                eprintln!(
-                    "writing a {} synthetic checkpoint to {}",
-                    render::units::iec(size),
-                    path.display()
-                );
+                render::bench::write_generating(&mut p.err, size, &path)?;
             }
             let guard = Generated(path.clone());
             bench::generate(&path, size)?;
@@ -48,17 +44,19 @@ pub fn load(_ctx: &Context, args: &BenchLoadArgs, out: &mut dyn Write) -> anyhow
             path
         }
     };
+    let err = &mut p.err;
     let result = bench::run(&path, generated.is_some(), &mut |step| {
         if chatty {
-            eprintln!("  {step}");
+            // Progress lost to a closed stderr is no reason to stop the measurement.
+            let _ = render::bench::write_step(err, step);
         }
     })?;
     drop(generated);
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &result)?;
-        writeln!(out)?;
+        serde_json::to_writer_pretty(&mut p.out, &result)?;
+        writeln!(p.out)?;
     } else {
-        render::bench::write(out, &result)?;
+        render::bench::write(&mut p.out, &result)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }

@@ -1,22 +1,22 @@
 //! `memtriage cache`, `warm` and `evict`: the page cache and the files in it.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde::Serialize;
 
-use memtriage_core::model::system::ProactiveReclaim;
 use memtriage_core::pagecache::report::{self, FileReport, CACHE_SCHEMA};
 use memtriage_core::pagecache::residency::Meter;
-use memtriage_core::pagecache::warm::{evict_file, warm_file, WarmOptions, WarmStats};
-use memtriage_core::pagecache::{files, lock};
-use memtriage_core::parse::size::parse_size;
+use memtriage_core::pagecache::warm::{evict_file, warm_file, WarmOptions};
+use memtriage_core::pagecache::{files, lock, mappers};
 use memtriage_core::probe::damon;
 
 use super::Context;
 use crate::cli::{CacheArgs, EvictArgs, WarmArgs};
-use crate::render::cache as view;
+use crate::exit::ExitStatus;
+use crate::render;
+use crate::render::printer::Printer;
+use crate::reports::{EvictOutput, EvictedFile, WarmOutput, WarmedFile, EVICT_SCHEMA, WARM_SCHEMA};
 
 /// Characters of the residency bar.
 const BAR: usize = 24;
@@ -27,23 +27,24 @@ struct CacheOutput<'a> {
     files: &'a [FileReport],
 }
 
-pub fn cache(ctx: &Context, args: &CacheArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn cache(ctx: &Context, args: &CacheArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let paths = files::expand(&args.paths)?;
     let reports = paths
         .iter()
-        .map(|p| report::inspect(&ctx.root, p, BAR, !args.no_mappers))
+        .map(|path| report::inspect(&ctx.root, path, BAR, !args.no_mappers))
         .collect::<Result<Vec<_>, _>>()?;
     if args.json {
         serde_json::to_writer_pretty(
-            &mut *out,
+            &mut p.out,
             &CacheOutput {
                 schema: CACHE_SCHEMA,
                 files: &reports,
             },
         )?;
-        writeln!(out)?;
+        writeln!(p.out)?;
     } else {
-        view::write_cache(out, &ctx.style, &reports, args.tensors)?;
+        let style = p.out.style();
+        render::cache::write_cache(&mut p.out, &style, &reports, args.tensors)?;
     }
     // A .safetensors file whose header is broken is bad input, whatever else was shown.
     let bad: Vec<&String> = reports
@@ -51,57 +52,29 @@ pub fn cache(ctx: &Context, args: &CacheArgs, out: &mut dyn Write) -> anyhow::Re
         .filter_map(|r| r.tensors_error.as_ref())
         .collect();
     for e in &bad {
-        eprintln!("memtriage: {e}");
+        p.error(e)?;
     }
     Ok(if bad.is_empty() {
-        ExitCode::SUCCESS
+        ExitStatus::Success
     } else {
-        ExitCode::from(crate::EXIT_USAGE)
+        ExitStatus::BadInput
     })
 }
 
-#[derive(Serialize)]
-struct WarmedFile {
-    path: String,
-    #[serde(flatten)]
-    stats: WarmStats,
-    /// Cached share of the file afterwards.
-    cached_after: u64,
-    size: u64,
-}
-
-#[derive(Serialize)]
-struct WarmOutput {
-    schema: &'static str,
-    files: Vec<WarmedFile>,
-    bytes_read: u64,
-    seconds: f64,
-    locked: Option<u64>,
-    /// Agents that will page the files out again once they sit idle (unless locked);
-    /// `None` where they cannot be read (DAMON's files are root's).
-    proactive_reclaim: Option<Vec<ProactiveReclaim>>,
-}
-
-fn size_arg(name: &str, v: &Option<String>) -> anyhow::Result<Option<u64>> {
-    v.as_deref()
-        .map(|s| parse_size(s).map_err(|e| anyhow::anyhow!("--{name}: {e}")))
-        .transpose()
-}
-
-pub fn warm(ctx: &Context, args: &WarmArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn warm(ctx: &Context, args: &WarmArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     if args.threads == 0 || args.threads > 64 {
         anyhow::bail!("--threads: choose between 1 and 64");
     }
     let paths = files::expand(&args.paths)?;
     let opts = WarmOptions {
         threads: args.threads,
-        offset: size_arg("offset", &args.offset)?.unwrap_or(0),
-        length: size_arg("length", &args.length)?,
+        offset: args.offset.map_or(0, |o| o.0),
+        length: args.length.map(|l| l.0),
     };
-    let max = size_arg("max", &args.max)?;
+    let max = args.max.map(|m| m.0);
     let sizes: Vec<u64> = paths
         .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
+        .filter_map(|path| std::fs::metadata(path).ok())
         .map(|m| m.len())
         .collect();
     if args.lock {
@@ -117,18 +90,20 @@ pub fn warm(ctx: &Context, args: &WarmArgs, out: &mut dyn Write) -> anyhow::Resu
             opts.length.map_or(len - start, |l| l.min(len - start))
         })
         .sum();
-    let bar = progress_bar(total, args.json);
+    let bar = (!args.json && p.err.is_terminal())
+        .then(|| render::progress::bytes(total))
+        .flatten();
     let began = std::time::Instant::now();
     let mut warmed = Vec::new();
-    for p in &paths {
-        let stats = warm_file(p, opts, &|n| {
+    for path in &paths {
+        let stats = warm_file(path, opts, &|n| {
             if let Some(b) = &bar {
                 b.inc(n);
             }
         })?;
-        let meter = Meter::open(p)?;
+        let meter = Meter::open(path)?;
         warmed.push(WarmedFile {
-            path: p.display().to_string(),
+            path: path.display().to_string(),
             stats,
             cached_after: meter.whole().cached,
             size: meter.size(),
@@ -148,7 +123,7 @@ pub fn warm(ctx: &Context, args: &WarmArgs, out: &mut dyn Write) -> anyhow::Resu
         None
     };
     let output = WarmOutput {
-        schema: "memtriage.warm/v1",
+        schema: WARM_SCHEMA,
         bytes_read,
         seconds,
         locked: locked.as_ref().map(|l| l.bytes),
@@ -156,51 +131,19 @@ pub fn warm(ctx: &Context, args: &WarmArgs, out: &mut dyn Write) -> anyhow::Resu
         proactive_reclaim: damon::read(&ctx.root).ok(),
     };
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &output)?;
-        writeln!(out)?;
+        serde_json::to_writer_pretty(&mut p.out, &output)?;
+        writeln!(p.out)?;
     } else {
-        for w in &output.files {
-            view::write_warmed(out, &w.path, w.stats, w.cached_after, w.size)?;
-        }
-        if output.files.len() > 1 {
-            writeln!(
-                out,
-                "{} files: {} read in {:.2} s ({})",
-                output.files.len(),
-                view::iec(bytes_read),
-                seconds,
-                view::rate(bytes_read, seconds)
-            )?;
-        }
-        if let (None, Some(reclaim)) = (output.locked, &output.proactive_reclaim) {
-            view::write_reclaim_note(out, reclaim)?;
-        }
+        render::cache::write_warm(&mut p.out, &output)?;
     }
-    out.flush()?;
+    p.out.flush()?;
     if let Some(l) = locked {
-        eprintln!(
-            "memtriage: locked {} in {} file(s) in memory; holding until SIGINT or SIGTERM",
-            view::iec(l.bytes),
-            l.files()
-        );
+        render::cache::write_locked(&mut p.err, l.bytes, l.files())?;
         wait_for_termination();
         drop(l);
-        eprintln!("memtriage: released the lock");
+        render::cache::write_released(&mut p.err)?;
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn progress_bar(total: u64, json: bool) -> Option<indicatif::ProgressBar> {
-    if json || !std::io::stderr().is_terminal() || total == 0 {
-        return None;
-    }
-    let b = indicatif::ProgressBar::new(total);
-    let style = indicatif::ProgressStyle::with_template(
-        "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-    )
-    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-    b.set_style(style);
-    Some(b)
+    Ok(ExitStatus::Success)
 }
 
 fn termination_set() -> libc::sigset_t {
@@ -232,31 +175,20 @@ fn wait_for_termination() {
     }
 }
 
-#[derive(Serialize)]
-struct EvictedFile {
-    path: String,
-    size: u64,
-    cached_before: u64,
-    cached_after: u64,
-    dirty_after: Option<u64>,
-    /// Processes that map the file: their pages cannot be dropped.
-    mapped_by: Vec<memtriage_core::pagecache::mappers::Mapper>,
-}
-
-pub fn evict(ctx: &Context, args: &EvictArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn evict(ctx: &Context, args: &EvictArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let paths: Vec<PathBuf> = files::expand(&args.paths)?;
     let mut done = Vec::new();
-    for p in &paths {
-        let before = Meter::open(p)?.whole();
-        evict_file(p)?;
-        let after = Meter::open(p)?.whole();
+    for path in &paths {
+        let before = Meter::open(path)?.whole();
+        evict_file(path)?;
+        let after = Meter::open(path)?.whole();
         let mapped_by = if after.cached > 0 {
-            memtriage_core::pagecache::mappers::find(&ctx.root, p)
+            mappers::find(&ctx.root, path)
         } else {
             Vec::new()
         };
         done.push(EvictedFile {
-            path: p.display().to_string(),
+            path: path.display().to_string(),
             size: before.bytes,
             cached_before: before.cached,
             cached_after: after.cached,
@@ -264,46 +196,15 @@ pub fn evict(ctx: &Context, args: &EvictArgs, out: &mut dyn Write) -> anyhow::Re
             mapped_by,
         });
     }
+    let output = EvictOutput {
+        schema: EVICT_SCHEMA,
+        files: done,
+    };
     if args.json {
-        #[derive(Serialize)]
-        struct EvictOutput<'a> {
-            schema: &'static str,
-            files: &'a [EvictedFile],
-        }
-        serde_json::to_writer_pretty(
-            &mut *out,
-            &EvictOutput {
-                schema: "memtriage.evict/v1",
-                files: &done,
-            },
-        )?;
-        writeln!(out)?;
+        serde_json::to_writer_pretty(&mut p.out, &output)?;
+        writeln!(p.out)?;
     } else {
-        for e in &done {
-            write!(
-                out,
-                "evicted {}: {} cached before, {} after",
-                e.path,
-                view::iec(e.cached_before),
-                view::iec(e.cached_after)
-            )?;
-            if e.cached_after > 0 {
-                let mut why = Vec::new();
-                if let Some(d) = e.dirty_after.filter(|d| *d > 0) {
-                    why.push(format!(
-                        "{} dirty (not yet written back; run sync first)",
-                        view::iec(d)
-                    ));
-                }
-                for m in &e.mapped_by {
-                    why.push(format!("mapped by pid {} ({})", m.pid, m.comm));
-                }
-                if !why.is_empty() {
-                    write!(out, " — kept: {}", why.join(", "))?;
-                }
-            }
-            writeln!(out)?;
-        }
+        render::cache::write_evict(&mut p.out, &output)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }

@@ -5,7 +5,6 @@
 use std::fs::File;
 use std::io::{self, ErrorKind, IsTerminal, Read, Write};
 use std::path::Path;
-use std::process::ExitCode;
 
 use anyhow::bail;
 use memtriage_core::diagnose::logs::{LogMatch, LogScanner};
@@ -14,7 +13,9 @@ use serde::Serialize;
 
 use super::Context;
 use crate::cli::ExplainArgs;
-use crate::render::findings;
+use crate::exit::ExitStatus;
+use crate::render;
+use crate::render::printer::Printer;
 
 pub const EXPLAIN_SCHEMA: &str = "memtriage.explain/v1";
 
@@ -34,7 +35,7 @@ struct Report<'a> {
     findings: &'a [Finding],
 }
 
-pub fn run(ctx: &Context, args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn run(_ctx: &Context, args: &ExplainArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let path = args.file.as_deref().filter(|p| *p != Path::new("-"));
     let (source, mut scanner) = match path {
         Some(p) => {
@@ -68,24 +69,13 @@ pub fn run(ctx: &Context, args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Re
             matches: scanner.matches(),
             findings: &found,
         };
-        serde_json::to_writer_pretty(&mut *out, &report)?;
-        writeln!(out)?;
+        serde_json::to_writer_pretty(&mut p.out, &report)?;
+        writeln!(p.out)?;
     } else {
-        findings::write(out, &ctx.style, &found)?;
-        if found.is_empty() {
-            writeln!(out, "no known failure found in {} lines", scanner.lines())?;
-        } else {
-            writeln!(
-                out,
-                "{} finding{} in {} lines ({:.1} MB)",
-                found.len(),
-                if found.len() == 1 { "" } else { "s" },
-                scanner.lines(),
-                scanner.bytes() as f64 / 1e6
-            )?;
-        }
+        let style = p.out.style();
+        render::explain::write(&mut p.out, &style, &found, scanner.lines(), scanner.bytes())?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 fn open(path: &Path) -> anyhow::Result<File> {

@@ -1,66 +1,41 @@
 //! `memtriage inspect`: collect snapshots from the engine, then render them.
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use anyhow::Context as _;
-use serde::Serialize;
-
-use memtriage_core::model::maps::{MapsReport, MAPS_SCHEMA};
+use memtriage_core::model::maps::MAPS_SCHEMA;
 use memtriage_core::model::process::{ProcessSnapshot, PROCESS_SCHEMA};
-use memtriage_core::model::tree::{TreeSnapshot, TREE_SCHEMA};
+use memtriage_core::model::tree::TREE_SCHEMA;
 use memtriage_core::probe::process::{all_pids, default_threads, pids_matching, read_many, Detail};
 use memtriage_core::probe::{maps, tree};
 use memtriage_core::Error;
 
 use super::Context;
 use crate::cli::{InspectArgs, SortKey};
-use crate::render::inspect as view;
+use crate::exit::ExitStatus;
+use crate::render;
+use crate::render::printer::Printer;
+use crate::reports::{Collected, PidError, INSPECT_SCHEMA};
 
-pub const INSPECT_SCHEMA: &str = "memtriage.inspect/v1";
-
-/// Everything one `inspect` run collected; rendering only reads it.
-#[derive(Debug, Default, Serialize)]
-pub struct Collected {
-    pub schema: &'static str,
-    pub process_schema: &'static str,
-    pub processes: Vec<ProcessSnapshot>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub trees: Vec<TreeSnapshot>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tree_schema: Option<&'static str>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub maps: Vec<MapsReport>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub maps_schema: Option<&'static str>,
-    /// Pids the user named that could not be read, with why.
-    pub errors: Vec<PidError>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct PidError {
-    pub pid: i32,
-    pub error: String,
-}
-
-pub fn run(ctx: &Context, args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn run(ctx: &Context, args: &InspectArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let targets = targets(ctx, args)?;
     let collected = collect(ctx, args, &targets);
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &collected)?;
-        writeln!(out)?;
+        serde_json::to_writer_pretty(&mut p.out, &collected)?;
+        writeln!(p.out)?;
     } else {
-        view::write(out, &ctx.style, args, &collected)?;
+        let style = p.out.style();
+        render::inspect::write(&mut p.out, &style, args.all, &collected)?;
     }
     for e in &collected.errors {
-        eprintln!("memtriage: {}", e.error);
+        p.error(&e.error)?;
     }
     let all_failed = !targets.pids.is_empty() && collected.errors.len() == targets.pids.len();
     Ok(
         if collected.errors.is_empty() || (args.all && !all_failed) {
-            ExitCode::SUCCESS
+            ExitStatus::Success
         } else {
-            ExitCode::from(crate::EXIT_USAGE)
+            ExitStatus::BadInput
         },
     )
 }

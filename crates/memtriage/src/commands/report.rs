@@ -1,16 +1,17 @@
-//! `memtriage report FILE [--html OUT]`.
+//! `memtriage report FILE [--html OUT | --json]`.
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use anyhow::Context as _;
 use memtriage_core::parse::record;
 
 use super::Context;
 use crate::cli::ReportArgs;
+use crate::exit::ExitStatus;
 use crate::render;
+use crate::render::printer::Printer;
 
-pub fn run(ctx: &Context, args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn run(_ctx: &Context, args: &ReportArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let path = &args.file;
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
@@ -18,22 +19,26 @@ pub fn run(ctx: &Context, args: &ReportArgs, out: &mut dyn Write) -> anyhow::Res
     if let Some(html) = &args.html {
         std::fs::write(html, render::html::page(&rec))
             .with_context(|| format!("{}: cannot write", html.display()))?;
-        writeln!(
-            out,
-            "wrote {} ({} samples)",
-            html.display(),
-            rec.samples.len()
-        )?;
-        return Ok(ExitCode::SUCCESS);
+        render::run::write_html_written(&mut p.out, html, rec.samples.len())?;
+        return Ok(ExitStatus::Success);
     }
-    match &rec.summary {
-        Some(summary) => render::run::write(out, &ctx.style, summary, &[])?,
-        None => writeln!(
-            out,
-            "{}: {} samples; the recording ends before the job did (memtriage was stopped)",
-            path.display(),
-            rec.samples.len()
-        )?,
+    match (&rec.summary, args.json) {
+        (Some(summary), true) => {
+            serde_json::to_writer_pretty(&mut p.out, summary)?;
+            writeln!(p.out)?;
+        }
+        (Some(summary), false) => {
+            let style = p.out.style();
+            render::run::write(&mut p.out, &style, summary, &[])?;
+        }
+        // JSON promises a whole report; a recording cut short has none to give.
+        (None, true) => anyhow::bail!(
+            "{shown}: no final report: the recording ends before the job did (memtriage was \
+             stopped); `memtriage report {shown} --html OUT` draws its {} samples",
+            rec.samples.len(),
+            shown = path.display(),
+        ),
+        (None, false) => render::run::write_cut_short(&mut p.out, path, rec.samples.len())?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }

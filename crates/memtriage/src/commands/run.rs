@@ -2,18 +2,17 @@
 //! observers, and renders the summary on stderr (stdout belongs to the job).
 
 use std::io::Write;
-use std::process::ExitCode;
-use std::time::Duration;
 
 use memtriage_core::diagnose::logs::LogScanner;
 use memtriage_core::diagnose::run::{diagnose, Inputs};
 use memtriage_core::model::finding::Finding;
-use memtriage_core::parse::size::parse_size;
 use memtriage_core::supervise::{self, Config, OutputObserver, Tail};
 
 use super::Context;
 use crate::cli::RunArgs;
+use crate::exit::ExitStatus;
 use crate::render;
+use crate::render::printer::Printer;
 
 /// What memtriage keeps of each output stream while passing it through: its last
 /// bytes, and what the log scanner recognised in it (one scanner per stream, so the
@@ -55,18 +54,11 @@ fn text_findings(stdout: &JobOutput, stderr: &JobOutput) -> Vec<Finding> {
     all
 }
 
-pub fn run(ctx: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let limit = args
-        .limit
-        .as_deref()
-        .map(|l| parse_size(l).map_err(|e| anyhow::anyhow!("--limit: {e}")))
-        .transpose()?;
-    let interval =
-        parse_duration(&args.interval).map_err(|e| anyhow::anyhow!("--interval: {e}"))?;
+pub fn run(ctx: &Context, args: &RunArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let config = Config {
         command: args.command.clone(),
-        interval,
-        limit,
+        interval: args.interval.0,
+        limit: args.limit.map(|l| l.0),
         record: args.record.clone(),
         perf: args.perf,
     };
@@ -90,56 +82,18 @@ pub fn run(ctx: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(reason) = &kernel_log_unreadable {
         report.notes.push(format!("kernel log not read: {reason}"));
     }
-    let stderr = std::io::stderr();
-    let mut err = stderr.lock();
+    // Stdout belongs to the job: the summary goes to stderr, styled for stderr.
     if args.json {
-        serde_json::to_writer_pretty(&mut err, &report)?;
-        writeln!(err)?;
+        serde_json::to_writer_pretty(&mut p.err, &report)?;
+        writeln!(p.err)?;
     } else {
+        let style = p.err.style();
         render::run::write(
-            &mut err,
-            &ctx.style,
+            &mut p.err,
+            &style,
             &report,
             &result.stderr.tail.last_lines(5),
         )?;
     }
-    Ok(ExitCode::from((report.outcome.shell_code() & 0xff) as u8))
-}
-
-/// `500ms`, `2s`, `1.5s`, `1m`, or a number of seconds.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (t, 1.0)
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration (try 500ms, 2s)"))?;
-    let seconds = value * scale;
-    if !(0.01..=3600.0).contains(&seconds) {
-        return Err(format!("{text:?}: choose between 10ms and 1h"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-    use std::time::Duration;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("1"), Ok(Duration::from_secs(1)));
-        assert!(parse_duration("1ms").is_err());
-        assert!(parse_duration("soon").is_err());
-    }
+    Ok(ExitStatus::job(report.outcome.shell_code()))
 }

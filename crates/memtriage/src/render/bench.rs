@@ -1,6 +1,7 @@
 //! `bench load` results for people.
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use memtriage_core::pagecache::bench::{LoadBench, Method};
 
@@ -69,4 +70,19 @@ pub fn write(out: &mut dyn Write, b: &LoadBench) -> io::Result<()> {
         "\nfaults per GiB show the page size the kernel mapped: ~262144 for 4 KiB pages, ~512 for 2 MiB folios\n\
          cold: one run each, evicted first; hot: the fastest of up to 5 runs"
     )
+}
+
+/// Before the benchmark writes its synthetic checkpoint (on stderr, to a terminal).
+pub fn write_generating(err: &mut dyn Write, bytes: u64, path: &Path) -> io::Result<()> {
+    writeln!(
+        err,
+        "writing a {} synthetic checkpoint to {}",
+        iec(bytes),
+        path.display()
+    )
+}
+
+/// One step of the benchmark as it starts.
+pub fn write_step(err: &mut dyn Write, step: &str) -> io::Result<()> {
+    writeln!(err, "  {step}")
 }

@@ -1,4 +1,4 @@
-//! Page-cache residency for people.
+//! Page-cache residency, warming and eviction for people.
 
 use std::io::{self, Write};
 
@@ -8,8 +8,8 @@ use memtriage_core::pagecache::warm::WarmStats;
 
 use super::style::Style;
 use super::table;
-pub use super::units::iec;
-use super::units::percent;
+use super::units::{iec, percent};
+use crate::reports::{EvictOutput, WarmOutput};
 
 /// A compact bar: one character per segment of the file, darker where more is cached.
 pub fn bar(segments: &[f64]) -> String {
@@ -25,7 +25,7 @@ pub fn bar(segments: &[f64]) -> String {
         .collect()
 }
 
-pub fn rate(bytes: u64, seconds: f64) -> String {
+fn rate(bytes: u64, seconds: f64) -> String {
     if seconds <= 0.0 {
         return "-".into();
     }
@@ -118,7 +118,7 @@ pub fn write_cache(
     Ok(())
 }
 
-pub fn write_warmed(
+fn write_warmed(
     out: &mut dyn Write,
     path: &str,
     s: WarmStats,
@@ -149,7 +149,7 @@ pub fn write_warmed(
 
 /// After an unlocked warm on a machine that reclaims idle memory: the files will not
 /// stay, and what keeps them.
-pub fn write_reclaim_note(out: &mut dyn Write, reclaim: &[ProactiveReclaim]) -> io::Result<()> {
+fn write_reclaim_note(out: &mut dyn Write, reclaim: &[ProactiveReclaim]) -> io::Result<()> {
     let Some(shortest) = reclaim.iter().min_by(|a, b| {
         let idle = |r: &ProactiveReclaim| r.min_idle_seconds.unwrap_or(f64::INFINITY);
         idle(a).total_cmp(&idle(b))
@@ -166,4 +166,70 @@ pub fn write_reclaim_note(out: &mut dyn Write, reclaim: &[ProactiveReclaim]) -> 
          explains)",
         shortest.operations
     )
+}
+
+/// `warm`'s text: a line per file, a total for several, and the reclaim note where
+/// the files will not stay.
+pub fn write_warm(out: &mut dyn Write, w: &WarmOutput) -> io::Result<()> {
+    for f in &w.files {
+        write_warmed(out, &f.path, f.stats, f.cached_after, f.size)?;
+    }
+    if w.files.len() > 1 {
+        writeln!(
+            out,
+            "{} files: {} read in {:.2} s ({})",
+            w.files.len(),
+            iec(w.bytes_read),
+            w.seconds,
+            rate(w.bytes_read, w.seconds)
+        )?;
+    }
+    if let (None, Some(reclaim)) = (w.locked, &w.proactive_reclaim) {
+        write_reclaim_note(out, reclaim)?;
+    }
+    Ok(())
+}
+
+/// `warm --lock` holds the files until a signal; this says so (on stderr).
+pub fn write_locked(err: &mut dyn Write, bytes: u64, files: usize) -> io::Result<()> {
+    writeln!(
+        err,
+        "memtriage: locked {} in {} file(s) in memory; holding until SIGINT or SIGTERM",
+        iec(bytes),
+        files
+    )
+}
+
+pub fn write_released(err: &mut dyn Write) -> io::Result<()> {
+    writeln!(err, "memtriage: released the lock")
+}
+
+/// `evict`'s text: a line per file, and why pages stayed.
+pub fn write_evict(out: &mut dyn Write, output: &EvictOutput) -> io::Result<()> {
+    for e in &output.files {
+        write!(
+            out,
+            "evicted {}: {} cached before, {} after",
+            e.path,
+            iec(e.cached_before),
+            iec(e.cached_after)
+        )?;
+        if e.cached_after > 0 {
+            let mut why = Vec::new();
+            if let Some(d) = e.dirty_after.filter(|d| *d > 0) {
+                why.push(format!(
+                    "{} dirty (not yet written back; run sync first)",
+                    iec(d)
+                ));
+            }
+            for m in &e.mapped_by {
+                why.push(format!("mapped by pid {} ({})", m.pid, m.comm));
+            }
+            if !why.is_empty() {
+                write!(out, " — kept: {}", why.join(", "))?;
+            }
+        }
+        writeln!(out)?;
+    }
+    Ok(())
 }

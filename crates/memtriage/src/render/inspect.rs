@@ -10,24 +10,24 @@ use memtriage_core::model::tree::TreeSnapshot;
 use super::style::Style;
 use super::table;
 use super::units::{iec, iec_opt, percent};
-use crate::cli::InspectArgs;
-use crate::commands::inspect::Collected;
+use crate::reports::Collected;
 
 /// More processes than this are shown as a table rather than as blocks.
 const BLOCKS_UP_TO: usize = 3;
 /// Files listed per process under `--maps`.
 const FILES_SHOWN: usize = 20;
 
+/// `every_process`: the listing of the whole machine, always a table.
 pub fn write(
     out: &mut dyn Write,
     style: &Style,
-    args: &InspectArgs,
+    every_process: bool,
     c: &Collected,
 ) -> io::Result<()> {
     for t in &c.trees {
         write_tree(out, style, t)?;
     }
-    if args.all || c.processes.len() > BLOCKS_UP_TO {
+    if every_process || c.processes.len() > BLOCKS_UP_TO {
         write_table(out, &c.processes)?;
     } else {
         for p in &c.processes {

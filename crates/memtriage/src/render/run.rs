@@ -1,6 +1,7 @@
-//! The end-of-run summary for people.
+//! The end-of-run summary for people, live (`run`) or read back (`report`).
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use memtriage_core::model::run::RunReport;
 
@@ -169,4 +170,18 @@ pub fn write(
         return Ok(());
     }
     super::findings::write(out, style, &r.findings)
+}
+
+/// `report --html`: where the page went.
+pub fn write_html_written(out: &mut dyn Write, page: &Path, samples: usize) -> io::Result<()> {
+    writeln!(out, "wrote {} ({samples} samples)", page.display())
+}
+
+/// `report` of a recording whose job outlived memtriage: no summary was written.
+pub fn write_cut_short(out: &mut dyn Write, recording: &Path, samples: usize) -> io::Result<()> {
+    writeln!(
+        out,
+        "{}: {samples} samples; the recording ends before the job did (memtriage was stopped)",
+        recording.display()
+    )
 }

@@ -1,25 +1,29 @@
-//! Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
+//! Colour: decided once per output stream, on a terminal only, and never when
+//! NO_COLOR is set (no-color.org) unless asked for with `--color always`.
 
-use std::io::IsTerminal;
-
+use clap::ValueEnum;
 use memtriage_core::model::finding::Severity;
 
-use crate::cli::ColorChoice;
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Style {
     pub color: bool,
 }
 
 impl Style {
-    pub fn detect(choice: ColorChoice) -> Self {
+    /// The style of one stream: `terminal` is whether that stream (not another) is a
+    /// terminal; `no_color` whether NO_COLOR is set to something.
+    pub fn for_stream(choice: ColorChoice, terminal: bool, no_color: bool) -> Self {
         let color = match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stdout().is_terminal()
-            }
+            ColorChoice::Auto => terminal && !no_color,
         };
         Style { color }
     }
@@ -48,5 +52,23 @@ impl Style {
             Severity::Error => "1;31",
         };
         self.paint(code, &format!("{:<5}", s.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ColorChoice, Style};
+
+    #[test]
+    fn auto_colours_a_terminal_only_and_never_under_no_color() {
+        assert!(Style::for_stream(ColorChoice::Auto, true, false).color);
+        assert!(!Style::for_stream(ColorChoice::Auto, false, false).color);
+        assert!(!Style::for_stream(ColorChoice::Auto, true, true).color);
+    }
+
+    #[test]
+    fn always_and_never_override_the_terminal_and_no_color() {
+        assert!(Style::for_stream(ColorChoice::Always, false, true).color);
+        assert!(!Style::for_stream(ColorChoice::Never, true, false).color);
     }
 }

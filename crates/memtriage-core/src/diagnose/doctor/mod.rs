@@ -35,6 +35,25 @@ pub enum Profile {
     Shared,
 }
 
+impl Profile {
+    /// Every profile, in the order help texts list them.
+    pub const ALL: [Profile; 3] = [Profile::Training, Profile::Inference, Profile::Shared];
+}
+
+/// The profile's name as `as_str` writes it, for every front end that reads one.
+impl std::str::FromStr for Profile {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.as_str() == name)
+            .ok_or_else(|| {
+                format!("unknown profile {name:?}: use \"training\", \"inference\" or \"shared\"")
+            })
+    }
+}
+
 /// "a training machine", "an inference machine", "a shared machine".
 fn machine(profile: Profile) -> &'static str {
     match profile {

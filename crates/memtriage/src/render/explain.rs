@@ -1,0 +1,31 @@
+//! `explain` for people: the findings, then what was read.
+
+use std::io::{self, Write};
+
+use memtriage_core::model::finding::Finding;
+
+use super::findings;
+use super::style::Style;
+
+/// `lines` and `bytes`: how much of the log was read.
+pub fn write(
+    out: &mut dyn Write,
+    style: &Style,
+    found: &[Finding],
+    lines: u64,
+    bytes: u64,
+) -> io::Result<()> {
+    findings::write(out, style, found)?;
+    if found.is_empty() {
+        writeln!(out, "no known failure found in {lines} lines")
+    } else {
+        writeln!(
+            out,
+            "{} finding{} in {} lines ({:.1} MB)",
+            found.len(),
+            if found.len() == 1 { "" } else { "s" },
+            lines,
+            bytes as f64 / 1e6
+        )
+    }
+}

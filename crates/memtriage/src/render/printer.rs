@@ -1,0 +1,134 @@
+//! The printer: standard output and standard error, each a writer with its own
+//! colour decision, taken when the writer is wrapped (as ripgrep does), so text bound
+//! for stderr is coloured by whether stderr, not stdout, is a terminal.
+
+use std::fmt::Display;
+use std::io::{self, BufWriter, IsTerminal, Write};
+
+use super::style::{ColorChoice, Style};
+
+/// One output stream and what is known about where it goes.
+pub struct Stream {
+    writer: Box<dyn Write>,
+    terminal: bool,
+    style: Style,
+}
+
+impl Stream {
+    /// `terminal`: whether this writer is a terminal; `no_color`: whether NO_COLOR is set.
+    pub fn new(
+        writer: Box<dyn Write>,
+        terminal: bool,
+        choice: ColorChoice,
+        no_color: bool,
+    ) -> Self {
+        Stream {
+            writer,
+            terminal,
+            style: Style::for_stream(choice, terminal, no_color),
+        }
+    }
+
+    /// How to style text written to this stream.
+    pub fn style(&self) -> Style {
+        self.style
+    }
+
+    /// Whether a person is watching: progress and chatter go only to a terminal.
+    pub fn is_terminal(&self) -> bool {
+        self.terminal
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writer.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.writer.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}
+
+pub struct Printer {
+    /// Results: tables, JSON.
+    pub out: Stream,
+    /// Messages about the run: warnings, errors, progress, and `run`'s summary
+    /// (the job owns stdout).
+    pub err: Stream,
+}
+
+impl Printer {
+    /// This process's stdout and stderr.
+    pub fn stdio(choice: ColorChoice) -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let stdout = io::stdout();
+        let stderr = io::stderr();
+        Printer {
+            // Buffered: a table is many small writes. Stderr is not, so a message
+            // shows before a long wait (warm --lock holds until a signal).
+            out: Stream::new(
+                Box::new(BufWriter::new(stdout.lock())),
+                stdout.is_terminal(),
+                choice,
+                no_color,
+            ),
+            err: Stream::new(
+                Box::new(stderr),
+                io::stderr().is_terminal(),
+                choice,
+                no_color,
+            ),
+        }
+    }
+
+    /// A problem worth telling, on stderr, after what stdout already holds.
+    pub fn error(&mut self, message: impl Display) -> io::Result<()> {
+        self.out.flush()?;
+        writeln!(self.err, "memtriage: {message}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ColorChoice, Printer, Stream};
+
+    fn printer(out_terminal: bool, err_terminal: bool, choice: ColorChoice) -> Printer {
+        Printer {
+            out: Stream::new(Box::new(Vec::new()), out_terminal, choice, false),
+            err: Stream::new(Box::new(Vec::new()), err_terminal, choice, false),
+        }
+    }
+
+    #[test]
+    fn regression_stderr_is_coloured_by_stderr_not_stdout() {
+        let p = printer(true, false, ColorChoice::Auto);
+        assert!(p.out.style().color);
+        assert!(!p.err.style().color, "stderr is a file: no escape codes");
+        let p = printer(false, true, ColorChoice::Auto);
+        assert!(!p.out.style().color);
+        assert!(p.err.style().color);
+        assert!(p.err.is_terminal() && !p.out.is_terminal());
+    }
+
+    #[test]
+    fn a_choice_applies_to_both_streams() {
+        let p = printer(false, false, ColorChoice::Always);
+        assert!(p.out.style().color && p.err.style().color);
+        let p = printer(true, true, ColorChoice::Never);
+        assert!(!p.out.style().color && !p.err.style().color);
+    }
+
+    #[test]
+    fn no_color_turns_off_both_terminals() {
+        let p = Printer {
+            out: Stream::new(Box::new(Vec::new()), true, ColorChoice::Auto, true),
+            err: Stream::new(Box::new(Vec::new()), true, ColorChoice::Auto, true),
+        };
+        assert!(!p.out.style().color && !p.err.style().color);
+    }
+}

@@ -1,0 +1,180 @@
+//! Typed values of command-line options, parsed once by clap: sizes, offsets,
+//! sampling intervals and the doctor's profile. A bad value is a usage error that
+//! names the option and says what works.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use memtriage_core::diagnose::doctor::Profile;
+use memtriage_core::parse::size::parse_size;
+
+/// A size of at least one byte: `4G`, `512MiB`, `1.5g`, `65536` (powers of 1024).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+impl FromStr for ByteSize {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        parse_size(text).map(ByteSize)
+    }
+}
+
+/// A position in a file: a size, or zero (the start), which is no size at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteOffset(pub u64);
+
+impl FromStr for ByteOffset {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match parse_size(text) {
+            Ok(bytes) => Ok(ByteOffset(bytes)),
+            Err(_) if is_zero_size(text) => Ok(ByteOffset(0)),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// `0`, `0G`, `0.0MiB`: a zero with a unit the size parser knows.
+fn is_zero_size(text: &str) -> bool {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    number.parse::<f64>() == Ok(0.0) && parse_size(&format!("1{unit}")).is_ok()
+}
+
+/// Time between samples: a number with a unit (`500ms`, `2s`, `1.5s`, `1m`, `1h`),
+/// from 10ms to 1h inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval(pub Duration);
+
+impl Interval {
+    pub const MIN: Duration = Duration::from_millis(10);
+    pub const MAX: Duration = Duration::from_secs(3600);
+}
+
+const UNITS: [(&str, u64); 4] = [
+    ("ms", 1_000_000),
+    ("s", 1_000_000_000),
+    ("m", 60_000_000_000),
+    ("h", 3_600_000_000_000),
+];
+
+impl FromStr for Interval {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let t = text.trim();
+        let split = t
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len());
+        let (number, unit) = t.split_at(split);
+        let value: f64 = number
+            .parse()
+            .map_err(|_| format!("{text:?} is not a duration (try 500ms, 2s)"))?;
+        let unit = unit.trim();
+        if unit.is_empty() {
+            return Err(format!(
+                "{text:?} has no unit: add a unit, e.g. 5s or 500ms"
+            ));
+        }
+        let Some(&(_, nanos_per_unit)) = UNITS.iter().find(|(name, _)| *name == unit) else {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?} (use ms, s, m or h)"
+            ));
+        };
+        // Whole nanoseconds, so the bounds compare exactly (10ms is 10ms, 1h is 1h).
+        let nanos = (value * nanos_per_unit as f64).round();
+        let in_range =
+            nanos >= Interval::MIN.as_nanos() as f64 && nanos <= Interval::MAX.as_nanos() as f64;
+        if !in_range {
+            return Err(format!("{text:?}: choose between 10ms and 1h"));
+        }
+        Ok(Interval(Duration::from_nanos(nanos as u64)))
+    }
+}
+
+/// `--profile`: the engine's own [`Profile`], listed in `--help` with what each is for.
+pub fn profile_parser() -> impl TypedValueParser<Value = Profile> {
+    PossibleValuesParser::new(Profile::ALL.map(|p| PossibleValue::new(p.as_str()).help(help(p))))
+        .try_map(|name| name.parse::<Profile>())
+}
+
+fn help(profile: Profile) -> &'static str {
+    match profile {
+        Profile::Training => "A dedicated training machine: one big job owns the memory",
+        Profile::Inference => {
+            "A serving machine: latency matters, models are mapped and must stay resident"
+        }
+        Profile::Shared => "A machine shared by many users' jobs",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_the_engines() {
+        assert_eq!("4G".parse(), Ok(ByteSize(4 << 30)));
+        assert_eq!("65536".parse(), Ok(ByteSize(65536)));
+        assert!("0".parse::<ByteSize>().is_err(), "a limit of 0 is no limit");
+        assert!("lots".parse::<ByteSize>().unwrap_err().contains("try 4G"));
+    }
+
+    #[test]
+    fn an_offset_of_zero_is_the_start_of_the_file() {
+        assert_eq!("0".parse(), Ok(ByteOffset(0)));
+        assert_eq!("0G".parse(), Ok(ByteOffset(0)));
+        assert_eq!("1G".parse(), Ok(ByteOffset(1 << 30)));
+        assert!("0X".parse::<ByteOffset>().is_err());
+        assert!("-1".parse::<ByteOffset>().is_err());
+        assert!("".parse::<ByteOffset>().is_err());
+    }
+
+    #[test]
+    fn intervals_take_a_unit_and_inclusive_bounds() {
+        let ms = |n| Ok(Interval(Duration::from_millis(n)));
+        assert_eq!("500ms".parse(), ms(500));
+        assert_eq!("2s".parse(), ms(2000));
+        assert_eq!("1.5s".parse(), ms(1500));
+        assert_eq!("1m".parse(), ms(60_000));
+        assert_eq!("10ms".parse(), Ok(Interval(Interval::MIN)));
+        assert_eq!("1h".parse(), Ok(Interval(Interval::MAX)));
+        assert_eq!("60m".parse(), Ok(Interval(Interval::MAX)));
+    }
+
+    #[test]
+    fn a_bare_number_is_refused_with_the_fix() {
+        let e = "5".parse::<Interval>().unwrap_err();
+        assert!(e.contains("add a unit, e.g. 5s or 500ms"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_intervals_name_the_real_bounds() {
+        for text in ["9ms", "0s", "1.01h", "61m"] {
+            let e = text.parse::<Interval>().unwrap_err();
+            assert!(e.contains("between 10ms and 1h"), "{text}: {e}");
+        }
+        assert!("soon".parse::<Interval>().is_err());
+        assert!("5d"
+            .parse::<Interval>()
+            .unwrap_err()
+            .contains("unknown unit"));
+    }
+
+    #[test]
+    fn every_profile_parses_back_from_its_name() {
+        for p in Profile::ALL {
+            assert_eq!(p.as_str().parse::<Profile>(), Ok(p));
+        }
+        assert!("gaming"
+            .parse::<Profile>()
+            .unwrap_err()
+            .contains("training"));
+    }
+}
