@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::model::process::CgroupVersion;
 use crate::parse::mountinfo;
 use crate::probe::root::Root;
-use crate::supervise::sampler::CgroupWatch;
+use crate::sampler::CgroupWatch;
 
 pub struct JobCgroup {
     pub version: CgroupVersion,
