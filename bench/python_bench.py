@@ -167,8 +167,8 @@ int main(int argc, char **argv) {
 """
 
 
-def c_floor(pids, rounds, workdir):
-    """Median seconds of one round of the C floor, or None without a C compiler."""
+def build_c_floor(workdir):
+    """The C floor's executable, or None without a C compiler."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         return None
@@ -176,8 +176,13 @@ def c_floor(pids, rounds, workdir):
     with open(src, "w") as f:
         f.write(FLOOR_C)
     subprocess.run([cc, "-O2", "-pthread", "-o", exe, src], check=True)
+    return exe
+
+
+def c_floor(exe, pids):
+    """Seconds of one round of the C floor, timed inside it (not its start)."""
     threads = min(os.cpu_count() or 1, 8)  # as memtriage's default_threads()
-    out = subprocess.run([exe, str(threads), str(rounds)] + [str(p) for p in pids],
+    out = subprocess.run([exe, str(threads), "1"] + [str(p) for p in pids],
                          check=True, capture_output=True, text=True).stdout
     return float(out)
 
@@ -209,26 +214,48 @@ def psutil_loop(pids):
 def bench_all(rounds):
     pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
     fields = ("status", "rollup")
-    rows = []
-    mt = per_call(lambda: memtriage.snapshots(pids, fields=fields), 1, rounds)
-    rows.append(('memtriage.snapshots(pids, fields=("status", "rollup"))', mt))
-    if psutil is not None:
-        ps = per_call(lambda: psutil_loop(pids), 1, rounds)
-        rows.append(("psutil: Process(pid).memory_full_info() for each pid", ps))
-    py_floor = per_call(lambda: python_floor(pids), 1, rounds)
-    rows.append(("floor: open+read status and smaps_rollup, Python, 1 thread", py_floor))
+
+    def timed(fn):
+        def run():
+            t = time.perf_counter()
+            fn()
+            return time.perf_counter() - t
+        return run
+
     with tempfile.TemporaryDirectory() as d:
-        c = c_floor(pids, rounds, d)
-    if c is not None:
-        rows.append((f"floor: the same in C, openat, {min(os.cpu_count() or 1, 8)} threads", c))
-    print(f"\nevery process ({len(pids)} pids), median of {rounds} rounds")
-    for name, t in rows:
-        print(f"  {name:<62} {t * 1e3:8.2f} ms  {t / len(pids) * 1e6:7.1f} us/pid")
-    if psutil is not None:
-        print(f"  ratio psutil / memtriage:            {ps / mt:5.2f}x")
-    print(f"  ratio memtriage / Python floor:      {mt / py_floor:5.2f}x")
-    if c is not None:
-        print(f"  ratio memtriage / C floor:           {mt / c:5.2f}x   (the floor)")
+        exe = build_c_floor(d)
+        variants = [("memtriage", timed(lambda: memtriage.snapshots(pids, fields=fields))),
+                    ("python floor", timed(lambda: python_floor(pids)))]
+        if psutil is not None:
+            variants.append(("psutil", timed(lambda: psutil_loop(pids))))
+        if exe is not None:
+            variants.append(("c floor", lambda: c_floor(exe, pids)))
+        # Interleaved, order turning each round: the machine's other load (its
+        # processes' sizes decide the kernel's work) hits every variant alike.
+        times = {name: [] for name, _ in variants}
+        for _, run in variants:
+            run()
+        for r in range(rounds):
+            for i in range(len(variants)):
+                name, run = variants[(r + i) % len(variants)]
+                times[name].append(run())
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    threads = min(os.cpu_count() or 1, 8)
+    rows = [('memtriage.snapshots(pids, fields=("status", "rollup"))', "memtriage"),
+            ("psutil: Process(pid).memory_full_info() for each pid", "psutil"),
+            ("floor: open+read status and smaps_rollup, Python, 1 thread", "python floor"),
+            (f"floor: the same in C, openat, {threads} threads", "c floor")]
+    print(f"\nevery process ({len(pids)} pids), median of {rounds} interleaved rounds")
+    for label, name in rows:
+        if name in med:
+            t = med[name]
+            print(f"  {label:<62} {t * 1e3:8.2f} ms  {t / len(pids) * 1e6:7.1f} us/pid")
+    mt = med["memtriage"]
+    if "psutil" in med:
+        print(f"  ratio psutil / memtriage:            {med['psutil'] / mt:5.2f}x")
+    print(f"  ratio memtriage / Python floor:      {mt / med['python floor']:5.2f}x")
+    if "c floor" in med:
+        print(f"  ratio memtriage / C floor:           {mt / med['c floor']:5.2f}x   (the floor)")
 
 
 def loop(n):
