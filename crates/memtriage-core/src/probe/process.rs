@@ -151,9 +151,7 @@ impl ProcessReader {
             // Before Linux 4.14 there is no smaps_rollup: the same sums from every
             // region of smaps, as the kernel would add them up.
             let read = match dir.read_into("smaps_rollup", buf, true) {
-                Err(ReadError::Gone) if !process_gone(&dir) => {
-                    dir.read_into("smaps", buf, false)
-                }
+                Err(ReadError::Gone) if !process_gone(&dir) => dir.read_into("smaps", buf, false),
                 read => read,
             };
             match read {

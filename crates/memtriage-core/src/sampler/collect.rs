@@ -78,13 +78,14 @@ impl Collector {
             let Some(tr) = self.tracked.get_mut(&pid) else {
                 continue;
             };
-            match read_process(tr, pid, &mut self.buf, self.page_size, self.config.exe) {
-                Some(Read::Process(p)) => processes.push(p),
-                Some(Read::KernelThread) => {
+            let exe = self.config.exe;
+            match read_process(tr, pid, &mut self.buf, self.page_size, exe, &mut processes) {
+                Read::Live => {}
+                Read::KernelThread => {
                     self.kernel_threads.insert(pid);
                     gone.push(pid);
                 }
-                None => gone.push(pid),
+                Read::Gone => gone.push(pid),
             }
         }
         if !gone.is_empty() {
@@ -198,33 +199,34 @@ impl Collector {
 }
 
 enum Read {
-    Process(ProcessSample),
+    /// Its sample was added.
+    Live,
     KernelThread,
+    /// Exited (a zombie included: its memory is gone).
+    Gone,
 }
 
-/// `None` once the process has exited (a zombie included: its memory is gone).
+/// Adds the process's sample to `out`.
 fn read_process(
     tr: &mut Tracked,
     pid: i32,
     buf: &mut Vec<u8>,
     page_size: u64,
     with_exe: bool,
-) -> Option<Read> {
+    out: &mut Vec<ProcessSample>,
+) -> Read {
     let len = match &tr.stat {
-        Some(fd) => pread_all(fd, buf)?,
-        None => {
-            let bytes = tr.dir.read("stat").ok()?;
-            let len = bytes.len();
-            *buf = bytes;
-            len
-        }
+        Some(fd) => pread_all(fd, buf),
+        None => tr.dir.read_into("stat", buf, true).ok(),
     };
-    let s = stat::parse(&buf[..len]).ok()?;
+    let Some(s) = len.and_then(|len| stat::parse(&buf[..len]).ok()) else {
+        return Read::Gone;
+    };
     if s.flags & PF_KTHREAD != 0 {
-        return Some(Read::KernelThread);
+        return Read::KernelThread;
     }
     if s.state == 'Z' {
-        return None;
+        return Read::Gone;
     }
     let previous = tr.last.as_ref();
     let pss = previous.and_then(|p| p.pss);
@@ -240,7 +242,7 @@ fn read_process(
     } else {
         None
     };
-    Some(Read::Process(ProcessSample {
+    out.push(ProcessSample {
         pid,
         ppid: s.ppid,
         comm: s.comm,
@@ -251,7 +253,8 @@ fn read_process(
         rollup: None,
         pss,
         uss_estimate,
-    }))
+    });
+    Read::Live
 }
 
 /// The whole file, read from offset 0 into `buf`; `None` once the process is gone.
