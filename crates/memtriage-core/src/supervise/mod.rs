@@ -180,8 +180,18 @@ pub fn run<O: OutputObserver + 'static>(
             root: root.clone(),
         },
         move |sample| events.send(Event::Sample(sample)).is_ok(),
-    )
-    .map_err(|e| crate::Error::Invalid(format!("could not start the sampling thread: {e}")))?;
+    );
+    // The job is running by now: without a sampler it is still supervised to its end.
+    let mut notes = Vec::new();
+    let sampler = match sampler {
+        Ok(s) => Some(s),
+        Err(e) => {
+            notes.push(format!(
+                "memory was not sampled: the sampling thread could not start ({e})"
+            ));
+            None
+        }
+    };
     let mut timeline = RunTimeline::new(config.interval.as_millis() as u64);
     let mut reaped: Vec<Reaped> = Vec::new();
     let mut main_exit: Option<Reaped> = None;
@@ -215,7 +225,9 @@ pub fn run<O: OutputObserver + 'static>(
     let wall = start.elapsed().as_secs_f64();
     // The tick in progress, if any, is finished and kept: the last sample is in the
     // timeline before the reaped processes' figures are joined to it.
-    sampler.stop();
+    if let Some(sampler) = sampler {
+        sampler.stop();
+    }
     let mut late_exits = Vec::new();
     while let Ok(event) = arrived.try_recv() {
         match event {
@@ -227,7 +239,6 @@ pub fn run<O: OutputObserver + 'static>(
     let main_exit = main_exit.unwrap_or(Reaped::unseen(job));
     reaped.extend(late_exits);
 
-    let mut notes = Vec::new();
     // Descendants that outlive the job may still hold its output open.
     let deadline = Instant::now() + OUTPUT_DRAIN;
     let mut ended = 0;
