@@ -6,6 +6,12 @@
              with the floor: reading /proc/PID/smaps_rollup and statm from Python.
              snapshot() reads more (stat, status, cmdline, smaps_rollup, oom, cgroup,
              exe); fields=("status", "rollup") reads what memory_full_info() reports.
+  all        every process on the machine, fields=("status", "rollup"):
+             memtriage.snapshots() against a psutil memory_full_info() loop, with two
+             floors: the raw reads of /proc/PID/status and smaps_rollup for each pid
+             from Python (one thread), and the fastest raw read there is (C, openat on
+             the /proc/PID directory, a reused buffer, one thread per CPU), built with
+             cc when one is installed.
   track      the cost of `with memtriage.track():` around a tight Python loop
              (the sampler thread reads /proc/self/statm every millisecond).
 
@@ -16,9 +22,11 @@ Run with the package installed (./test.sh --python builds it into target/py-venv
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import memtriage
@@ -99,6 +107,157 @@ def bench_snapshot(mib, repeat):
         p.wait()
 
 
+# The floor of reading every process: what the kernel takes to generate status and
+# smaps_rollup, with the least user-space work around it (no parsing, no allocation
+# per read, all CPUs). Prints the median seconds per round over `rounds`.
+FLOOR_C = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static int *pids; static int npids; static atomic_int next;
+static void *worker(void *arg) {
+    char buf[16384], name[32];
+    for (;;) {
+        int i = atomic_fetch_add(&next, 1);
+        if (i >= npids) return 0;
+        snprintf(name, sizeof name, "/proc/%d", pids[i]);
+        int dir = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0) continue;
+        const char *files[2] = {"status", "smaps_rollup"};
+        for (int f = 0; f < 2; f++) {
+            int fd = openat(dir, files[f], O_RDONLY | O_CLOEXEC);
+            if (fd < 0) continue;
+            while (read(fd, buf, sizeof buf) > 0) {}
+            close(fd);
+        }
+        close(dir);
+    }
+}
+static double now(void) {
+    struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+int main(int argc, char **argv) {
+    int threads = atoi(argv[1]), rounds = atoi(argv[2]);
+    npids = argc - 3; pids = malloc(sizeof(int) * npids);
+    for (int i = 0; i < npids; i++) pids[i] = atoi(argv[i + 3]);
+    double *times = malloc(sizeof(double) * rounds);
+    pthread_t th[256];
+    for (int r = 0; r < rounds; r++) {
+        double t = now();
+        atomic_store(&next, 0);
+        for (int i = 0; i < threads; i++) pthread_create(&th[i], 0, worker, 0);
+        for (int i = 0; i < threads; i++) pthread_join(th[i], 0);
+        times[r] = now() - t;
+    }
+    qsort(times, rounds, sizeof(double), cmp);
+    printf("%.9f\n", times[rounds / 2]);
+    return 0;
+}
+"""
+
+
+def build_c_floor(workdir):
+    """The C floor's executable, or None without a C compiler."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return None
+    src, exe = os.path.join(workdir, "floor.c"), os.path.join(workdir, "floor")
+    with open(src, "w") as f:
+        f.write(FLOOR_C)
+    subprocess.run([cc, "-O2", "-pthread", "-o", exe, src], check=True)
+    return exe
+
+
+def c_floor(exe, pids):
+    """Seconds of one round of the C floor, timed inside it (not its start)."""
+    threads = min(os.cpu_count() or 1, 8)  # as memtriage's default_threads()
+    out = subprocess.run([exe, str(threads), "1"] + [str(p) for p in pids],
+                         check=True, capture_output=True, text=True).stdout
+    return float(out)
+
+
+def python_floor(pids):
+    for pid in pids:
+        for name in ("status", "smaps_rollup"):
+            try:
+                fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                while os.read(fd, 16384):
+                    pass
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+
+def psutil_loop(pids):
+    for pid in pids:
+        try:
+            psutil.Process(pid).memory_full_info()
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+
+
+def bench_all(rounds):
+    pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    fields = ("status", "rollup")
+
+    def timed(fn):
+        def run():
+            t = time.perf_counter()
+            fn()
+            return time.perf_counter() - t
+        return run
+
+    with tempfile.TemporaryDirectory() as d:
+        exe = build_c_floor(d)
+        variants = [("memtriage", timed(lambda: memtriage.snapshots(pids, fields=fields))),
+                    ("python floor", timed(lambda: python_floor(pids)))]
+        if psutil is not None:
+            variants.append(("psutil", timed(lambda: psutil_loop(pids))))
+        if exe is not None:
+            variants.append(("c floor", lambda: c_floor(exe, pids)))
+        # Interleaved, order turning each round: the machine's other load (its
+        # processes' sizes decide the kernel's work) hits every variant alike.
+        times = {name: [] for name, _ in variants}
+        for _, run in variants:
+            run()
+        for r in range(rounds):
+            for i in range(len(variants)):
+                name, run = variants[(r + i) % len(variants)]
+                times[name].append(run())
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    threads = min(os.cpu_count() or 1, 8)
+    rows = [('memtriage.snapshots(pids, fields=("status", "rollup"))', "memtriage"),
+            ("psutil: Process(pid).memory_full_info() for each pid", "psutil"),
+            ("floor: open+read status and smaps_rollup, Python, 1 thread", "python floor"),
+            (f"floor: the same in C, openat, {threads} threads", "c floor")]
+    print(f"\nevery process ({len(pids)} pids), median of {rounds} interleaved rounds")
+    for label, name in rows:
+        if name in med:
+            t = med[name]
+            print(f"  {label:<62} {t * 1e3:8.2f} ms  {t / len(pids) * 1e6:7.1f} us/pid")
+    mt = med["memtriage"]
+    if "psutil" in med:
+        print(f"  ratio psutil / memtriage:            {med['psutil'] / mt:5.2f}x")
+    print(f"  ratio memtriage / Python floor:      {mt / med['python floor']:5.2f}x")
+    if "c floor" in med:
+        print(f"  ratio memtriage / C floor:           {mt / med['c floor']:5.2f}x   (the floor)")
+
+
 def loop(n):
     total = 0
     for i in range(n):
@@ -143,13 +302,19 @@ def main():
     ap.add_argument("--repeat", type=int, default=300)
     ap.add_argument("--loop", type=int, default=5_000_000)
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--all-rounds", type=int, default=21)
+    ap.add_argument("--only", choices=("snapshot", "all", "track"))
     args = ap.parse_args()
     print(f"memtriage {memtriage.__version__} ({memtriage.__file__}); "
           f"psutil {psutil.__version__ if psutil else 'not installed: skipped'}; "
           f"{os.cpu_count()} CPUs")
-    bench_snapshot(0, args.repeat)
-    bench_snapshot(args.big_mib, max(10, args.repeat // 10))
-    bench_track(args.loop, args.rounds)
+    if args.only in (None, "snapshot"):
+        bench_snapshot(0, args.repeat)
+        bench_snapshot(args.big_mib, max(10, args.repeat // 10))
+    if args.only in (None, "all"):
+        bench_all(args.all_rounds)
+    if args.only in (None, "track"):
+        bench_track(args.loop, args.rounds)
 
 
 if __name__ == "__main__":

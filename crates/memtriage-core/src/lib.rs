@@ -11,6 +11,7 @@ pub mod model;
 pub mod pagecache;
 pub mod parse;
 pub mod probe;
+pub mod sampler;
 pub mod supervise;
 pub mod usecase;
 

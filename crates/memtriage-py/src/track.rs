@@ -1,88 +1,40 @@
 //! `memtriage.track()`: what a block of Python code cost in memory.
 //!
-//! A sampling thread in Rust (no GIL, so it neither slows the tracked code nor waits
-//! for it) reads `/proc/self/statm` every `interval` for the RSS peak, and
-//! `/proc/self/smaps_rollup` sparingly for PSS: that read walks the page tables
-//! under the mmap lock (tens of milliseconds on a process of a few GiB), so it is
-//! taken at most every `PSS_MIN_SPACING` and within `PSS_BUDGET_SHARE` of the
-//! wall time, as `memtriage run`'s sampler does. Faults come from `getrusage`
-//! deltas, exact and for all threads. The peak RSS also uses the kernel's own
-//! high-water mark (`VmHWM`): if it rose during the block, the block set it, and it
-//! is exact even between samples.
+//! The engine's sampler follows this process on its own thread (no GIL, so it
+//! neither slows the tracked code nor waits for it): its RSS every `interval`, and
+//! PSS on the budget for a process measuring itself ([`PssBudget::SELF`]: at most
+//! every 200 ms and within 1% of the wall time, since a `smaps_rollup` read walks
+//! the page tables under the mmap lock). Faults come from `getrusage` deltas, exact
+//! and for all threads. The peak RSS also uses the kernel's own high-water mark
+//! (`VmHWM`): if it rose during the block, the block set it, and it is exact even
+//! between samples.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use memtriage_core::parse::smaps_rollup;
 use memtriage_core::parse::{statm, status};
+use memtriage_core::sampler::{PssBudget, Sample, SamplerConfig, SamplerThread, Scope};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::guard;
 
-const PSS_BUDGET_SHARE: f64 = 0.01;
-/// Lets the first readings of a short block happen within the budget.
-const PSS_BUDGET_ALLOWANCE: Duration = Duration::from_millis(5);
-const PSS_MIN_SPACING: Duration = Duration::from_millis(200);
-/// The sampler holds a few small buffers; the default 2 MiB stack is not needed.
-const SAMPLER_STACK: usize = 128 << 10;
 /// Marks "no PSS reading yet" (0 would be a reading of 0 bytes).
 const NONE: u64 = u64::MAX;
 
-/// Files of this process opened once and re-read with `pread` at offset 0 (the
-/// kernel regenerates a seq file read from its start): no open/close per sample.
-struct SelfFiles {
-    statm: Option<File>,
-    rollup: Option<File>,
-    page_size: u64,
-    buf: Vec<u8>,
+/// RSS now, read at each end of the block.
+fn rss() -> Option<u64> {
+    let bytes = std::fs::read("/proc/self/statm").ok()?;
+    statm::parse(&bytes).map(|s| s.resident * rustix::param::page_size() as u64)
 }
 
-impl SelfFiles {
-    fn open(pss: bool) -> Self {
-        SelfFiles {
-            statm: File::open("/proc/self/statm").ok(),
-            rollup: if pss {
-                File::open("/proc/self/smaps_rollup").ok()
-            } else {
-                None
-            },
-            page_size: rustix::param::page_size() as u64,
-            buf: vec![0; 4096],
-        }
-    }
-
-    fn read_all(file: &File, buf: &mut Vec<u8>) -> Option<usize> {
-        let mut len = 0;
-        loop {
-            if len == buf.len() {
-                buf.resize(buf.len() * 2, 0);
-            }
-            let n = file.read_at(&mut buf[len..], len as u64).ok()?;
-            if n == 0 {
-                return Some(len);
-            }
-            len += n;
-        }
-    }
-
-    fn rss(&mut self) -> Option<u64> {
-        let file = self.statm.as_ref()?;
-        let len = Self::read_all(file, &mut self.buf)?;
-        statm::parse(&self.buf[..len]).map(|s| s.resident * self.page_size)
-    }
-
-    fn pss(&mut self) -> Option<u64> {
-        let file = self.rollup.as_ref()?;
-        let len = Self::read_all(file, &mut self.buf)?;
-        smaps_rollup::parse(&self.buf[..len]).map(|r| r.pss)
-    }
+/// PSS now, read at the end of the block.
+fn pss() -> Option<u64> {
+    let bytes = std::fs::read("/proc/self/smaps_rollup").ok()?;
+    smaps_rollup::parse(&bytes).map(|r| r.pss)
 }
 
 /// Peak RSS so far (`VmHWM`), read once at each end of the block.
@@ -102,7 +54,7 @@ fn faults() -> (u64, u64) {
     (usage.ru_minflt as u64, usage.ru_majflt as u64)
 }
 
-/// What the sampling thread found; read after it is joined.
+/// What the samples showed; read after the sampler is joined.
 #[derive(Default)]
 struct Peaks {
     rss: AtomicU64,
@@ -131,33 +83,15 @@ impl Peaks {
             });
         self.pss_samples.fetch_add(1, Ordering::Relaxed);
     }
-}
 
-fn sample(mut files: SelfFiles, peaks: Arc<Peaks>, stop: mpsc::Receiver<()>, interval: Duration) {
-    let started = Instant::now();
-    let mut pss_spent = Duration::ZERO;
-    // The first reading waits a spacing too: a block shorter than that gets only
-    // the reading `stop` takes at its end, one page-table walk in all.
-    let mut last_pss = Instant::now();
-    loop {
-        if let Some(rss) = files.rss() {
-            peaks.rss(rss);
-        }
-        let due = last_pss.elapsed() >= PSS_MIN_SPACING
-            && pss_spent.as_secs_f64()
-                <= started.elapsed().as_secs_f64() * PSS_BUDGET_SHARE
-                    + PSS_BUDGET_ALLOWANCE.as_secs_f64();
-        if files.rollup.is_some() && due {
-            let t = Instant::now();
-            if let Some(pss) = files.pss() {
-                peaks.pss(pss);
-            }
-            pss_spent += t.elapsed();
-            last_pss = Instant::now();
-        }
-        match stop.recv_timeout(interval) {
-            Err(RecvTimeoutError::Timeout) => {}
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+    fn feed(&self, sample: &Sample) {
+        // The scope is this process alone.
+        let Some(me) = sample.processes.first() else {
+            return;
+        };
+        self.rss(me.rss);
+        if let Some(rollup) = &me.rollup {
+            self.pss(rollup.pss);
         }
     }
 }
@@ -168,8 +102,7 @@ struct Running {
     hwm: Option<u64>,
     rss: Option<u64>,
     peaks: Arc<Peaks>,
-    stop: Sender<()>,
-    thread: JoinHandle<()>,
+    sampler: SamplerThread,
 }
 
 /// One measurement of one block: `start()`, then `stop()` returns the figures.
@@ -208,24 +141,28 @@ impl Tracker {
         let (interval, pss) = (self.interval, self.pss);
         let running = py.detach(|| {
             guard(|| {
-                let mut files = SelfFiles::open(pss);
-                let rss = files.rss();
+                let rss = rss();
                 let hwm = high_water_mark();
                 let peaks = Arc::new(Peaks::new());
                 if let Some(rss) = rss {
                     peaks.rss(rss);
                 }
-                let (stop, stopped) = mpsc::channel();
-                let thread_peaks = Arc::clone(&peaks);
-                let thread = std::thread::Builder::new()
-                    .name("memtriage-track".into())
-                    .stack_size(SAMPLER_STACK)
-                    .spawn(move || sample(files, thread_peaks, stopped, interval))
-                    .map_err(|e| {
-                        PyRuntimeError::new_err(format!(
-                            "memtriage.track: could not start its sampling thread: {e}"
-                        ))
-                    })?;
+                let config = SamplerConfig {
+                    pss: pss.then_some(PssBudget::SELF),
+                    system: false,
+                    exe: false,
+                    ..SamplerConfig::new(Scope::Pids(vec![std::process::id() as i32]), interval)
+                };
+                let sink_peaks = Arc::clone(&peaks);
+                let sampler = SamplerThread::spawn(config, move |sample| {
+                    sink_peaks.feed(&sample);
+                    true
+                })
+                .map_err(|e| {
+                    PyRuntimeError::new_err(format!(
+                        "memtriage.track: could not start its sampling thread: {e}"
+                    ))
+                })?;
                 // Taken last, so the thread's start is not counted in the block.
                 let faults = faults();
                 Ok(Running {
@@ -234,8 +171,7 @@ impl Tracker {
                     hwm,
                     rss,
                     peaks,
-                    stop,
-                    thread,
+                    sampler,
                 })
             })
         })?;
@@ -254,19 +190,15 @@ impl Tracker {
             guard(|| {
                 let wall = run.started.elapsed();
                 let (minor, major) = faults();
-                let _ = run.stop.send(());
-                // A sampler that panicked lost its last readings, not the block's
-                // figures: the end readings below still bound the peak.
-                let _ = run.thread.join();
-                let mut files = SelfFiles::open(pss);
-                let end_rss = files.rss();
+                run.sampler.stop();
+                let end_rss = rss();
                 if let Some(rss) = end_rss {
                     run.peaks.rss(rss);
                 }
                 // The end is often the peak (a block that loads something keeps it),
                 // and a short block has no other PSS reading.
-                if files.rollup.is_some() {
-                    if let Some(pss) = files.pss() {
+                if pss {
+                    if let Some(pss) = self::pss() {
                         run.peaks.pss(pss);
                     }
                 }

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use memtriage_core::diagnose::doctor::Profile;
+use memtriage_core::sampler::DEFAULT_INTERVAL;
 
 use crate::render::style::ColorChoice;
-use crate::values::{profile_parser, ByteOffset, ByteSize, Interval};
+use crate::values::{profile_parser, ByteOffset, ByteSize, Interval, ThreadCount};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -112,7 +113,7 @@ pub struct RunArgs {
     pub limit: Option<ByteSize>,
 
     /// Time between samples of the job's processes, 10ms to 1h (e.g. 500ms, 2s).
-    #[arg(long, value_name = "DURATION", default_value = "500ms")]
+    #[arg(long, value_name = "DURATION", default_value_t = Interval(DEFAULT_INTERVAL))]
     pub interval: Interval,
 
     /// Write the timeline (JSON lines, memtriage.record/v1) to FILE.
@@ -186,8 +187,8 @@ pub struct WarmArgs {
 
     /// Reader threads per file: several keep the disk's queue full (measured here: 4
     /// threads 2.2-2.4 s for a cold 4 GiB file, 2 threads 2.3-2.9 s, 1 thread 2.9-3.9 s).
-    #[arg(long, default_value_t = 4, value_name = "N")]
-    pub threads: usize,
+    #[arg(long, default_value = "4", value_name = "N")]
+    pub threads: ThreadCount,
 
     /// Start of the range to warm in each file (e.g. 1G).
     #[arg(long, value_name = "SIZE")]

@@ -3,7 +3,6 @@
 //!
 //! - `cli`: the arguments; `values`: their typed option values.
 //! - `commands/`: one module per subcommand, returning an [`exit::ExitStatus`].
-//! - `reports`: what a command collected, for `--json` and for `render/`.
 //! - `render/`: all text for people, and the printer (stdout and stderr, each with
 //!   its own colour decision).
 //! - `exit`: how a command ended, and the one conversion to a process exit code.
@@ -12,7 +11,6 @@ pub mod cli;
 pub mod commands;
 pub mod exit;
 pub mod render;
-pub mod reports;
 pub mod values;
 
 use std::ffi::OsString;
@@ -71,7 +69,14 @@ fn guarded(
         Ok(Err(e)) if is_broken_pipe(&e) => ExitStatus::Success,
         Ok(Err(e)) => {
             let _ = p.error(format_args!("{e:#}"));
-            ExitStatus::BadInput
+            let bug = e
+                .downcast_ref::<memtriage_core::Error>()
+                .is_some_and(|e| e.kind() == memtriage_core::ErrorKind::Internal);
+            if bug {
+                ExitStatus::Internal
+            } else {
+                ExitStatus::BadInput
+            }
         }
         Err(payload) => {
             let what = payload
@@ -144,6 +149,17 @@ mod tests {
             text.contains("bug in memtriage") && text.contains("report it"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_engine_bug_is_an_internal_error() {
+        let (mut p, err) = printer();
+        let status = guarded(&mut p, |_| {
+            Err(memtriage_core::Error::internal("a reader thread panicked").into())
+        });
+        assert_eq!(status, ExitStatus::Internal);
+        let text = String::from_utf8(err.0.lock().unwrap().clone()).unwrap();
+        assert!(text.contains("a reader thread panicked"), "{text}");
     }
 
     #[test]

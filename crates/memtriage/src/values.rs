@@ -21,6 +21,23 @@ impl FromStr for ByteSize {
     }
 }
 
+/// Reader threads for `warm`: at least one, at most the engine's maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadCount(pub usize);
+
+impl FromStr for ThreadCount {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let max = memtriage_core::usecase::warm::MAX_THREADS;
+        text.parse::<usize>()
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .map(ThreadCount)
+            .ok_or_else(|| format!("choose between 1 and {max}"))
+    }
+}
+
 /// A position in a file: a size, or zero (the start), which is no size at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ByteOffset(pub u64);
@@ -55,6 +72,18 @@ pub struct Interval(pub Duration);
 impl Interval {
     pub const MIN: Duration = Duration::from_millis(10);
     pub const MAX: Duration = Duration::from_secs(3600);
+}
+
+/// Written back the way a user would type it, so `--help` shows the engine's default.
+impl std::fmt::Display for Interval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.0.as_millis();
+        if ms % 1000 == 0 {
+            write!(f, "{}s", ms / 1000)
+        } else {
+            write!(f, "{ms}ms")
+        }
+    }
 }
 
 const UNITS: [(&str, u64); 4] = [
@@ -127,6 +156,19 @@ mod tests {
     }
 
     #[test]
+    fn thread_counts_are_between_one_and_the_engines_maximum() {
+        assert_eq!("1".parse(), Ok(ThreadCount(1)));
+        assert_eq!("64".parse(), Ok(ThreadCount(64)));
+        for bad in ["0", "65", "-1", "four", ""] {
+            assert_eq!(
+                bad.parse::<ThreadCount>(),
+                Err("choose between 1 and 64".to_string()),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn an_offset_of_zero_is_the_start_of_the_file() {
         assert_eq!("0".parse(), Ok(ByteOffset(0)));
         assert_eq!("0G".parse(), Ok(ByteOffset(0)));
@@ -144,6 +186,12 @@ mod tests {
         assert_eq!("1.5s".parse(), ms(1500));
         assert_eq!("1m".parse(), ms(60_000));
         assert_eq!("10ms".parse(), Ok(Interval(Interval::MIN)));
+        for typed in ["500ms", "2s", "10ms"] {
+            assert_eq!(
+                typed.parse::<Interval>().map(|i| i.to_string()),
+                Ok(typed.into())
+            );
+        }
         assert_eq!("1h".parse(), Ok(Interval(Interval::MAX)));
         assert_eq!("60m".parse(), Ok(Interval(Interval::MAX)));
     }

@@ -93,14 +93,24 @@ impl ProcDir {
     }
 
     fn read_with(&self, name: &str, short_read_is_end: bool) -> Result<Vec<u8>, ReadError> {
-        let fd = openat(
-            &self.dir,
-            name,
-            OFlags::RDONLY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| ReadError::from_io(e.into()))?;
         let mut buf = vec![0u8; 4096];
+        let len = self.read_into(name, &mut buf, short_read_is_end)?;
+        buf.truncate(len);
+        Ok(buf)
+    }
+
+    /// Reads a file into `buf` (grown as needed, never shrunk) and returns its length:
+    /// a reader of many processes reuses one buffer instead of allocating per file.
+    pub fn read_into(
+        &self,
+        name: &str,
+        buf: &mut Vec<u8>,
+        short_read_is_end: bool,
+    ) -> Result<usize, ReadError> {
+        let fd = self.open_file(name)?;
+        if buf.is_empty() {
+            buf.resize(4096, 0);
+        }
         let mut len = 0;
         loop {
             if len == buf.len() {
@@ -110,11 +120,21 @@ impl ProcDir {
                 rustix::io::read(&fd, &mut buf[len..]).map_err(|e| ReadError::from_io(e.into()))?;
             len += n;
             if n == 0 || (short_read_is_end && len < buf.len()) {
-                break;
+                return Ok(len);
             }
         }
-        buf.truncate(len);
-        Ok(buf)
+    }
+
+    /// A file of the process opened for reading, to be re-read with `pread` from
+    /// offset 0 (the kernel regenerates it) by a sampler that reads it every tick.
+    pub fn open_file(&self, name: &str) -> Result<OwnedFd, ReadError> {
+        openat(
+            &self.dir,
+            name,
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| ReadError::from_io(e.into()))
     }
 
     /// Owner of `/proc/PID`: the process's effective uid (as smem and ps report it),

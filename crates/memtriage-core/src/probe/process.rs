@@ -63,6 +63,9 @@ pub struct ProcessReader {
     detail: Detail,
     cgroups: Option<CgroupReader>,
     users: Users,
+    /// Every file is read into this one buffer and parsed from it: no allocation
+    /// per file, which over hundreds of small processes costs more than the data.
+    buf: Vec<u8>,
 }
 
 impl ProcessReader {
@@ -72,6 +75,7 @@ impl ProcessReader {
             detail,
             cgroups: detail.cgroup.then(|| CgroupReader::discover(root)),
             users: Users::new(root),
+            buf: vec![0; 4096],
         }
     }
 
@@ -84,8 +88,11 @@ impl ProcessReader {
     pub fn read(&mut self, pid: i32) -> Result<ProcessSnapshot> {
         let dir = ProcDir::open(&self.root, pid)?;
         let stat_path = || self.root.path(&format!("/proc/{pid}/stat"));
-        let stat_bytes = dir.read("stat").map_err(|e| hard_error(pid, "stat", e))?;
-        let stat = stat::parse(&stat_bytes).map_err(|e| Error::malformed(stat_path(), e.detail))?;
+        let buf = &mut self.buf;
+        let len = dir
+            .read_into("stat", buf, true)
+            .map_err(|e| hard_error(pid, "stat", e))?;
+        let stat = stat::parse(&buf[..len]).map_err(|e| Error::malformed(stat_path(), e.detail))?;
         let kernel_thread = stat.flags & PF_KTHREAD != 0;
         let zombie = stat.state == 'Z';
 
@@ -99,10 +106,10 @@ impl ProcessReader {
 
         let threads_from_stat = stat.num_threads.max(0) as u64;
         let (uid, threads, memory, status_read) = if self.detail.status {
-            let bytes = dir
-                .read("status")
+            let len = dir
+                .read_into("status", buf, true)
                 .map_err(|e| hard_error(pid, "status", e))?;
-            let f = status::parse(&bytes);
+            let f = status::parse(&buf[..len]);
             (
                 f.uid,
                 f.threads.unwrap_or(threads_from_stat),
@@ -127,8 +134,8 @@ impl ProcessReader {
         let cmdline = if kernel_thread {
             Vec::new()
         } else {
-            match dir.read("cmdline") {
-                Ok(b) => split_cmdline(&b),
+            match dir.read_into("cmdline", buf, true) {
+                Ok(len) => split_cmdline(&buf[..len]),
                 Err(ReadError::Gone) if process_gone(&dir) => {
                     return Err(Error::NoSuchProcess { pid })
                 }
@@ -143,12 +150,12 @@ impl ProcessReader {
         let rollup = if self.detail.rollup && !kernel_thread && !zombie && has_memory {
             // Before Linux 4.14 there is no smaps_rollup: the same sums from every
             // region of smaps, as the kernel would add them up.
-            let read = match dir.read("smaps_rollup") {
-                Err(ReadError::Gone) if !process_gone(&dir) => dir.read_to_end("smaps"),
+            let read = match dir.read_into("smaps_rollup", buf, true) {
+                Err(ReadError::Gone) if !process_gone(&dir) => dir.read_into("smaps", buf, false),
                 read => read,
             };
             match read {
-                Ok(b) => match smaps_rollup::parse(&b) {
+                Ok(len) => match smaps_rollup::parse(&buf[..len]) {
                     Some(r) => Some(r),
                     None => {
                         note(

@@ -6,14 +6,14 @@ pub mod limit;
 pub mod passthrough;
 pub mod perf;
 pub mod record;
-pub mod sampler;
 pub mod signals;
+pub mod timeline;
 
 use std::ffi::OsString;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,11 +23,10 @@ use crate::probe::cgroup::{CgroupDir, CgroupReader};
 use crate::probe::root::Root;
 use crate::probe::system::uptime_seconds;
 
+use crate::sampler::{PssBudget, Sample, SamplerConfig, SamplerThread, Scope};
 use child::Reaped;
 pub use passthrough::{Ignore, OutputObserver};
-use sampler::Sampler;
-
-pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(500);
+use timeline::RunTimeline;
 /// After the job's main process exits, how long descendants that still hold its
 /// output open are waited for.
 const OUTPUT_DRAIN: Duration = Duration::from_secs(2);
@@ -54,6 +53,14 @@ pub struct RunResult<O> {
     /// Signal memtriage received and passed on (or the terminal sent to both).
     pub interrupted_by: Option<i32>,
     pub reaped: Vec<Reaped>,
+}
+
+/// What the run loop waits on.
+enum Event {
+    Sample(Sample),
+    Reaped(Reaped),
+    /// The reaper has nothing left to wait for.
+    ReaperDone,
 }
 
 /// Runs the job to its end. Errors only when it cannot be started (bad command,
@@ -125,8 +132,22 @@ pub fn run<O: OutputObserver + 'static>(
     let out_thread = spawn_copy(started.stdout, stdout_observer, false, out_done_tx.clone());
     let err_thread = spawn_copy(started.stderr, stderr_observer, true, out_done_tx);
 
+    // Samples and exits arrive on one channel, in the order they happen: an exit is
+    // seen at once, never after a wait for the next sample.
+    let (events, arrived) = mpsc::channel();
     let (reaped_tx, reaped_rx) = mpsc::channel();
     std::thread::spawn(move || child::reap_all(reaped_tx));
+    {
+        let events = events.clone();
+        std::thread::spawn(move || {
+            for r in reaped_rx {
+                if events.send(Event::Reaped(r)).is_err() {
+                    return;
+                }
+            }
+            let _ = events.send(Event::ReaperDone);
+        });
+    }
 
     let watch = job_cgroup
         .as_ref()
@@ -136,49 +157,77 @@ pub fn run<O: OutputObserver + 'static>(
             let cg = reader.for_pid(job).ok().flatten()?;
             Some(CgroupDir::of(&cg))
         });
-    let mut sampler = Sampler::new(root, start, config.interval, watch);
+    let sampler = SamplerThread::spawn(
+        SamplerConfig {
+            scope: Scope::Supervised,
+            interval: config.interval,
+            pss: Some(PssBudget::DEFAULT),
+            system: true,
+            exe: true,
+            cgroup: watch,
+            epoch: start,
+            root: root.clone(),
+        },
+        move |sample| events.send(Event::Sample(sample)).is_ok(),
+    );
+    // The job is running by now: without a sampler it is still supervised to its end.
+    let mut notes = Vec::new();
+    let sampler = match sampler {
+        Ok(s) => Some(s),
+        Err(e) => {
+            notes.push(format!(
+                "memory was not sampled: the sampling thread could not start ({e})"
+            ));
+            None
+        }
+    };
+    let mut timeline = RunTimeline::new(config.interval.as_millis() as u64);
     let mut reaped: Vec<Reaped> = Vec::new();
     let mut main_exit: Option<Reaped> = None;
-    let mut next = Instant::now();
-    while main_exit.is_none() {
-        let line = sampler.tick();
+    let mut on_sample = |sample: Sample, recorder: &mut Option<record::Recorder>| {
         if let Some(r) = recorder.as_mut() {
-            r.sample(&line);
+            r.sample(&timeline::recorded(&sample));
         }
-        next += config.interval;
-        loop {
-            let wait = next.saturating_duration_since(Instant::now());
-            match reaped_rx.recv_timeout(wait) {
-                Ok(r) => {
-                    if let Some(rec) = recorder.as_mut() {
-                        rec.event(
-                            start.elapsed().as_secs_f64(),
-                            "exit",
-                            r.pid,
-                            Some(r.outcome),
-                        );
-                    }
-                    if r.pid == job {
-                        main_exit = Some(r);
-                    }
-                    reaped.push(r);
-                    if main_exit.is_some() {
-                        break;
-                    }
+        timeline.feed(&sample);
+    };
+    while main_exit.is_none() {
+        match arrived.recv() {
+            Ok(Event::Sample(sample)) => on_sample(sample, &mut recorder),
+            Ok(Event::Reaped(r)) => {
+                if let Some(rec) = recorder.as_mut() {
+                    rec.event(
+                        start.elapsed().as_secs_f64(),
+                        "exit",
+                        r.pid,
+                        Some(r.outcome),
+                    );
                 }
-                Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => {
-                    // The reaper saw no child at all: treat as an exit we did not see.
-                    main_exit = Some(Reaped::unseen(job));
-                    break;
+                if r.pid == job {
+                    main_exit = Some(r);
                 }
+                reaped.push(r);
             }
+            // The reaper saw no child at all: treat as an exit we did not see.
+            Ok(Event::ReaperDone) | Err(_) => main_exit = Some(Reaped::unseen(job)),
         }
     }
     let wall = start.elapsed().as_secs_f64();
+    // The tick in progress, if any, is finished and kept: the last sample is in the
+    // timeline before the reaped processes' figures are joined to it.
+    if let Some(sampler) = sampler {
+        sampler.stop();
+    }
+    let mut late_exits = Vec::new();
+    while let Ok(event) = arrived.try_recv() {
+        match event {
+            Event::Sample(sample) => on_sample(sample, &mut recorder),
+            Event::Reaped(r) => late_exits.push(r),
+            Event::ReaperDone => {}
+        }
+    }
     let main_exit = main_exit.unwrap_or(Reaped::unseen(job));
+    reaped.extend(late_exits);
 
-    let mut notes = Vec::new();
     // Descendants that outlive the job may still hold its output open.
     let deadline = Instant::now() + OUTPUT_DRAIN;
     let mut ended = 0;
@@ -205,8 +254,10 @@ pub fn run<O: OutputObserver + 'static>(
             "end them yourself, or have the job wait for its children before it exits",
         ));
     };
-    while let Ok(r) = reaped_rx.try_recv() {
-        reaped.push(r);
+    while let Ok(event) = arrived.try_recv() {
+        if let Event::Reaped(r) = event {
+            reaped.push(r);
+        }
     }
     // Not joined: it may sit up to 100 ms in sigtimedwait, and what it received is
     // already in `received`; it ends with the process.
@@ -242,7 +293,7 @@ pub fn run<O: OutputObserver + 'static>(
             notes.push(format!("--perf: {hw}"));
         }
     }
-    let mut processes = sampler.summaries();
+    let mut processes = timeline.summaries();
     for r in &reaped {
         if let Some(p) = processes.iter_mut().find(|p| p.pid == r.pid) {
             p.outcome = Some(r.outcome);
@@ -253,7 +304,7 @@ pub fn run<O: OutputObserver + 'static>(
     let sampled_major: u64 = processes.iter().map(|p| p.major_faults).sum();
     let reaped_minor: u64 = reaped.iter().map(|r| r.minor_faults).sum();
     let reaped_major: u64 = reaped.iter().map(|r| r.major_faults).sum();
-    if sampler.peak_tree_pss.is_none() {
+    if timeline.peak_tree_pss.is_none() {
         notes.push("PSS was not read: the job ended before every process had a reading".into());
     }
     let report = RunReport {
@@ -267,41 +318,41 @@ pub fn run<O: OutputObserver + 'static>(
         wall_seconds: wall,
         outcome: main_exit.outcome,
         peak_tree_rss: {
-            let mut p = sampler.peak_tree_rss;
+            let mut p = timeline.peak_tree_rss;
             p.update(main_exit.max_rss, wall);
             p
         },
-        peak_tree_pss: sampler.peak_tree_pss,
-        peak_shm_used: sampler.peak_shm_used,
-        shm_size: sampler.shm_size,
-        peak_swap_used: sampler.peak_swap_used,
-        peak_cgroup_usage: sampler.peak_cgroup_usage,
+        peak_tree_pss: timeline.peak_tree_pss,
+        peak_shm_used: timeline.peak_shm_used,
+        shm_size: timeline.shm_size,
+        peak_swap_used: timeline.peak_swap_used,
+        peak_cgroup_usage: timeline.peak_cgroup_usage,
         faults: FaultStats {
             minor: reaped_minor.max(sampled_minor),
             major: reaped_major.max(sampled_major),
-            peak_minor_per_second: sampler.peak_minor_rate,
-            peak_major_per_second: sampler.peak_major_rate,
-            peak_major_at_seconds: sampler.peak_major_at,
+            peak_minor_per_second: timeline.peak_minor_rate,
+            peak_major_per_second: timeline.peak_major_rate,
+            peak_major_at_seconds: timeline.peak_major_at,
         },
         cgroup_oom_kills: match (
-            sampler.first_cgroup_oom_kills,
+            timeline.first_cgroup_oom_kills,
             limit.as_ref().and_then(|l| l.oom_kills),
         ) {
             (_, Some(k)) => Some(k),
-            (Some(first), _) => sampler
+            (Some(first), _) => timeline
                 .last_cgroup_oom_kills
                 .map(|last| last.saturating_sub(first)),
             (None, None) => None,
         },
-        swapped_pages: match (sampler.swap_in_out_start, sampler.swap_in_out_end) {
+        swapped_pages: match (timeline.swap_in_out_start, timeline.swap_in_out_end) {
             (Some((i0, o0)), Some((i1, o1))) => Some(i1.saturating_sub(i0) + o1.saturating_sub(o0)),
             _ => None,
         },
-        peak_memory_stall_percent: sampler.peak_psi_full_avg10,
+        peak_memory_stall_percent: timeline.peak_psi_full_avg10,
         perf: perf_counts,
         processes,
         limit,
-        sampling: sampler.stats,
+        sampling: timeline.stats,
         findings: Vec::new(),
         notes,
     };
@@ -309,7 +360,7 @@ pub fn run<O: OutputObserver + 'static>(
         r.finish(&report);
     }
     Ok(RunResult {
-        pids: sampler.pids(),
+        pids: timeline.pids(),
         report,
         stdout: stdout_observer,
         stderr: stderr_observer,

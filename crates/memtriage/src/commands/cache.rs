@@ -1,140 +1,80 @@
-//! `memtriage cache`, `warm` and `evict`: the page cache and the files in it.
+//! `memtriage cache`, `warm` and `evict`: the engine's page-cache use cases, rendered.
 
 use std::io::Write;
-use std::path::PathBuf;
 
-use serde::Serialize;
-
-use memtriage_core::pagecache::report::{self, FileReport, CACHE_SCHEMA};
-use memtriage_core::pagecache::residency::Meter;
-use memtriage_core::pagecache::warm::{evict_file, warm_file, WarmOptions};
-use memtriage_core::pagecache::{files, lock, mappers};
-use memtriage_core::probe::damon;
+use memtriage_core::pagecache::warm::WarmOptions;
+use memtriage_core::usecase::lock::LockOptions;
+use memtriage_core::usecase::{cache as residency, evict as evicting, warm as warming};
+use memtriage_core::ErrorKind;
 
 use super::Context;
 use crate::cli::{CacheArgs, EvictArgs, WarmArgs};
 use crate::exit::ExitStatus;
 use crate::render;
 use crate::render::printer::Printer;
-use crate::reports::{EvictOutput, EvictedFile, WarmOutput, WarmedFile, EVICT_SCHEMA, WARM_SCHEMA};
-
-/// Characters of the residency bar.
-const BAR: usize = 24;
-
-#[derive(Serialize)]
-struct CacheOutput<'a> {
-    schema: &'static str,
-    files: &'a [FileReport],
-}
 
 pub fn cache(ctx: &Context, args: &CacheArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
-    let paths = files::expand(&args.paths)?;
-    let reports = paths
-        .iter()
-        .map(|path| report::inspect(&ctx.root, path, BAR, !args.no_mappers))
-        .collect::<Result<Vec<_>, _>>()?;
+    let report = residency::residency(&ctx.root, &args.paths, !args.no_mappers)?;
     if args.json {
-        serde_json::to_writer_pretty(
-            &mut p.out,
-            &CacheOutput {
-                schema: CACHE_SCHEMA,
-                files: &reports,
-            },
-        )?;
+        serde_json::to_writer_pretty(&mut p.out, &report)?;
         writeln!(p.out)?;
     } else {
         let style = p.out.style();
-        render::cache::write_cache(&mut p.out, &style, &reports, args.tensors)?;
+        render::cache::write_cache(&mut p.out, &style, &report.files, args.tensors)?;
     }
     // A .safetensors file whose header is broken is bad input, whatever else was shown.
-    let bad: Vec<&String> = reports
-        .iter()
-        .filter_map(|r| r.tensors_error.as_ref())
-        .collect();
-    for e in &bad {
+    let mut bad = false;
+    for e in report.broken_headers() {
         p.error(e)?;
+        bad = true;
     }
-    Ok(if bad.is_empty() {
-        ExitStatus::Success
-    } else {
+    Ok(if bad {
         ExitStatus::BadInput
+    } else {
+        ExitStatus::Success
     })
 }
 
 pub fn warm(ctx: &Context, args: &WarmArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
-    if args.threads == 0 || args.threads > 64 {
-        anyhow::bail!("--threads: choose between 1 and 64");
-    }
-    let paths = files::expand(&args.paths)?;
-    let opts = WarmOptions {
-        threads: args.threads,
-        offset: args.offset.map_or(0, |o| o.0),
-        length: args.length.map(|l| l.0),
+    let request = warming::WarmRequest {
+        paths: args.paths.clone(),
+        options: WarmOptions {
+            threads: args.threads.0,
+            offset: args.offset.map_or(0, |o| o.0),
+            length: args.length.map(|l| l.0),
+        },
+        lock: args.lock.then_some(LockOptions {
+            max: args.max.map(|m| m.0),
+            hugepages: args.hugepages,
+        }),
     };
-    let max = args.max.map(|m| m.0);
-    let sizes: Vec<u64> = paths
-        .iter()
-        .filter_map(|path| std::fs::metadata(path).ok())
-        .map(|m| m.len())
-        .collect();
-    if args.lock {
-        // Refuse before reading anything: a lock that cannot be granted should not
-        // first push the machine's page cache around.
-        lock::check(&ctx.root, sizes.iter().sum(), max)
-            .map_err(|e| anyhow::anyhow!("--lock refused: {e}"))?;
-    }
-    let total: u64 = sizes
-        .iter()
-        .map(|&len| {
-            let start = opts.offset.min(len);
-            opts.length.map_or(len - start, |l| l.min(len - start))
-        })
-        .sum();
+    let plan = warming::plan(&ctx.root, &request).map_err(|e| match e.kind() {
+        // The engine names no flags; here the user typed them.
+        ErrorKind::Refused if args.lock => anyhow::anyhow!("--lock refused: {e}"),
+        _ => e.into(),
+    })?;
     let bar = (!args.json && p.err.is_terminal())
-        .then(|| render::progress::bytes(total))
+        .then(|| render::progress::bytes(plan.bytes()))
         .flatten();
-    let began = std::time::Instant::now();
-    let mut warmed = Vec::new();
-    for path in &paths {
-        let stats = warm_file(path, opts, &|n| {
-            if let Some(b) = &bar {
-                b.inc(n);
-            }
-        })?;
-        let meter = Meter::open(path)?;
-        warmed.push(WarmedFile {
-            path: path.display().to_string(),
-            stats,
-            cached_after: meter.whole().cached,
-            size: meter.size(),
-        });
-    }
+    let mut report = plan.warm(&ctx.root, &|n| {
+        if let Some(b) = &bar {
+            b.inc(n);
+        }
+    })?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let seconds = began.elapsed().as_secs_f64();
-    let bytes_read: u64 = warmed.iter().map(|w| w.stats.read).sum();
-    let locked = if args.lock {
+    if args.lock {
         // Blocked before anyone can be told the lock is held, so a SIGTERM sent the
         // moment they read it is waited for, not fatal.
         block_termination();
-        Some(lock::lock(&paths, args.hugepages)?)
-    } else {
-        None
-    };
-    let output = WarmOutput {
-        schema: WARM_SCHEMA,
-        bytes_read,
-        seconds,
-        locked: locked.as_ref().map(|l| l.bytes),
-        files: warmed,
-        proactive_reclaim: damon::read(&ctx.root).ok(),
-    };
+    }
+    let locked = plan.lock(&mut report)?;
     if args.json {
-        serde_json::to_writer_pretty(&mut p.out, &output)?;
+        serde_json::to_writer_pretty(&mut p.out, &report)?;
         writeln!(p.out)?;
     } else {
-        render::cache::write_warm(&mut p.out, &output)?;
+        render::cache::write_warm(&mut p.out, &report)?;
     }
     p.out.flush()?;
     if let Some(l) = locked {
@@ -176,35 +116,12 @@ fn wait_for_termination() {
 }
 
 pub fn evict(ctx: &Context, args: &EvictArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
-    let paths: Vec<PathBuf> = files::expand(&args.paths)?;
-    let mut done = Vec::new();
-    for path in &paths {
-        let before = Meter::open(path)?.whole();
-        evict_file(path)?;
-        let after = Meter::open(path)?.whole();
-        let mapped_by = if after.cached > 0 {
-            mappers::find(&ctx.root, path)
-        } else {
-            Vec::new()
-        };
-        done.push(EvictedFile {
-            path: path.display().to_string(),
-            size: before.bytes,
-            cached_before: before.cached,
-            cached_after: after.cached,
-            dirty_after: after.dirty,
-            mapped_by,
-        });
-    }
-    let output = EvictOutput {
-        schema: EVICT_SCHEMA,
-        files: done,
-    };
+    let report = evicting::evict(&ctx.root, &args.paths)?;
     if args.json {
-        serde_json::to_writer_pretty(&mut p.out, &output)?;
+        serde_json::to_writer_pretty(&mut p.out, &report)?;
         writeln!(p.out)?;
     } else {
-        render::cache::write_evict(&mut p.out, &output)?;
+        render::cache::write_evict(&mut p.out, &report)?;
     }
     Ok(ExitStatus::Success)
 }

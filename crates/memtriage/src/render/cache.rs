@@ -9,7 +9,8 @@ use memtriage_core::pagecache::warm::WarmStats;
 use super::style::Style;
 use super::table;
 use super::units::{iec, percent};
-use crate::reports::{EvictOutput, WarmOutput};
+use memtriage_core::usecase::evict::EvictReport;
+use memtriage_core::usecase::warm::WarmReport;
 
 /// A compact bar: one character per segment of the file, darker where more is cached.
 pub fn bar(segments: &[f64]) -> String {
@@ -149,7 +150,7 @@ fn write_warmed(
 
 /// After an unlocked warm on a machine that reclaims idle memory: the files will not
 /// stay, and what keeps them.
-fn write_reclaim_note(out: &mut dyn Write, reclaim: &[ProactiveReclaim]) -> io::Result<()> {
+fn write_reclaim_note(out: &mut dyn Write, reclaim: &[&ProactiveReclaim]) -> io::Result<()> {
     let Some(shortest) = reclaim.iter().min_by(|a, b| {
         let idle = |r: &ProactiveReclaim| r.min_idle_seconds.unwrap_or(f64::INFINITY);
         idle(a).total_cmp(&idle(b))
@@ -170,7 +171,7 @@ fn write_reclaim_note(out: &mut dyn Write, reclaim: &[ProactiveReclaim]) -> io::
 
 /// `warm`'s text: a line per file, a total for several, and the reclaim note where
 /// the files will not stay.
-pub fn write_warm(out: &mut dyn Write, w: &WarmOutput) -> io::Result<()> {
+pub fn write_warm(out: &mut dyn Write, w: &WarmReport) -> io::Result<()> {
     for f in &w.files {
         write_warmed(out, &f.path, f.stats, f.cached_after, f.size)?;
     }
@@ -184,8 +185,8 @@ pub fn write_warm(out: &mut dyn Write, w: &WarmOutput) -> io::Result<()> {
             rate(w.bytes_read, w.seconds)
         )?;
     }
-    if let (None, Some(reclaim)) = (w.locked, &w.proactive_reclaim) {
-        write_reclaim_note(out, reclaim)?;
+    if let (None, Some(reclaim)) = (w.locked, w.page_cache_reclaim()) {
+        write_reclaim_note(out, &reclaim)?;
     }
     Ok(())
 }
@@ -205,7 +206,7 @@ pub fn write_released(err: &mut dyn Write) -> io::Result<()> {
 }
 
 /// `evict`'s text: a line per file, and why pages stayed.
-pub fn write_evict(out: &mut dyn Write, output: &EvictOutput) -> io::Result<()> {
+pub fn write_evict(out: &mut dyn Write, output: &EvictReport) -> io::Result<()> {
     for e in &output.files {
         write!(
             out,

@@ -10,7 +10,7 @@ use memtriage_core::model::tree::TreeSnapshot;
 use super::style::Style;
 use super::table;
 use super::units::{iec, iec_opt, percent};
-use crate::reports::Collected;
+use memtriage_core::usecase::inspect::InspectReport;
 
 /// More processes than this are shown as a table rather than as blocks.
 const BLOCKS_UP_TO: usize = 3;
@@ -22,7 +22,7 @@ pub fn write(
     out: &mut dyn Write,
     style: &Style,
     every_process: bool,
-    c: &Collected,
+    c: &InspectReport,
 ) -> io::Result<()> {
     for t in &c.trees {
         write_tree(out, style, t)?;

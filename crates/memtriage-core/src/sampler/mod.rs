@@ -1,0 +1,177 @@
+//! The engine's one sampler: its own thread follows a [`Scope`] of processes at an
+//! interval and hands over complete [`Sample`]s, which `memtriage run`, Python's
+//! `track()` and any live view consume (as py-spy's `Sampler` and bottom's collection
+//! thread do). Every tick reads each process's `stat` (RSS and faults, microseconds);
+//! PSS comes from `smaps_rollup`, rationed by a [`PssBudget`]: one process per tick,
+//! the one whose minor faults moved most since its last reading, never-read first.
+//!
+//! - `scope`: which processes (a supervised tree, a tree, all, pids, cgroups)
+//! - `budget`: the PSS read budget and its ledger
+//! - `collect`: one tick without a thread ([`Collector`])
+//! - `sample`: the data a tick hands over
+//! - `system`: the machine-wide figures a tick may add (a cgroup's are read through
+//!   `probe::cgroup::CgroupDir`)
+//!
+//! What a consumer keeps across samples (peaks, summaries) is the consumer's.
+
+pub mod budget;
+pub mod collect;
+pub mod sample;
+pub mod scope;
+mod system;
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::probe::cgroup::CgroupDir;
+use crate::probe::root::Root;
+
+pub use budget::PssBudget;
+pub use collect::Collector;
+pub use sample::{CgroupSample, ProcessSample, PssAttempt, PssReading, Sample, SystemSample};
+pub use scope::Scope;
+
+/// The interval `memtriage run` samples at unless told otherwise.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Ticks hold a few buffers and a map of processes; 2 MiB of stack is not needed.
+const THREAD_STACK: usize = 256 << 10;
+
+/// What a sampler follows and reads.
+#[derive(Debug, Clone)]
+pub struct SamplerConfig {
+    pub scope: Scope,
+    pub interval: Duration,
+    /// `None`: PSS is never read (no `smaps_rollup`, no page-table walks).
+    pub pss: Option<PssBudget>,
+    /// Machine-wide figures at each tick: /dev/shm, swap, PSI.
+    pub system: bool,
+    /// Each process's executable at each tick (one `readlink`).
+    pub exe: bool,
+    /// A memory cgroup whose usage and OOM kills each tick reads.
+    pub cgroup: Option<CgroupDir>,
+    /// The zero of [`Sample::t`].
+    pub epoch: Instant,
+    pub root: Root,
+}
+
+impl SamplerConfig {
+    /// Everything read (PSS on the default budget, machine-wide figures, executables),
+    /// on the host, with `t` counted from now.
+    pub fn new(scope: Scope, interval: Duration) -> Self {
+        SamplerConfig {
+            scope,
+            interval,
+            pss: Some(PssBudget::DEFAULT),
+            system: true,
+            exe: true,
+            cgroup: None,
+            epoch: Instant::now(),
+            root: Root::host(),
+        }
+    }
+}
+
+/// The sampling thread, handing each sample to a sink of the caller's. Stopping or
+/// dropping it ends the thread and joins it (a tick in progress is finished first).
+pub struct SamplerThread {
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl SamplerThread {
+    /// Starts sampling: the first sample is taken at once, then one per interval
+    /// (a late tick is followed by the next at once, not by a burst). The sink runs on
+    /// the sampler's thread; sampling ends when it returns `false`.
+    pub fn spawn<F>(config: SamplerConfig, mut sink: F) -> std::io::Result<Self>
+    where
+        F: FnMut(Sample) -> bool + Send + 'static,
+    {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("memtriage-sampler".into())
+            .stack_size(THREAD_STACK)
+            .spawn(move || {
+                let interval = config.interval;
+                let mut collector = Collector::new(config);
+                let mut next = Instant::now();
+                loop {
+                    if !sink(collector.sample()) {
+                        return;
+                    }
+                    let now = Instant::now();
+                    next = (next + interval).max(now);
+                    match stopped.recv_timeout(next - now) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+            })?;
+        Ok(SamplerThread {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// Ends sampling and waits for the thread.
+    pub fn stop(mut self) {
+        self.shut_down();
+    }
+
+    fn shut_down(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            // A sink that panicked has lost its samples, nothing else to hand back.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for SamplerThread {
+    fn drop(&mut self) {
+        self.shut_down();
+    }
+}
+
+/// A sampler whose samples are consumed as an iterator (or with `recv_timeout`):
+/// `for sample in Sampler::start(config)? { … }`. Samples queue until taken.
+pub struct Sampler {
+    samples: Receiver<Sample>,
+    thread: SamplerThread,
+}
+
+impl Sampler {
+    pub fn start(config: SamplerConfig) -> std::io::Result<Self> {
+        let (tx, samples) = mpsc::channel();
+        let thread = SamplerThread::spawn(config, move |s| tx.send(s).is_ok())?;
+        Ok(Sampler { samples, thread })
+    }
+
+    /// The next sample, waiting at most `timeout`.
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<Sample, RecvTimeoutError> {
+        self.samples.recv_timeout(timeout)
+    }
+
+    /// A sample already taken, without waiting.
+    pub fn try_recv(&self) -> Result<Sample, TryRecvError> {
+        self.samples.try_recv()
+    }
+
+    /// Ends sampling, joins the thread, and returns the samples not consumed yet.
+    pub fn stop(self) -> Vec<Sample> {
+        self.thread.stop();
+        self.samples.try_iter().collect()
+    }
+}
+
+impl Iterator for Sampler {
+    type Item = Sample;
+
+    /// Waits for the next sample.
+    fn next(&mut self) -> Option<Sample> {
+        self.samples.recv().ok()
+    }
+}

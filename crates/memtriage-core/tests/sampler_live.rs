@@ -1,0 +1,321 @@
+//! The engine sampler on real processes: each scope finds what it should, the PSS
+//! budget holds, samples come at the interval, and stopping joins the thread.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use memtriage_core::sampler::{
+    Collector, PssBudget, Sample, Sampler, SamplerConfig, SamplerThread, Scope,
+};
+
+/// A child killed and reaped when dropped, so a failed assertion leaves nothing behind.
+struct Job(Child);
+
+impl Job {
+    fn spawn(program: &str, args: &[&str]) -> Self {
+        Job(Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap())
+    }
+
+    fn sleeper() -> Self {
+        Self::spawn("sleep", &["30"])
+    }
+
+    fn pid(&self) -> i32 {
+        self.0.id() as i32
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn config(scope: Scope, interval: Duration) -> SamplerConfig {
+    SamplerConfig {
+        system: false,
+        exe: false,
+        ..SamplerConfig::new(scope, interval)
+    }
+}
+
+/// Samples until `found` holds for one, or panics after `within`.
+fn wait_for(sampler: &mut Sampler, within: Duration, found: impl Fn(&Sample) -> bool) -> Sample {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let sample = sampler
+            .recv_timeout(left)
+            .expect("no sample matched in time");
+        if found(&sample) {
+            return sample;
+        }
+    }
+}
+
+#[test]
+fn a_tree_scope_picks_up_a_child_forked_after_sampling_began() {
+    let job = Job::spawn("sh", &["-c", "sleep 0.3; sleep 30 & wait"]);
+    let shell = job.pid();
+    let mut sampler =
+        Sampler::start(config(Scope::Tree(shell), Duration::from_millis(20))).unwrap();
+    let first = sampler.next().unwrap();
+    assert!(first.processes.iter().any(|p| p.pid == shell));
+    let later = wait_for(&mut sampler, Duration::from_secs(5), |s| {
+        s.processes
+            .iter()
+            .any(|p| p.ppid == shell && p.comm == "sleep" && s.t > 0.25)
+    });
+    assert!(later.processes.iter().any(|p| p.pid == shell));
+    assert!(later.total_rss() > 0);
+}
+
+#[test]
+fn the_supervised_scope_is_every_descendant_of_this_process() {
+    let job = Job::spawn("sh", &["-c", "sleep 30 & wait"]);
+    let shell = job.pid();
+    let mut sampler = Sampler::start(config(Scope::Supervised, Duration::from_millis(20))).unwrap();
+    let sample = wait_for(&mut sampler, Duration::from_secs(5), |s| {
+        s.processes.iter().any(|p| p.ppid == shell)
+    });
+    assert!(sample.processes.iter().any(|p| p.pid == shell));
+    let me = std::process::id() as i32;
+    assert!(
+        sample.processes.iter().all(|p| p.pid != me),
+        "the supervisor is not its own job"
+    );
+}
+
+#[test]
+fn a_pid_set_follows_those_pids_and_drops_the_one_that_exits() {
+    let (a, b, c) = (Job::sleeper(), Job::sleeper(), Job::sleeper());
+    let pids = |s: &Sample| {
+        let mut v: Vec<i32> = s.processes.iter().map(|p| p.pid).collect();
+        v.sort_unstable();
+        v
+    };
+    let mut wanted = vec![a.pid(), c.pid()];
+    wanted.sort_unstable();
+    let mut sampler = Sampler::start(config(
+        Scope::Pids(vec![a.pid(), c.pid()]),
+        Duration::from_millis(10),
+    ))
+    .unwrap();
+    assert_eq!(pids(&sampler.next().unwrap()), wanted);
+    assert!(!pids(&sampler.next().unwrap()).contains(&b.pid()));
+    let a_pid = a.pid();
+    drop(a);
+    let after = wait_for(&mut sampler, Duration::from_secs(5), |s| {
+        !s.processes.iter().any(|p| p.pid == a_pid)
+    });
+    assert_eq!(pids(&after), vec![c.pid()]);
+}
+
+#[test]
+fn all_processes_include_a_new_sleeper_and_leave_out_kernel_threads() {
+    let job = Job::sleeper();
+    let mut sampler = Sampler::start(config(Scope::All, Duration::from_millis(50))).unwrap();
+    let sample = sampler.next().unwrap();
+    let sleeper = sample
+        .processes
+        .iter()
+        .find(|p| p.pid == job.pid())
+        .expect("the sleeper is in the sample");
+    assert_eq!(sleeper.comm, "sleep");
+    assert!(sleeper.rss > 0);
+    let me = std::process::id() as i32;
+    assert!(sample.processes.iter().any(|p| p.pid == me));
+    // kthreadd is pid 2 where the machine has its own pid namespace.
+    let kthreadd = std::fs::read_to_string("/proc/2/comm").is_ok_and(|c| c.trim() == "kthreadd");
+    if kthreadd {
+        assert!(sample.processes.iter().all(|p| p.pid != 2));
+    }
+}
+
+/// A process holding `mib` MiB of touched memory: its smaps_rollup takes a while.
+fn holder(mib: u32) -> Job {
+    let code = format!(
+        "import sys, time; b = bytearray({mib} << 20); print(1, flush=True); time.sleep(60)"
+    );
+    let mut child = Command::new("python3")
+        .args(["-c", &code])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = [0u8; 2];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut line).unwrap();
+    Job(child)
+}
+
+#[test]
+fn pss_readings_stay_within_the_budget() {
+    let jobs = [holder(256), holder(256)];
+    let pids: Vec<i32> = jobs.iter().map(Job::pid).collect();
+    let run = |budget: PssBudget| {
+        let costs = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink_costs = Arc::clone(&costs);
+        let began = Instant::now();
+        let thread = SamplerThread::spawn(
+            SamplerConfig {
+                pss: Some(budget),
+                ..config(Scope::Pids(pids.clone()), Duration::from_millis(1))
+            },
+            move |s| {
+                if let Some(a) = s.pss_attempt {
+                    sink_costs.lock().unwrap().push(a.cost);
+                }
+                true
+            },
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        thread.stop();
+        let wall = began.elapsed();
+        let costs = costs.lock().unwrap().clone();
+        (costs, wall)
+    };
+    let budget = PssBudget {
+        share: 0.01,
+        allowance: Duration::from_millis(2),
+        min_spacing: Duration::ZERO,
+    };
+    let (costs, wall) = run(budget);
+    let total: Duration = costs.iter().sum();
+    let largest = costs.iter().max().copied().unwrap_or_default();
+    assert!(
+        costs.len() >= 2,
+        "each process gets a first reading: {costs:?}"
+    );
+    // A reading begins only while within budget: over it by one reading at most.
+    assert!(
+        total <= wall.mul_f64(budget.share) + budget.allowance + largest,
+        "{total:?} spent in {} readings over {wall:?}",
+        costs.len()
+    );
+    let (unbounded, _) = run(PssBudget {
+        share: 1.0,
+        ..budget
+    });
+    assert!(
+        unbounded.len() > 3 * costs.len(),
+        "the budget is what limits readings: {} against {}",
+        unbounded.len(),
+        costs.len()
+    );
+}
+
+#[test]
+fn the_process_whose_faults_moved_most_is_read_first() {
+    let busy = Job::spawn(
+        "python3",
+        &["-c", "while True:\n b = bytearray(4 << 20)\n del b"],
+    );
+    let idle = Job::sleeper();
+    let mut collector = Collector::new(SamplerConfig {
+        pss: Some(PssBudget {
+            share: 1.0,
+            allowance: Duration::from_secs(10),
+            min_spacing: Duration::ZERO,
+        }),
+        ..config(
+            Scope::Pids(vec![idle.pid(), busy.pid()]),
+            Duration::from_millis(1),
+        )
+    });
+    let mut read = Vec::new();
+    for _ in 0..7 {
+        let sample = collector.sample();
+        read.push(sample.pss_attempt.unwrap().pid);
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let mut first_two = read[..2].to_vec();
+    first_two.sort_unstable();
+    let mut both = vec![idle.pid(), busy.pid()];
+    both.sort_unstable();
+    assert_eq!(first_two, both, "never-read processes first: {read:?}");
+    assert!(
+        read[2..].iter().all(|&pid| pid == busy.pid()),
+        "then the one that faults: {read:?} (busy {})",
+        busy.pid()
+    );
+}
+
+#[test]
+fn samples_come_at_about_the_interval_and_the_first_at_once() {
+    let job = Job::sleeper();
+    let started = Instant::now();
+    let sampler = Sampler::start(config(
+        Scope::Pids(vec![job.pid()]),
+        Duration::from_millis(50),
+    ))
+    .unwrap();
+    let samples: Vec<Sample> = sampler.take(9).collect();
+    assert!(samples[0].t < 0.04, "first sample at {}", samples[0].t);
+    let mut gaps: Vec<f64> = samples.windows(2).map(|w| w[1].t - w[0].t).collect();
+    gaps.sort_by(f64::total_cmp);
+    let median = gaps[gaps.len() / 2];
+    assert!(
+        (0.04..0.08).contains(&median),
+        "median gap {median}: {gaps:?}"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(380));
+    assert_eq!(
+        samples.iter().map(|s| s.seq).collect::<Vec<_>>(),
+        (0..9).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn stopping_or_dropping_joins_the_thread() {
+    let job = Job::sleeper();
+    for stop in [true, false] {
+        let count = Arc::new(AtomicU64::new(0));
+        let sink_count = Arc::clone(&count);
+        let thread = SamplerThread::spawn(
+            config(Scope::Pids(vec![job.pid()]), Duration::from_millis(1)),
+            move |_| {
+                sink_count.fetch_add(1, Ordering::Relaxed);
+                true
+            },
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        if stop {
+            thread.stop();
+        } else {
+            drop(thread);
+        }
+        // Joined: the thread has ended, and with it the sink it owned.
+        assert_eq!(Arc::strong_count(&count), 1);
+        let n = count.load(Ordering::Relaxed);
+        assert!(n >= 2, "{n} samples");
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(count.load(Ordering::Relaxed), n, "no sample after stopping");
+    }
+}
+
+#[test]
+fn stopping_a_sampler_hands_back_the_samples_not_consumed() {
+    let job = Job::sleeper();
+    let sampler = Sampler::start(config(
+        Scope::Pids(vec![job.pid()]),
+        Duration::from_millis(5),
+    ))
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(40));
+    let left = sampler.stop();
+    assert!(
+        !left.is_empty(),
+        "samples taken and not consumed are handed back"
+    );
+    assert!(left.windows(2).all(|w| w[1].seq == w[0].seq + 1));
+}
