@@ -6,7 +6,7 @@
 //! (.ci/check-layers.sh enforces it).
 
 pub mod diagnose;
-pub mod error;
+mod error;
 pub mod model;
 pub mod pagecache;
 pub mod parse;

@@ -31,7 +31,7 @@ def test_explain_and_doctor_carry_the_schema_of_the_commands_json():
     assert report["schema"] == "memtriage.explain/v1"
     assert report["source"] == "train.log" and report["lines"] == 4
     assert report["bytes"] == len(LOG.encode())
-    assert {f["id"] for f in report["findings"]} >= {"log.oom_kill", "log.dataloader_shm"}
+    assert {f["id"] for f in report["findings"]} >= {"log.oom-kill", "log.dataloader-shm"}
     doc = memtriage._native.doctor("inference")
     assert doc["schema"] == "memtriage.doctor/v1" and doc["profile"] == "inference"
     assert doc["system"]["schema"] == "memtriage.system/v1"

@@ -2,12 +2,13 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use memtriage_core::diagnose::doctor::Profile;
 use memtriage_core::sampler::DEFAULT_INTERVAL;
+use memtriage_core::usecase::inspect::SortKey;
 
 use crate::render::style::ColorChoice;
-use crate::values::{profile_parser, ByteOffset, ByteSize, Interval, ThreadCount};
+use crate::values::{profile_parser, sort_parser, ByteOffset, ByteSize, Interval, ThreadCount};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -75,22 +76,12 @@ pub struct InspectArgs {
     pub maps: bool,
 
     /// Order of rows.
-    #[arg(long, value_enum, default_value_t = SortKey::Pss)]
+    #[arg(long, value_parser = sort_parser(), default_value = "pss")]
     pub sort: SortKey,
 
     /// Machine-readable output (schema memtriage.inspect/v1).
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SortKey {
-    Pid,
-    Rss,
-    Pss,
-    Uss,
-    Swap,
-    Faults,
 }
 
 #[derive(Debug, Args)]

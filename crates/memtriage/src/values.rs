@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use memtriage_core::diagnose::doctor::Profile;
 use memtriage_core::parse::size::parse_size;
+use memtriage_core::usecase::inspect::SortKey;
 
 /// A size of at least one byte: `4G`, `512MiB`, `1.5g`, `65536` (powers of 1024).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,6 +132,12 @@ impl FromStr for Interval {
 pub fn profile_parser() -> impl TypedValueParser<Value = Profile> {
     PossibleValuesParser::new(Profile::ALL.map(|p| PossibleValue::new(p.as_str()).help(help(p))))
         .try_map(|name| name.parse::<Profile>())
+}
+
+/// `--sort`: the engine's keys, so the CLI cannot offer one it does not know.
+pub fn sort_parser() -> impl TypedValueParser<Value = SortKey> {
+    PossibleValuesParser::new(SortKey::ALL.map(|k| PossibleValue::new(k.as_str())))
+        .try_map(|name| name.parse::<SortKey>())
 }
 
 fn help(profile: Profile) -> &'static str {

@@ -15,7 +15,7 @@ pub mod maps;
 pub mod mounts;
 pub mod procdir;
 pub mod process;
-pub mod root;
+pub(crate) mod root;
 pub mod system;
 pub mod tree;
 pub mod users;

@@ -156,8 +156,15 @@ impl Reader<'_> {
     /// A file that some kernels or configurations lack; its absence is recorded too,
     /// so a user sees why the value is missing.
     fn optional_text(&mut self, field: &str, rel: &str) -> Option<String> {
-        match self.root.read_optional(rel) {
-            Ok(Some(t)) => Some(t),
+        let read = self.root.read_optional(rel);
+        self.present(field, rel, read)
+    }
+
+    /// The value of a read that finds nothing where the kernel lacks the file;
+    /// either way of missing it is recorded under `field`.
+    fn present<T>(&mut self, field: &str, rel: &str, read: Result<Option<T>>) -> Option<T> {
+        match read {
+            Ok(Some(v)) => Some(v),
             Ok(None) => {
                 let path = self.root.path(rel);
                 self.unreadable(field, &format!("{}: absent on this kernel", path.display()));
@@ -196,18 +203,8 @@ impl Reader<'_> {
     }
 
     fn thp(&mut self, field: &str, rel: &str) -> Option<String> {
-        match read_thp_setting(self.root, rel) {
-            Ok(Some(v)) => Some(v),
-            Ok(None) => {
-                let path = self.root.path(rel);
-                self.unreadable(field, &format!("{}: absent on this kernel", path.display()));
-                None
-            }
-            Err(e) => {
-                self.unreadable(field, &e.to_string());
-                None
-            }
-        }
+        let read = read_thp_setting(self.root, rel);
+        self.present(field, rel, read)
     }
 
     fn hugepage_pools(&mut self) -> Option<Vec<HugePagePool>> {

@@ -73,10 +73,6 @@ impl PssLedger {
         self.spent += cost;
         self.last_reading = began + cost;
     }
-
-    pub fn spent(&self) -> Duration {
-        self.spent
-    }
 }
 
 #[cfg(test)]
@@ -102,7 +98,7 @@ mod tests {
         assert!(ledger.allows(t0 + Duration::from_secs(1)));
         ledger.charge(t0 + Duration::from_secs(1), Duration::from_millis(10));
         assert!(!ledger.allows(t0 + Duration::from_secs(1)));
-        assert_eq!(ledger.spent(), Duration::from_millis(21));
+        assert_eq!(ledger.spent, Duration::from_millis(21));
     }
 
     #[test]

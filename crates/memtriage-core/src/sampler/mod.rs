@@ -14,10 +14,10 @@
 //!
 //! What a consumer keeps across samples (peaks, summaries) is the consumer's.
 
-pub mod budget;
-pub mod collect;
-pub mod sample;
-pub mod scope;
+mod budget;
+mod collect;
+mod sample;
+mod scope;
 mod system;
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};

@@ -25,7 +25,7 @@ use crate::probe::system::uptime_seconds;
 
 use crate::sampler::{PssBudget, Sample, SamplerConfig, SamplerThread, Scope};
 use child::Reaped;
-pub use passthrough::{Ignore, OutputObserver};
+use passthrough::OutputObserver;
 use timeline::RunTimeline;
 /// After the job's main process exits, how long descendants that still hold its
 /// output open are waited for.

@@ -11,13 +11,6 @@ pub trait OutputObserver: Send {
     fn end(&mut self) {}
 }
 
-/// An observer that keeps nothing.
-pub struct Ignore;
-
-impl OutputObserver for Ignore {
-    fn output(&mut self, _chunk: &[u8]) {}
-}
-
 const BUFFER: usize = 256 * 1024;
 /// Pipe capacity asked of the kernel: a job printing fast then blocks less often on
 /// us (the default is 64 KiB; unprivileged users may get up to pipe-max-size, 1 MiB).

@@ -42,6 +42,42 @@ pub enum SortKey {
     Faults,
 }
 
+impl SortKey {
+    /// Every key, in the order help texts list them.
+    pub const ALL: [SortKey; 6] = [
+        SortKey::Pid,
+        SortKey::Rss,
+        SortKey::Pss,
+        SortKey::Uss,
+        SortKey::Swap,
+        SortKey::Faults,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SortKey::Pid => "pid",
+            SortKey::Rss => "rss",
+            SortKey::Pss => "pss",
+            SortKey::Uss => "uss",
+            SortKey::Swap => "swap",
+            SortKey::Faults => "faults",
+        }
+    }
+}
+
+impl std::str::FromStr for SortKey {
+    type Err = String;
+
+    fn from_str(name: &str) -> std::result::Result<Self, Self::Err> {
+        SortKey::ALL
+            .into_iter()
+            .find(|k| k.as_str() == name)
+            .ok_or_else(|| {
+                format!("unknown sort key {name:?}: use pid, rss, pss, uss, swap or faults")
+            })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InspectRequest {
     pub targets: Targets,

@@ -11,6 +11,9 @@ not be read is ``None``, never 0, and the snapshot's ``unreadable`` says why.
 - ``track()``: faults, peak RSS/PSS and wall time of a block (context manager or
   decorator).
 - ``explain(text)``: findings for a log (OOM kills, shm bus errors, CUDA OOM, …).
+- ``memtriage.cache``: page-cache residency of model files (per tensor for
+  ``.safetensors``), ``warm`` them at the disk's speed (optionally locked in
+  memory), ``evict`` them.
 - ``memtriage.torch``: PyTorch's allocator view joined with the process view, and
   DataLoader workers' private vs shared memory (imported on its own; ``import
   memtriage`` never imports torch).
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Sequence, Union
 
-from . import _native
+from . import _native, cache
 from ._track import track
 from ._types import Finding, ProcessSnapshot, Record, TreeSnapshot, iec
 
@@ -38,6 +41,7 @@ __all__ = [
     "doctor",
     "explain",
     "track",
+    "cache",
     "Finding",
     "ProcessSnapshot",
     "TreeSnapshot",
@@ -113,9 +117,19 @@ def __getattr__(name: str):  # PEP 562: `memtriage.torch` without importing torc
     raise AttributeError(f"module 'memtriage' has no attribute {name!r}")
 
 
-try:
-    from importlib.metadata import PackageNotFoundError, version as _version
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
 
-    __version__ = _version("memtriage")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0+unknown"
+    try:
+        return version("memtriage")
+    except PackageNotFoundError:  # running from a source tree
+        return "0.0.0+unknown"
+
+
+__version__ = _package_version()
+
+
+def __dir__() -> List[str]:
+    # The API only: not the typing names, helpers and private modules this
+    # module's code needs (they stay importable, just not advertised).
+    return sorted([*__all__, "__version__"])

@@ -128,3 +128,8 @@ def evict(path: Union[PathLike, Sequence[PathLike]]) -> List[Record]:
     ``cached_after``, ``dirty_after`` (dirty pages stay until written back) and
     ``mapped_by`` (pid, comm, mapped, resident: pages a process maps stay too)."""
     return [Record(r) for r in _native.cache_evict(_paths(path))["files"]]
+
+
+def __dir__() -> List[str]:
+    # The API only, not the os, warnings and typing names the code above uses.
+    return sorted(__all__)

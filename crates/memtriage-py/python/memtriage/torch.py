@@ -277,3 +277,8 @@ def dataloader_workers(loader_or_iterator: Any) -> Workers:
             "parent": _process(os.getpid()),
         }
     )
+
+
+def __dir__() -> List[str]:
+    # The API only, not the os and typing names the code above uses.
+    return sorted(__all__)

@@ -5,7 +5,7 @@ use std::io::Write;
 use memtriage_core::usecase::inspect::{self, InspectRequest, Targets};
 
 use super::Context;
-use crate::cli::{InspectArgs, SortKey};
+use crate::cli::InspectArgs;
 use crate::exit::ExitStatus;
 use crate::render;
 use crate::render::printer::Printer;
@@ -28,7 +28,7 @@ pub fn run(ctx: &Context, args: &InspectArgs, p: &mut Printer) -> anyhow::Result
         targets,
         tree: args.tree,
         maps: args.maps,
-        sort: sort_key(args.sort),
+        sort: args.sort,
     };
     let report = inspect::inspect(&ctx.root, &request)?;
     if args.json {
@@ -46,15 +46,4 @@ pub fn run(ctx: &Context, args: &InspectArgs, p: &mut Printer) -> anyhow::Result
     } else {
         ExitStatus::Success
     })
-}
-
-fn sort_key(key: SortKey) -> inspect::SortKey {
-    match key {
-        SortKey::Pid => inspect::SortKey::Pid,
-        SortKey::Rss => inspect::SortKey::Rss,
-        SortKey::Pss => inspect::SortKey::Pss,
-        SortKey::Uss => inspect::SortKey::Uss,
-        SortKey::Swap => inspect::SortKey::Swap,
-        SortKey::Faults => inspect::SortKey::Faults,
-    }
 }

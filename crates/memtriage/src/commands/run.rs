@@ -6,7 +6,8 @@ use std::io::Write;
 use memtriage_core::diagnose::logs::LogScanner;
 use memtriage_core::diagnose::run::{diagnose, Inputs};
 use memtriage_core::model::finding::Finding;
-use memtriage_core::supervise::{self, Config, OutputObserver, Tail};
+use memtriage_core::supervise::passthrough::OutputObserver;
+use memtriage_core::supervise::{self, Config, Tail};
 
 use super::Context;
 use crate::cli::RunArgs;

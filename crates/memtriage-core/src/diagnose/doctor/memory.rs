@@ -9,9 +9,9 @@ use super::{
     ev, finding, machine, opt_num, percent, sysctl_fix, unreadable, vm_path, Profile, GIB,
 };
 
-const MEMINFO: &str = "/proc/meminfo";
+use crate::probe::system::MEMINFO;
 const SWAPS: &str = "/proc/swaps";
-const PSI: &str = "/proc/pressure/memory";
+use crate::probe::system::PRESSURE as PSI;
 
 pub(super) fn memory(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     let m = sys.memory.as_ref();

@@ -15,8 +15,8 @@ pub fn shm_recommended(mem_total: Option<u64>) -> u64 {
     quarter.clamp(GIB, 16 * GIB)
 }
 
-const MEMINFO: &str = "/proc/meminfo";
-const MOUNTINFO: &str = "/proc/self/mountinfo";
+use crate::probe::mounts::MOUNTINFO;
+use crate::probe::system::MEMINFO;
 
 fn shm_fix(size: u64) -> String {
     let g = (size / GIB).max(1);
