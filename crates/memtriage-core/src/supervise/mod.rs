@@ -53,6 +53,9 @@ pub struct RunResult<O> {
     /// Signal memtriage received and passed on (or the terminal sent to both).
     pub interrupted_by: Option<i32>,
     pub reaped: Vec<Reaped>,
+    /// The `--record` file, its samples and events written, waiting for the final
+    /// report once it is diagnosed ([`record::Recorder::finish`]).
+    pub recording: Option<record::Recorder>,
 }
 
 /// What the run loop waits on.
@@ -287,10 +290,10 @@ pub fn run<O: OutputObserver + 'static>(
     let mut perf_counts = perf.as_ref().map(perf::Perf::counts);
     if let (Some(p), Some(counts)) = (perf.as_ref(), perf_counts.as_mut()) {
         if let Some(e) = p.software_error() {
-            notes.push(format!("--perf: software counters unavailable: {e} (see /proc/sys/kernel/perf_event_paranoid)"));
+            notes.push(format!("perf counters: software counters unavailable: {e} (see /proc/sys/kernel/perf_event_paranoid)"));
         }
         if let Some(hw) = &counts.hardware_unavailable {
-            notes.push(format!("--perf: {hw}"));
+            notes.push(format!("perf counters: {hw}"));
         }
     }
     let mut processes = timeline.summaries();
@@ -356,9 +359,6 @@ pub fn run<O: OutputObserver + 'static>(
         findings: Vec::new(),
         notes,
     };
-    if let Some(r) = recorder.as_mut() {
-        r.finish(&report);
-    }
     Ok(RunResult {
         pids: timeline.pids(),
         report,
@@ -367,6 +367,7 @@ pub fn run<O: OutputObserver + 'static>(
         started_boot_seconds,
         interrupted_by,
         reaped,
+        recording: recorder,
     })
 }
 

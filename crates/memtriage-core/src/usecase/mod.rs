@@ -6,6 +6,7 @@
 //! - [`inspect`]: processes by pid, by name, as trees or all of them.
 //! - [`doctor`]: the machine's memory settings audited for a profile of use.
 //! - [`explain`]: the diagnosis of a log.
+//! - [`run`]: a job supervised to its end, and why it ended.
 //! - [`cache`]: page-cache residency of files; [`warm`] and [`evict`] change it;
 //!   [`lock`] pins files in memory after checking it is safe.
 
@@ -15,6 +16,7 @@ pub mod evict;
 pub mod explain;
 pub mod inspect;
 pub mod lock;
+pub mod run;
 pub mod warm;
 
 /// Serialises an error as its message, the way JSON reports show it.

@@ -1,0 +1,97 @@
+//! `run`: supervise a job to its end and diagnose what happened to it: the run's
+//! report with its findings, from the samples, the exits, the kernel log and what the
+//! job printed. The recording, when one was asked for, ends with this same report.
+
+use crate::diagnose::logs::LogScanner;
+use crate::diagnose::run::{diagnose, Inputs};
+use crate::error::Result;
+use crate::model::finding::Finding;
+use crate::model::run::RunReport;
+use crate::probe::root::Root;
+use crate::supervise::passthrough::OutputObserver;
+use crate::supervise::{self, Config, Tail};
+
+/// Lines of the job's stderr kept for a summary to quote when nothing else explains
+/// how it ended.
+const STDERR_LINES_KEPT: usize = 5;
+
+/// A finished run (`memtriage.run/v1` in `report`).
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub report: RunReport,
+    /// The last lines the job wrote on stderr.
+    pub stderr_tail: Vec<String>,
+}
+
+/// What is kept of each output stream while it passes through: its last bytes, and
+/// what the log scanner recognised in it (one scanner per stream, so the two
+/// streams' chunks never split each other's lines).
+struct JobOutput {
+    tail: Tail,
+    scanner: LogScanner,
+}
+
+impl JobOutput {
+    fn new(stream: &str) -> Self {
+        JobOutput {
+            tail: Tail::default(),
+            scanner: LogScanner::with_source(stream),
+        }
+    }
+}
+
+impl OutputObserver for JobOutput {
+    fn output(&mut self, chunk: &[u8]) {
+        self.tail.push(chunk);
+        self.scanner.feed(chunk);
+    }
+
+    fn end(&mut self) {
+        self.scanner.finish();
+    }
+}
+
+/// Findings from both streams; one per failure, evidence joined.
+fn text_findings(stdout: &JobOutput, stderr: &JobOutput) -> Vec<Finding> {
+    let mut all: Vec<Finding> = stderr.scanner.findings();
+    for f in stdout.scanner.findings() {
+        match all.iter_mut().find(|a| a.id == f.id) {
+            Some(a) => a.evidence.extend(f.evidence),
+            None => all.push(f),
+        }
+    }
+    all
+}
+
+/// Runs the job to its end (its output passes through to this process's stdout and
+/// stderr) and diagnoses it. Errors only when the job cannot be started.
+pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
+    let mut result = supervise::run(
+        root,
+        config,
+        JobOutput::new("stdout"),
+        JobOutput::new("stderr"),
+    )?;
+    let (kills, kernel_log_unreadable) = match supervise::kernel_oom_kills(root, &result) {
+        Ok(k) => (k, None),
+        Err(reason) => (Vec::new(), Some(reason)),
+    };
+    let findings = diagnose(Inputs {
+        report: &result.report,
+        kernel_oom_kills: &kills,
+        kernel_log_unreadable: kernel_log_unreadable.as_deref(),
+        text_findings: text_findings(&result.stdout, &result.stderr),
+    });
+    let mut report = result.report;
+    report.findings = findings;
+    if let Some(reason) = &kernel_log_unreadable {
+        report.notes.push(format!("kernel log not read: {reason}"));
+    }
+    if let Some(recording) = result.recording.as_mut() {
+        recording.finish(&report);
+    }
+    Ok(RunOutcome {
+        stderr_tail: result.stderr.tail.last_lines(STDERR_LINES_KEPT),
+        report,
+    })
+}
