@@ -127,6 +127,20 @@ def test_results_carry_the_schema_of_the_commands_json(scratch):
     assert [e["path"] for e in evicted["files"]] == [f]
 
 
+def test_public_results_are_lists_that_carry_their_report(scratch):
+    f = write(os.path.join(scratch, "p.bin"), 4)
+    for result, schema in (
+        (cache.residency(f), "memtriage.cache/v1"),
+        (cache.warm(f), "memtriage.warm/v1"),
+        (cache.evict(f), "memtriage.evict/v1"),
+    ):
+        assert result.schema == schema
+        assert [r.path for r in result] == [f]
+        whole = result.to_dict()
+        assert whole["schema"] == schema
+        assert whole["files"] == [r.to_dict() for r in result]
+
+
 def test_evict_names_the_processes_that_keep_a_file_cached(scratch):
     """The pages a process maps stay cached; evict says who maps them, as the
     command does (Python's evict once lacked `mapped_by`)."""

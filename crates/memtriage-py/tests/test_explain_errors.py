@@ -97,3 +97,14 @@ def test_permission_denied_is_permission_error():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_public_results_carry_the_schema_and_the_whole_report():
+    found = memtriage.explain(LOG, source="train.log")
+    assert found.schema == "memtriage.explain/v1"
+    assert found.to_dict()["lines"] == 4
+    assert [f.id for f in found] == [f["id"] for f in found.to_dict()["findings"]]
+    doc = memtriage.doctor("shared")
+    assert doc.schema == "memtriage.doctor/v1"
+    assert doc.to_dict()["profile"] == "shared"
+    assert doc.to_dict()["system"]["schema"] == "memtriage.system/v1"

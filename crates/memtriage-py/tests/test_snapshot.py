@@ -13,6 +13,17 @@ from conftest import MIB
 ALLOC = "buf = b'\\x01' * (64 << 20)\n"
 
 
+def test_snapshots_name_their_schema():
+    assert memtriage.snapshot().schema == "memtriage.process/v1"
+    assert memtriage.tree().schema == "memtriage.tree/v1"
+    assert memtriage.system().schema == "memtriage.system/v1"
+    out = subprocess.run(
+        [sys.executable, "-m", "memtriage", "inspect", str(os.getpid()), "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    assert json.loads(out.stdout)["process_schema"] == memtriage.snapshot().schema
+
+
 def test_snapshot_sees_what_a_child_allocated(child):
     base = child("buf = b''\n")
     big = child(ALLOC)

@@ -31,7 +31,7 @@ from typing import Iterable, List, Optional, Sequence, Union
 
 from . import _native, cache
 from ._track import track
-from ._types import Finding, ProcessSnapshot, Record, TreeSnapshot, iec
+from ._types import Finding, ProcessSnapshot, Record, Report, TreeSnapshot, iec
 
 __all__ = [
     "snapshot",
@@ -46,6 +46,7 @@ __all__ = [
     "ProcessSnapshot",
     "TreeSnapshot",
     "Record",
+    "Report",
     "iec",
     "FIELDS",
 ]
@@ -97,16 +98,18 @@ def system() -> Record:
     return Record(_native.system())
 
 
-def doctor(profile: str = "training") -> List[Finding]:
+def doctor(profile: str = "training") -> Report:
     """Audits this machine's memory settings for a ``training``, ``inference`` or
     ``shared`` machine; one finding per check, passed checks at severity ``ok``."""
-    return [Finding(f) for f in _native.doctor(profile)["findings"]]
+    report = _native.doctor(profile)
+    return Report([Finding(f) for f in report["findings"]], report)
 
 
-def explain(text: Union[str, bytes], *, source: str = "log") -> List[Finding]:
+def explain(text: Union[str, bytes], *, source: str = "log") -> Report:
     """Findings for a log (str or bytes), as ``memtriage explain`` gives them: one per
     failure class seen, most severe first. ``source`` names the log in the evidence."""
-    return [Finding(f) for f in _native.explain(text, source)["findings"]]
+    report = _native.explain(text, source)
+    return Report([Finding(f) for f in report["findings"]], report)
 
 
 def __getattr__(name: str):  # PEP 562: `memtriage.torch` without importing torch eagerly

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, Optional
 
-__all__ = ["Record", "Finding", "ProcessSnapshot", "TreeSnapshot", "iec"]
+__all__ = ["Record", "Report", "Finding", "ProcessSnapshot", "TreeSnapshot", "iec"]
+
+PROCESS_SCHEMA = "memtriage.process/v1"
+TREE_SCHEMA = "memtriage.tree/v1"
 
 _FINDING_KEYS = frozenset(("id", "severity", "title", "evidence", "why", "fix"))
 
@@ -106,6 +109,23 @@ def _short(v: Any) -> str:
     return repr(v)
 
 
+class Report(list):
+    """A command's results as a list (its findings, or a record per file) that also
+    carries the report they came from: ``schema`` and ``to_dict()``, the whole report
+    as the CLI's ``--json`` prints it."""
+
+    def __init__(self, items: List[Any], report: Dict[str, Any]) -> None:
+        super().__init__(items)
+        self._report = report
+
+    @property
+    def schema(self) -> str:
+        return self._report["schema"]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return _plain(self._report)
+
+
 class Finding(Record):
     """A diagnosis: ``id``, ``severity`` (ok|info|warn|error), ``title``,
     ``evidence`` (each with ``label``, ``value``, ``source``, and, where the value is
@@ -136,9 +156,14 @@ class ProcessSnapshot(Record):
 
     Sizes are bytes. ``rss``, ``pss``, ``uss`` and ``swap`` are shortcuts over
     ``rollup`` (``smaps_rollup``) and ``memory`` (``status``); ``None`` when unreadable.
+    ``schema`` names the shape (the CLI's ``process_schema``).
     """
 
     __slots__ = ()
+
+    @property
+    def schema(self) -> str:
+        return PROCESS_SCHEMA
 
     @property
     def rss(self) -> Optional[int]:
@@ -183,6 +208,10 @@ class TreeSnapshot(Record):
     (``depth`` and ``process``), ``totals`` and ``findings``."""
 
     __slots__ = ()
+
+    @property
+    def schema(self) -> str:
+        return TREE_SCHEMA
 
     @property
     def processes(self) -> List[ProcessSnapshot]:

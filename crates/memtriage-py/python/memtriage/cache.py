@@ -26,7 +26,7 @@ import warnings
 from typing import List, Optional, Sequence, Union
 
 from . import _native
-from ._types import Record
+from ._types import Record, Report
 
 __all__ = ["residency", "warm", "evict", "Lock", "ReclaimWarning"]
 
@@ -39,12 +39,13 @@ def _paths(path: Union[PathLike, Sequence[PathLike]]) -> List[str]:
     return [os.fspath(p) for p in path]
 
 
-def residency(path: Union[PathLike, Sequence[PathLike]], *, mappers: bool = True) -> List[Record]:
+def residency(path: Union[PathLike, Sequence[PathLike]], *, mappers: bool = True) -> Report:
     """One record per file: ``size``, ``cached``, ``dirty``, ``segments`` (cached share
     of up to 24 consecutive parts, split on page boundaries), ``tensors``
     (``.safetensors``: name, dtype, shape, bytes, cached) and ``mapped_by`` (pid, comm,
     mapped, resident; skipped with ``mappers=False``, which reads every process's maps)."""
-    return [Record(r) for r in _native.cache_residency(_paths(path), mappers)["files"]]
+    report = _native.cache_residency(_paths(path), mappers)
+    return Report([Record(r) for r in report["files"]], report)
 
 
 class Lock:
@@ -86,7 +87,7 @@ def warm(
     length: Optional[int] = None,
     max: Optional[int] = None,
     hugepages: bool = False,
-) -> Union[List[Record], Lock]:
+) -> Union[Report, Lock]:
     """Read files into the page cache. Records per file: ``bytes`` (the range),
     ``read``, ``already_cached`` (skipped), ``seconds``, ``method`` (``"populate"``:
     MADV_POPULATE_READ with huge-page advice, or ``"pread"`` where the kernel cannot),
@@ -96,7 +97,7 @@ def warm(
     the CLI (``max`` in bytes, RLIMIT_MEMLOCK, MemAvailable), and a ``Lock`` is
     returned: the memory stays pinned until it is released."""
     report, held = _native.cache_warm(_paths(path), threads, offset, length, lock, max, hugepages)
-    warmed = [Record(r) for r in report["files"]]
+    warmed = Report([Record(r) for r in report["files"]], report)
     if held is None:
         _warn_if_reclaimed()
         return warmed
@@ -123,11 +124,12 @@ def _warn_if_reclaimed() -> None:
     )
 
 
-def evict(path: Union[PathLike, Sequence[PathLike]]) -> List[Record]:
+def evict(path: Union[PathLike, Sequence[PathLike]]) -> Report:
     """Drop files' pages from the page cache. Records: ``size``, ``cached_before``,
     ``cached_after``, ``dirty_after`` (dirty pages stay until written back) and
     ``mapped_by`` (pid, comm, mapped, resident: pages a process maps stay too)."""
-    return [Record(r) for r in _native.cache_evict(_paths(path))["files"]]
+    report = _native.cache_evict(_paths(path))
+    return Report([Record(r) for r in report["files"]], report)
 
 
 def __dir__() -> List[str]:
