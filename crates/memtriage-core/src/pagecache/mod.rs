@@ -1,5 +1,8 @@
-//! The page cache and the files in it: how much of a file is cached (per tensor for
-//! safetensors), bringing files in at the speed the disk allows, and dropping them.
+//! The page cache and the files in it: how much of a file is cached (`residency`,
+//! per tensor for safetensors via `safetensors` and `report`), which processes map it
+//! (`mappers`), bringing files in at the speed the disk allows and dropping them
+//! (`warm`), pinning them (`lock`, after checks), the read-only mapping these share
+//! (`mapping`), expanding paths (`files`), and the loading benchmark (`bench`).
 
 pub mod bench;
 pub mod files;

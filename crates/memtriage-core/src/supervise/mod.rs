@@ -1,5 +1,9 @@
-//! `memtriage run`: spawn a job, pass its output through, sample its process tree,
-//! reap it, and hand over everything seen for diagnosis.
+//! Supervising a job (`memtriage run`): spawn it (`child`), pass its output through
+//! byte for byte to observers (`passthrough`), forward signals (`signals`), follow its
+//! process tree with the engine's sampler and keep what `run` reports of it
+//! (`timeline`), reap every process, optionally under a memory limit (`limit`), with
+//! perf counters (`perf`) and a recording (`record`). [`run`] hands everything seen to
+//! the caller; `usecase::run` diagnoses it.
 
 pub mod child;
 pub mod limit;

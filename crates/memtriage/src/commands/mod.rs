@@ -1,5 +1,6 @@
-//! One module per subcommand. Each asks the engine, hands what it got to `render/`
-//! through the printer, and returns how it ended as an [`ExitStatus`].
+//! One module per subcommand. Each turns its arguments into a request, calls the
+//! engine's use case, hands the report to `render/` through the printer (or prints
+//! it as JSON), and returns how it ended as an [`ExitStatus`].
 
 mod bench;
 mod cache;

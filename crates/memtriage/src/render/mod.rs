@@ -1,6 +1,8 @@
-//! Turning model data into text for people, and the printer that carries it to
-//! stdout and stderr. Reads only what it is given: model types and the reports in
-//! `crate::reports`, never command-line arguments. All the command's text is here.
+//! Turning the engine's reports into text for people, and the printer that carries it
+//! to stdout and stderr, each with its own colour decision (`printer`, `style`). Reads
+//! only what it is given: model types and use-case reports, never command-line
+//! arguments. All the command's text is here, one file per command plus the shared
+//! `findings`, `table`, `units` and `progress`.
 
 pub mod bench;
 pub mod cache;

@@ -4,7 +4,9 @@
 //! [`LogScanner`] is streaming and bounded: it takes bytes in chunks of any size (or
 //! one line at a time), never holds more than one line's first [`MAX_LINE`] bytes plus
 //! a bounded set of matches, and gives the same matches however the input was cut.
-//! Recognition is the rule table in `rules` (one file per family: [`RULES`] in order); this module only moves bytes.
+//! Recognition is the rule table in `rules` (one file per family, [`RULES`] in match
+//! order); `report` turns matches into findings, `faulthandler` reads Python crash
+//! stacks; this module only moves bytes.
 //!
 //! The unit of matching is a *segment*: the bytes between two line ends, where `\r`
 //! ends a segment as `\n` does (a progress bar rewrites its line with `\r`; CRLF leaves

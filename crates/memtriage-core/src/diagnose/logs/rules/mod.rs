@@ -1,4 +1,6 @@
-//! The rule table, one file per family of failures: how each failure shows up in a log, and what to say about it.
+//! The rule table, one file per family of failures (`oom`, `dataloader`, `cuda`,
+//! `limits`, `crash`, `bus`, `gpu`, `kernel`): how each failure shows up in a log, and
+//! what to say about it. `RULES` joins the families in match order.
 //!
 //! A rule is data. `literals` are substrings one of which every line the rule matches
 //! contains; they are the cheap prefilter, searched for in all the input at once, so a
