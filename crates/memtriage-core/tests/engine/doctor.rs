@@ -2,7 +2,6 @@
 //! (fixtures/system, see fixtures/capture.sh), one file overridden per test, so each
 //! finding is seen in its ok and its not-ok form for each profile where they differ.
 //! Plus unreadable, missing and malformed files, and one run on this machine.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,28 +14,13 @@ use memtriage_core::probe::kmsg::read_kmsg;
 use memtriage_core::probe::system::read;
 use memtriage_core::Root;
 
+use crate::support::{copy_tree, fixtures};
+
 const GIB: u64 = 1 << 30;
 const PROFILES: [Profile; 3] = [Profile::Training, Profile::Inference, Profile::Shared];
 /// MemTotal of the captured baseline.
 const BASE_TOTAL: u64 = 24684092 * 1024;
 const MEMCG: &str = "/sys/fs/cgroup/memory/process_api/07afd68cbce1aa66c50d7d9e121cda54";
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 /// A copy of the baseline root that a test may change.
 struct Fake {
@@ -55,9 +39,7 @@ impl Fake {
     }
 
     fn write(&self, rel: &str, text: impl AsRef<[u8]>) -> &Self {
-        let p = self.path(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
+        crate::support::write(self.dir.path(), rel, text);
         self
     }
 

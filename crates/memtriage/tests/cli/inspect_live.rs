@@ -1,13 +1,10 @@
 //! `memtriage inspect` against real processes whose memory the tests control.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 
-use support::{assert_between, json, memtriage, succeeded_json, u, Helper, MIB};
+use crate::support::{assert_between, is_root, json, memtriage, succeeded_json, u, Helper, MIB};
 
 fn process(v: &serde_json::Value, pid: i32) -> &serde_json::Value {
     v["processes"]
@@ -308,7 +305,7 @@ fn a_kernel_thread_is_marked_and_has_no_user_memory() {
 
 #[test]
 fn another_users_process_reads_as_unreadable_not_zero() {
-    if !rustix_is_root() {
+    if !is_root() {
         eprintln!("skipped: needs root to run memtriage as another user");
         return;
     }
@@ -333,15 +330,6 @@ fn another_users_process_reads_as_unreadable_not_zero() {
         "{reasons}"
     );
     assert!(u(p, "memory.rss") >= 8 * MIB, "status stays readable");
-}
-
-fn rustix_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
 }
 
 #[test]

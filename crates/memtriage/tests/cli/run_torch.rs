@@ -1,19 +1,14 @@
 //! Real PyTorch DataLoader failures under `memtriage run`. Skipped, saying so, where
 //! torch is not installed (`pip install torch`; CI installs it).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
 
 use std::process::{Command, Stdio};
+
+use crate::support::{finding_ids, memtriage, python_can_import, run_report, BIN};
 
 // A skipped test says why in the test output.
 #[allow(clippy::print_stderr)]
 fn torch_available() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import torch"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
+    let ok = python_can_import("torch");
     if !ok {
         eprintln!("skipped: PyTorch is not installed for python3 (pip install torch)");
     }
@@ -38,7 +33,7 @@ fn dataloader_workers_through_a_tiny_dev_shm_are_diagnosed() {
     }
     let inner = format!(
         "mount -t tmpfs -o size=16m tmpfs /dev/shm && exec {} run --json --interval 100ms -- python3 {}",
-        env!("CARGO_BIN_EXE_memtriage"),
+        BIN,
         script("shm_bus_error.py")
     );
     let out = Command::new("unshare")
@@ -47,8 +42,8 @@ fn dataloader_workers_through_a_tiny_dev_shm_are_diagnosed() {
         .output()
         .unwrap();
     assert_ne!(out.status.code(), Some(0), "the loader cannot finish");
-    let report = support::run_report(&out.stderr);
-    let ids = support::finding_ids(&report);
+    let report = run_report(&out.stderr);
+    let ids = finding_ids(&report);
     let shm = report["findings"]
         .as_array()
         .unwrap()
@@ -73,7 +68,7 @@ fn forked_workers_iterating_python_objects_show_copy_on_write() {
     if !torch_available() {
         return;
     }
-    let out = support::memtriage()
+    let out = memtriage()
         .args(["run", "--json", "--", "python3", &script("cow_objects.py")])
         .stdin(Stdio::null())
         .output()
@@ -85,18 +80,13 @@ fn forked_workers_iterating_python_objects_show_copy_on_write() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(out.stdout, b"finished\n");
-    let report = support::run_report(&out.stderr);
+    let report = run_report(&out.stderr);
     let f = report["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["id"] == "fork.copy-on-write")
-        .unwrap_or_else(|| {
-            panic!(
-                "no copy-on-write finding in {:?}",
-                support::finding_ids(&report)
-            )
-        });
+        .unwrap_or_else(|| panic!("no copy-on-write finding in {:?}", finding_ids(&report)));
     assert!(
         f["title"].as_str().unwrap().starts_with("2 forked workers"),
         "{}",

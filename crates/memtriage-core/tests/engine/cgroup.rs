@@ -1,5 +1,4 @@
 //! Memory cgroups: v2 and v1 on captured trees, and v1 live where it is mounted.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::Path;
@@ -8,11 +7,7 @@ use memtriage_core::model::process::CgroupVersion;
 use memtriage_core::probe::cgroup::{CgroupDir, CgroupReader, Hierarchies};
 use memtriage_core::Root;
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel.trim_start_matches('/'));
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
-}
+use crate::support::write;
 
 const PLAIN_V2: &str = "25 1 253:0 / / rw - ext4 /dev/vda rw\n\
     31 25 0:27 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n";

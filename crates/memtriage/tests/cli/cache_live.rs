@@ -1,14 +1,11 @@
 //! `cache`, `warm` and `evict` on real files in the real page cache.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use support::{memtriage, succeeded_json, MIB};
+use crate::support::{is_root, memtriage, python_can_import, succeeded_json, wait_until, MIB};
 
 /// A scratch directory on the real disk (not tmpfs: its pages are not a cache).
 fn scratch() -> tempfile::TempDir {
@@ -161,12 +158,7 @@ fn per_tensor_residency_shows_which_tensors_are_cold() {
 
 #[test]
 fn per_tensor_residency_on_a_file_written_by_the_safetensors_package() {
-    let ok = Command::new("python3")
-        .args(["-c", "import safetensors.torch"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
+    if !python_can_import("safetensors.torch") {
         eprintln!("skipped: the Python safetensors package (with torch) is not installed");
         return;
     }
@@ -236,13 +228,6 @@ fn a_mapping_after_warm_takes_no_more_faults_than_after_a_sequential_cat() {
         after_warm < 2048,
         "large folios left behind: {after_warm} faults"
     );
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
 }
 
 #[test]
@@ -410,10 +395,11 @@ fn a_file_that_shrinks_while_warmed_does_not_crash_the_tool() {
         let p = p.clone();
         let f = f.clone();
         std::thread::spawn(move || {
-            let began = std::time::Instant::now();
-            while cached_fraction(&f) == 0.0 && began.elapsed().as_secs() < 10 {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
+            wait_until(
+                std::time::Duration::from_secs(10),
+                std::time::Duration::from_millis(1),
+                || cached_fraction(&f) != 0.0,
+            );
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(&p)

@@ -1,13 +1,10 @@
 //! `memtriage run` on real jobs: each scenario asserts the diagnosis and its evidence.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{finding_ids, memtriage, run_report};
+use crate::support::{finding_ids, in_a_terminal, is_root, memtriage, run_report, wait_until, BIN};
 
 /// Runs `memtriage run --json ARGS…` and returns its output and the report.
 fn run(args: &[&str]) -> (Output, serde_json::Value) {
@@ -28,19 +25,6 @@ fn finding<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value
         .iter()
         .find(|f| f["id"] == id)
         .unwrap_or_else(|| panic!("no {id} in {:?}", finding_ids(report)))
-}
-
-fn is_root() -> bool {
-    rustix_uid() == 0
-}
-
-fn rustix_uid() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .find(|l| l.starts_with("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(2)?.parse().ok())
-        .unwrap()
 }
 
 #[test]
@@ -311,17 +295,13 @@ fn the_job_does_not_outlive_a_killed_memtriage() {
             .map(|o| o.status.success())
             .unwrap_or(false)
     };
-    let start = Instant::now();
-    while !running() && start.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(Duration::from_secs(5), Duration::from_millis(20), running);
     assert!(running(), "the job started");
     child.kill().unwrap();
     child.wait().unwrap();
-    let start = Instant::now();
-    while running() && start.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(Duration::from_secs(5), Duration::from_millis(20), || {
+        !running()
+    });
     assert!(!running(), "the job was ended when memtriage died");
 }
 
@@ -516,24 +496,9 @@ fn regression_a_bare_interval_number_is_refused_with_the_fix() {
     assert!(err.contains("--interval"), "{err}");
 }
 
-/// Runs `sh -c LINE` under util-linux `script`, which gives it a terminal on stdout
-/// and stderr; `None` where `script` is absent.
-fn in_a_terminal(line: &str) -> Option<Output> {
-    let script = ["/usr/bin/script", "/bin/script"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).is_file())?;
-    Some(
-        Command::new(script)
-            .args(["-qec", line, "/dev/null"])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap(),
-    )
-}
-
 #[test]
 fn regression_run_colours_its_summary_by_stderr_not_stdout() {
-    let bin = env!("CARGO_BIN_EXE_memtriage");
+    let bin = BIN;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("stderr.txt");
     // stdout a terminal, stderr a file: the summary in the file has no escape codes.

@@ -1,18 +1,15 @@
 //! `memtriage doctor` as a user runs it: on captured roots (`--root`), where the
 //! outcome is known, and once on this machine.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::process::Command;
 
-use assert_cmd::Command;
-use support::copy_tree;
+use crate::support::{copy_tree, core_fixtures, memtriage, memtriage_no_color, BIN};
 
 fn baseline() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../memtriage-core/tests/fixtures/system")
+    core_fixtures().join("system")
 }
 
 fn fake_root() -> tempfile::TempDir {
@@ -22,13 +19,11 @@ fn fake_root() -> tempfile::TempDir {
 }
 
 fn doctor(root: &Path, args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("memtriage")
-        .unwrap()
+    memtriage_no_color()
         .arg("--root")
         .arg(root)
         .arg("doctor")
         .args(args)
-        .env("NO_COLOR", "1")
         .output()
         .unwrap()
 }
@@ -192,8 +187,7 @@ fn empty_root_reports_unreadable_without_failing() {
 
 #[test]
 fn runs_on_this_machine() {
-    let out = Command::cargo_bin("memtriage")
-        .unwrap()
+    let out = memtriage()
         .args(["doctor", "--color", "never"])
         .output()
         .unwrap();
@@ -214,8 +208,7 @@ fn runs_on_this_machine() {
     let errors: usize = last.split(' ').next().unwrap().parse().unwrap();
     assert_eq!(code == 1, errors > 0, "exit code follows the error count");
 
-    let out = Command::cargo_bin("memtriage")
-        .unwrap()
+    let out = memtriage()
         .args(["doctor", "--json", "--profile", "inference"])
         .output()
         .unwrap();
@@ -260,10 +253,9 @@ fn runs_on_this_machine() {
 #[test]
 fn unprivileged_user_is_told_why_the_kernel_log_is_unreadable() {
     let restricted = fs::read_to_string("/proc/sys/kernel/dmesg_restrict").map(|s| s.trim() == "1");
-    let bin = assert_cmd::cargo::cargo_bin("memtriage");
     let Ok(out) = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&bin)
+        .arg(BIN)
         .args(["doctor", "--json"])
         .output()
     else {

@@ -1,11 +1,9 @@
 //! The use cases as the front ends call them, on real processes, real files and the
 //! captured system tree: what each report holds, and the kind of each refusal.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use memtriage_core::model::finding::Severity;
 use memtriage_core::pagecache::residency::Meter;
@@ -16,35 +14,9 @@ use memtriage_core::usecase::warm::WarmRequest;
 use memtriage_core::usecase::{cache, doctor, evict, explain, inspect, lock, warm};
 use memtriage_core::{Error, ErrorKind, Root};
 
+use crate::support::{fixtures, Job};
+
 const MIB: u64 = 1 << 20;
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-struct Sleeper(Child);
-
-impl Sleeper {
-    fn start() -> Self {
-        Sleeper(
-            Command::new("sleep")
-                .arg("30")
-                .stdin(Stdio::null())
-                .spawn()
-                .expect("spawn sleep"),
-        )
-    }
-    fn pid(&self) -> i32 {
-        self.0.id() as i32
-    }
-}
-
-impl Drop for Sleeper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn exited_pid() -> i32 {
     let mut c = Command::new("true").spawn().expect("spawn true");
@@ -66,7 +38,7 @@ fn named(pids: Vec<i32>, name: Option<&str>) -> InspectRequest {
 
 #[test]
 fn inspect_reads_the_pids_named_and_lists_those_it_could_not() {
-    let s = Sleeper::start();
+    let s = Job::sleeper();
     let gone = exited_pid();
     let r = inspect::inspect(&Root::host(), &named(vec![s.pid(), gone], None)).unwrap();
     assert_eq!(r.schema, "memtriage.inspect/v1");
@@ -90,7 +62,7 @@ fn inspect_reads_the_pids_named_and_lists_those_it_could_not() {
 
 #[test]
 fn inspect_by_name_tree_and_maps() {
-    let s = Sleeper::start();
+    let s = Job::sleeper();
     let mut req = named(vec![s.pid()], None);
     req.maps = true;
     let r = inspect::inspect(&Root::host(), &req).unwrap();

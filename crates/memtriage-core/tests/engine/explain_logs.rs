@@ -2,22 +2,19 @@
 //! `dmesg -T`, journalctl, syslog, `kubectl describe`, Slurm output, shells and Python
 //! tracebacks; healthy training logs that must yield nothing; and the streaming
 //! contract (any chunking gives the same answer, bounded memory, odd bytes).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-use std::path::PathBuf;
 
 use memtriage_core::diagnose::logs::{FailureClass, LogMatch, LogScanner, MAX_LINE};
 use memtriage_core::model::finding::{Finding, Severity};
 
+use crate::support::fixtures;
+
 fn fixture(name: &str) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/logs")
-        .join(name);
+    let p = fixtures().join("logs").join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 fn all_fixtures() -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+    let dir = fixtures().join("logs");
     let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {

@@ -1,5 +1,4 @@
 //! Full smaps of a live process.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use memtriage_core::probe::maps;
 use memtriage_core::Root;

@@ -1,6 +1,5 @@
 //! Every parser takes any bytes without panicking: arbitrary input, and every
 //! truncation of real kernel text (a file cut short mid-read is the common case).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use memtriage_core::parse::{
     cgroup, kmsg, kv, limits, meminfo, mountinfo, passwd, pressure, safetensors, smaps,
@@ -72,8 +71,7 @@ fn samples() -> Vec<Vec<u8>> {
             out.push(b);
         }
     }
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/kmsg-oom");
-    out.push(std::fs::read(fixture).expect("kmsg fixture"));
+    out.push(std::fs::read(crate::support::fixtures().join("kmsg-oom")).expect("kmsg fixture"));
     out
 }
 

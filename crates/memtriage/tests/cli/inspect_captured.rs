@@ -1,9 +1,6 @@
 //! `inspect` over captured /proc trees: the odd cases a live machine rarely shows.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
-use support::{memtriage, succeeded_json, write};
+use crate::support::{memtriage, succeeded_json, write};
 
 /// A process whose comm has spaces and parentheses, and whose argv has a byte that
 /// is not UTF-8, on a kernel without smaps_rollup (before 4.14).

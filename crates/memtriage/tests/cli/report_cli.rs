@@ -1,11 +1,8 @@
 //! `memtriage report`: a recorded run read back, as text and as an HTML page.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod support;
 
 use std::process::Stdio;
 
-use support::memtriage;
+use crate::support::memtriage;
 
 fn record_run(dir: &std::path::Path) -> std::path::PathBuf {
     let path = dir.join("run.jsonl");

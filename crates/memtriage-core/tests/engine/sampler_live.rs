@@ -1,8 +1,7 @@
 //! The engine sampler on real processes: each scope finds what it should, the PSS
 //! budget holds, samples come at the interval, and stopping joins the thread.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,33 +10,7 @@ use memtriage_core::sampler::{
     Collector, PssBudget, Sample, Sampler, SamplerConfig, SamplerThread, Scope,
 };
 
-/// A child killed and reaped when dropped, so a failed assertion leaves nothing behind.
-struct Job(Child);
-
-impl Job {
-    fn spawn(program: &str, args: &[&str]) -> Self {
-        Job(Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap())
-    }
-
-    fn sleeper() -> Self {
-        Self::spawn("sleep", &["30"])
-    }
-
-    fn pid(&self) -> i32 {
-        self.0.id() as i32
-    }
-}
-
-impl Drop for Job {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::support::Job;
 
 fn config(scope: Scope, interval: Duration) -> SamplerConfig {
     SamplerConfig {

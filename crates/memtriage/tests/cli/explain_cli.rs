@@ -1,19 +1,12 @@
 //! `memtriage explain` as a user runs it: on a file, on standard input, with --json,
 //! and on input it cannot read.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use assert_cmd::Command;
+use crate::support::{core_fixtures, in_a_terminal, memtriage_no_color as memtriage, BIN};
 
 fn logs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../memtriage-core/tests/fixtures/logs")
-}
-
-fn memtriage() -> Command {
-    let mut c = Command::cargo_bin("memtriage").unwrap();
-    c.env("NO_COLOR", "1");
-    c
+    core_fixtures().join("logs")
 }
 
 /// `explain --json FILE`, which must succeed.
@@ -111,10 +104,7 @@ fn json_report_has_schema_counts_matches_and_findings() {
 #[test]
 fn a_real_kmsg_dump_piped_in() {
     // Two kills as /dev/kmsg gives them, with a dictionary continuation line.
-    let log = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../memtriage-core/tests/fixtures/kmsg-oom"),
-    )
-    .unwrap();
+    let log = std::fs::read(core_fixtures().join("kmsg-oom")).unwrap();
     let out = memtriage()
         .args(["explain", "--json"])
         .write_stdin(log)
@@ -184,27 +174,12 @@ fn non_utf8_and_crlf_logs_still_give_valid_json() {
 #[test]
 fn no_argument_on_a_terminal_exits_2_with_what_to_do() {
     // util-linux `script` gives the command a terminal for stdin; skip where it is absent.
-    let Ok(script) = which("script") else {
+    let Some(out) = in_a_terminal(&format!("{BIN} explain")) else {
         eprintln!("skipped: no `script` to provide a terminal");
         return;
     };
-    let bin = env!("CARGO_BIN_EXE_memtriage");
-    let out = std::process::Command::new(script)
-        .args(["-qec", &format!("{bin} explain"), "/dev/null"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let said = text(&out.stdout);
     assert!(said.contains("no log given: name a file"), "{said}");
     assert!(said.contains("dmesg | memtriage explain"), "{said}");
-}
-
-fn which(name: &str) -> Result<PathBuf, ()> {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .ok_or(())
 }

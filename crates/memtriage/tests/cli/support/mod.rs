@@ -1,16 +1,84 @@
-//! Shared by the live tests: run `memtriage`, and hold real processes built by
-//! `memtriage-testhelper` while they are measured.
-#![allow(dead_code)]
+//! Helpers shared by every CLI test module: the `memtriage` binary as a command, the
+//! engine's captured fixtures, real processes built by `memtriage-testhelper`, a
+//! terminal from util-linux `script`, and the checks a test makes before it runs
+//! (root, a Python module, a condition that must come true).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::Once;
+use std::time::{Duration, Instant};
 
 pub const MIB: u64 = 1 << 20;
 
+/// The path of the `memtriage` binary that cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_memtriage");
+
+/// `memtriage` with the test's environment: colour is decided by the streams alone.
 pub fn memtriage() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_memtriage"))
+    Command::new(BIN)
+}
+
+/// `memtriage` with `NO_COLOR=1`, for tests that read its text; `assert_cmd`'s command,
+/// so a test can feed it standard input.
+pub fn memtriage_no_color() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(BIN);
+    c.env("NO_COLOR", "1");
+    c
+}
+
+/// The engine's captured trees and logs (`crates/memtriage-core/tests/fixtures`).
+pub fn core_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../memtriage-core/tests/fixtures")
+}
+
+/// Whether this test runs with an effective uid of 0: the privilege that making a
+/// cgroup or dropping to another user needs.
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+    })
+}
+
+/// Whether `python3` can import `module`.
+pub fn python_can_import(module: &str) -> bool {
+    Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Polls `done` every `every` until it holds or `within` has passed; whether it held.
+pub fn wait_until(within: Duration, every: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let began = Instant::now();
+    loop {
+        if done() {
+            return true;
+        }
+        if began.elapsed() >= within {
+            return false;
+        }
+        std::thread::sleep(every);
+    }
+}
+
+/// Runs `sh -c LINE` under util-linux `script`, which gives it a terminal on stdin,
+/// stdout and stderr; `None` where `script` is not on the PATH.
+pub fn in_a_terminal(line: &str) -> Option<Output> {
+    let script = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("script"))
+        .find(|p| p.is_file())?;
+    Some(
+        Command::new(script)
+            .args(["-qec", line, "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run script"),
+    )
 }
 
 /// Runs memtriage and parses its JSON stdout; fails the test on a non-zero exit.

@@ -1,0 +1,14 @@
+//! The CLI's integration tests, one binary: each module drives the built `memtriage`
+//! as a user does, one command or concern per module; `support` holds what they share.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod cache_live;
+mod doctor_cli;
+mod explain_cli;
+mod inspect_captured;
+mod inspect_live;
+mod report_cli;
+mod run_live;
+mod run_torch;
