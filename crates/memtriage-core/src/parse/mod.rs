@@ -1,6 +1,6 @@
 //! Pure parsers over the bytes of kernel files and file headers. No I/O here, so
 //! each is tested on captured text, odd cases included, and none panics on any input
-//! (tests/parsers_never_panic.rs). Probes, the sampler, `pagecache/` and the log
+//! (tests/engine/parsers_never_panic.rs). Probes, the sampler, `pagecache/` and the log
 //! explainer read the files and hand the bytes to these.
 //!
 //! One file per format: `/proc` files (`meminfo`, `swaps`, `pressure`, `limits`,

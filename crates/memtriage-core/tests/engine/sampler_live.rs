@@ -133,7 +133,10 @@ fn holder(mib: u32) -> Job {
 fn pss_readings_stay_within_the_budget() {
     let jobs = [holder(256), holder(256)];
     let pids: Vec<i32> = jobs.iter().map(Job::pid).collect();
-    let run = |budget: PssBudget| {
+    // Runs the sampler for at least `least`, and on until `enough` readings were
+    // attempted: under load a first 256 MiB reading can take tens of milliseconds,
+    // and the budget (rightly) waits longer before the second.
+    let run = |budget: PssBudget, least: Duration, enough: usize| {
         let costs = Arc::new(std::sync::Mutex::new(Vec::new()));
         let sink_costs = Arc::clone(&costs);
         let began = Instant::now();
@@ -150,7 +153,10 @@ fn pss_readings_stay_within_the_budget() {
             },
         )
         .unwrap();
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(least);
+        while costs.lock().unwrap().len() < enough && began.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         thread.stop();
         let wall = began.elapsed();
         let costs = costs.lock().unwrap().clone();
@@ -161,7 +167,7 @@ fn pss_readings_stay_within_the_budget() {
         allowance: Duration::from_millis(2),
         min_spacing: Duration::ZERO,
     };
-    let (costs, wall) = run(budget);
+    let (costs, wall) = run(budget, Duration::from_millis(1500), 2);
     let total: Duration = costs.iter().sum();
     let largest = costs.iter().max().copied().unwrap_or_default();
     assert!(
@@ -174,10 +180,14 @@ fn pss_readings_stay_within_the_budget() {
         "{total:?} spent in {} readings over {wall:?}",
         costs.len()
     );
-    let (unbounded, _) = run(PssBudget {
-        share: 1.0,
-        ..budget
-    });
+    let (unbounded, _) = run(
+        PssBudget {
+            share: 1.0,
+            ..budget
+        },
+        wall,
+        0,
+    );
     assert!(
         unbounded.len() > 3 * costs.len(),
         "the budget is what limits readings: {} against {}",

@@ -141,3 +141,55 @@ fn json_report_is_the_recorded_runs_final_report() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no final report"), "{err}");
 }
+
+/// Regression: the recording's final report was written before the diagnosis, so
+/// `report` of a job that crashed showed no finding at all.
+#[test]
+fn a_recorded_crash_is_reported_with_its_diagnosis() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crash.jsonl");
+    let run = memtriage()
+        .args(["run", "--json", "--record", path.to_str().unwrap(), "--"])
+        .args([
+            "python3",
+            "-c",
+            "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(139), "128 + SIGSEGV");
+    // The job's own faulthandler text comes first on stderr, then the report.
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let start = stderr.find("\n{\n").map_or(0, |i| i + 1);
+    let live: serde_json::Value = serde_json::from_str(&stderr[start..]).unwrap();
+    let ids = |report: &serde_json::Value| -> Vec<String> {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(ids(&live).contains(&"run.segfault".to_string()), "{live}");
+
+    let out = memtriage()
+        .args(["report", path.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let recorded: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        ids(&recorded),
+        ids(&live),
+        "the recording keeps the diagnosis"
+    );
+
+    let text = memtriage()
+        .args(["report", path.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("segmentation fault"), "{text}");
+}

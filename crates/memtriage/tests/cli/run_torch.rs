@@ -48,7 +48,7 @@ fn dataloader_workers_through_a_tiny_dev_shm_are_diagnosed() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|f| f["id"].as_str().unwrap().contains("shm"))
+        .find(|f| f["id"] == "log.dataloader-shm")
         .unwrap_or_else(|| panic!("no shared-memory finding in {ids:?}"));
     let text = shm.to_string();
     assert!(
