@@ -36,9 +36,9 @@ check() {
   fi
 }
 
-check parse "diagnose|supervise|pagecache|probe" "parsers are pure functions over bytes"
-check probe "diagnose|supervise|pagecache" "a probe reads the system; it never judges"
-check model "diagnose|supervise|pagecache|probe|parse" "model is plain data and depends on nothing above it"
+check parse "diagnose|supervise|pagecache|sampler|usecase|probe" "parsers are pure functions over bytes"
+check probe "diagnose|supervise|pagecache|sampler|usecase" "a probe reads the system; it never judges"
+check model "diagnose|supervise|pagecache|sampler|usecase|probe|parse" "model is plain data and depends on nothing above it"
 
 if [ "$failed" -ne 0 ]; then
   echo "check-layers: a layer names one above it; move the code down or the call up." >&2

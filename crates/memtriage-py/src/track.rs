@@ -190,7 +190,7 @@ impl Tracker {
             guard(|| {
                 let wall = run.started.elapsed();
                 let (minor, major) = faults();
-                run.sampler.stop();
+                run.sampler.stop().map_err(crate::errors::to_py_err)?;
                 let end_rss = rss();
                 if let Some(rss) = end_rss {
                     run.peaks.rss(rss);

@@ -5,7 +5,8 @@
 //! The bottom layer: it depends on serde and std only, never on the parsers,
 //! probes or rules that fill it (.ci/check-layers.sh enforces that). One file per
 //! subject: a process (`process`), its maps (`maps`), a process tree (`tree`), the
-//! machine (`system`), a supervised run (`run`) and findings (`finding`).
+//! machine (`system`), a supervised run (`run`), findings (`finding`), and the one
+//! IEC size formatter (`units`).
 
 pub mod finding;
 pub mod maps;

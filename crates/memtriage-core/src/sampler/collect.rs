@@ -8,6 +8,7 @@ use std::time::Instant;
 use crate::parse::smaps_rollup;
 use crate::parse::stat;
 use crate::probe::procdir::ProcDir;
+use crate::probe::root::Root;
 
 use super::budget::PssLedger;
 use super::sample::{CgroupSample, ProcessSample, PssAttempt, PssReading, Sample};
@@ -16,9 +17,19 @@ use super::{system, SamplerConfig};
 
 /// `PF_KTHREAD` in `/proc/PID/stat` flags.
 const PF_KTHREAD: u32 = 0x0020_0000;
+/// Processes whose `stat` is kept open between ticks. Past this (a machine-wide
+/// scope) each is read through its directory instead: with the usual soft limit of
+/// 1024 open files, a descriptor per process and file would run out.
+const KEEP_OPEN_UP_TO: usize = 256;
 
 struct Tracked {
-    dir: ProcDir,
+    /// The process's directory, held open while few processes are followed (reads
+    /// through it cannot reach another process that reuses the pid); past
+    /// [`KEEP_OPEN_UP_TO`] opened again at each read.
+    dir: Option<ProcDir>,
+    /// `starttime` of `stat` when first seen: a pid whose process has another start
+    /// time is a new process that reused it.
+    started: Option<u64>,
     /// `stat`, opened once and re-read from offset 0 (the kernel regenerates it):
     /// no open and close per tick. `None` where it could not be opened.
     stat: Option<OwnedFd>,
@@ -39,10 +50,13 @@ pub struct Collector {
     order: Vec<i32>,
     /// Kernel threads met in the scope: not followed, not opened again.
     kernel_threads: HashSet<i32>,
+    /// Pids of a `Scope::Pids` that ended: a process that later gets the same pid is
+    /// another process, not the one asked for.
+    ended: HashSet<i32>,
     ledger: Option<PssLedger>,
     seq: u64,
-    /// (t, minor, major) of the last tick, for fault rates.
-    last_faults: Option<(f64, u64, u64)>,
+    /// When the last tick was taken, for fault rates.
+    last_tick: Option<f64>,
     buf: Vec<u8>,
 }
 
@@ -57,8 +71,9 @@ impl Collector {
             tracked: HashMap::new(),
             order: Vec::new(),
             kernel_threads: HashSet::new(),
+            ended: HashSet::new(),
             seq: 0,
-            last_faults: None,
+            last_tick: None,
             buf: vec![0; 1024],
         }
     }
@@ -79,7 +94,16 @@ impl Collector {
                 continue;
             };
             let exe = self.config.exe;
-            match read_process(tr, pid, &mut self.buf, self.page_size, exe, &mut processes) {
+            let root = &self.config.root;
+            match read_process(
+                tr,
+                root,
+                pid,
+                &mut self.buf,
+                self.page_size,
+                exe,
+                &mut processes,
+            ) {
                 Read::Live => {}
                 Read::KernelThread => {
                     self.kernel_threads.insert(pid);
@@ -92,27 +116,40 @@ impl Collector {
             for pid in &gone {
                 self.tracked.remove(pid);
             }
+            if matches!(self.config.scope, super::Scope::Pids(_)) {
+                self.ended.extend(gone.iter().copied());
+            }
             self.order.retain(|pid| self.tracked.contains_key(pid));
         }
 
         let pss_attempt = self.read_one_pss(t, &mut processes);
+        // Each process's own faults since the last tick: the scope's sum would jump
+        // when a long-lived process joins it and hide faults when one leaves.
+        let (mut minor, mut major) = (0u64, 0u64);
         for p in &processes {
-            if let Some(tr) = self.tracked.get_mut(&p.pid) {
-                tr.last = Some(p.clone());
+            let Some(tr) = self.tracked.get_mut(&p.pid) else {
+                continue;
+            };
+            match &tr.last {
+                Some(last) => {
+                    minor += p.minor_faults.saturating_sub(last.minor_faults);
+                    major += p.major_faults.saturating_sub(last.major_faults);
+                }
+                // Met after the first tick: it started since the last one (or joined
+                // the scope; its count is then an overestimate of one interval).
+                None if self.last_tick.is_some() => {
+                    minor += p.minor_faults;
+                    major += p.major_faults;
+                }
+                None => {}
             }
+            tr.last = Some(p.clone());
         }
-
-        let (minor, major) = processes.iter().fold((0u64, 0u64), |(mi, ma), p| {
-            (mi + p.minor_faults, ma + p.major_faults)
-        });
-        let (minor_rate, major_rate) = match self.last_faults {
-            Some((t0, min0, maj0)) if t > t0 => (
-                minor.saturating_sub(min0) as f64 / (t - t0),
-                major.saturating_sub(maj0) as f64 / (t - t0),
-            ),
+        let (minor_rate, major_rate) = match self.last_tick {
+            Some(t0) if t > t0 => (minor as f64 / (t - t0), major as f64 / (t - t0)),
             _ => (0.0, 0.0),
         };
-        self.last_faults = Some((t, minor, major));
+        self.last_tick = Some(t);
 
         let system = self.config.system.then(|| system::read(&self.config.root));
         let cgroup = self.config.cgroup.as_ref().map(|cg| CgroupSample {
@@ -142,17 +179,22 @@ impl Collector {
             self.kernel_threads.retain(|pid| live.contains(pid));
         }
         for pid in pids {
-            if self.tracked.contains_key(&pid) || self.kernel_threads.contains(&pid) {
+            if self.tracked.contains_key(&pid)
+                || self.kernel_threads.contains(&pid)
+                || self.ended.contains(&pid)
+            {
                 continue;
             }
             let Ok(dir) = ProcDir::open(&self.config.root, pid) else {
                 continue;
             };
-            let stat = dir.open_file("stat").ok();
+            let hold = self.tracked.len() < KEEP_OPEN_UP_TO;
+            let stat = hold.then(|| dir.open_file("stat").ok()).flatten();
             self.tracked.insert(
                 pid,
                 Tracked {
-                    dir,
+                    dir: hold.then_some(dir),
+                    started: None,
                     stat,
                     last: None,
                     minor_faults_at_attempt: None,
@@ -181,7 +223,9 @@ impl Collector {
         let p = &mut processes[i];
         let tr = self.tracked.get_mut(&p.pid)?;
         let began = Instant::now();
-        let bytes = tr.dir.read("smaps_rollup").ok();
+        let bytes = tr
+            .dir(&self.config.root, p.pid)
+            .and_then(|d| d.read("smaps_rollup").ok());
         let cost = began.elapsed();
         ledger.charge(began, cost);
         tr.minor_faults_at_attempt = Some(p.minor_faults);
@@ -206,22 +250,58 @@ enum Read {
     Gone,
 }
 
+/// A process's directory for one tick: the one held, or one opened for the tick.
+enum Dir<'a> {
+    Held(&'a ProcDir),
+    Opened(ProcDir),
+}
+
+impl std::ops::Deref for Dir<'_> {
+    type Target = ProcDir;
+
+    fn deref(&self) -> &ProcDir {
+        match self {
+            Dir::Held(d) => d,
+            Dir::Opened(d) => d,
+        }
+    }
+}
+
+impl Tracked {
+    fn dir(&self, root: &Root, pid: i32) -> Option<Dir<'_>> {
+        match &self.dir {
+            Some(d) => Some(Dir::Held(d)),
+            None => ProcDir::open(root, pid).ok().map(Dir::Opened),
+        }
+    }
+}
+
 /// Adds the process's sample to `out`.
 fn read_process(
     tr: &mut Tracked,
+    root: &Root,
     pid: i32,
     buf: &mut Vec<u8>,
     page_size: u64,
     with_exe: bool,
     out: &mut Vec<ProcessSample>,
 ) -> Read {
-    let len = match &tr.stat {
-        Some(fd) => pread_all(fd, buf),
-        None => tr.dir.read_into("stat", buf, true).ok(),
+    let mut first_start = None;
+    let dir = tr.dir(root, pid);
+    let len = match (&tr.stat, &dir) {
+        (Some(fd), _) => pread_all(fd, buf),
+        (None, Some(dir)) => dir.read_into("stat", buf, true).ok(),
+        (None, None) => None,
     };
     let Some(s) = len.and_then(|len| stat::parse(&buf[..len]).ok()) else {
         return Read::Gone;
     };
+    match tr.started {
+        // Only a directory opened anew can reach a process that reused the pid.
+        Some(started) if started != s.starttime => return Read::Gone,
+        Some(_) => {}
+        None => first_start = Some(s.starttime),
+    }
     if s.flags & PF_KTHREAD != 0 {
         return Read::KernelThread;
     }
@@ -235,9 +315,8 @@ fn read_process(
         None => s.minflt * page_size,
     };
     let exe = if with_exe {
-        tr.dir
-            .read_link("exe")
-            .ok()
+        dir.as_ref()
+            .and_then(|d| d.read_link("exe").ok())
             .map(|b| crate::parse::text::escape_bytes(&b))
     } else {
         None
@@ -254,6 +333,10 @@ fn read_process(
         pss,
         uss_estimate,
     });
+    drop(dir);
+    if first_start.is_some() {
+        tr.started = first_start;
+    }
     Read::Live
 }
 

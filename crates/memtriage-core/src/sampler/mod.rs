@@ -114,25 +114,34 @@ impl SamplerThread {
         })
     }
 
-    /// Ends sampling and waits for the thread.
-    pub fn stop(mut self) {
-        self.shut_down();
+    /// Ends sampling and waits for the thread. An error says the thread had died
+    /// of a bug (a panic, in the sampler or the sink), so sampling ended early.
+    pub fn stop(mut self) -> crate::Result<()> {
+        self.shut_down()
     }
 
-    fn shut_down(&mut self) {
+    fn shut_down(&mut self) -> crate::Result<()> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if let Some(thread) = self.thread.take() {
-            // A sink that panicked has lost its samples, nothing else to hand back.
-            let _ = thread.join();
-        }
+        let Some(thread) = self.thread.take() else {
+            return Ok(());
+        };
+        thread.join().map_err(|payload| {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            crate::Error::internal(format!("the sampling thread panicked: {what}"))
+        })
     }
 }
 
 impl Drop for SamplerThread {
     fn drop(&mut self) {
-        self.shut_down();
+        // Whoever wanted to know how it ended called stop().
+        let _ = self.shut_down();
     }
 }
 
@@ -160,10 +169,11 @@ impl Sampler {
         self.samples.try_recv()
     }
 
-    /// Ends sampling, joins the thread, and returns the samples not consumed yet.
-    pub fn stop(self) -> Vec<Sample> {
-        self.thread.stop();
-        self.samples.try_iter().collect()
+    /// Ends sampling, joins the thread, and returns the samples not consumed yet; an
+    /// error when the thread had died of a bug.
+    pub fn stop(self) -> crate::Result<Vec<Sample>> {
+        self.thread.stop()?;
+        Ok(self.samples.try_iter().collect())
     }
 }
 

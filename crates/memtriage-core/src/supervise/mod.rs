@@ -221,8 +221,8 @@ pub fn run<O: OutputObserver + 'static>(
     let wall = start.elapsed().as_secs_f64();
     // The tick in progress, if any, is finished and kept: the last sample is in the
     // timeline before the reaped processes' figures are joined to it.
-    if let Some(sampler) = sampler {
-        sampler.stop();
+    if let Some(Err(e)) = sampler.map(SamplerThread::stop) {
+        notes.push(format!("memory sampling ended early: {e}"));
     }
     let mut late_exits = Vec::new();
     while let Ok(event) = arrived.try_recv() {

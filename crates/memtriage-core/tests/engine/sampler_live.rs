@@ -157,7 +157,7 @@ fn pss_readings_stay_within_the_budget() {
         while costs.lock().unwrap().len() < enough && began.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        thread.stop();
+        thread.stop().unwrap();
         let wall = began.elapsed();
         let costs = costs.lock().unwrap().clone();
         (costs, wall)
@@ -273,7 +273,7 @@ fn stopping_or_dropping_joins_the_thread() {
         .unwrap();
         std::thread::sleep(Duration::from_millis(30));
         if stop {
-            thread.stop();
+            thread.stop().unwrap();
         } else {
             drop(thread);
         }
@@ -295,10 +295,60 @@ fn stopping_a_sampler_hands_back_the_samples_not_consumed() {
     ))
     .unwrap();
     std::thread::sleep(Duration::from_millis(40));
-    let left = sampler.stop();
+    let left = sampler.stop().unwrap();
     assert!(
         !left.is_empty(),
         "samples taken and not consumed are handed back"
     );
     assert!(left.windows(2).all(|w| w[1].seq == w[0].seq + 1));
+}
+
+/// A bug on the sampling thread must not pass silently: `run` notes it.
+#[test]
+fn a_sampler_that_died_of_a_panic_says_so_when_stopped() {
+    let job = Job::sleeper();
+    let thread = SamplerThread::spawn(
+        config(Scope::Pids(vec![job.pid()]), Duration::from_millis(5)),
+        |_| panic!("sink broke"),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let err = thread.stop().unwrap_err();
+    assert_eq!(err.kind(), memtriage_core::ErrorKind::Internal);
+    assert!(err.to_string().contains("sink broke"), "{err}");
+}
+
+/// A process that exits hands its pid back to the kernel; a `Pids` scope must not
+/// follow whatever process gets it next.
+#[test]
+fn a_pid_set_does_not_adopt_a_process_that_reuses_an_ended_pid() {
+    for _ in 0..20 {
+        let job = Job::sleeper();
+        let pid = job.pid();
+        let mut collector = memtriage_core::sampler::Collector::new(config(
+            Scope::Pids(vec![pid]),
+            Duration::from_millis(5),
+        ));
+        assert_eq!(collector.sample().processes.len(), 1);
+        drop(job);
+        assert!(collector.sample().processes.is_empty(), "ended");
+        // As root, the next fork can be given the same pid (other tests fork too,
+        // so this may take a few tries).
+        if std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string()).is_err() {
+            eprintln!("skipped: needs root to choose the next pid");
+            return;
+        }
+        let other = Job::sleeper();
+        if other.pid() != pid {
+            continue;
+        }
+        let later = collector.sample();
+        assert!(
+            later.processes.is_empty(),
+            "pid {pid} is another process now: {:?}",
+            later.processes
+        );
+        return;
+    }
+    eprintln!("skipped: the pid was never handed out again");
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use memtriage_core::pagecache::bench::{LoadBench, Method};
 
 use super::table;
-use super::units::iec;
+use memtriage_core::model::units::iec;
 
 fn gbs(rate: f64) -> String {
     format!("{:.2} GB/s", rate / 1e9)

@@ -8,7 +8,8 @@ use memtriage_core::pagecache::warm::WarmStats;
 
 use super::style::Style;
 use super::table;
-use super::units::{iec, percent};
+use super::units::percent;
+use memtriage_core::model::units::iec;
 use memtriage_core::usecase::evict::EvictReport;
 use memtriage_core::usecase::warm::WarmReport;
 

@@ -10,7 +10,8 @@ use memtriage_core::model::system::SystemSnapshot;
 use super::findings;
 use super::style::Style;
 use super::table;
-use super::units::{iec, iec_opt, percent};
+use super::units::{iec_opt, percent};
+use memtriage_core::model::units::iec;
 
 pub fn write(
     out: &mut dyn Write,

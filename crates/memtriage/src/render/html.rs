@@ -7,7 +7,7 @@ use std::fmt::Write;
 use memtriage_core::model::finding::Severity;
 use memtriage_core::model::run::Record;
 
-use super::units::iec;
+use memtriage_core::model::units::iec;
 
 const WIDTH: f64 = 960.0;
 const HEIGHT: f64 = 300.0;

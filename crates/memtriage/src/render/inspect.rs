@@ -9,7 +9,8 @@ use memtriage_core::model::tree::TreeSnapshot;
 
 use super::style::Style;
 use super::table;
-use super::units::{iec, iec_opt, percent};
+use super::units::{iec_opt, percent};
+use memtriage_core::model::units::iec;
 use memtriage_core::usecase::inspect::InspectReport;
 
 /// More processes than this are shown as a table rather than as blocks.

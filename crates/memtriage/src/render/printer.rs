@@ -88,7 +88,9 @@ impl Printer {
 
     /// A problem worth telling, on stderr, after what stdout already holds.
     pub fn error(&mut self, message: impl Display) -> io::Result<()> {
-        self.out.flush()?;
+        // What stdout already holds goes first; a stdout that cannot take it (a full
+        // disk) must not swallow the message that says what went wrong.
+        let _ = self.out.flush();
         writeln!(self.err, "memtriage: {message}")
     }
 }

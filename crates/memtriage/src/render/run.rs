@@ -6,7 +6,7 @@ use std::path::Path;
 use memtriage_core::model::run::RunReport;
 
 use super::style::Style;
-use super::units::iec;
+use memtriage_core::model::units::iec;
 
 pub fn write(
     out: &mut dyn Write,

@@ -1,6 +1,6 @@
 //! Sizes in IEC units for tables; JSON keeps integers of bytes.
 
-pub use memtriage_core::model::units::iec;
+use memtriage_core::model::units::iec;
 
 /// A size that may be unreadable: `-` rather than a misleading 0.
 pub fn iec_opt(bytes: Option<u64>) -> String {

@@ -79,6 +79,7 @@ pub(super) fn proactive_reclaim(sys: &SystemSnapshot, profile: Profile) -> Vec<F
         why,
         format!(
             "memtriage warm --lock MODEL_DIR   # pins the weights: locked pages are not reclaimed\n\
+             # (from Python: memtriage.cache.warm(MODEL_DIR, lock=True))\n\
              # or, where the machine's owner allows (it may be how the host takes memory back):\n{}",
             stop.join("\n")
         ),
