@@ -1,0 +1,53 @@
+//! The GPU driver's Xid errors and NCCL's collectives timing out.
+
+use memtriage_core::diagnose::logs::FailureClass;
+use memtriage_core::model::finding::Severity;
+
+use super::{evidence, only_finding, scan, scan_fixture};
+
+#[test]
+fn xid_79_in_journalctl() {
+    let s = scan_fixture("xid-79-journalctl.log");
+    let f = only_finding(&s, FailureClass::GpuXid);
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(
+        f.title,
+        "GPU Xid 79 on PCI:0000:3b:00: GPU has fallen off the bus (no longer reachable over PCIe)"
+    );
+    assert!(f.fix.starts_with("Drain the node and reboot it"));
+}
+
+#[test]
+fn several_xids_each_explained_worst_first() {
+    let s = scan_fixture("xid-dmesg.log");
+    let f = only_finding(&s, FailureClass::GpuXid);
+    for xid in [13, 43, 45, 94, 63] {
+        assert!(
+            f.evidence.iter().any(|e| e.label == format!("Xid {xid}")),
+            "{xid}"
+        );
+    }
+    assert!(evidence(&f, "Xid 94").starts_with("contained ECC error"));
+    assert!(evidence(&f, "Xid 13").ends_with("pid 41235 (python)"));
+    assert!(f.title.starts_with("GPU Xid 13 on PCI:0000:18:00"));
+    // Xid 45 alone is the driver cleaning up: information, not the failure.
+    let s = scan(b"[ 1.0] NVRM: Xid (PCI:0000:18:00): 45, pid=1, name=python, Ch 00000008\n");
+    assert_eq!(
+        only_finding(&s, FailureClass::GpuXid).severity,
+        Severity::Info
+    );
+}
+
+#[test]
+fn nccl_watchdog_timeout_through_torchrun_rank_prefixes() {
+    let s = scan_fixture("nccl-timeout.log");
+    let f = only_finding(&s, FailureClass::NcclFailure);
+    assert_eq!(
+        f.title,
+        "NCCL collective ALLREDUCE (SeqNum 52113) timed out after 600023 ms"
+    );
+    assert_eq!(evidence(&f, "timeout ms"), "600000");
+    assert_eq!(evidence(&f, "rank"), "3");
+    assert!(f.fix.contains("TORCH_NCCL_TRACE_BUFFER_SIZE"));
+    assert!(f.fix.contains("init_process_group(timeout="));
+}
