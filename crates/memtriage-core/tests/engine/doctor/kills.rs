@@ -232,6 +232,11 @@ fn live_cgroup_oom_kill_is_found_in_the_kernel_log() {
     );
     // Regression: the log's clock ran 1.5 ms ahead of /proc/uptime, the kill read
     // as "in the future" and doctor did not call it recent.
+    let raw = s.uptime_seconds.unwrap() - kill.timestamp.unwrap();
+    assert!(
+        (-1.0..60.0).contains(&raw),
+        "killed {raw} s ago by the raw clocks"
+    );
     let age =
         memtriage_core::diagnose::oom::age(kill.timestamp.unwrap(), s.uptime_seconds.unwrap())
             .expect("a kill of this boot");
