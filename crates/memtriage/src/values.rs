@@ -18,7 +18,7 @@ impl FromStr for ByteSize {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        parse_size(text).map(ByteSize)
+        parse_size(text).map(ByteSize).map_err(|e| e.detail)
     }
 }
 
@@ -50,7 +50,7 @@ impl FromStr for ByteOffset {
         match parse_size(text) {
             Ok(bytes) => Ok(ByteOffset(bytes)),
             Err(_) if is_zero_size(text) => Ok(ByteOffset(0)),
-            Err(e) => Err(e),
+            Err(e) => Err(e.detail),
         }
     }
 }

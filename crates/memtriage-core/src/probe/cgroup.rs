@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::process::{CgroupMemory, CgroupVersion};
 use crate::parse::cgroup::{parse_membership, parse_v1_limit, parse_v2_limit, Membership};
 use crate::parse::kv::counter;
@@ -69,7 +69,8 @@ impl Hierarchies {
 pub struct CgroupReader {
     root: Root,
     hierarchies: Hierarchies,
-    cache: HashMap<(CgroupVersion, String), Result<CgroupMemory, String>>,
+    /// `None`: the cgroup is not visible from here.
+    cache: HashMap<(CgroupVersion, String), Option<CgroupMemory>>,
 }
 
 impl CgroupReader {
@@ -89,16 +90,13 @@ impl CgroupReader {
     }
 
     /// `Ok(None)`: the process is in no memory cgroup this reader can see.
-    /// `Err(reason)`: it is, but the cgroup's files could not be read.
-    pub fn for_pid(&mut self, pid: i32) -> Result<Option<CgroupMemory>, String> {
-        let text = self
-            .root
-            .read_string(&format!("/proc/{pid}/cgroup"))
-            .map_err(|e| e.to_string())?;
+    /// An error: it is, but the cgroup's files could not be read.
+    pub fn for_pid(&mut self, pid: i32) -> Result<Option<CgroupMemory>> {
+        let text = self.root.read_string(&format!("/proc/{pid}/cgroup"))?;
         self.for_membership(&parse_membership(&text))
     }
 
-    pub fn for_membership(&mut self, m: &Membership) -> Result<Option<CgroupMemory>, String> {
+    pub fn for_membership(&mut self, m: &Membership) -> Result<Option<CgroupMemory>> {
         let h = &self.hierarchies;
         let (hierarchy, path) = match (&h.v2, &m.v2, &h.v1_memory, &m.v1_memory) {
             (Some(h), Some(p), _, _) => (h.clone(), p.clone()),
@@ -106,12 +104,24 @@ impl CgroupReader {
             _ => return Ok(None),
         };
         let key = (hierarchy.version, path.clone());
-        if let Some(hit) = self.cache.get(&key) {
-            return hit.clone().map(Some);
-        }
-        let result = read_cgroup(&self.root, &hierarchy, &path);
-        self.cache.insert(key, result.clone());
-        result.map(Some)
+        let found = match self.cache.get(&key) {
+            Some(hit) => hit.clone(),
+            None => {
+                let read = read_cgroup(&self.root, &hierarchy, &path);
+                self.cache.insert(key, read.clone());
+                read
+            }
+        };
+        found.map(Some).ok_or_else(|| {
+            let dir = cgroup_dir(&self.root, &hierarchy.mount, &path);
+            Error::not_found(
+                format!("cgroup {path}"),
+                format!(
+                    "not visible at {} (another cgroup namespace?)",
+                    dir.display()
+                ),
+            )
+        })
     }
 }
 
@@ -129,14 +139,12 @@ fn cgroup_dir(root: &Root, mount: &Mount, path: &str) -> PathBuf {
     dir
 }
 
-fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Result<CgroupMemory, String> {
+/// `None` when the cgroup's directory is not visible from here.
+fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Option<CgroupMemory> {
     let dir = cgroup_dir(root, &h.mount, path);
     let top = root.path(&h.mount.mount_point);
     if !dir.is_dir() {
-        return Err(format!(
-            "cgroup {path} is not visible at {} (another cgroup namespace?)",
-            dir.display()
-        ));
+        return None;
     }
     let cgroup = |d: &Path| CgroupDir {
         version: h.version,
@@ -173,7 +181,7 @@ fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Result<CgroupMemory, S
             rel
         }
     };
-    Ok(CgroupMemory {
+    Some(CgroupMemory {
         version: h.version,
         path: path.to_string(),
         dir: dir.display().to_string(),

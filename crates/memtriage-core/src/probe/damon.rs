@@ -7,6 +7,7 @@
 //! where each running kdamond's contexts hold schemes with an action and an access
 //! pattern, and the DAMON_RECLAIM module's parameters (5.16+).
 
+use crate::error::{Error, Result};
 use crate::model::system::ProactiveReclaim;
 use crate::probe::root::Root;
 
@@ -15,37 +16,37 @@ const RECLAIM_MODULE: &str = "/sys/module/damon_reclaim/parameters";
 
 /// Every reclaiming agent that is running now; files that are absent mean no DAMON.
 /// An error says why the files could not be read (they are root's alone, mode 0600).
-pub fn read(root: &Root) -> Result<Vec<ProactiveReclaim>, String> {
+pub fn read(root: &Root) -> Result<Vec<ProactiveReclaim>> {
     let mut found = admin_schemes(root)?;
     found.extend(reclaim_module(root)?);
     Ok(found)
 }
 
 /// A file's trimmed text; `None` when it does not exist (no DAMON in this kernel).
-fn text(root: &Root, rel: &str) -> Result<Option<String>, String> {
+fn text(root: &Root, rel: &str) -> Result<Option<String>> {
     let path = root.path(rel);
     match std::fs::read_to_string(&path) {
         Ok(t) => Ok(Some(t.trim().to_string())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(Error::io(path, e)),
     }
 }
 
-fn number(root: &Root, rel: &str) -> Result<Option<u64>, String> {
+fn number(root: &Root, rel: &str) -> Result<Option<u64>> {
     Ok(text(root, rel)?.and_then(|t| t.parse().ok()))
 }
 
-fn reads(root: &Root, rel: &str, value: &str) -> Result<bool, String> {
+fn reads(root: &Root, rel: &str, value: &str) -> Result<bool> {
     Ok(text(root, rel)?.is_some_and(|v| v == value))
 }
 
 /// The numbered subdirectories `dir/0`, `dir/1`, … that `dir/count` announces.
-fn numbered(root: &Root, dir: &str, count: &str) -> Result<Vec<String>, String> {
+fn numbered(root: &Root, dir: &str, count: &str) -> Result<Vec<String>> {
     let n = number(root, &format!("{dir}/{count}"))?.unwrap_or(0);
     Ok((0..n).map(|i| format!("{dir}/{i}")).collect())
 }
 
-fn admin_schemes(root: &Root) -> Result<Vec<ProactiveReclaim>, String> {
+fn admin_schemes(root: &Root) -> Result<Vec<ProactiveReclaim>> {
     let mut found = Vec::new();
     for kdamond in numbered(root, ADMIN, "nr_kdamonds")? {
         if !reads(root, &format!("{kdamond}/state"), "on")? {
@@ -78,7 +79,7 @@ fn admin_schemes(root: &Root) -> Result<Vec<ProactiveReclaim>, String> {
     Ok(found)
 }
 
-fn reclaim_module(root: &Root) -> Result<Option<ProactiveReclaim>, String> {
+fn reclaim_module(root: &Root) -> Result<Option<ProactiveReclaim>> {
     if !reads(root, &format!("{RECLAIM_MODULE}/enabled"), "Y")? {
         return Ok(None);
     }
@@ -174,6 +175,6 @@ mod tests {
         )
         .unwrap();
         let err = read(&Root::at(dir.path())).unwrap_err();
-        assert!(err.contains("nr_kdamonds"), "{err}");
+        assert!(err.to_string().contains("nr_kdamonds"), "{err}");
     }
 }

@@ -5,11 +5,16 @@ use std::fs::OpenOptions;
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 
+use crate::error::{Error, Result};
 use crate::probe::root::Root;
 
-/// The reason given when the kernel refuses to show its log.
-pub const KMSG_PERMISSION_REASON: &str =
-    "reading the kernel log needs root or CAP_SYSLOG; dmesg_restrict=1";
+/// Why the kernel refuses to show its log, and what would let us read it.
+const KMSG_REFUSED: &str = "reading the kernel log needs root or CAP_SYSLOG; dmesg_restrict=1";
+const KMSG_FIX: &str = "run as root, or grant CAP_SYSLOG";
+
+fn refused(path: &std::path::Path) -> Error {
+    Error::refused(path.display().to_string(), KMSG_REFUSED, KMSG_FIX)
+}
 
 /// A bound on records read, in case the kernel logs faster than we read.
 const MAX_RECORDS: usize = 1 << 21;
@@ -18,19 +23,19 @@ const MAX_RECORDS: usize = 1 << 21;
 /// dictionary lines that follow a record are dropped). Never blocks: the device is
 /// opened non-blocking and read until EAGAIN. Under a captured root `/dev/kmsg` is a
 /// plain file of records or dmesg lines; its lines are returned.
-pub fn read_kmsg(root: &Root) -> Result<Vec<String>, String> {
+pub fn read_kmsg(root: &Root) -> Result<Vec<String>> {
     let path = root.path("/dev/kmsg");
     let mut file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&path)
         .map_err(|e| match e.kind() {
-            ErrorKind::PermissionDenied => format!("{}: {KMSG_PERMISSION_REASON}", path.display()),
-            ErrorKind::NotFound => format!(
-                "{} does not exist (containers often hide the kernel log; run on the host)",
-                path.display()
+            ErrorKind::PermissionDenied => refused(&path),
+            ErrorKind::NotFound => Error::not_found(
+                path.display().to_string(),
+                "does not exist (containers often hide the kernel log; run on the host)",
             ),
-            _ => format!("{}: {e}", path.display()),
+            _ => Error::io(&path, e),
         })?;
     let is_device = file
         .metadata()
@@ -39,7 +44,7 @@ pub fn read_kmsg(root: &Root) -> Result<Vec<String>, String> {
     if !is_device {
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| Error::io(&path, e))?;
         let text = String::from_utf8_lossy(&bytes);
         return Ok(text
             .lines()
@@ -64,11 +69,11 @@ pub fn read_kmsg(root: &Root) -> Result<Vec<String>, String> {
             // The record we were at was overwritten; the next read goes on from the oldest.
             Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
             Err(e) if e.kind() == ErrorKind::PermissionDenied => {
-                return Err(format!("{}: {KMSG_PERMISSION_REASON}", path.display()));
+                return Err(refused(&path));
             }
             Err(e) => {
                 if records.is_empty() {
-                    return Err(format!("{}: {e}", path.display()));
+                    return Err(Error::io(&path, e));
                 }
                 break;
             }

@@ -201,7 +201,7 @@ impl ProcessReader {
                     match reader.for_membership(&membership) {
                         Ok(c) => c,
                         Err(reason) => {
-                            note("cgroup", reason);
+                            note("cgroup", reason.to_string());
                             None
                         }
                     }

@@ -73,7 +73,7 @@ pub fn read(root: &Root) -> SystemSnapshot {
     s.snap.proactive_reclaim = match super::damon::read(root) {
         Ok(found) => found,
         Err(why) => {
-            s.unreadable("proactive_reclaim", &why);
+            s.unreadable("proactive_reclaim", &why.to_string());
             Vec::new()
         }
     };
@@ -110,8 +110,8 @@ pub fn read(root: &Root) -> SystemSnapshot {
         });
     s.snap.oom_kills = match read_kmsg(root) {
         Ok(lines) => Some(kmsg::oom_kills(lines.iter().map(String::as_str))),
-        Err(reason) => {
-            s.unreadable("oom_kills", &reason);
+        Err(e) => {
+            s.unreadable("oom_kills", &e.to_string());
             None
         }
     };
@@ -335,7 +335,7 @@ impl Reader<'_> {
         match reader.for_membership(&parse_membership(&text)) {
             Ok(c) => c,
             Err(reason) => {
-                self.unreadable("cgroup", &reason);
+                self.unreadable("cgroup", &reason.to_string());
                 None
             }
         }

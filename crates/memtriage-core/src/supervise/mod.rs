@@ -380,7 +380,7 @@ pub fn run<O: OutputObserver + 'static>(
 pub fn kernel_oom_kills<O>(
     root: &Root,
     result: &RunResult<O>,
-) -> std::result::Result<Vec<crate::model::system::OomKill>, String> {
+) -> Result<Vec<crate::model::system::OomKill>> {
     let lines = crate::probe::kmsg::read_kmsg(root)?;
     let kills = crate::parse::kmsg::oom_kills(lines.iter().map(String::as_str));
     let limit_dir = result.report.limit.as_ref().map(|l| l.dir.clone());

@@ -74,7 +74,7 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
     )?;
     let (kills, kernel_log_unreadable) = match supervise::kernel_oom_kills(root, &result) {
         Ok(k) => (k, None),
-        Err(reason) => (Vec::new(), Some(reason)),
+        Err(e) => (Vec::new(), Some(e.to_string())),
     };
     let findings = diagnose(Inputs {
         report: &result.report,

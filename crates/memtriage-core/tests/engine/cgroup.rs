@@ -137,6 +137,8 @@ fn no_memory_controller_is_none_and_an_invisible_cgroup_is_a_reason() {
     write(r, "/sys/fs/cgroup/cgroup.controllers", "memory\n");
     write(r, "/proc/5/cgroup", "0::/elsewhere\n");
     let err = CgroupReader::discover(&Root::at(r)).for_pid(5).unwrap_err();
+    assert_eq!(err.kind(), memtriage_core::ErrorKind::NotFound);
+    let err = err.to_string();
     assert!(
         err.contains("/elsewhere") && err.contains("not visible"),
         "{err}"
