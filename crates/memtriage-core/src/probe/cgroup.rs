@@ -196,6 +196,24 @@ fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Option<CgroupMemory> {
     })
 }
 
+/// `cgroup.procs` of `dir` and of every cgroup below it (v1 and v2 both have it).
+pub fn procs_below(dir: &Path, pids: &mut Vec<i32>) {
+    if let Ok(text) = std::fs::read_to_string(dir.join("cgroup.procs")) {
+        pids.extend(
+            text.split_ascii_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            procs_below(&entry.path(), pids);
+        }
+    }
+}
+
 /// The memory controller's files, which v1 and v2 name differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CgroupFiles {

@@ -1,8 +1,9 @@
 //! Which processes a sampler follows, found afresh at every tick.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use crate::probe::cgroup;
 use crate::probe::process::{all_pids, parent_links};
 use crate::probe::root::Root;
 
@@ -64,7 +65,7 @@ impl Members {
             Scope::Cgroups(dirs) => {
                 let mut pids = Vec::new();
                 for dir in dirs {
-                    cgroup_procs(dir, &mut pids);
+                    cgroup::procs_below(dir, &mut pids);
                 }
                 pids
             }
@@ -125,22 +126,4 @@ fn descendants_by_scan(root: &Root, of: i32) -> Vec<i32> {
         }
     }
     found
-}
-
-/// `cgroup.procs` of `dir` and of every cgroup below it (v1 and v2 both have it).
-fn cgroup_procs(dir: &Path, pids: &mut Vec<i32>) {
-    if let Ok(text) = std::fs::read_to_string(dir.join("cgroup.procs")) {
-        pids.extend(
-            text.split_ascii_whitespace()
-                .filter_map(|p| p.parse::<i32>().ok()),
-        );
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            cgroup_procs(&entry.path(), pids);
-        }
-    }
 }
