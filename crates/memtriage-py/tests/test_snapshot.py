@@ -1,6 +1,7 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -61,6 +62,50 @@ def test_fields_match_inspect_json():
     for key in ("memory", "rollup", "faults", "oom"):
         assert set(py[key]) == set(cli[key]), key
     assert py["pid"] == cli["pid"] and py["cmdline"] == cli["cmdline"]
+
+
+def test_snapshots_carry_the_values_and_order_of_inspect_json():
+    """The dicts Python gets are the CLI's JSON: same keys in the same order, same
+    types, same values, for a process that cannot change between the two reads."""
+    exe = shutil.which("memtriage", path=os.path.dirname(sys.executable))
+    assert exe, "the wheel did not install the `memtriage` command next to python"
+    p = subprocess.Popen(["sleep", "600"])
+    try:
+        os.kill(p.pid, signal.SIGSTOP)
+        out = subprocess.run(
+            [exe, "inspect", "--json", str(p.pid)], capture_output=True, text=True, check=True
+        ).stdout
+        cli = json.loads(out)["processes"][0]
+        (py,) = memtriage.snapshots([p.pid])
+        py = py.to_dict()
+    finally:
+        p.kill()
+        p.wait()
+
+    def same(a, b, where):
+        assert type(a) is type(b), (where, a, b)
+        if isinstance(a, dict):
+            assert list(a) == list(b), where
+            for k in a:
+                same(a[k], b[k], f"{where}.{k}")
+        elif isinstance(a, list):
+            assert len(a) == len(b), where
+            for i, (x, y) in enumerate(zip(a, b)):
+                same(x, y, f"{where}[{i}]")
+        else:
+            assert a == b, (where, a, b)
+
+    # Others' processes starting and exiting move the shares of the pages sleep maps
+    # with them (PSS) and the cgroup's usage; the rest of a stopped process holds still.
+    for moving in ("pss", "pss_anon", "pss_file", "pss_shmem", "swap_pss"):
+        assert type(py["rollup"][moving]) is type(cli["rollup"][moving])
+        py["rollup"][moving] = cli["rollup"][moving]
+    if cli["cgroup"] is not None:
+        for moving in ("usage", "peak", "headroom"):
+            assert type(py["cgroup"][moving]) is type(cli["cgroup"][moving])
+            py["cgroup"][moving] = cli["cgroup"][moving]
+    same(py, cli, "snapshot")
+    assert py["state"] == "T" and py["comm"] == "sleep"
 
 
 def test_snapshots_many_with_an_exited_pid(child):
