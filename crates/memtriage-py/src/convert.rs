@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
@@ -64,15 +65,40 @@ type Out<'py> = Result<Bound<'py, PyAny>, ConvertError>;
 /// Field names are the same few dozen `&'static str`s in every object, so each
 /// becomes one Python string, made once (interned, its hash cached) and shared by
 /// every dict after: no string made and hashed per key per object. Keyed by the
-/// name's address: a `&'static str` never moves. Only touched with the GIL held.
-static FIELD_NAMES: Mutex<Option<HashMap<usize, Py<PyString>>>> = Mutex::new(None);
+/// name's address (a `&'static str` never moves), hashed by that address alone.
+/// Only touched with the GIL held.
+static FIELD_NAMES: Mutex<Option<FieldNames>> = Mutex::new(None);
+
+type FieldNames = HashMap<usize, Py<PyString>, BuildHasherDefault<AddressHasher>>;
+
+/// An address is already unique: one multiply spreads it over the table, where
+/// SipHash took a few percent of a snapshot's whole conversion.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 fn field_name<'py>(py: Python<'py>, name: &'static str) -> Bound<'py, PyString> {
-    let Ok(mut names) = FIELD_NAMES.lock() else {
+    // Not `lock()`: making a string can run Python's GC, whose finalizers may
+    // convert something too (on this thread, or on another once the GIL is let go);
+    // that one makes its name anew rather than wait on this one.
+    let Ok(mut names) = FIELD_NAMES.try_lock() else {
         return PyString::intern(py, name);
     };
     names
-        .get_or_insert_with(HashMap::new)
+        .get_or_insert_with(FieldNames::default)
         .entry(name.as_ptr() as usize)
         .or_insert_with(|| PyString::intern(py, name).unbind())
         .bind(py)
