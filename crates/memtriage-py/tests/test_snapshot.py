@@ -116,6 +116,22 @@ def test_snapshots_many_with_an_exited_pid(child):
     assert got[0].pid == c.pid and got[1] is None and got[2].pid == os.getpid()
 
 
+def test_snapshots_of_every_process_come_back_in_the_order_asked():
+    """Read on several threads and converted as they arrive, yet each result sits at
+    its pid's place: a list of every pid, reversed, with repeats and a gone pid."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    pids = sorted((int(d) for d in os.listdir("/proc") if d.isdigit()), reverse=True)
+    asked = pids + [gone.pid, os.getpid()] + pids[:5]
+    got = memtriage.snapshots(asked, fields=("status", "rollup"))
+    assert len(got) == len(asked)
+    for pid, snap in zip(asked, got):
+        assert snap is None or snap.pid == pid, (pid, snap)
+    assert got[len(pids)] is None, "an exited pid is None"
+    assert got[len(pids) + 1].pid == os.getpid() and got[len(pids) + 1].memory is not None
+    assert sum(s is not None for s in got) >= len(pids) // 2, "most processes were read"
+
+
 def test_records_read_like_objects_and_dicts():
     s = memtriage.snapshot()
     assert s["faults"].minor == s.faults.minor
