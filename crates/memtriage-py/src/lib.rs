@@ -10,8 +10,7 @@ mod errors;
 mod track;
 
 use std::ffi::OsString;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::Mutex;
 
 use memtriage_core::model::process::ProcessSnapshot;
 use memtriage_core::probe::process::{default_threads, read_many, Detail, ProcessReader};
@@ -86,107 +85,17 @@ fn snapshot_many(
         .map(|p| pid_or_self(Some(p)))
         .collect::<PyResult<Vec<i32>>>()?;
     let detail = detail(fields)?;
-    let results = read_converting(py, detail, pids)?;
+    let results =
+        py.detach(|| guard(|| Ok(read_many(&Root::host(), detail, &pids, default_threads()))))?;
     let list = PyList::empty(py);
     for r in results {
         match r {
-            Ok(snap) => list.append(snap)?,
+            Ok(snap) => list.append(to_py(py, &snap)?)?,
             Err(Error::NoSuchProcess { .. }) => list.append(py.None())?,
             Err(e) => return Err(errors::to_py_err(e)),
         }
     }
     Ok(list)
-}
-
-/// Each pid's snapshot as Python data, in the order given. Reader threads read while
-/// this thread, holding the GIL only then, converts what they have sent: the
-/// conversion (about a tenth of the work, and under the GIL on one core) overlaps
-/// the reads instead of following them, which on many cores it would otherwise
-/// dominate. The GIL is let go whenever nothing is waiting to be converted.
-fn read_converting<'py>(
-    py: Python<'py>,
-    detail: Detail,
-    pids: Vec<i32>,
-) -> PyResult<Vec<memtriage_core::Result<Bound<'py, PyAny>>>> {
-    /// As in `read_many`: below two processes a thread, a thread costs more than it saves.
-    const PER_THREAD_MIN: usize = 2;
-    let threads = default_threads().clamp(1, pids.len().div_ceil(PER_THREAD_MIN).max(1));
-    if threads == 1 {
-        let results = py.detach(|| guard(|| Ok(read_many(&Root::host(), detail, &pids, 1))))?;
-        return results
-            .into_iter()
-            .map(|r| r.map(|snap| to_py(py, &snap)).transpose_py())
-            .collect();
-    }
-    let pids: Arc<[i32]> = pids.into();
-    let next = Arc::new(AtomicUsize::new(0));
-    let (tx, mut rx) = mpsc::channel::<(usize, memtriage_core::Result<ProcessSnapshot>)>();
-    let mut reader = py.detach(|| ProcessReader::new(&Root::host(), detail));
-    for _ in 0..threads {
-        let (pids, next, tx) = (Arc::clone(&pids), Arc::clone(&next), tx.clone());
-        let mut reader = reader.sibling();
-        std::thread::spawn(move || loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&pid) = pids.get(i) else { break };
-            // The caller gave up (an error while converting): stop reading.
-            if tx.send((i, reader.read(pid))).is_err() {
-                break;
-            }
-        });
-    }
-    drop(tx);
-    let mut slots: Vec<Option<memtriage_core::Result<Bound<'py, PyAny>>>> =
-        (0..pids.len()).map(|_| None).collect();
-    loop {
-        let got = match rx.try_recv() {
-            Ok(got) => Some(got),
-            Err(mpsc::TryRecvError::Disconnected) => None,
-            Err(mpsc::TryRecvError::Empty) => {
-                // The receiver is moved in and back out: a `&Receiver` may not
-                // cross to the thread-free section (it is not `Sync`).
-                let (back, got) = py.detach(move || {
-                    let got = rx.recv().ok();
-                    (rx, got)
-                });
-                rx = back;
-                got
-            }
-        };
-        let Some((i, result)) = got else { break };
-        let converted = result.map(|snap| to_py(py, &snap)).transpose_py()?;
-        if let Some(slot) = slots.get_mut(i) {
-            *slot = Some(converted);
-        }
-    }
-    // A reader thread that panicked took the pids it had claimed with it: read
-    // them here, so every pid keeps its place.
-    slots
-        .into_iter()
-        .zip(pids.iter())
-        .map(|(slot, &pid)| match slot {
-            Some(done) => Ok(done),
-            None => {
-                let snap = py.detach(|| engine(|| Ok(reader.read(pid))))?;
-                snap.map(|snap| to_py(py, &snap)).transpose_py()
-            }
-        })
-        .collect()
-}
-
-/// `Result<PyResult<T>, E>` into `PyResult<Result<T, E>>`: a conversion error is
-/// Python's to raise at once; an engine error stays with its pid.
-trait TransposePy<T, E> {
-    fn transpose_py(self) -> PyResult<Result<T, E>>;
-}
-
-impl<T, E> TransposePy<T, E> for Result<PyResult<T>, E> {
-    fn transpose_py(self) -> PyResult<Result<T, E>> {
-        match self {
-            Ok(Ok(v)) => Ok(Ok(v)),
-            Ok(Err(py_err)) => Err(py_err),
-            Err(e) => Ok(Err(e)),
-        }
-    }
 }
 
 /// A process and its descendants with totals and findings (`memtriage.tree/v1`).

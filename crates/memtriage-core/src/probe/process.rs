@@ -82,7 +82,7 @@ impl ProcessReader {
     /// Another reader with the same setup (cgroup hierarchies, user names), without
     /// finding them again: each thread of [`read_many`] gets one. Its cgroup cache
     /// starts empty: each cgroup is read once per thread that meets it.
-    pub fn sibling(&self) -> Self {
+    fn sibling(&self) -> Self {
         ProcessReader {
             root: self.root.clone(),
             detail: self.detail,
