@@ -1,6 +1,7 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -74,12 +75,72 @@ def test_fields_match_inspect_json():
     assert py["pid"] == cli["pid"] and py["cmdline"] == cli["cmdline"]
 
 
+def test_snapshots_carry_the_values_and_order_of_inspect_json():
+    """The dicts Python gets are the CLI's JSON: same keys in the same order, same
+    types, same values, for a process that cannot change between the two reads."""
+    exe = shutil.which("memtriage", path=os.path.dirname(sys.executable))
+    assert exe, "the wheel did not install the `memtriage` command next to python"
+    p = subprocess.Popen(["sleep", "600"])
+    try:
+        os.kill(p.pid, signal.SIGSTOP)
+        out = subprocess.run(
+            [exe, "inspect", "--json", str(p.pid)], capture_output=True, text=True, check=True
+        ).stdout
+        cli = json.loads(out)["processes"][0]
+        (py,) = memtriage.snapshots([p.pid])
+        py = py.to_dict()
+    finally:
+        p.kill()
+        p.wait()
+
+    def same(a, b, where):
+        assert type(a) is type(b), (where, a, b)
+        if isinstance(a, dict):
+            assert list(a) == list(b), where
+            for k in a:
+                same(a[k], b[k], f"{where}.{k}")
+        elif isinstance(a, list):
+            assert len(a) == len(b), where
+            for i, (x, y) in enumerate(zip(a, b)):
+                same(x, y, f"{where}[{i}]")
+        else:
+            assert a == b, (where, a, b)
+
+    # Others' processes starting and exiting move the shares of the pages sleep maps
+    # with them (PSS) and the cgroup's usage; the rest of a stopped process holds still.
+    for moving in ("pss", "pss_anon", "pss_file", "pss_shmem", "swap_pss"):
+        assert type(py["rollup"][moving]) is type(cli["rollup"][moving])
+        py["rollup"][moving] = cli["rollup"][moving]
+    if cli["cgroup"] is not None:
+        for moving in ("usage", "peak", "headroom"):
+            assert type(py["cgroup"][moving]) is type(cli["cgroup"][moving])
+            py["cgroup"][moving] = cli["cgroup"][moving]
+    same(py, cli, "snapshot")
+    assert py["state"] == "T" and py["comm"] == "sleep"
+
+
 def test_snapshots_many_with_an_exited_pid(child):
     c = child("pass\n")
     p = subprocess.Popen([sys.executable, "-c", "pass"])
     p.wait()
     got = memtriage.snapshots([c.pid, p.pid, os.getpid()], fields=["rollup"])
     assert got[0].pid == c.pid and got[1] is None and got[2].pid == os.getpid()
+
+
+def test_snapshots_of_every_process_come_back_in_the_order_asked():
+    """Read on several threads and converted as they arrive, yet each result sits at
+    its pid's place: a list of every pid, reversed, with repeats and a gone pid."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    pids = sorted((int(d) for d in os.listdir("/proc") if d.isdigit()), reverse=True)
+    asked = pids + [gone.pid, os.getpid()] + pids[:5]
+    got = memtriage.snapshots(asked, fields=("status", "rollup"))
+    assert len(got) == len(asked)
+    for pid, snap in zip(asked, got):
+        assert snap is None or snap.pid == pid, (pid, snap)
+    assert got[len(pids)] is None, "an exited pid is None"
+    assert got[len(pids) + 1].pid == os.getpid() and got[len(pids) + 1].memory is not None
+    assert sum(s is not None for s in got) >= len(pids) // 2, "most processes were read"
 
 
 def test_records_read_like_objects_and_dicts():

@@ -65,7 +65,7 @@ impl Hierarchies {
 
 /// Finds the hierarchies once, then reads each cgroup once however many processes
 /// live in it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct CgroupReader {
     root: Root,
     hierarchies: Hierarchies,

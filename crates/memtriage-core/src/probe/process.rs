@@ -79,6 +79,19 @@ impl ProcessReader {
         }
     }
 
+    /// Another reader with the same setup (cgroup hierarchies, user names), without
+    /// finding them again: each thread of [`read_many`] gets one. Its cgroup cache
+    /// starts empty: each cgroup is read once per thread that meets it.
+    fn sibling(&self) -> Self {
+        ProcessReader {
+            root: self.root.clone(),
+            detail: self.detail,
+            cgroups: self.cgroups.clone(),
+            users: self.users.clone(),
+            buf: vec![0; 4096],
+        }
+    }
+
     pub fn root(&self) -> &Root {
         &self.root
     }
@@ -248,8 +261,10 @@ impl ProcessReader {
     }
 }
 
-/// Reads `pids` on up to `threads` threads (each with its own caches), in the order
-/// given. The kernel work of a read is per process, so it spreads across cores.
+/// Reads `pids` on up to `threads` threads (the calling one among them), in the
+/// order given. The kernel work of a read is per process, so it spreads across cores.
+/// The threads share one setup (cgroup hierarchies from mountinfo, user names from
+/// /etc/passwd), found once per call rather than once per thread.
 pub fn read_many(
     root: &Root,
     detail: Detail,
@@ -260,32 +275,48 @@ pub fn read_many(
     /// even a handful of processes is worth spreading.
     const PER_THREAD_MIN: usize = 2;
     let threads = threads.clamp(1, pids.len().div_ceil(PER_THREAD_MIN).max(1));
+    let mut first = ProcessReader::new(root, detail);
     if threads == 1 {
-        let mut reader = ProcessReader::new(root, detail);
-        return pids.iter().map(|&pid| reader.read(pid)).collect();
+        return pids.iter().map(|&pid| first.read(pid)).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = |reader: &mut ProcessReader| {
+        let mut mine = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&pid) = pids.get(i) else { break };
+            mine.push((i, reader.read(pid)));
+        }
+        mine
+    };
     let mut results: Vec<(usize, Result<ProcessSnapshot>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
+        let helpers: Vec<_> = (1..threads)
             .map(|_| {
-                scope.spawn(|| {
-                    let mut reader = ProcessReader::new(root, detail);
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&pid) = pids.get(i) else { break };
-                        mine.push((i, reader.read(pid)));
-                    }
-                    mine
-                })
+                let mut reader = first.sibling();
+                scope.spawn(move || work(&mut reader))
             })
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
-            .collect()
+        let mut all = work(&mut first);
+        for helper in helpers {
+            // A helper that panicked took its claimed pids with it; their slots
+            // are filled below rather than lost.
+            all.extend(helper.join().unwrap_or_default());
+        }
+        all
     });
     results.sort_unstable_by_key(|(i, _)| *i);
+    if results.len() < pids.len() {
+        let mut reader = first;
+        let mut full = Vec::with_capacity(pids.len());
+        let mut got = results.into_iter().peekable();
+        for (i, &pid) in pids.iter().enumerate() {
+            match got.next_if(|(j, _)| *j == i) {
+                Some((_, r)) => full.push(r),
+                None => full.push(reader.read(pid)),
+            }
+        }
+        return full;
+    }
     results.into_iter().map(|(_, r)| r).collect()
 }
 
