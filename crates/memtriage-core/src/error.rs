@@ -58,6 +58,16 @@ pub enum Error {
     Internal(String),
 }
 
+/// The message a panic carried (`panic!("…")` gives a `&str` or a `String`), for
+/// the front ends and threads that turn a caught panic into an internal error.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
 /// What the caller must do about an [`Error`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -25,5 +25,5 @@ pub mod sampler;
 pub mod supervise;
 pub mod usecase;
 
-pub use error::{Error, ErrorKind, Result};
+pub use error::{panic_message, Error, ErrorKind, Result};
 pub use probe::root::Root;

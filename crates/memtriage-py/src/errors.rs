@@ -53,11 +53,7 @@ pub fn guard<T>(f: impl FnOnce() -> Result<T, PyErr>) -> Result<T, PyErr> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into());
+            let what = memtriage_core::panic_message(&*payload);
             Err(internal(what))
         }
     }

@@ -79,11 +79,7 @@ fn guarded(
             }
         }
         Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into());
+            let what = memtriage_core::panic_message(&*payload);
             let _ = p.error(format_args!(
                 "internal error: {what}\nThis is a bug in memtriage {}, not in your input or \
                  your machine. Please report it with the command you ran and this message \

@@ -128,11 +128,7 @@ impl SamplerThread {
             return Ok(());
         };
         thread.join().map_err(|payload| {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into());
+            let what = crate::error::panic_message(&*payload);
             crate::Error::internal(format!("the sampling thread panicked: {what}"))
         })
     }
