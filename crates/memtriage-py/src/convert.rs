@@ -307,49 +307,28 @@ impl<'py> Seq<'py> {
     }
 }
 
-impl<'py> ser::SerializeSeq for Seq<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = ConvertError;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), ConvertError> {
-        self.push(value)
-    }
-    fn end(self) -> Out<'py> {
-        self.finish()
-    }
+/// Sequences, tuples and tuple structs all become a list the same way.
+macro_rules! seq_like {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl<'py> ser::$trait for Seq<'py> {
+            type Ok = Bound<'py, PyAny>;
+            type Error = ConvertError;
+            fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), ConvertError> {
+                self.push(value)
+            }
+            fn end(self) -> Out<'py> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl<'py> ser::SerializeTuple for Seq<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = ConvertError;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), ConvertError> {
-        self.push(value)
-    }
-    fn end(self) -> Out<'py> {
-        self.finish()
-    }
-}
-
-impl<'py> ser::SerializeTupleStruct for Seq<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = ConvertError;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), ConvertError> {
-        self.push(value)
-    }
-    fn end(self) -> Out<'py> {
-        self.finish()
-    }
-}
-
-impl<'py> ser::SerializeTupleVariant for Seq<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = ConvertError;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), ConvertError> {
-        self.push(value)
-    }
-    fn end(self) -> Out<'py> {
-        self.finish()
-    }
-}
+seq_like!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 /// A dict being filled; `variant` wraps it as `{variant: {...}}` at the end.
 pub struct Map<'py> {
