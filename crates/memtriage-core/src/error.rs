@@ -53,6 +53,15 @@ pub enum Error {
         fix: String,
     },
 
+    /// A job could not be started: its program is missing (`not_found`, a shell's
+    /// 127) or cannot be executed (a shell's 126).
+    #[error("{program}: {detail}")]
+    CannotStart {
+        program: String,
+        detail: String,
+        not_found: bool,
+    },
+
     /// A bug in memtriage: nothing the caller did or can change.
     #[error("internal error: {0} (a bug in memtriage: please report it with what you ran)")]
     Internal(String),
@@ -91,6 +100,10 @@ impl Error {
         match self {
             Error::NoSuchProcess { .. } | Error::NoMatchingProcess { .. } => ErrorKind::NotFound,
             Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::CannotStart { not_found, .. } => match not_found {
+                true => ErrorKind::NotFound,
+                false => ErrorKind::Refused,
+            },
             Error::PermissionDenied { .. } | Error::Refused { .. } => ErrorKind::Refused,
             Error::Io { cause, .. } => match cause.kind() {
                 std::io::ErrorKind::NotFound => ErrorKind::NotFound,
@@ -100,6 +113,15 @@ impl Error {
             Error::Malformed { .. } => ErrorKind::Io,
             Error::BadInput { .. } => ErrorKind::BadInput,
             Error::Internal(_) => ErrorKind::Internal,
+        }
+    }
+
+    /// The exit code a shell gives for a command it could not start (127 missing,
+    /// 126 not executable), so `run` in a script fails the way the bare command would.
+    pub fn shell_code(&self) -> Option<u8> {
+        match self {
+            Error::CannotStart { not_found, .. } => Some(if *not_found { 127 } else { 126 }),
+            _ => None,
         }
     }
 

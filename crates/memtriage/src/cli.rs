@@ -115,6 +115,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Also write the report as JSON (memtriage.run/v1) to FILE, apart from
+    /// whatever the job prints.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// Set the job's oom_score_adj (-1000..1000; inherited by its workers): higher
+    /// makes it the OOM killer's first choice, lower protects it (needs
+    /// CAP_SYS_RESOURCE to go below the current value).
+    #[arg(long, value_name = "N", allow_hyphen_values = true,
+          value_parser = clap::value_parser!(i32).range(-1000..=1000))]
+    pub oom_score_adj: Option<i32>,
+
     /// Count page faults and context switches of the whole job, and dTLB misses where
     /// the CPU's counters are exposed (perf_event_open).
     #[arg(long)]

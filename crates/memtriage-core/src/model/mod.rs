@@ -6,12 +6,13 @@
 //! probes or rules that fill it (.ci/check-layers.sh enforces that). One file per
 //! subject: a process (`process`), its maps (`maps`), a process tree (`tree`), the
 //! machine (`system`), a supervised run (`run`), findings (`finding`), and the one
-//! IEC size formatter (`units`).
+//! IEC size formatter (`units`), and command lines quoted for display (`shell`).
 
 pub mod finding;
 pub mod maps;
 pub mod process;
 pub mod run;
+pub mod shell;
 pub mod system;
 pub mod tree;
 pub mod units;

@@ -54,12 +54,13 @@ impl ProcessSnapshot {
             .map(|r| r.swap)
             .or_else(|| self.memory.as_ref().and_then(|m| m.swap))
     }
-    /// The command line joined by spaces, or `[comm]` for kernel threads and zombies.
+    /// The command line as a shell would read it back (arguments quoted where they
+    /// must be), or `[comm]` for kernel threads and zombies.
     pub fn command(&self) -> String {
         if self.cmdline.is_empty() {
-            format!("[{}]", self.comm)
+            format!("[{}]", super::shell::quote(&self.comm))
         } else {
-            self.cmdline.join(" ")
+            super::shell::join(&self.cmdline)
         }
     }
 }

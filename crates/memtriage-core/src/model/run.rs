@@ -204,6 +204,13 @@ pub struct RunReport {
     pub peak_memory_stall_percent: Option<f64>,
     /// `--perf` counters for the whole job.
     pub perf: Option<PerfCounts>,
+    /// The job's `oom_score_adj` when one was asked for, as the kernel has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_score_adj: Option<i32>,
+    /// Processes of the job still running when it ended (as a shell leaves
+    /// background jobs running).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_running: Vec<LeftRunning>,
     pub processes: Vec<ProcessSummary>,
     pub limit: Option<LimitInfo>,
     pub sampling: SamplingStats,
@@ -227,6 +234,14 @@ pub struct PerfCounts {
     pub hardware_unavailable: Option<String>,
 }
 
+/// A process of the job that outlived it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftRunning {
+    pub pid: i32,
+    pub comm: String,
+    pub command: Vec<String>,
+}
+
 /// A `--record` file read back.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Record {
@@ -236,6 +251,9 @@ pub struct Record {
     pub events: Vec<RecordedEvent>,
     /// Absent when the run was cut short before it ended.
     pub summary: Option<RunReport>,
+    /// The file ends in the middle of a line: a write failed (a full disk) or the
+    /// writer was killed while writing, rather than stopped between lines.
+    pub truncated: bool,
 }
 
 /// One sample of the job's tree: what the sampler measured in one tick, written to
@@ -280,6 +298,9 @@ pub struct RecordedEvent {
     pub event: String,
     pub pid: i32,
     pub outcome: Option<Outcome>,
+    /// What happened, for people (a warning's text, the failure line seen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 impl RunReport {

@@ -328,3 +328,20 @@ pub struct OomKill {
     /// Wall-clock time as printed (`dmesg -T`, journalctl), when that is all there was.
     pub wall_time: Option<String>,
 }
+
+/// The name `memtriage run --limit` gives the cgroup it makes, followed by its pid.
+pub const RUN_LIMIT_CGROUP_PREFIX: &str = "memtriage-run-";
+
+impl OomKill {
+    /// The kill happened inside a cgroup that `memtriage run --limit` made: a limit
+    /// chosen to reproduce a failure, not the machine running short.
+    pub fn in_run_limit_cgroup(&self) -> bool {
+        [&self.oom_memcg, &self.memcg].iter().any(|m| {
+            m.as_deref().is_some_and(|m| {
+                m.rsplit('/')
+                    .next()
+                    .is_some_and(|last| last.starts_with(RUN_LIMIT_CGROUP_PREFIX))
+            })
+        })
+    }
+}

@@ -2,6 +2,11 @@
 //! and evidence text show IEC units through this function, so a size reads the same
 //! wherever it is printed.
 
+/// A count and its noun in the right number: "1 sample", "3 samples".
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// IEC units, e.g. `3.2 GiB`: one decimal below 100, none above, plain bytes below 1 KiB.
 pub fn iec(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];

@@ -20,8 +20,8 @@ enum Line {
     },
 }
 
-/// A last line cut short (the run was killed mid-write) is dropped; any other bad
-/// line is an error naming its number.
+/// A last line cut short (a failed write, or a writer killed mid-write) is dropped
+/// and the record marked truncated; any other bad line is an error naming its number.
 pub fn parse(text: &str) -> Result<Record, ParseError> {
     let bad = |detail: String| ParseError::new("memtriage record", detail);
     let mut record = Record::default();
@@ -30,7 +30,10 @@ pub fn parse(text: &str) -> Result<Record, ParseError> {
     for (i, raw) in lines.iter().enumerate() {
         let line: Line = match serde_json::from_str(raw) {
             Ok(l) => l,
-            Err(_) if i + 1 == lines.len() && i > 0 && !raw.trim_end().ends_with('}') => break,
+            Err(_) if i + 1 == lines.len() && i > 0 && !text.ends_with('\n') => {
+                record.truncated = true;
+                break;
+            }
             Err(e) => {
                 return Err(bad(format!(
                     "line {}: not a memtriage record line: {e}",
@@ -88,7 +91,14 @@ mod tests {
     #[test]
     fn a_truncated_last_line_is_dropped() {
         let text = format!("{HEADER}\n{SAMPLE}\n{}", &SAMPLE[..40]);
-        assert_eq!(parse(&text).unwrap().samples.len(), 1);
+        let r = parse(&text).unwrap();
+        assert_eq!(r.samples.len(), 1);
+        assert!(r.truncated);
+        let whole = format!("{HEADER}\n{SAMPLE}\n");
+        assert!(
+            !parse(&whole).unwrap().truncated,
+            "ends between lines: stopped, not cut"
+        );
     }
 
     #[test]

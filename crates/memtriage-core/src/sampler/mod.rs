@@ -32,6 +32,11 @@ pub use collect::Collector;
 pub use sample::{CgroupSample, ProcessSample, PssAttempt, PssReading, Sample, SystemSample};
 pub use scope::Scope;
 
+/// Every descendant of this process now: what [`Scope::Supervised`] would sample.
+pub fn supervised_descendants(root: &Root) -> Vec<i32> {
+    scope::Members::new(root, Scope::Supervised).pids()
+}
+
 /// The interval `memtriage run` samples at unless told otherwise.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(500);
 

@@ -20,8 +20,12 @@ pub struct Started {
 /// plus `PYTHONFAULTHANDLER=1` unless set, so a native crash in Python prints the
 /// Python stack. The job dies with memtriage (PR_SET_PDEATHSIG), and joins
 /// `cgroup_procs` (an open `cgroup.procs`) before exec so everything it allocates
-/// is charged there.
-pub fn spawn(command: &[OsString], cgroup_procs: Option<&OwnedFd>) -> Result<Started> {
+/// is charged there. `oom_score_adj` is set before exec, so every worker inherits it.
+pub fn spawn(
+    command: &[OsString],
+    cgroup_procs: Option<&OwnedFd>,
+    oom_score_adj: Option<i32>,
+) -> Result<Started> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| Error::bad_input("command", "none given: name the program to run"))?;
@@ -32,6 +36,8 @@ pub fn spawn(command: &[OsString], cgroup_procs: Option<&OwnedFd>) -> Result<Sta
     }
     let parent = std::process::id() as i32;
     let procs_fd = cgroup_procs.map(|fd| fd.as_raw_fd());
+    // Formatted before fork: nothing may allocate between fork and exec.
+    let oom_score_adj = oom_score_adj.map(|v| format!("{v}\n").into_bytes());
     // SAFETY: only async-signal-safe calls (sigprocmask, prctl, getppid, write)
     // between fork and exec.
     unsafe {
@@ -54,21 +60,22 @@ pub fn spawn(command: &[OsString], cgroup_procs: Option<&OwnedFd>) -> Result<Sta
                     return Err(std::io::Error::last_os_error());
                 }
             }
+            if let Some(value) = &oom_score_adj {
+                let fd = libc::open(
+                    c"/proc/self/oom_score_adj".as_ptr(),
+                    libc::O_WRONLY | libc::O_CLOEXEC,
+                );
+                if fd < 0 || libc::write(fd, value.as_ptr().cast(), value.len()) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(fd);
+            }
             Ok(())
         });
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        let name = program.to_string_lossy();
-        match e.kind() {
-            std::io::ErrorKind::NotFound => Error::not_found(name, "command not found"),
-            std::io::ErrorKind::PermissionDenied => Error::refused(
-                name,
-                "permission denied",
-                "is it executable? chmod +x it, or run it through its interpreter",
-            ),
-            _ => Error::io(format!("{name}: cannot start"), e),
-        }
-    })?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| cannot_start(&program.to_string_lossy(), &e))?;
     let stdout = child.stdout.take().map(OwnedFd::from);
     let stderr = child.stderr.take().map(OwnedFd::from);
     let pid = child.id() as i32;
@@ -80,6 +87,30 @@ pub fn spawn(command: &[OsString], cgroup_procs: Option<&OwnedFd>) -> Result<Sta
             stderr,
         }),
         _ => Err(Error::internal("could not capture the job's output")),
+    }
+}
+
+/// Why the job did not start, as a shell would say it (and with its exit code).
+fn cannot_start(program: &str, e: &std::io::Error) -> Error {
+    let (detail, not_found) = match e.raw_os_error() {
+        Some(libc::ENOENT) if !program.contains('/') => ("command not found".into(), true),
+        Some(libc::ENOENT) => ("no such file".into(), true),
+        Some(libc::EACCES) => (
+            "permission denied: is it executable? chmod +x it, or run it through its interpreter"
+                .into(),
+            false,
+        ),
+        Some(libc::ENOEXEC) => (
+            "not an executable this machine can run (no #! line, or another architecture)".into(),
+            false,
+        ),
+        Some(libc::EISDIR) => ("is a directory".into(), false),
+        _ => (format!("cannot start: {e}"), false),
+    };
+    Error::CannotStart {
+        program: program.to_string(),
+        detail,
+        not_found,
     }
 }
 

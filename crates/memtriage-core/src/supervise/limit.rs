@@ -33,7 +33,8 @@ impl JobCgroup {
             ));
         };
         let (version, top) = (hierarchy.version, root.path(&hierarchy.mount.mount_point));
-        let dir = top.join(format!("memtriage-run-{}", std::process::id()));
+        remove_abandoned(&top);
+        let dir = top.join(format!("{CGROUP_PREFIX}{}", std::process::id()));
         let denied = |e: std::io::Error, what: &Path| {
             Error::refused(
                 "memory limit",
@@ -80,29 +81,63 @@ impl JobCgroup {
         }
     }
 
-    /// Kills what is left in the cgroup and removes it. Returns whether it is gone.
+    /// Removes the cgroup once the job's processes have left it. Processes the job
+    /// left running keep it (and their limit): it is not removed then, and the next
+    /// run's [`remove_abandoned`] takes it once they end. Returns whether it is gone.
     pub fn remove(self) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(5);
+        // A process just reaped may take a moment to leave the cgroup.
+        let deadline = Instant::now() + Duration::from_secs(1);
         loop {
             match fs::remove_dir(&self.dir) {
                 Ok(()) => return true,
-                Err(_) if Instant::now() < deadline => {
-                    let procs =
-                        fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
-                    for pid in procs.lines() {
-                        if let Ok(pid) = pid.trim().parse::<i32>() {
-                            // SAFETY: signalling a leftover process of the job's own cgroup.
-                            unsafe {
-                                libc::kill(pid, libc::SIGKILL);
-                            }
-                        }
-                    }
+                Err(_) if Instant::now() < deadline && !has_processes(&self.dir) => {
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 Err(_) => return false,
             }
         }
     }
+}
+
+fn has_processes(dir: &Path) -> bool {
+    fs::read_to_string(dir.join("cgroup.procs")).is_ok_and(|p| !p.trim().is_empty())
+}
+
+/// Whether a cgroup directory's name is one `--limit` makes, and for which
+/// memtriage process.
+pub fn owner_of(name: &str) -> Option<i32> {
+    name.strip_prefix(CGROUP_PREFIX)?.parse().ok()
+}
+
+use crate::model::system::RUN_LIMIT_CGROUP_PREFIX as CGROUP_PREFIX;
+
+/// Removes the empty cgroups of earlier runs whose memtriage is gone (killed before
+/// it could clean up, or ended while processes of its job still ran there).
+/// Returns the directories removed.
+pub fn remove_abandoned(top: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(top) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let Some(owner) = entry.file_name().to_str().and_then(owner_of) else {
+            continue;
+        };
+        if owner_alive(owner) {
+            continue;
+        }
+        let dir = entry.path();
+        if !has_processes(&dir) && fs::remove_dir(&dir).is_ok() {
+            removed.push(dir);
+        }
+    }
+    removed
+}
+
+/// A memtriage process with this pid runs now (a pid reused by another program
+/// does not own the cgroup).
+fn owner_alive(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim_end() == "memtriage")
 }
 
 /// Removes a half-made cgroup if setting it up fails.

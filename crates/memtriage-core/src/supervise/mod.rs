@@ -7,6 +7,7 @@
 
 pub mod child;
 pub mod limit;
+pub mod oom_score;
 pub mod passthrough;
 pub mod perf;
 pub mod record;
@@ -21,8 +22,8 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::error::Result;
-use crate::model::run::{FaultStats, LimitInfo, RunReport, RUN_SCHEMA};
+use crate::error::{Error, Result};
+use crate::model::run::{FaultStats, LeftRunning, LimitInfo, RunReport, RUN_SCHEMA};
 use crate::probe::cgroup::{CgroupDir, CgroupReader};
 use crate::probe::root::Root;
 use crate::probe::system::uptime_seconds;
@@ -32,8 +33,9 @@ use child::Reaped;
 use passthrough::OutputObserver;
 use timeline::RunTimeline;
 /// After the job's main process exits, how long descendants that still hold its
-/// output open are waited for.
-const OUTPUT_DRAIN: Duration = Duration::from_secs(2);
+/// output open are waited for before their output is handed to a forwarder and the
+/// run ends, as a shell ends a script whose background jobs live on.
+const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
 
 pub struct Config {
     pub command: Vec<OsString>,
@@ -42,6 +44,8 @@ pub struct Config {
     pub record: Option<PathBuf>,
     /// Count page faults, context switches and (where the PMU allows) dTLB misses.
     pub perf: bool,
+    /// The job's `oom_score_adj`, set before exec and inherited by its workers.
+    pub oom_score_adj: Option<i32>,
 }
 
 /// Everything a run saw, for diagnosis and rendering.
@@ -83,6 +87,9 @@ pub fn run<O: OutputObserver + 'static>(
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
     }
+    if let Some(value) = config.oom_score_adj {
+        oom_score::check(root, value)?;
+    }
     let job_cgroup = config
         .limit
         .map(|l| limit::JobCgroup::create(root, l))
@@ -107,7 +114,11 @@ pub fn run<O: OutputObserver + 'static>(
     let perf = config.perf.then(perf::Perf::open);
     let started_boot_seconds = uptime_seconds(root).ok();
     let start = Instant::now();
-    let started = match child::spawn(&config.command, job_cgroup.as_ref().map(|c| &c.procs)) {
+    let started = match child::spawn(
+        &config.command,
+        job_cgroup.as_ref().map(|c| &c.procs),
+        config.oom_score_adj,
+    ) {
         Ok(s) => s,
         Err(e) => {
             stop.store(true, Ordering::Relaxed);
@@ -121,23 +132,37 @@ pub fn run<O: OutputObserver + 'static>(
     let job = started.pid;
     target.store(job, Ordering::Relaxed);
     if let Some(r) = recorder.as_mut() {
-        r.event(0.0, "start", job, None);
+        r.event(0.0, "start", job, None, None);
     }
 
     let (out_done_tx, out_done_rx) = mpsc::channel();
-    let spawn_copy = |fd, mut observer: O, to_stderr: bool, done: mpsc::Sender<()>| {
+    let (stop_out, out_stopped) = passthrough::stop_signal().map_err(|e| Error::io("pipe", e))?;
+    let (stop_err, err_stopped) = passthrough::stop_signal().map_err(|e| Error::io("pipe", e))?;
+    let spawn_copy = |fd, mut observer: O, to_stderr: bool, stop, done: mpsc::Sender<()>| {
         std::thread::spawn(move || {
             let stats = if to_stderr {
-                passthrough::copy(fd, std::io::stderr().as_fd(), &mut observer)
+                passthrough::copy(fd, std::io::stderr().as_fd(), &mut observer, &stop)
             } else {
-                passthrough::copy(fd, std::io::stdout().as_fd(), &mut observer)
+                passthrough::copy(fd, std::io::stdout().as_fd(), &mut observer, &stop)
             };
             let _ = done.send(());
             (observer, stats)
         })
     };
-    let out_thread = spawn_copy(started.stdout, stdout_observer, false, out_done_tx.clone());
-    let err_thread = spawn_copy(started.stderr, stderr_observer, true, out_done_tx);
+    let out_thread = spawn_copy(
+        started.stdout,
+        stdout_observer,
+        false,
+        out_stopped,
+        out_done_tx.clone(),
+    );
+    let err_thread = spawn_copy(
+        started.stderr,
+        stderr_observer,
+        true,
+        err_stopped,
+        out_done_tx,
+    );
 
     // Samples and exits arrive on one channel, in the order they happen: an exit is
     // seen at once, never after a wait for the next sample.
@@ -207,6 +232,7 @@ pub fn run<O: OutputObserver + 'static>(
                         "exit",
                         r.pid,
                         Some(r.outcome),
+                        None,
                     );
                 }
                 if r.pid == job {
@@ -244,23 +270,37 @@ pub fn run<O: OutputObserver + 'static>(
             Err(_) => break,
         }
     }
-    let (stdout_observer, stderr_observer) = if ended == 2 {
-        match (out_thread.join(), err_thread.join()) {
-            (Ok((o, os)), Ok((e, es))) => {
-                if os.downstream_closed || es.downstream_closed {
-                    notes.push("memtriage's own output was closed early; the job's pipe was closed too, as it would have been".into());
-                }
-                (o, e)
-            }
-            _ => return Err(crate::Error::internal("an output thread failed")),
-        }
-    } else {
-        return Err(crate::Error::refused(
-            "the job's output",
-            "the job exited but processes it left behind still hold its output open; they were left running",
-            "end them yourself, or have the job wait for its children before it exits",
-        ));
+    let left_running = left_running(root);
+    stop_out.stop();
+    stop_err.stop();
+    let (Ok((stdout_observer, out_stats)), Ok((stderr_observer, err_stats))) =
+        (out_thread.join(), err_thread.join())
+    else {
+        return Err(Error::internal("an output thread failed"));
     };
+    if out_stats.downstream_closed || err_stats.downstream_closed {
+        notes.push("memtriage's own output was closed early; the job's pipe was closed too, as it would have been".into());
+    }
+    let still_open: Vec<_> = [
+        out_stats.still_open.map(|fd| (fd, libc::STDOUT_FILENO)),
+        err_stats.still_open.map(|fd| (fd, libc::STDERR_FILENO)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !still_open.is_empty() {
+        match passthrough::forward_after_exit(still_open) {
+            Ok(_) => notes.push(
+                "processes the job left behind still hold its output open: what they print \
+                 still passes through, after this summary"
+                    .into(),
+            ),
+            Err(e) => notes.push(format!(
+                "processes the job left behind still hold its output open, and their \
+                 output could not be passed on after memtriage ends ({e})"
+            )),
+        }
+    }
     while let Ok(event) = arrived.try_recv() {
         if let Event::Reaped(r) = event {
             reaped.push(r);
@@ -279,7 +319,15 @@ pub fn run<O: OutputObserver + 'static>(
         let oom_kills = watch.oom_kills();
         let removed = cg.remove();
         if !removed {
-            notes.push(format!("could not remove the job's cgroup {dir}"));
+            notes.push(if left_running.is_empty() {
+                format!("could not remove the job's cgroup {dir}")
+            } else {
+                format!(
+                    "the job's cgroup {dir} is left for the processes still running in it \
+                     (their memory stays limited); the next `memtriage run` removes it once \
+                     they have ended"
+                )
+            });
         }
         LimitInfo {
             version,
@@ -299,6 +347,9 @@ pub fn run<O: OutputObserver + 'static>(
         if let Some(hw) = &counts.hardware_unavailable {
             notes.push(format!("perf counters: {hw}"));
         }
+    }
+    if let Some(failure) = recorder.as_ref().and_then(record::Recorder::failure) {
+        notes.push(failure);
     }
     let mut processes = timeline.summaries();
     for r in &reaped {
@@ -357,6 +408,11 @@ pub fn run<O: OutputObserver + 'static>(
         },
         peak_memory_stall_percent: timeline.peak_psi_full_avg10,
         perf: perf_counts,
+        oom_score_adj: config
+            .oom_score_adj
+            .and_then(|_| oom_score::of_pid(root, job))
+            .or(config.oom_score_adj),
+        left_running,
         processes,
         limit,
         sampling: timeline.stats,
@@ -373,6 +429,29 @@ pub fn run<O: OutputObserver + 'static>(
         reaped,
         recording: recorder,
     })
+}
+
+/// The job's processes still alive after it ended: orphans reparented to memtriage
+/// (their subreaper) and their descendants.
+fn left_running(root: &Root) -> Vec<LeftRunning> {
+    crate::sampler::supervised_descendants(root)
+        .into_iter()
+        .filter_map(|pid| {
+            let comm = root.read_string(&format!("/proc/{pid}/comm")).ok()?;
+            let cmdline = root
+                .read(&format!("/proc/{pid}/cmdline"))
+                .unwrap_or_default();
+            Some(LeftRunning {
+                pid,
+                comm: comm.trim_end().to_string(),
+                command: cmdline
+                    .split(|b| *b == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect(),
+            })
+        })
+        .collect()
 }
 
 /// OOM kills the kernel logged for this job: of its processes or in its cgroup,

@@ -1,10 +1,12 @@
 //! `--record FILE`: the timeline as JSON lines: a header, one line per sample,
-//! events as they happen, and the final report.
+//! events as they happen, and the final report. Each line reaches the file in one
+//! write as it happens, so a recording whose writer was killed ends on a whole
+//! line, and one that ends mid-line was cut short by a failed write (a full disk).
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -13,8 +15,13 @@ use crate::error::{Error, Result};
 use crate::model::run::{Outcome, RecordedSample, RunReport, RECORD_SCHEMA};
 
 pub struct Recorder {
-    out: BufWriter<File>,
-    failed: bool,
+    out: File,
+    path: PathBuf,
+    /// Lines written whole.
+    lines: u64,
+    /// The first write that failed: recording stopped there.
+    failure: Option<std::io::Error>,
+    line: Vec<u8>,
 }
 
 #[derive(Serialize)]
@@ -31,14 +38,16 @@ struct Header<'a> {
 }
 
 #[derive(Serialize)]
-struct Event {
+struct Event<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     t: f64,
-    event: &'static str,
+    event: &'a str,
     pid: i32,
     #[serde(skip_serializing_if = "Option::is_none")]
     outcome: Option<Outcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -57,8 +66,11 @@ impl Recorder {
     ) -> Result<Self> {
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
         let mut r = Recorder {
-            out: BufWriter::new(file),
-            failed: false,
+            out: file,
+            path: path.to_path_buf(),
+            lines: 0,
+            failure: None,
+            line: Vec::with_capacity(4096),
         };
         let started_unix_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -79,14 +91,34 @@ impl Recorder {
         Ok(r)
     }
 
-    /// A failed write (disk full) stops recording, never the job.
+    /// A failed write (disk full) stops recording, never the job; it is kept for
+    /// [`Recorder::failure`].
     fn line<T: Serialize>(&mut self, value: &T) {
-        if self.failed {
+        if self.failure.is_some() {
             return;
         }
-        let ok = serde_json::to_writer(&mut self.out, value).is_ok()
-            && self.out.write_all(b"\n").is_ok();
-        self.failed = !ok;
+        self.line.clear();
+        if let Err(e) = serde_json::to_writer(&mut self.line, value) {
+            self.failure = Some(std::io::Error::other(e));
+            return;
+        }
+        self.line.push(b'\n');
+        match self.out.write_all(&self.line) {
+            Ok(()) => self.lines += 1,
+            Err(e) => self.failure = Some(e),
+        }
+    }
+
+    /// Why the recording stopped before its end, if it did: the file is cut short
+    /// after [`Recorder::lines`] whole lines.
+    pub fn failure(&self) -> Option<String> {
+        self.failure.as_ref().map(|e| {
+            format!(
+                "recording to {} failed after {} lines: {e}; the file is cut short",
+                self.path.display(),
+                self.lines
+            )
+        })
     }
 
     pub fn sample(&mut self, sample: &RecordedSample) {
@@ -103,21 +135,40 @@ impl Recorder {
         });
     }
 
-    pub fn event(&mut self, t: f64, event: &'static str, pid: i32, outcome: Option<Outcome>) {
+    /// Something that happened at `t`: a process's exit (with its outcome), a
+    /// warning, a failure line seen in the output; `label` says it for people.
+    pub fn event(
+        &mut self,
+        t: f64,
+        event: &str,
+        pid: i32,
+        outcome: Option<Outcome>,
+        label: Option<&str>,
+    ) {
         self.line(&Event {
             kind: "event",
             t,
             event,
             pid,
             outcome,
+            label,
         });
     }
 
+    /// Writes the final report and makes the file durable: a full disk that the
+    /// writes did not report (delayed allocation) shows here.
     pub fn finish(&mut self, report: &RunReport) {
         self.line(&Summary {
             kind: "summary",
             report,
         });
-        let _ = self.out.flush();
+        if self.failure.is_none() {
+            if let Err(e) = self.out.sync_data() {
+                // /dev/null and pipes cannot be synced; that loses nothing.
+                if e.raw_os_error() != Some(libc::EINVAL) {
+                    self.failure = Some(e);
+                }
+            }
+        }
     }
 }

@@ -21,6 +21,8 @@ pub struct RunOutcome {
     pub report: RunReport,
     /// The last lines the job wrote on stderr.
     pub stderr_tail: Vec<String>,
+    /// Why the `--record` file is cut short, when it is (also among the notes).
+    pub recording_failed: Option<String>,
 }
 
 /// What is kept of each output stream while it passes through: its last bytes, and
@@ -87,11 +89,19 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
     if let Some(reason) = &kernel_log_unreadable {
         report.notes.push(format!("kernel log not read: {reason}"));
     }
+    let mut recording_failed = None;
     if let Some(recording) = result.recording.as_mut() {
+        let failed_during_run = recording.failure().is_some();
         recording.finish(&report);
+        recording_failed = recording.failure();
+        // Failing at the end, the failure cannot be in the file's own report.
+        if let (false, Some(failure)) = (failed_during_run, &recording_failed) {
+            report.notes.push(failure.clone());
+        }
     }
     Ok(RunOutcome {
         stderr_tail: result.stderr.tail.last_lines(STDERR_LINES_KEPT),
         report,
+        recording_failed,
     })
 }

@@ -13,6 +13,19 @@ use crate::render::printer::Printer;
 
 pub fn run(_ctx: &Context, args: &ReportArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let path = &args.file;
+    let kind = std::fs::metadata(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?
+        .file_type();
+    {
+        use std::os::unix::fs::FileTypeExt;
+        // /dev/zero or /dev/full would be read forever.
+        if kind.is_char_device() || kind.is_block_device() || kind.is_dir() {
+            anyhow::bail!(
+                "{}: not a recording (a device or a directory): give the file `memtriage run --record FILE` wrote",
+                path.display()
+            );
+        }
+    }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
     let rec = record::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -33,12 +46,18 @@ pub fn run(_ctx: &Context, args: &ReportArgs, p: &mut Printer) -> anyhow::Result
         }
         // JSON promises a whole report; a recording cut short has none to give.
         (None, true) => anyhow::bail!(
-            "{shown}: no final report: the recording ends before the job did (memtriage was \
-             stopped); `memtriage report {shown} --html OUT` draws its {} samples",
+            "{shown}: no final report: {why}; `memtriage report {shown} --html OUT` draws its {} samples",
             rec.samples.len(),
             shown = path.display(),
+            why = if rec.truncated {
+                "the file is truncated mid-line (a write failed, or memtriage was killed while writing)"
+            } else {
+                "the recording ends before the job did (memtriage was stopped)"
+            },
         ),
-        (None, false) => render::run::write_cut_short(&mut p.out, path, rec.samples.len())?,
+        (None, false) => {
+            render::run::write_cut_short(&mut p.out, path, rec.samples.len(), rec.truncated)?
+        }
     }
     Ok(ExitStatus::Success)
 }

@@ -1,8 +1,10 @@
 //! `memtriage run -- CMD…`: the engine's run use case; its summary goes to stderr
-//! (stdout belongs to the job).
+//! (stdout belongs to the job). The exit status is always the job's: memtriage's
+//! own output failing (a closed or full stderr) never replaces it.
 
 use std::io::Write;
 
+use memtriage_core::model::run::RunReport;
 use memtriage_core::supervise::Config;
 use memtriage_core::usecase::run;
 
@@ -19,16 +21,47 @@ pub fn run(ctx: &Context, args: &RunArgs, p: &mut Printer) -> anyhow::Result<Exi
         limit: args.limit.map(|l| l.0),
         record: args.record.clone(),
         perf: args.perf,
+        oom_score_adj: args.oom_score_adj,
     };
-    let outcome = run::run(&ctx.root, &config)?;
+    let outcome = match run::run(&ctx.root, &config) {
+        Ok(outcome) => outcome,
+        // A command that cannot start fails as it would in a shell (127, 126).
+        Err(e) => match e.shell_code() {
+            Some(code) => {
+                let _ = p.error(format_args!("{e}"));
+                return Ok(ExitStatus::Job(code));
+            }
+            None => return Err(e.into()),
+        },
+    };
     let report = &outcome.report;
+    if let Some(path) = &args.report {
+        if let Err(e) = write_report_file(path, report) {
+            let _ = p.error(format_args!(
+                "{}: the report could not be written: {e}",
+                path.display()
+            ));
+        }
+    }
+    if let Some(failure) = &outcome.recording_failed {
+        let _ = p.error(format_args!("{failure}"));
+    }
     // Stdout belongs to the job: the summary goes to stderr, styled for stderr.
-    if args.json {
-        serde_json::to_writer_pretty(&mut p.err, report)?;
-        writeln!(p.err)?;
+    let _ = if args.json {
+        serde_json::to_writer_pretty(&mut p.err, report)
+            .map_err(std::io::Error::other)
+            .and_then(|()| writeln!(p.err))
     } else {
         let style = p.err.style();
-        render::run::write(&mut p.err, &style, report, &outcome.stderr_tail)?;
-    }
+        render::run::write(&mut p.err, &style, report, &outcome.stderr_tail)
+    };
     Ok(ExitStatus::job(report.outcome.shell_code()))
+}
+
+/// `--report FILE`: the report alone in a file of its own, parseable whatever the
+/// job printed (as `/usr/bin/time -o` keeps its figures apart).
+fn write_report_file(path: &std::path::Path, report: &RunReport) -> std::io::Result<()> {
+    let mut text = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
+    text.push(b'\n');
+    std::fs::write(path, text)
 }

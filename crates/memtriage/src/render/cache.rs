@@ -196,9 +196,9 @@ pub fn write_warm(out: &mut dyn Write, w: &WarmReport) -> io::Result<()> {
 pub fn write_locked(err: &mut dyn Write, bytes: u64, files: usize) -> io::Result<()> {
     writeln!(
         err,
-        "memtriage: locked {} in {} file(s) in memory; holding until SIGINT or SIGTERM",
+        "memtriage: locked {} in {} in memory; holding until SIGINT or SIGTERM",
         iec(bytes),
-        files
+        memtriage_core::model::units::counted(files as u64, "file", "files")
     )
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use memtriage_core::model::run::RunReport;
 
 use super::style::Style;
-use memtriage_core::model::units::iec;
+use memtriage_core::model::units::{counted, iec};
 
 pub fn write(
     out: &mut dyn Write,
@@ -19,7 +19,7 @@ pub fn write(
         out,
         "{} {} {} after {:.1} s",
         style.bold("memtriage:"),
-        r.command.join(" "),
+        memtriage_core::model::shell::join(&r.command),
         r.outcome.describe(),
         r.wall_seconds
     )?;
@@ -114,6 +114,42 @@ pub fn write(
     if !system.is_empty() {
         row(out, "system", system.join(", "))?;
     }
+    if let Some(adj) = r.oom_score_adj {
+        row(
+            out,
+            "oom score",
+            format!("oom_score_adj {adj} (inherited by the job's workers)"),
+        )?;
+    }
+    if !r.left_running.is_empty() {
+        let shown: Vec<String> = r
+            .left_running
+            .iter()
+            .take(5)
+            .map(|p| {
+                format!(
+                    "{} {}",
+                    p.pid,
+                    memtriage_core::model::shell::join(&p.command)
+                )
+            })
+            .collect();
+        let more = r.left_running.len().saturating_sub(shown.len());
+        row(
+            out,
+            "left",
+            format!(
+                "{} still running after the job ended: {}{}",
+                counted(r.left_running.len() as u64, "process", "processes"),
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ),
+        )?;
+    }
     match &r.limit {
         Some(l) => row(
             out,
@@ -139,10 +175,10 @@ pub fn write(
         out,
         "sampling",
         format!(
-            "{} samples every {} ms; {} PSS readings took {:.0} ms in all (longest {:.1} ms)",
-            s.ticks,
+            "{} every {} ms; {} took {:.0} ms in all (longest {:.1} ms)",
+            counted(s.ticks, "sample", "samples"),
             s.interval_ms,
-            s.pss_readings,
+            counted(s.pss_readings, "PSS reading", "PSS readings"),
             s.pss_read_seconds * 1000.0,
             s.pss_read_max_ms
         ),
@@ -157,6 +193,11 @@ pub fn write(
                 out,
                 "{} no memory problem found",
                 style.severity(memtriage_core::model::finding::Severity::Ok)
+            )?;
+        } else if last_stderr.is_empty() {
+            writeln!(
+                out,
+                "no known memory failure explains the exit (the job printed nothing on stderr)"
             )?;
         } else {
             writeln!(
@@ -174,14 +215,31 @@ pub fn write(
 
 /// `report --html`: where the page went.
 pub fn write_html_written(out: &mut dyn Write, page: &Path, samples: usize) -> io::Result<()> {
-    writeln!(out, "wrote {} ({samples} samples)", page.display())
-}
-
-/// `report` of a recording whose job outlived memtriage: no summary was written.
-pub fn write_cut_short(out: &mut dyn Write, recording: &Path, samples: usize) -> io::Result<()> {
     writeln!(
         out,
-        "{}: {samples} samples; the recording ends before the job did (memtriage was stopped)",
-        recording.display()
+        "wrote {} ({})",
+        page.display(),
+        counted(samples as u64, "sample", "samples")
+    )
+}
+
+/// `report` of a recording with no final report: memtriage was stopped between two
+/// lines, or the file was cut short mid-line (a full disk, a write that failed).
+pub fn write_cut_short(
+    out: &mut dyn Write,
+    recording: &Path,
+    samples: usize,
+    truncated: bool,
+) -> io::Result<()> {
+    let why = if truncated {
+        "the file is truncated: it ends mid-line, where a write failed (a full disk?) or memtriage was killed while writing"
+    } else {
+        "the recording ends before the job did (memtriage was stopped)"
+    };
+    writeln!(
+        out,
+        "{}: {}; no final report: {why}",
+        recording.display(),
+        counted(samples as u64, "sample", "samples")
     )
 }

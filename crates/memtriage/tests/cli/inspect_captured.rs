@@ -132,7 +132,7 @@ fn a_rollup_is_read_into_pss_and_uss() {
         "{text}"
     );
     assert!(
-        text.contains("pid 4242 python3 train \\xff.py --lr=3e-4"),
+        text.contains("pid 4242 python3 'train \\xff.py' --lr=3e-4"),
         "{text}"
     );
 }

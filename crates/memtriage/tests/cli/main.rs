@@ -12,3 +12,4 @@ mod inspect_live;
 mod report_cli;
 mod run_live;
 mod run_torch;
+mod run_trust;

@@ -17,7 +17,30 @@ pub(super) fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
                kernel log is the only place that says how big it was and which limit it hit.";
     let count_ev =
         Evidence::count_or_unreadable("OOM kills since boot", sys.oom_kill_count, VMSTAT);
-    match (&sys.oom_kills, sys.oom_kill_count) {
+    // Kills under `memtriage run --limit` were asked for: they are the user's test,
+    // not the machine's problem, and are taken out of the count.
+    let (own, kills): (Vec<_>, Vec<_>) = sys
+        .oom_kills
+        .iter()
+        .flatten()
+        .cloned()
+        .partition(|k| k.in_run_limit_cgroup());
+    let own_ev = (!own.is_empty()).then(|| {
+        ev(
+            "OOM kills under `memtriage run --limit` (not counted)",
+            own.len().to_string(),
+            KMSG,
+        )
+    });
+    let log = sys.oom_kills.as_ref().map(|_| &kills);
+    let count = sys
+        .oom_kill_count
+        .map(|n| n.saturating_sub(own.len() as u64));
+    let with_own = |mut evidence: Vec<Evidence>| {
+        evidence.extend(own_ev.clone());
+        evidence
+    };
+    match (log, count) {
         (Some(kills), _) if !kills.is_empty() => {
             let latest_age = kills
                 .iter()
@@ -58,7 +81,7 @@ pub(super) fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
                     cgroup_kills,
                     latest_age.map_or(String::new(), |a| format!(", the last {} ago", oom::ago(a)))
                 ),
-                evidence,
+                with_own(evidence),
                 why,
                 fix.into(),
             )]
@@ -75,7 +98,7 @@ pub(super) fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
                 ids::OOM_KILLS_SINCE_BOOT,
                 Severity::Warn,
                 format!("{n} OOM kill{} since boot", if n == 1 { "" } else { "s" }),
-                vec![count_ev, ev("kernel log", log_state, KMSG)],
+                with_own(vec![count_ev, ev("kernel log", log_state, KMSG)]),
                 why,
                 "See who was killed: `sudo memtriage doctor`, or `sudo dmesg -T | grep -iE 'killed process|oom-kill'` \
                  or `journalctl -k | grep -i 'killed process'`."
@@ -99,11 +122,16 @@ pub(super) fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
             vec![finding(
                 ids::OOM_OK,
                 Severity::Ok,
-                format!(
-                    "no OOM kills since boot ({} per /proc/vmstat)",
-                    opt_num(count)
-                ),
-                vec![count_ev, ev("kernel log", log_state, KMSG)],
+                match own.len() {
+                    0 => format!(
+                        "no OOM kills since boot ({} per /proc/vmstat)",
+                        opt_num(count)
+                    ),
+                    n => format!(
+                        "no OOM kills since boot outside `memtriage run --limit` ({n} inside its limits)"
+                    ),
+                },
+                with_own(vec![count_ev, ev("kernel log", log_state, KMSG)]),
                 why,
                 String::new(),
             )]

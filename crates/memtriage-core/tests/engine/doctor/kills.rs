@@ -174,12 +174,19 @@ fn live_kmsg_reader_returns_ordered_records_without_blocking() {
 
 /// A real OOM kill in a v1 memory cgroup of 64 MiB, then found in /dev/kmsg with
 /// its cgroup, and counted in /proc/vmstat. Needs root and the v1 memory controller
-/// (this machine's layout); elsewhere it says why it did nothing.
+/// (this machine's layout); elsewhere it says why it did nothing. The cgroup is
+/// named as `memtriage run --limit` names its own, so the kill is the test's, not
+/// the machine's: `doctor` after the test suite finds the machine as it was.
 #[test]
 fn live_cgroup_oom_kill_is_found_in_the_kernel_log() {
     use std::process::Command;
     let hierarchy = Path::new("/sys/fs/cgroup/memory");
-    let name = format!("memtriage-doctor-test-{}", std::process::id());
+    // No memtriage has this pid, so the next `run --limit` may remove it if it is left.
+    let name = format!(
+        "{}{}",
+        memtriage_core::model::system::RUN_LIMIT_CGROUP_PREFIX,
+        std::process::id()
+    );
     let dir = hierarchy.join(&name);
     if !hierarchy.join("memory.limit_in_bytes").exists() || fs::create_dir(&dir).is_err() {
         eprintln!("skipped: needs root and the cgroup v1 memory controller");
@@ -245,7 +252,34 @@ fn live_cgroup_oom_kill_is_found_in_the_kernel_log() {
             .expect("a kill of this boot");
     assert!((0.0..60.0).contains(&age), "killed {age} s ago");
 
+    assert!(kill.in_run_limit_cgroup());
     let f = audit(&s, Profile::Training);
+    let own = f
+        .iter()
+        .flat_map(|f| &f.evidence)
+        .find(|e| {
+            e.label
+                .starts_with("OOM kills under `memtriage run --limit`")
+        })
+        .expect("the test's kill is shown apart");
+    assert!(own.value.parse::<u64>().unwrap() >= 1, "{own:?}");
+    assert!(
+        !f.iter().any(|f| f
+            .evidence
+            .iter()
+            .any(|e| e.label == format!("killed pid {} (tail)", kill.pid))),
+        "a kill under a run's own limit is not the machine's problem"
+    );
+
+    // The same kill, as if in another cgroup, is the machine's: an error, as recent.
+    let mut elsewhere = s.clone();
+    for k in elsewhere.oom_kills.iter_mut().flatten() {
+        if k.pid == kill.pid {
+            k.memcg = Some("/job".into());
+            k.oom_memcg = Some("/job".into());
+        }
+    }
+    let f = audit(&elsewhere, Profile::Training);
     let oom = get(&f, "oom.recent-kills");
     assert_eq!(
         oom.severity,

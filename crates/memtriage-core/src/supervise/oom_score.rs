@@ -1,0 +1,54 @@
+//! `--oom-score-adj`: protect a job from the OOM killer, or offer it first. The value
+//! is written between fork and exec (`child::spawn`), where a refusal could only
+//! surface as a bare errno; so the kernel's rule is checked here first and a refusal
+//! says why.
+
+use crate::error::{Error, Result};
+use crate::parse::status;
+use crate::probe::root::Root;
+
+/// The kernel's range for `oom_score_adj`.
+pub const RANGE: std::ops::RangeInclusive<i32> = -1000..=1000;
+
+const CAP_SYS_RESOURCE: u32 = 24;
+
+/// Whether this process may give its children `value`: raising is always allowed;
+/// lowering below the current value needs CAP_SYS_RESOURCE.
+pub fn check(root: &Root, value: i32) -> Result<()> {
+    if !RANGE.contains(&value) {
+        return Err(Error::bad_input(
+            "oom_score_adj",
+            format!("{value} is outside the kernel's range -1000..1000"),
+        ));
+    }
+    let current = root
+        .read_string("/proc/self/oom_score_adj")
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    let Some(current) = current else {
+        // Unknown: the write before exec is the judge, and its errno is reported.
+        return Ok(());
+    };
+    let can_lower = root
+        .read_string("/proc/self/status")
+        .ok()
+        .and_then(|s| status::cap_eff(&s))
+        .is_some_and(|caps| caps & (1 << CAP_SYS_RESOURCE) != 0);
+    if value < current && !can_lower {
+        return Err(Error::refused(
+            "oom_score_adj",
+            format!(
+                "lowering it below the current {current} to {value} needs CAP_SYS_RESOURCE, which this process lacks"
+            ),
+            "run as root, give the job a higher value, or ask for protection where the job is started (systemd OOMScoreAdjust=, a Kubernetes Guaranteed QoS class)",
+        ));
+    }
+    Ok(())
+}
+
+/// The value a process has now, to show in the summary.
+pub fn of_pid(root: &Root, pid: i32) -> Option<i32> {
+    root.read_string(&format!("/proc/{pid}/oom_score_adj"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+}

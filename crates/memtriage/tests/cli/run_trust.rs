@@ -1,0 +1,413 @@
+//! `memtriage run` keeps the job's exit status and its verdict whatever happens to
+//! memtriage's own output: a closed or full stderr, a recording onto a full disk,
+//! processes the job leaves behind, a memtriage killed mid-run (issue 11's defects,
+//! each reproduced on real processes).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{finding_ids, is_root, memtriage, run_report, wait_until, BIN};
+
+#[test]
+fn a_closed_or_full_stderr_never_replaces_the_jobs_status() {
+    // Reproduced as a user's shell does it: the status of memtriage in the pipeline.
+    for (line, expected) in [
+        (format!("{BIN} run -- sh -c 'exit 3' 2>&1 | true"), 3),
+        (format!("{BIN} run -- sh -c 'exit 3' 2>/dev/full"), 3),
+        (format!("{BIN} run -- sh -c 'exit 0' 2>/dev/full"), 0),
+        (format!("{BIN} run --json -- sh -c 'exit 5' 2>/dev/full"), 5),
+    ] {
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!("{line}; echo \"${{PIPESTATUS[0]}}\""))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let status = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            status.trim().parse::<i32>().unwrap(),
+            expected,
+            "{line}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_job_killed_under_limit_and_piped_to_head_keeps_its_137() {
+    if !is_root() {
+        eprintln!("skipped: --limit needs root to make a cgroup");
+        return;
+    }
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{BIN} run --limit 16M -- python3 -c 'b = bytearray(256 << 20)' 2>&1 | head -1 >/dev/null; \
+             echo \"${{PIPESTATUS[0]}}\""
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "137");
+}
+
+#[test]
+fn a_missing_or_unexecutable_command_exits_as_a_shell_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_executable = dir.path().join("script.sh");
+    std::fs::write(&not_executable, "#!/bin/sh\necho hi\n").unwrap();
+    for (program, code, says) in [
+        (
+            PathBuf::from("no-such-command-anywhere"),
+            127,
+            "command not found",
+        ),
+        (dir.path().join("missing"), 127, "no such file"),
+        (not_executable, 126, "permission denied"),
+        (dir.path().to_path_buf(), 126, ""),
+    ] {
+        let out = memtriage()
+            .arg("run")
+            .arg("--")
+            .arg(&program)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{program:?}: {err}");
+        assert!(err.contains(says), "{program:?}: {err}");
+        assert!(!err.contains("internal error"), "{err}");
+    }
+}
+
+#[test]
+fn a_background_process_holding_the_output_gets_the_summary_and_the_jobs_status() {
+    let began = Instant::now();
+    let out = memtriage()
+        .args(["run", "--json", "--interval", "100ms", "--"])
+        .args(["sh", "-c", "(sleep 2; echo late) & echo early; exit 3"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The summary arrives before the straggler ends; the output it prints after
+    // memtriage exits still reaches the pipe, which stays open until it ends.
+    let output = out.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "early\nlate\n",
+        "nothing the job's processes print is lost"
+    );
+    let report = run_report(&output.stderr);
+    assert_eq!(report["outcome"]["exit_code"], 3);
+    let left = report["left_running"].as_array().expect("stragglers named");
+    assert!(
+        left.iter().any(|p| p["comm"] == "sleep"),
+        "{left:?} names the sleep"
+    );
+    assert!(began.elapsed() >= Duration::from_secs(2));
+}
+
+#[test]
+fn stragglers_keep_the_limit_cgroup_which_the_next_run_removes() {
+    if !is_root() {
+        eprintln!("skipped: --limit needs root to make a cgroup");
+        return;
+    }
+    let out = memtriage()
+        .args(["run", "--json", "--limit", "64M", "--"])
+        .args(["sh", "-c", "sleep 2 >/dev/null 2>&1 & exit 4"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let report = run_report(&out.stderr);
+    let dir = PathBuf::from(report["limit"]["dir"].as_str().unwrap());
+    assert_eq!(report["limit"]["removed"], false);
+    assert!(dir.exists(), "kept for the sleep still in it");
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("is left for the processes still running"),
+        "{notes}"
+    );
+    assert!(wait_until(
+        Duration::from_secs(5),
+        Duration::from_millis(50),
+        || std::fs::read_to_string(dir.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty())
+    ));
+    let out = memtriage()
+        .args(["run", "--limit", "64M", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!dir.exists(), "the next run removed the abandoned cgroup");
+}
+
+#[test]
+fn a_cgroup_left_by_a_killed_memtriage_is_removed_by_the_next_run() {
+    if !is_root() {
+        eprintln!("skipped: --limit needs root to make a cgroup");
+        return;
+    }
+    let mut child = memtriage()
+        .args(["run", "--limit", "64M", "--", "sleep", "30"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let name = format!("memtriage-run-{}", child.id());
+    let find = || {
+        [
+            "/sys/fs/cgroup/unified",
+            "/sys/fs/cgroup/memory",
+            "/sys/fs/cgroup",
+        ]
+        .iter()
+        .map(|top| Path::new(top).join(&name))
+        .find(|d| d.exists())
+    };
+    assert!(wait_until(
+        Duration::from_secs(5),
+        Duration::from_millis(20),
+        || find().is_some()
+    ));
+    let dir = find().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The job gets SIGTERM as memtriage dies and leaves the cgroup empty.
+    assert!(wait_until(
+        Duration::from_secs(5),
+        Duration::from_millis(20),
+        || std::fs::read_to_string(dir.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty())
+    ));
+    assert!(dir.exists(), "nobody removed it yet");
+    let out = memtriage()
+        .args(["run", "--limit", "64M", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!dir.exists(), "the next run removed it");
+}
+
+#[test]
+fn report_file_is_json_whatever_the_job_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    // 100 MB on stderr, which `--json` would be buried under.
+    let out = memtriage()
+        .args(["run", "--report"])
+        .arg(&report)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "head -c 100000000 /dev/zero | tr '\\0' x >&2; exit 7",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(out.code(), Some(7));
+    let parsed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(parsed["schema"], "memtriage.run/v1");
+    assert_eq!(parsed["outcome"]["exit_code"], 7);
+}
+
+#[test]
+fn the_recording_holds_the_findings_the_live_run_printed() {
+    if !is_root() {
+        eprintln!("skipped: --limit needs root to make a cgroup");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (name, args) in [
+        (
+            "oom",
+            vec![
+                "--limit",
+                "64M",
+                "--",
+                "python3",
+                "-c",
+                "b = bytearray(256 << 20)",
+            ],
+        ),
+        (
+            "segv",
+            vec!["--", "python3", "-c", "import ctypes; ctypes.string_at(0)"],
+        ),
+    ] {
+        let rec = dir.path().join(format!("{name}.jsonl"));
+        let live = dir.path().join(format!("{name}.json"));
+        let out = memtriage()
+            .args(["run", "--interval", "100ms", "--record"])
+            .arg(&rec)
+            .arg("--report")
+            .arg(&live)
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let live: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&live).unwrap()).unwrap();
+        assert!(
+            !finding_ids(&live).is_empty(),
+            "{name}: the live run found it"
+        );
+        let replay = memtriage()
+            .args(["report", "--json"])
+            .arg(&rec)
+            .output()
+            .unwrap();
+        assert!(replay.status.success());
+        let recorded: serde_json::Value = serde_json::from_slice(&replay.stdout).unwrap();
+        assert_eq!(
+            recorded["findings"], live["findings"],
+            "{name}: the recording's report is the live one"
+        );
+        let text = memtriage().arg("report").arg(&rec).output().unwrap();
+        let text = String::from_utf8_lossy(&text.stdout);
+        assert!(!text.contains("no memory problem found"), "{name}: {text}");
+    }
+}
+
+#[test]
+fn a_recording_onto_a_full_disk_says_so_and_report_says_it_is_truncated() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16k", "tmpfs"])
+        .arg(dir.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(mounted, "mount a 16 KiB tmpfs");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(dir.path().to_path_buf());
+    let rec = dir.path().join("run.jsonl");
+    let out = memtriage()
+        .args(["run", "--interval", "10ms", "--record"])
+        .arg(&rec)
+        .args(["--", "sh", "-c", "sleep 1.5; exit 6"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "the job's status, not the disk's"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("failed after") && err.contains("No space left on device"),
+        "{err}"
+    );
+    let text = std::fs::read(&rec).unwrap();
+    let report = memtriage().arg("report").arg(&rec).output().unwrap();
+    let said = String::from_utf8_lossy(&report.stdout);
+    if text.ends_with(b"\n") {
+        // The disk filled exactly between two lines: nothing tells it from a stop.
+        assert!(said.contains("no final report"), "{said}");
+    } else {
+        assert!(said.contains("truncated"), "{said}");
+        assert!(!said.contains("memtriage was stopped"), "{said}");
+    }
+    // /dev/full is refused as a recording to read, not read forever.
+    let out = memtriage().args(["report", "/dev/full"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn oom_score_adj_reaches_the_job_and_its_forked_workers() {
+    let out = memtriage()
+        .args(["run", "--json", "--oom-score-adj", "500", "--"])
+        .args([
+            "python3",
+            "-c",
+            "import os\n\
+             r, w = os.pipe()\n\
+             if os.fork() == 0:\n\
+             \x20   os.write(w, open('/proc/self/oom_score_adj').read().encode()); os._exit(0)\n\
+             os.wait(); print(open('/proc/self/oom_score_adj').read().strip(), os.read(r, 16).decode().strip())",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "500 500");
+    assert_eq!(run_report(&out.stderr)["oom_score_adj"], 500);
+
+    let out = memtriage()
+        .args(["run", "--oom-score-adj", "2000", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "out of range is a usage error");
+}
+
+#[test]
+fn lowering_oom_score_adj_without_the_capability_is_refused_with_the_reason() {
+    if !is_root() {
+        eprintln!("skipped: needs root to drop to another user");
+        return;
+    }
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .args([BIN, "run", "--oom-score-adj", "-500", "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("CAP_SYS_RESOURCE"), "{err}");
+}
+
+#[test]
+fn arguments_with_newlines_are_quoted_in_the_summary() {
+    let out = memtriage()
+        .args(["run", "--", "sh", "-c", "echo one\necho two", "x y"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let header = err
+        .lines()
+        .find(|l| l.starts_with("memtriage: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        header.contains(r"sh -c $'echo one\necho two' 'x y' exited with code 0"),
+        "{header}"
+    );
+}
+
+#[test]
+fn counts_agree_with_their_nouns() {
+    let out = memtriage()
+        .args(["run", "--interval", "1s", "--", "true"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    for wrong in ["1 samples", "1 PSS readings", "1 processes"] {
+        assert!(!err.contains(wrong), "{wrong}: {err}");
+    }
+    assert!(err.contains("1 sample "), "{err}");
+}
