@@ -280,6 +280,10 @@ pub struct RecordedEvent {
     pub event: String,
     pub pid: i32,
     pub outcome: Option<Outcome>,
+    /// What happened, in words for people (the early warning's estimate, the failure
+    /// line seen); absent from recordings that predate it and from plain exits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 impl RunReport {
