@@ -259,13 +259,14 @@ pub fn memory(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
         base = top;
     }
     pss_line(&mut svg, r, &frame);
+    // Its label at the left, where a job's memory is lowest and covers it least.
     if let Some(l) = limit {
         let y = frame.y(l as f64);
         let _ = write!(
             svg,
-            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#c00" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" text-anchor="end" class="limit">limit {}</text>"##,
+            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#c00" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" class="limit">limit {}</text>"##,
             WIDTH - RIGHT,
-            WIDTH - RIGHT - 4.0,
+            LEFT + 4.0,
             y - 4.0,
             memtriage_core::model::units::iec(l)
         );

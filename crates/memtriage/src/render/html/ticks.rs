@@ -17,7 +17,7 @@ pub struct Scale {
 }
 
 /// Value axes aim for about this many intervals; the time axis, being wider, more.
-const VALUE_INTERVALS: f64 = 5.0;
+const VALUE_INTERVALS: f64 = 6.0;
 const TIME_INTERVALS: f64 = 8.0;
 
 /// The smallest 1-2-5 step that cuts `span` into at most `intervals` pieces.
