@@ -181,34 +181,35 @@ fn recorded_oom_page(dir: &Path) -> PathBuf {
     dir.join("run.html")
 }
 
-#[test]
-fn html_page_of_an_oom_kill_is_laid_out_whole_in_a_real_browser() {
-    let Some(browser) = chromium() else {
+/// Chromium, or `None` (the test skips) where it is missing outside CI; CI must have it.
+fn browser_or_skip() -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "chromium is not installed: CI must check the page in a real browser \
              (.ci/run installs Debian's chromium)"
         );
         eprintln!("skipped: no chromium on the PATH (apt-get install chromium)");
-        return;
-    };
-    if !is_root() {
-        eprintln!("skipped: --limit needs root to make a cgroup");
-        return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let page = recorded_oom_page(dir.path());
-    let html = std::fs::read_to_string(&page).unwrap();
+    found
+}
+
+/// Lays `page` out in the browser and checks what any page must show: no console
+/// error, nothing fetched, no sideways scrolling, both charts at their size on one
+/// time axis, every marker inside its chart and on that axis, no two labels on top
+/// of each other. The probe's verdict, for the caller's own checks.
+fn laid_out(browser: &Path, profile: &Path, page: &Path, dir: &Path) -> serde_json::Value {
+    let html = std::fs::read_to_string(page).unwrap();
 
     // The probe goes into a copy: the page itself stays script-free.
-    let probed = dir.path().join("probed.html");
+    let probed = dir.join("probed.html");
     let with_probe = html
         .replacen("<head>", &format!("<head>{TRAP}"), 1)
         .replacen("</body>", &format!("{PROBE}</body>"), 1);
     assert_ne!(with_probe, html, "the page has a head and a body to probe");
     std::fs::write(&probed, with_probe).unwrap();
-    let profile = dir.path().join("chromium-profile");
-    let (dom, stderr) = browse(&browser, &profile, &["--dump-dom"], &probed);
+    let (dom, stderr) = browse(browser, profile, &["--dump-dom"], &probed);
     let v = verdict_in(&dom, &stderr);
 
     let console: Vec<&str> = stderr.lines().filter(|l| l.contains(":CONSOLE")).collect();
@@ -265,27 +266,6 @@ fn html_page_of_an_oom_kill_is_laid_out_whole_in_a_real_browser() {
         }
     }
 
-    // The story at a glance: the helper's death and the OOM kill, labelled.
-    let memory = &charts[0];
-    let labelled: Vec<(&str, &str)> = memory["markers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|m| Some((m["kind"].as_str()?, m["label"].as_str()?)))
-        .collect();
-    assert!(
-        labelled
-            .iter()
-            .any(|(k, l)| *k == "oom-kill" && l.contains("out of memory")),
-        "{labelled:?}"
-    );
-    assert!(
-        labelled
-            .iter()
-            .any(|(k, l)| *k == "exit" && l.contains("exited with code 0")),
-        "the helper's death: {labelled:?}"
-    );
-
     // One time axis: each tick at the same x in both charts, the same ticks.
     let ticks = |c: &serde_json::Value| -> Vec<(f64, f64, String)> {
         c["xticks"]
@@ -308,6 +288,44 @@ fn html_page_of_an_oom_kill_is_laid_out_whole_in_a_real_browser() {
             tb.1
         );
     }
+    v
+}
+
+#[test]
+fn html_page_of_an_oom_kill_is_laid_out_whole_in_a_real_browser() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipped: --limit needs root to make a cgroup");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = recorded_oom_page(dir.path());
+    let profile = dir.path().join("chromium-profile");
+    let v = laid_out(&browser, &profile, &page, dir.path());
+    let charts = v["charts"].as_array().unwrap();
+
+    // The story at a glance: the helper's death and the OOM kill, labelled.
+    let memory = &charts[0];
+    let labelled: Vec<(&str, &str)> = memory["markers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| Some((m["kind"].as_str()?, m["label"].as_str()?)))
+        .collect();
+    assert!(
+        labelled
+            .iter()
+            .any(|(k, l)| *k == "oom-kill" && l.contains("out of memory")),
+        "{labelled:?}"
+    );
+    assert!(
+        labelled
+            .iter()
+            .any(|(k, l)| *k == "exit" && l.contains("exited with code 0")),
+        "the helper's death: {labelled:?}"
+    );
 
     let findings = v["findings"].as_array().unwrap();
     let oom = findings
@@ -324,5 +342,86 @@ fn html_page_of_an_oom_kill_is_laid_out_whole_in_a_real_browser() {
         let arg = format!("--screenshot={}", shot.display());
         let (_, stderr) = browse(&browser, &profile, &[&arg], &page);
         assert!(shot.is_file(), "no screenshot written: {stderr}");
+    }
+}
+
+/// A recording of a DataLoader-like job written by hand: eight workers ending within
+/// a few milliseconds, the early warning, a failure line, an OOM-kill event and one
+/// event kind this page has never heard of, most of them within a second.
+fn crowded_recording() -> String {
+    let mut lines = vec![
+        r#"{"type":"header","schema":"memtriage.record/v1","command":["python3","train.py"],"interval_ms":500,"limit":null,"started_unix_ms":1}"#.to_string(),
+        r#"{"type":"event","t":0.0,"event":"start","pid":100}"#.to_string(),
+    ];
+    for i in 0..=20 {
+        let t = i as f64 * 0.5;
+        let rss = (100 + i * 40) << 20;
+        let pss = if i == 7 {
+            "null".to_string()
+        } else {
+            (rss - (8 << 20)).to_string()
+        };
+        lines.push(format!(
+            r#"{{"type":"sample","t":{t},"processes":[{{"pid":100,"ppid":1,"comm":"python3","rss":{rss},"minflt":0,"majflt":0}}],"tree_rss":{rss},"tree_pss":{pss},"shm_used":0,"swap_used":0,"cgroup_usage":null,"minor_faults_per_second":{},"major_faults_per_second":{}}}"#,
+            31272.0 + i as f64 * 17.0,
+            i as f64 * 3.0
+        ));
+    }
+    for w in 0..8 {
+        lines.push(format!(
+            r#"{{"type":"event","t":{},"event":"exit","pid":{},"outcome":{{"exit_code":0,"signal":null,"core_dumped":false}}}}"#,
+            2.0 + w as f64 * 0.003,
+            200 + w
+        ));
+    }
+    lines.extend([
+        r#"{"type":"event","t":2.01,"event":"exit","pid":300,"outcome":{"exit_code":null,"signal":9,"core_dumped":false}}"#.to_string(),
+        r#"{"type":"event","t":8.9,"event":"warning","pid":100,"label":"pid 100 and 3 workers grow 1.1 GiB/min; the 1.0 GiB limit is reached in ~1 min"}"#.to_string(),
+        r#"{"type":"event","t":9.1,"event":"failure-line","pid":100,"label":"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"}"#.to_string(),
+        r#"{"type":"event","t":9.2,"event":"gpu-reset","pid":100}"#.to_string(),
+        r#"{"type":"event","t":9.95,"event":"oom-kill","pid":100,"label":"the kernel killed pid 100 (python3): out of memory"}"#.to_string(),
+        r#"{"type":"event","t":10.0,"event":"exit","pid":100,"outcome":{"exit_code":null,"signal":9,"core_dumped":false}}"#.to_string(),
+    ]);
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn crowded_events_keep_their_labels_apart_and_inside_the_chart_in_a_real_browser() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("run.jsonl"), crowded_recording()).unwrap();
+    let out = memtriage()
+        .current_dir(dir.path())
+        .args(["report", "run.jsonl", "--html", "run.html"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let profile = dir.path().join("chromium-profile");
+    let v = laid_out(&browser, &profile, &dir.path().join("run.html"), dir.path());
+    let labels: Vec<String> = v["charts"][0]["markers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["label"].as_str().map(str::to_string))
+        .collect();
+    for expected in [
+        "8 processes exited with code 0",
+        "pid 300 killed by signal 9 (SIGKILL)",
+        "limit is reached in ~1 min",
+        "CUDA out of memory",
+        "gpu-reset pid 100 python3",
+        "the kernel killed pid 100 (python3): out of memory",
+        "pid 100 python3 killed by signal 9 (SIGKILL)",
+    ] {
+        assert!(
+            labels.iter().any(|l| l.contains(expected)),
+            "no label with {expected:?} in {labels:#?}"
+        );
     }
 }
