@@ -182,6 +182,8 @@ fn recorded_oom_page(dir: &Path) -> PathBuf {
 }
 
 /// Chromium, or `None` (the test skips) where it is missing outside CI; CI must have it.
+// A skipped test says why in the test output.
+#[allow(clippy::print_stderr)]
 fn browser_or_skip() -> Option<PathBuf> {
     let found = chromium();
     if found.is_none() {
