@@ -298,7 +298,8 @@ pub struct RecordedEvent {
     pub event: String,
     pub pid: i32,
     pub outcome: Option<Outcome>,
-    /// What happened, for people (a warning's text, the failure line seen).
+    /// What happened, in words for people (the early warning's estimate, the failure
+    /// line seen); absent from recordings that predate it and from plain exits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
 }

@@ -1,0 +1,482 @@
+//! The page's two SVG charts, memory and page faults, on one time axis: the same
+//! width, margins and domain (0 to the run's wall time), so a moment sits at the same
+//! x in both, and the run's events are drawn at it in both.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use memtriage_core::model::run::Record;
+
+use super::esc;
+use super::markers::{place_labels, shown_label, Marker};
+use super::ticks::{self, Scale, Tick};
+
+const WIDTH: f64 = 960.0;
+const LEFT: f64 = 80.0;
+const RIGHT: f64 = 20.0;
+/// Above the plot when no label band is needed: room for the limit's label.
+const TOP: f64 = 20.0;
+const PLOT_HEIGHT: f64 = 240.0;
+/// Below the plot: the time ticks.
+const BOTTOM: f64 = 30.0;
+/// One row of event labels above the memory plot.
+const ROW_HEIGHT: f64 = 15.0;
+/// More rows than this and the labels would crowd out the chart; the rest are in the
+/// tooltips and the list of events.
+const MAX_LABEL_ROWS: usize = 6;
+/// Markers closer than this many user units merge (workers ending together).
+const MERGE_WIDTH: f64 = 6.0;
+/// Processes drawn separately; the rest are stacked as "other".
+const SERIES: usize = 8;
+const COLORS: [&str; 9] = [
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+    "#bab0ac",
+];
+
+/// The time axis both charts share.
+pub struct TimeAxis {
+    end: f64,
+    ticks: Vec<Tick>,
+}
+
+impl TimeAxis {
+    /// The run's wall time, or the last thing recorded when the run was cut short; a
+    /// sample or event stamped a hair after the end still lies inside.
+    pub fn of(r: &Record) -> TimeAxis {
+        let last_sample = r.samples.iter().map(|s| s.t).fold(0.0, f64::max);
+        let last_event = r.events.iter().map(|e| e.t).fold(0.0, f64::max);
+        let wall = r.summary.as_ref().map_or(0.0, |s| s.wall_seconds);
+        let end = [wall, last_sample, last_event]
+            .into_iter()
+            .filter(|t| t.is_finite())
+            .fold(0.0, f64::max);
+        TimeAxis {
+            end,
+            ticks: ticks::time(end),
+        }
+    }
+
+    pub fn end(&self) -> f64 {
+        self.end
+    }
+
+    pub fn x(&self, t: f64) -> f64 {
+        let share = if self.end > 0.0 {
+            (t / self.end).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        LEFT + (WIDTH - LEFT - RIGHT) * share
+    }
+
+    /// Seconds that `MERGE_WIDTH` user units stand for.
+    pub fn merge_seconds(&self) -> f64 {
+        self.end * MERGE_WIDTH / (WIDTH - LEFT - RIGHT)
+    }
+}
+
+/// One chart's drawing area and value scale.
+struct Frame<'a> {
+    time: &'a TimeAxis,
+    scale: Scale,
+    top: f64,
+}
+
+impl Frame<'_> {
+    fn bottom(&self) -> f64 {
+        self.top + PLOT_HEIGHT
+    }
+
+    fn height(&self) -> f64 {
+        self.bottom() + BOTTOM
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        let share = if self.scale.top > 0.0 {
+            (v / self.scale.top).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self.bottom() - PLOT_HEIGHT * share
+    }
+
+    /// The `<svg>` start, the plot's box, the grid and both axes' ticks.
+    fn open(&self, svg: &mut String, name: &str, aria: &str) {
+        let (w, h) = (WIDTH, self.height());
+        let _ = write!(
+            svg,
+            r##"<svg class="chart" data-chart="{name}" viewBox="0 0 {w} {h}" role="img" aria-label="{aria}"><rect class="plot" x="{LEFT}" y="{:.1}" width="{}" height="{PLOT_HEIGHT}" fill="none" stroke="#ccc"/>"##,
+            self.top,
+            WIDTH - LEFT - RIGHT,
+        );
+        for t in &self.scale.ticks {
+            let y = self.y(t.value);
+            let _ = write!(
+                svg,
+                r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{}" y="{:.1}" text-anchor="end" class="tick">{}</text>"##,
+                WIDTH - RIGHT,
+                LEFT - 6.0,
+                y + 4.0,
+                esc(&t.label)
+            );
+        }
+        for t in &self.time.ticks {
+            let x = self.time.x(t.value);
+            let _ = write!(
+                svg,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}" stroke="#999"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" class="tick xtick" data-t="{}">{}</text>"##,
+                self.bottom(),
+                self.bottom() + 4.0,
+                self.bottom() + 18.0,
+                t.value,
+                esc(&t.label)
+            );
+        }
+    }
+
+    /// Each marker as a line across the plot, its label (where `spots` gave it a place)
+    /// in the band above, and its whole text as a tooltip.
+    fn markers(&self, svg: &mut String, markers: &[Marker], labelled: &[Option<(f64, f64)>]) {
+        for (m, spot) in markers.iter().zip(labelled) {
+            let x = self.time.x(m.t);
+            let color = m.tone.color();
+            let _ = write!(
+                svg,
+                r#"<g class="marker" data-kind="{}" data-t="{}"><title>{:.1} s: {}</title>"#,
+                esc(&m.kind),
+                m.t,
+                m.t,
+                esc(&m.label)
+            );
+            let line_top = spot.map_or(self.top, |(_, baseline)| baseline - 10.0);
+            let _ = write!(
+                svg,
+                r#"<line x1="{x:.1}" x2="{x:.1}" y1="{line_top:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.2" stroke-dasharray="3 2"/>"#,
+                self.bottom()
+            );
+            if let Some((left, baseline)) = spot {
+                let _ = write!(
+                    svg,
+                    r#"<text x="{left:.1}" y="{baseline:.1}" class="mlabel" fill="{color}">{}</text>"#,
+                    esc(&shown_label(&m.label))
+                );
+            }
+            svg.push_str("</g>");
+        }
+    }
+}
+
+/// The memory chart: each process's RSS stacked, the tree's PSS as a line, the limit
+/// dashed, and the run's events with their labels in a band above the plot.
+pub fn memory(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
+    let mut peak: HashMap<i32, (u64, String)> = HashMap::new();
+    for s in &r.samples {
+        for p in &s.processes {
+            let e = peak.entry(p.pid).or_insert((0, p.comm.clone()));
+            e.0 = e.0.max(p.rss);
+            e.1.clone_from(&p.comm);
+        }
+    }
+    let mut order: Vec<(i32, u64, String)> =
+        peak.into_iter().map(|(pid, (b, c))| (pid, b, c)).collect();
+    order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let shown: Vec<(i32, String)> = order
+        .iter()
+        .take(SERIES)
+        .map(|(pid, _, c)| (*pid, c.clone()))
+        .collect();
+    let limit = r
+        .summary
+        .as_ref()
+        .and_then(|s| s.limit.as_ref())
+        .map(|l| l.limit);
+    let stacked_max = r
+        .samples
+        .iter()
+        .map(|s| s.processes.iter().map(|p| p.rss).sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    let y_max = r
+        .samples
+        .iter()
+        .map(|s| s.tree_rss.max(s.tree_pss.unwrap_or(0)))
+        .max()
+        .unwrap_or(0)
+        .max(stacked_max)
+        .max(limit.unwrap_or(0));
+
+    let labels: Vec<String> = markers.iter().map(|m| shown_label(&m.label)).collect();
+    let xs: Vec<f64> = markers.iter().map(|m| time.x(m.t)).collect();
+    let spots = place_labels(&labels, &xs, 4.0, WIDTH - 4.0, MAX_LABEL_ROWS);
+    let rows = spots.iter().flatten().map(|s| s.row + 1).max().unwrap_or(0);
+    const BAND_TOP: f64 = 6.0;
+    let frame = Frame {
+        time,
+        scale: ticks::bytes(y_max as f64),
+        top: TOP.max(BAND_TOP + rows as f64 * ROW_HEIGHT + 6.0),
+    };
+    let labelled: Vec<Option<(f64, f64)>> = spots
+        .iter()
+        .map(|s| s.map(|s| (s.left, BAND_TOP + (s.row + 1) as f64 * ROW_HEIGHT - 3.0)))
+        .collect();
+
+    let mut svg = String::new();
+    frame.open(&mut svg, "memory", "memory over time");
+    // Stacked areas, bottom series first.
+    let mut base = vec![0u64; r.samples.len()];
+    for layer in 0..=shown.len() {
+        let values: Vec<u64> = r
+            .samples
+            .iter()
+            .map(|s| {
+                s.processes
+                    .iter()
+                    .filter(|p| match shown.get(layer) {
+                        Some((pid, _)) => p.pid == *pid,
+                        None => !shown.iter().any(|(pid, _)| *pid == p.pid),
+                    })
+                    .map(|p| p.rss)
+                    .sum()
+            })
+            .collect();
+        if values.iter().all(|v| *v == 0) {
+            continue;
+        }
+        let top: Vec<u64> = base.iter().zip(&values).map(|(b, v)| b + v).collect();
+        let mut points = String::new();
+        for (s, v) in r.samples.iter().zip(&top) {
+            let _ = write!(points, "{:.1},{:.1} ", time.x(s.t), frame.y(*v as f64));
+        }
+        for (s, v) in r.samples.iter().zip(&base).rev() {
+            let _ = write!(points, "{:.1},{:.1} ", time.x(s.t), frame.y(*v as f64));
+        }
+        let _ = write!(
+            svg,
+            r#"<polygon points="{}" fill="{}" fill-opacity="0.75"/>"#,
+            points.trim_end(),
+            COLORS[layer.min(COLORS.len() - 1)]
+        );
+        base = top;
+    }
+    pss_line(&mut svg, r, &frame);
+    // Its label at the left, where a job's memory is lowest and covers it least.
+    if let Some(l) = limit {
+        let y = frame.y(l as f64);
+        let _ = write!(
+            svg,
+            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#c00" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" class="limit">limit {}</text>"##,
+            WIDTH - RIGHT,
+            LEFT + 4.0,
+            y - 4.0,
+            memtriage_core::model::units::iec(l)
+        );
+    }
+    frame.markers(&mut svg, markers, &labelled);
+    svg.push_str("</svg>");
+
+    let mut legend = String::from(r#"<p class="legend">"#);
+    for (i, (pid, comm)) in shown.iter().enumerate() {
+        let _ = write!(
+            legend,
+            r#"<span><i style="background:{}"></i>{} {}</span> "#,
+            COLORS[i],
+            pid,
+            esc(comm)
+        );
+    }
+    if order.len() > SERIES {
+        let _ = write!(
+            legend,
+            r#"<span><i style="background:{}"></i>other ({})</span> "#,
+            COLORS[SERIES],
+            order.len() - SERIES
+        );
+    }
+    legend.push_str(r#"<span><i style="background:#000;height:2px"></i>tree PSS</span></p>"#);
+    format!("{svg}{legend}")
+}
+
+/// The tree's PSS through every sample that has it: a sample without it (a reading
+/// missed that tick) is passed over, the line joining its neighbours, since PSS did
+/// not drop to nothing there.
+fn pss_line(svg: &mut String, r: &Record, frame: &Frame) {
+    let points: Vec<(f64, f64)> = r
+        .samples
+        .iter()
+        .filter_map(|s| Some((frame.time.x(s.t), frame.y(s.tree_pss? as f64))))
+        .collect();
+    match points.as_slice() {
+        [] => {}
+        [(x, y)] => {
+            let _ = write!(
+                svg,
+                r##"<circle class="pss" cx="{x:.1}" cy="{y:.1}" r="2.5" fill="#000"/>"##
+            );
+        }
+        _ => {
+            let joined: Vec<String> = points
+                .iter()
+                .map(|(x, y)| format!("{x:.1},{y:.1}"))
+                .collect();
+            let _ = write!(
+                svg,
+                r##"<polyline class="pss" points="{}" fill="none" stroke="#000" stroke-width="1.5"/>"##,
+                joined.join(" ")
+            );
+        }
+    }
+}
+
+/// Minor and major fault rates, on the memory chart's time axis, with the events'
+/// lines (their labels are on the memory chart above).
+pub fn faults(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
+    let y_max = r
+        .samples
+        .iter()
+        .map(|s| s.minor_faults_per_second.max(s.major_faults_per_second))
+        .fold(0.0, f64::max);
+    let frame = Frame {
+        time,
+        scale: ticks::per_second(y_max),
+        top: TOP,
+    };
+    let mut svg = String::new();
+    frame.open(&mut svg, "faults", "page faults per second");
+    for (major, color) in [(false, "#4e79a7"), (true, "#e15759")] {
+        let pts: Vec<String> = r
+            .samples
+            .iter()
+            .map(|s| {
+                let v = if major {
+                    s.major_faults_per_second
+                } else {
+                    s.minor_faults_per_second
+                };
+                format!("{:.1},{:.1}", time.x(s.t), frame.y(v))
+            })
+            .collect();
+        let _ = write!(
+            svg,
+            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="1.5"/>"#,
+            pts.join(" ")
+        );
+    }
+    frame.markers(&mut svg, markers, &vec![None; markers.len()]);
+    svg.push_str("</svg>");
+    svg.push_str(r##"<p class="legend"><span><i style="background:#4e79a7"></i>minor faults/s</span> <span><i style="background:#e15759"></i>major faults/s (disk reads)</span></p>"##);
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::html::fixture::oom_recording;
+    use crate::render::html::markers::markers;
+
+    /// The numbers of `attr="…"` in `svg`, in order.
+    fn attrs(svg: &str, attr: &str) -> Vec<f64> {
+        let key = format!(" {attr}=\"");
+        svg.split(&key)
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next()?.parse().ok())
+            .collect()
+    }
+
+    fn drawn(r: &Record) -> (String, String) {
+        let time = TimeAxis::of(r);
+        let m = markers(r, time.end(), time.merge_seconds());
+        (memory(r, &time, &m), faults(r, &time, &m))
+    }
+
+    #[test]
+    fn regression_both_charts_share_the_run_s_time_axis() {
+        let r = oom_recording();
+        let time = TimeAxis::of(&r);
+        assert_eq!(
+            time.end(),
+            2.3,
+            "the wall time, past the last sample at 2.0 s"
+        );
+        let (mem, faults) = drawn(&r);
+        let tick_xs = |svg: &str| -> Vec<String> {
+            svg.split("class=\"tick xtick\"")
+                .skip(1)
+                .filter_map(|s| s.split('>').nth(1)?.split('<').next().map(str::to_string))
+                .collect()
+        };
+        assert_eq!(tick_xs(&mem), tick_xs(&faults));
+        assert_eq!(tick_xs(&mem)[..3], ["0 s", "0.5 s", "1.0 s"]);
+        // The exit at 2.2 s, after the last sample, at the same x in both.
+        let x_of_last_marker = |svg: &str| {
+            let g = &svg[svg.rfind("<g class=\"marker\"").unwrap()..];
+            attrs(g, "x1")[0]
+        };
+        assert_eq!(x_of_last_marker(&mem), x_of_last_marker(&faults));
+        assert!(x_of_last_marker(&mem) < WIDTH - RIGHT);
+    }
+
+    #[test]
+    fn regression_every_marker_lies_inside_the_drawing() {
+        let (mem, faults) = drawn(&oom_recording());
+        for svg in [&mem, &faults] {
+            let height: f64 = svg
+                .split("viewBox=\"0 0 ")
+                .nth(1)
+                .and_then(|s| s.split('"').next())
+                .and_then(|s| s.split(' ').nth(1))
+                .and_then(|s| s.parse().ok())
+                .unwrap();
+            let markers = &svg[svg.find("<g class=\"marker\"").unwrap()..];
+            for x in attrs(markers, "x1").into_iter().chain(attrs(markers, "x")) {
+                assert!(
+                    (LEFT..=WIDTH - RIGHT).contains(&x) || (0.0..WIDTH).contains(&x),
+                    "{x}"
+                );
+            }
+            for x in attrs(markers, "x1") {
+                assert!((LEFT..=WIDTH - RIGHT).contains(&x), "marker line at {x}");
+            }
+            for y in attrs(markers, "y1").into_iter().chain(attrs(markers, "y2")) {
+                assert!((0.0..=height).contains(&y), "{y} outside 0..{height}");
+            }
+        }
+        assert!(mem.contains("limit is reached in ~1 s"));
+        assert!(mem.contains("killed pid 31"));
+    }
+
+    #[test]
+    fn regression_tree_pss_joins_across_a_missed_reading() {
+        let (mem, _) = drawn(&oom_recording());
+        assert_eq!(
+            mem.matches("class=\"pss\"").count(),
+            1,
+            "one line, not stretches"
+        );
+        let line = mem.split("class=\"pss\" points=\"").nth(1).unwrap();
+        let points = line.split('"').next().unwrap().split(' ').count();
+        assert_eq!(
+            points, 3,
+            "the three samples with PSS, the missed one passed over"
+        );
+    }
+
+    #[test]
+    fn regression_value_axes_have_round_labels() {
+        let (mem, faults) = drawn(&oom_recording());
+        assert!(faults.contains(">30k/s<"), "{faults}");
+        assert!(!faults.contains("31272"));
+        assert!(
+            mem.contains(">60 MiB<") || mem.contains(">64 MiB<"),
+            "{mem}"
+        );
+    }
+
+    #[test]
+    fn an_empty_recording_draws_empty_charts_without_dividing_by_zero() {
+        let r = Record::default();
+        let (mem, faults) = drawn(&r);
+        for svg in [mem, faults] {
+            assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
+        }
+    }
+}

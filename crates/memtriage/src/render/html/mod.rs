@@ -1,0 +1,128 @@
+//! `memtriage report --html`: a recorded run as one self-contained HTML page with
+//! SVG charts (no scripts, no fonts or files from elsewhere). `charts` draws memory
+//! and page faults on one time axis, `markers` puts the run's events on it, `ticks`
+//! rounds the axes' labels.
+
+mod charts;
+#[cfg(test)]
+mod fixture;
+mod markers;
+mod ticks;
+
+use std::fmt::Write;
+
+use memtriage_core::model::finding::Severity;
+use memtriage_core::model::run::Record;
+
+use memtriage_core::model::units::iec;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Every marker in words, under the charts: the labels a crowded chart had to cut or
+/// leave to a tooltip are here whole.
+fn events_list(markers: &[markers::Marker]) -> String {
+    if markers.is_empty() {
+        return String::new();
+    }
+    let mut list = String::from("<h2>Events</h2><table class=\"events\">");
+    for m in markers {
+        let _ = write!(
+            list,
+            "<tr><td class=\"t\">{:.1} s</td><td><i style=\"background:{}\"></i>{}</td></tr>",
+            m.t,
+            m.tone.color(),
+            esc(&m.label)
+        );
+    }
+    list.push_str("</table>");
+    list
+}
+
+pub fn page(r: &Record) -> String {
+    let title = esc(&memtriage_core::model::shell::join(&r.command));
+    let mut body = String::new();
+    match &r.summary {
+        Some(s) => {
+            let _ = write!(
+                body,
+                "<p class=\"outcome\">{} after {:.1} s · peak RSS {} at {:.1} s{}</p>",
+                esc(&s.outcome.describe()),
+                s.wall_seconds,
+                iec(s.peak_tree_rss.bytes),
+                s.peak_tree_rss.at_seconds,
+                s.peak_tree_pss.map(|p| format!(" · peak PSS {}", iec(p.bytes))).unwrap_or_default()
+            );
+        }
+        None => body.push_str("<p class=\"outcome\">the recording ends before the job did (memtriage was stopped)</p>"),
+    }
+    let time = charts::TimeAxis::of(r);
+    let marks = markers::markers(r, time.end(), time.merge_seconds());
+    let _ = write!(body, "<h2>Memory</h2>{}", charts::memory(r, &time, &marks));
+    let _ = write!(
+        body,
+        "<h2>Page faults</h2>{}",
+        charts::faults(r, &time, &marks)
+    );
+    body.push_str(&events_list(&marks));
+    if let Some(s) = &r.summary {
+        body.push_str("<h2>Diagnosis</h2>");
+        if s.findings.is_empty() {
+            body.push_str("<p>No memory problem found.</p>");
+        }
+        for f in &s.findings {
+            let class = match f.severity {
+                Severity::Error => "error",
+                Severity::Warn => "warn",
+                _ => "info",
+            };
+            let _ = write!(
+                body,
+                "<div class=\"finding {class}\"><h3>{}</h3><ul>",
+                esc(&f.title)
+            );
+            for e in &f.evidence {
+                let _ = write!(
+                    body,
+                    "<li>{}: {} <small>({})</small></li>",
+                    esc(&e.label),
+                    esc(&e.value),
+                    esc(&e.source)
+                );
+            }
+            let _ = write!(body, "</ul><p><b>Why:</b> {}</p>", esc(&f.why));
+            if !f.fix.is_empty() {
+                let _ = write!(body, "<p><b>Fix:</b> {}</p>", esc(&f.fix));
+            }
+            body.push_str("</div>");
+        }
+    }
+    format!(
+        r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>memtriage: {title}</title>
+<style>
+body {{ font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1000px; color: #222; }}
+h1 {{ font-size: 18px; font-family: ui-monospace, monospace; word-break: break-all; }}
+h2 {{ font-size: 16px; margin-top: 1.6em; }}
+svg {{ width: 100%; height: auto; }}
+.tick {{ font-size: 11px; fill: #666; }}
+.limit {{ font-size: 11px; fill: #c00; }}
+.mlabel {{ font-size: 11px; paint-order: stroke; stroke: #fff; stroke-width: 3px; }}
+table.events {{ border-collapse: collapse; }}
+table.events td {{ padding: 1px 0.8em 1px 0; vertical-align: top; }}
+table.events td.t {{ text-align: right; color: #666; white-space: nowrap; }}
+table.events i {{ display: inline-block; width: 3px; height: 0.9em; margin-right: 6px; }}
+.legend span {{ margin-right: 1em; white-space: nowrap; }}
+.legend i {{ display: inline-block; width: 12px; height: 10px; margin-right: 4px; }}
+.finding {{ border-left: 4px solid #999; padding: 0 1em; margin: 1em 0; }}
+.finding.error {{ border-color: #c00; }} .finding.warn {{ border-color: #e90; }}
+small {{ color: #777; }}
+</style></head>
+<body><h1>memtriage run -- {title}</h1>{body}</body></html>
+"#
+    )
+}
