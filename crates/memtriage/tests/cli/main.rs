@@ -11,4 +11,5 @@ mod inspect_captured;
 mod inspect_live;
 mod report_cli;
 mod run_live;
+mod run_processes;
 mod run_torch;
