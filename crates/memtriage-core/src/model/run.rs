@@ -184,7 +184,8 @@ pub struct LimitInfo {
 #[serde(rename_all = "snake_case")]
 pub enum TrackingMethod {
     /// The kernel's process events (proc connector): every fork, exec and exit of
-    /// the job's tree, however short-lived. Needs root on the host.
+    /// the job's tree, however short-lived. Needs the host's namespaces, and root
+    /// before Linux 6.6.
     ProcEvents,
     /// The `--limit` cgroup's `cgroup.procs`, read every `poll_ms`.
     CgroupProcs,

@@ -1,8 +1,8 @@
 //! The kernel's process events (the proc connector): a netlink socket subscribed to
 //! every fork, exec, rename and exit on the machine, so a process that lives a
-//! millisecond is still seen. Subscribing needs CAP_NET_ADMIN in the initial user
-//! and pid namespaces (root on the host); elsewhere [`ProcEventSocket::subscribe`]
-//! says why it was refused. The bytes are read by [`crate::parse::proc_connector`].
+//! millisecond is still seen. Subscribing needs the initial pid namespace (not a
+//! container's) and, before Linux 6.6, CAP_NET_ADMIN (root); elsewhere
+//! [`ProcEventSocket::subscribe`] says why it was refused. The bytes are read by [`crate::parse::proc_connector`].
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -23,7 +23,7 @@ const RECEIVE_BUFFER: libc::c_int = 8 << 20;
 pub const DATAGRAM_MAX: usize = 4096;
 
 const WHAT: &str = "the kernel's process events";
-const FIX: &str = "run memtriage as root on the host (it needs CAP_NET_ADMIN in the initial namespaces) to see every process; without it processes are found by polling";
+const FIX: &str = "to see every process, run memtriage on the host, not in a container, and as root where the kernel is older than 6.6 (it needs CAP_NET_ADMIN there); meanwhile processes are found by polling";
 
 /// A subscription to the kernel's process events, ended when dropped.
 pub struct ProcEventSocket {
@@ -62,8 +62,9 @@ fn refused(cause: impl std::fmt::Display) -> Error {
 
 impl ProcEventSocket {
     /// Subscribes and waits up to `answer_within` for the kernel to accept. Refused
-    /// without CAP_NET_ADMIN (EPERM at bind or in the answer) and in a container's
-    /// pid namespace (where the kernel ignores the request and never answers).
+    /// without CAP_NET_ADMIN before Linux 6.6 (EPERM at bind or in the answer) and
+    /// in a container's pid namespace (where the kernel ignores the request and
+    /// never answers).
     pub fn subscribe(answer_within: Duration) -> Result<Self> {
         // SAFETY: plain socket(2); the descriptor is owned at once below.
         let raw = unsafe {

@@ -1,8 +1,9 @@
 //! Every process of the job, however briefly it lived. Samples come every tick and
 //! miss what starts and ends between two; this follows the tree on its own:
 //!
-//! - with the kernel's process events (root on the host), every fork, exec and exit
-//!   of memtriage's descendants, with parent, name, lifetime and exit status;
+//! - with the kernel's process events (on the host; as root before Linux 6.6),
+//!   every fork, exec and exit of memtriage's descendants, with parent, name,
+//!   lifetime and exit status;
 //! - else, under `--limit`, the job's cgroup's `cgroup.procs`, read every
 //!   [`CGROUP_POLL`] (one small file: cheap enough to read far more often than a
 //!   sample);
@@ -31,7 +32,7 @@ pub const CGROUP_POLL: Duration = Duration::from_millis(20);
 /// How long the kernel gets to accept a subscription.
 const SUBSCRIBE_ANSWER: Duration = Duration::from_millis(500);
 /// Set (to anything) to leave the kernel's process events unused, as a user without
-/// root gets: how the tests exercise the fallbacks as root.
+/// the events get: how the tests exercise the fallbacks where events work.
 pub const NO_PROC_EVENTS_ENV: &str = "MEMTRIAGE_NO_PROC_EVENTS";
 /// A sample and an event of one process may disagree by this much about when it
 /// lived (a sample's time is its tick's start); a reused pid is farther apart.
@@ -492,7 +493,7 @@ pub fn missed_note(t: &ProcessTracking) -> Option<String> {
             every(t.poll_ms)
         )),
         TrackingMethod::DescendantWalk => Some(format!(
-            "processes were found by walking the job's tree at each sample{}{why}: ones that lived between two samples may be missing (root, or --limit, sees more)",
+            "processes were found by walking the job's tree at each sample{}{why}: ones that lived between two samples may be missing (--limit polls the job's cgroup more often)",
             every(t.poll_ms)
         )),
     }
