@@ -29,6 +29,9 @@ use super::child::{outcome_from_status, Reaped};
 
 /// How often the `--limit` cgroup's member list is read when events are refused.
 pub const CGROUP_POLL: Duration = Duration::from_millis(20);
+/// How long after a polled process is first seen its name is read again: long
+/// enough for a fork to reach its exec, short enough to cost nothing later.
+const RENAME_WINDOW_NS: u64 = 1_000_000_000;
 /// How long the kernel gets to accept a subscription.
 const SUBSCRIBE_ANSWER: Duration = Duration::from_millis(500);
 /// Set (to anything) to leave the kernel's process events unused, as a user without
@@ -348,7 +351,14 @@ fn poll_cgroup(procs: &std::path::Path, stop: &AtomicBool) -> Tracked {
                 live.retain(|pid, _| members.contains(pid));
                 for &pid in &members {
                     if let Some(&i) = live.get(&pid) {
-                        tracked.seen[i].last_seen_ns = now;
+                        let s = &mut tracked.seen[i];
+                        s.last_seen_ns = now;
+                        // First seen between fork and exec, it had its parent's name.
+                        if now.saturating_sub(s.first_seen_ns) < RENAME_WINDOW_NS {
+                            if let Some(comm) = read_comm(pid) {
+                                s.comm = Some(comm);
+                            }
+                        }
                         continue;
                     }
                     let st = std::fs::read(format!("/proc/{pid}/stat"))

@@ -165,7 +165,11 @@ fn a_child_killed_between_samples_is_listed_with_its_signal() {
     if !followed_events(&report) {
         return;
     }
-    let killed = children(&report, "sh");
+    let job = &report["pid"];
+    let killed: Vec<_> = processes(&report)
+        .iter()
+        .filter(|p| &p["ppid"] == job)
+        .collect();
     assert_eq!(killed.len(), 1, "{:#}", report["processes"]);
     assert_eq!(killed[0]["outcome"]["signal"], 9);
 }
