@@ -98,7 +98,7 @@ impl ProcEventSocket {
                 std::mem::size_of::<libc::timeval>(),
             )
         };
-        set_option(&fd, libc::SO_RCVTIMEO, timeout_bytes).map_err(|e| refused(e))?;
+        set_option(&fd, libc::SO_RCVTIMEO, timeout_bytes).map_err(refused)?;
 
         // SAFETY: an all-zero sockaddr_nl is valid; the fields that matter are set.
         let mut address: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
