@@ -178,14 +178,19 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
         )
         .with_quantity(Quantity::Bytes(r.peak_tree_rss.bytes)),
     );
-    if let Some(biggest) = r.processes.iter().max_by_key(|p| p.peak_rss.bytes) {
+    if let Some((biggest, peak)) = r
+        .processes
+        .iter()
+        .filter_map(|p| Some((p, p.peak_rss?)))
+        .max_by_key(|(_, peak)| peak.bytes)
+    {
         evidence.push(
             Evidence::text(
                 format!("largest process: {}", process_label(biggest)),
-                format!("peak RSS {}", iec(biggest.peak_rss.bytes)),
+                format!("peak RSS {}", iec(peak.bytes)),
                 "/proc/PID/stat",
             )
-            .with_quantity(Quantity::Bytes(biggest.peak_rss.bytes)),
+            .with_quantity(Quantity::Bytes(peak.bytes)),
         );
     }
     let by_cgroup = r.limit.is_some()
@@ -397,7 +402,7 @@ fn copy_on_write(r: &RunReport) -> Vec<Finding> {
                 comm: p.comm.clone(),
                 exe: p.exe.clone(),
                 kernel_thread: false,
-                rss: Some(p.peak_rss.bytes),
+                rss: p.peak_rss.map(|peak| peak.bytes),
                 memory: Some(cow::Memory {
                     private_clean: uss - dirty,
                     private_dirty: dirty,

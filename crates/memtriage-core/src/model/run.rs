@@ -96,9 +96,19 @@ pub struct ProcessSummary {
     pub comm: String,
     /// The executable at the latest PSS reading (forked workers share their parent's).
     pub exe: Option<String>,
+    /// First and last moment the process was known alive, in seconds since the job
+    /// started: by a sample, or by the kernel's process events.
     pub first_seen_seconds: f64,
     pub last_seen_seconds: f64,
-    pub peak_rss: Peak,
+    /// When it was forked and when it exited, from the kernel's process events
+    /// (`None` where they were not followed, see `RunReport::process_tracking`).
+    #[serde(default)]
+    pub started_seconds: Option<f64>,
+    #[serde(default)]
+    pub ended_seconds: Option<f64>,
+    /// Highest RSS among the samples of it; `None` when it lived and ended between
+    /// two samples, so its memory is unknown (not 0). Its fault counts are then 0.
+    pub peak_rss: Option<Peak>,
     /// Highest PSS among the readings taken (PSS is read on a budget; see `sampling`).
     pub peak_pss: Option<Peak>,
     /// Highest USS (private memory) among the readings taken.
@@ -129,7 +139,9 @@ impl ProcessSummary {
             exe: None,
             first_seen_seconds: t,
             last_seen_seconds: t,
-            peak_rss: Peak::default(),
+            started_seconds: None,
+            ended_seconds: None,
+            peak_rss: None,
             peak_pss: None,
             peak_uss: None,
             peak_uss_estimate: None,
@@ -165,6 +177,39 @@ pub struct LimitInfo {
     pub oom_kills: Option<u64>,
     /// Whether the cgroup was removed afterwards.
     pub removed: bool,
+}
+
+/// How `run` found the job's processes (`process_tracking` in `memtriage.run/v1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrackingMethod {
+    /// The kernel's process events (proc connector): every fork, exec and exit of
+    /// the job's tree, however short-lived. Needs the host's namespaces, and root
+    /// before Linux 6.6.
+    ProcEvents,
+    /// The `--limit` cgroup's `cgroup.procs`, read every `poll_ms`.
+    CgroupProcs,
+    /// The sampler's walk of memtriage's descendants, at each sample.
+    DescendantWalk,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessTracking {
+    pub method: TrackingMethod,
+    /// How often the tree was looked at when it was polled; `None` for events.
+    pub poll_ms: Option<u64>,
+    /// Why the kernel's process events were not used, when they were not.
+    pub events_unavailable: Option<String>,
+    /// Events the kernel dropped (its buffer was full), so processes may be missing
+    /// even with [`TrackingMethod::ProcEvents`].
+    pub events_lost: bool,
+}
+
+impl ProcessTracking {
+    /// Whether every process of the job is counted, however briefly it lived.
+    pub fn complete(&self) -> bool {
+        self.method == TrackingMethod::ProcEvents && !self.events_lost
+    }
 }
 
 /// What sampling cost and how fresh its PSS readings were.
@@ -211,7 +256,12 @@ pub struct RunReport {
     /// background jobs running).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_running: Vec<LeftRunning>,
+    /// Every process of the job seen, sampled or not.
     pub processes: Vec<ProcessSummary>,
+    /// How the processes were found, and whether short-lived ones may be missing.
+    /// Absent in reports written before memtriage said so.
+    #[serde(default)]
+    pub process_tracking: Option<ProcessTracking>,
     pub limit: Option<LimitInfo>,
     pub sampling: SamplingStats,
     pub findings: Vec<Finding>,

@@ -5,9 +5,10 @@
 //!
 //! One file per format: `/proc` files (`meminfo`, `swaps`, `pressure`, `limits`,
 //! `uptime`, `stat`, `statm`, `status`, `smaps`, `smaps_rollup`, `mountinfo`,
-//! `cgroup`), `/sys` choices (`thp`), the kernel log (`kmsg`), `/etc/passwd`
-//! (`passwd`), the `.safetensors` header (`safetensors`), `--record` files
-//! (`record`), and the shared helpers `kv`, `text` and `size`.
+//! `cgroup`), `/sys` choices (`thp`), the kernel log (`kmsg`), the kernel's process
+//! events (`proc_connector`), `/etc/passwd` (`passwd`), the `.safetensors` header
+//! (`safetensors`), `--record` files (`record`), and the shared helpers `kv`, `text`
+//! and `size`.
 
 use std::fmt;
 
@@ -19,6 +20,7 @@ pub mod meminfo;
 pub mod mountinfo;
 pub mod passwd;
 pub mod pressure;
+pub mod proc_connector;
 pub mod record;
 pub mod safetensors;
 pub mod size;

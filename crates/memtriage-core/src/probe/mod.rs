@@ -6,13 +6,15 @@
 //! `process` and `procdir` read one process, `tree` many, `maps` its regions;
 //! `system` the machine (meminfo, swaps, pressure, vmstat, uptime, `/dev/shm`, THP,
 //! hugepages, sysctls, limits), `cgroup` memory cgroups, `mounts` mountinfo, `kmsg`
-//! the kernel log, `damon` proactive reclaim, `users` user names.
+//! the kernel log, `proc_events` the kernel's process events (fork, exec, exit),
+//! `damon` proactive reclaim, `users` user names.
 
 pub mod cgroup;
 pub mod damon;
 pub mod kmsg;
 pub mod maps;
 pub mod mounts;
+pub mod proc_events;
 pub mod procdir;
 pub mod process;
 pub(crate) mod root;

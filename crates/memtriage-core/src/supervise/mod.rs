@@ -6,6 +6,7 @@
 //! the caller; `usecase::run` diagnoses it.
 
 pub mod child;
+pub mod descendants;
 pub mod limit;
 pub mod oom_score;
 pub mod passthrough;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::model::run::{FaultStats, LeftRunning, LimitInfo, RunReport, RUN_SCHEMA};
+use crate::model::run::{FaultStats, LeftRunning, LimitInfo, Peak, RunReport, RUN_SCHEMA};
 use crate::probe::cgroup::{CgroupDir, CgroupReader};
 use crate::probe::root::Root;
 use crate::probe::system::uptime_seconds;
@@ -112,6 +113,9 @@ pub fn run<O: OutputObserver + 'static>(
         std::thread::spawn(move || signals::forward(target, stop, received))
     };
     let perf = config.perf.then(perf::Perf::open);
+    let tree_watch = descendants::DescendantWatch::start(
+        job_cgroup.as_ref().map(|c| c.dir.join("cgroup.procs")),
+    );
     let started_boot_seconds = uptime_seconds(root).ok();
     let start = Instant::now();
     let started = match child::spawn(
@@ -312,6 +316,7 @@ pub fn run<O: OutputObserver + 'static>(
     drop(forwarder);
     let interrupted_by = Some(received.load(Ordering::Relaxed)).filter(|s| *s > 0);
 
+    let descendants = tree_watch.finish(job, start, config.interval);
     let limit = job_cgroup.map(|cg| {
         let watch = cg.watch();
         let (version, dir, limit) = (cg.version, cg.dir.display().to_string(), cg.limit);
@@ -352,12 +357,20 @@ pub fn run<O: OutputObserver + 'static>(
         notes.push(failure);
     }
     let mut processes = timeline.summaries();
+    let process_tracking = descendants.merge_into(&mut processes, &reaped, &mut notes);
     for r in &reaped {
         if let Some(p) = processes.iter_mut().find(|p| p.pid == r.pid) {
             p.outcome = Some(r.outcome);
-            p.peak_rss.update(r.max_rss, p.last_seen_seconds);
+            let at = p.last_seen_seconds;
+            p.peak_rss
+                .get_or_insert(Peak {
+                    bytes: 0,
+                    at_seconds: at,
+                })
+                .update(r.max_rss, at);
         }
     }
+    let pids = processes.iter().map(|p| p.pid).collect();
     let sampled_minor: u64 = processes.iter().map(|p| p.minor_faults).sum();
     let sampled_major: u64 = processes.iter().map(|p| p.major_faults).sum();
     let reaped_minor: u64 = reaped.iter().map(|r| r.minor_faults).sum();
@@ -414,13 +427,14 @@ pub fn run<O: OutputObserver + 'static>(
             .or(config.oom_score_adj),
         left_running,
         processes,
+        process_tracking: Some(process_tracking),
         limit,
         sampling: timeline.stats,
         findings: Vec::new(),
         notes,
     };
     Ok(RunResult {
-        pids: timeline.pids(),
+        pids,
         report,
         stdout: stdout_observer,
         stderr: stderr_observer,

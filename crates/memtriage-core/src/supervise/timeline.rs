@@ -62,7 +62,15 @@ impl RunTimeline {
             sum.last_seen_seconds = t;
             sum.minor_faults = p.minor_faults;
             sum.major_faults = p.major_faults;
-            sum.peak_rss.update(p.rss, t);
+            match &mut sum.peak_rss {
+                Some(peak) => peak.update(p.rss, t),
+                None => {
+                    sum.peak_rss = Some(Peak {
+                        bytes: p.rss,
+                        at_seconds: t,
+                    })
+                }
+            }
             update_opt(&mut sum.peak_uss_estimate, Some(p.uss_estimate), t);
             if let Some(rollup) = &p.rollup {
                 let uss = rollup.uss();

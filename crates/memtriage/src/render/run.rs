@@ -37,25 +37,33 @@ pub fn write(
         ));
     }
     row(out, "memory", memory)?;
-    let mut top: Vec<_> = r.processes.iter().collect();
-    top.sort_by_key(|p| std::cmp::Reverse(p.peak_rss.bytes));
+    let mut top: Vec<_> = r
+        .processes
+        .iter()
+        .filter_map(|p| Some((p, p.peak_rss?)))
+        .collect();
+    top.sort_by_key(|(_, peak)| std::cmp::Reverse(peak.bytes));
     let shown: Vec<String> = top
         .iter()
         .take(4)
-        .map(|p| {
-            let mut s = format!("{} {} {}", p.pid, p.comm, iec(p.peak_rss.bytes));
+        .map(|(p, peak)| {
+            let mut s = format!("{} {} {}", p.pid, p.comm, iec(peak.bytes));
             if let Some(u) = p.peak_uss {
                 s.push_str(&format!(" (private {})", iec(u.bytes)));
             }
             s
         })
         .collect();
-    if !shown.is_empty() {
-        row(
-            out,
-            "processes",
-            format!("{} seen; largest: {}", r.processes.len(), shown.join(", ")),
-        )?;
+    if !r.processes.is_empty() {
+        let mut text = format!("{} seen", r.processes.len());
+        let unsampled = r.processes.len() - top.len();
+        if unsampled > 0 {
+            text.push_str(&format!(" ({unsampled} lived between samples)"));
+        }
+        if !shown.is_empty() {
+            text.push_str(&format!("; largest: {}", shown.join(", ")));
+        }
+        row(out, "processes", text)?;
     }
     let f = &r.faults;
     row(

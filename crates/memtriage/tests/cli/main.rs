@@ -12,5 +12,6 @@ mod inspect_captured;
 mod inspect_live;
 mod report_cli;
 mod run_live;
+mod run_processes;
 mod run_torch;
 mod run_trust;
