@@ -123,7 +123,7 @@ fn forked_workers_iterating_python_objects_show_copy_on_write() {
         };
         let w = workers
             .iter()
-            .find(|w| w["pid"].to_string() == pid)
+            .find(|w| pid.parse::<i64>().ok() == w["pid"].as_i64())
             .unwrap_or_else(|| panic!("{label} is not a worker"));
         assert_eq!(e["unit"], "bytes", "{e}");
         let copied = e["quantity"].as_u64().unwrap_or_else(|| panic!("{e}"));
