@@ -1,179 +1,221 @@
 //! Copy-on-write growth after fork. Forked children share their parent's pages until
 //! either writes to one; CPython writes to every object it touches (reference counts),
 //! so a DataLoader worker that iterates a dataset of Python objects copies it page by
-//! page. The sign is forked workers whose unique memory (USS) keeps growing.
+//! page. Only a child forked without exec shares anything (torchrun's ranks and
+//! `spawn` workers exec an interpreter of their own), and only pages of the mappings
+//! it inherited are copies: what it allocated itself is its own memory. Both are
+//! measured by `probe::fork`; this rule only judges the figures, for `run` and
+//! `inspect --tree` alike.
 
 use crate::diagnose::ids;
 use crate::model::finding::{Evidence, Finding, Quantity, Severity};
-use crate::model::process::ProcessSnapshot;
-use crate::model::tree::TreeNode;
 use crate::model::units::iec;
 
-/// A forked worker counts when it holds at least this much privately.
+/// A forked worker counts when it copied at least this much.
 pub const WORKER_PRIVATE_MIN: u64 = 32 << 20;
-/// The finding is raised when the workers together hold at least this much.
+/// The finding is raised when the workers together copied at least this much.
 pub const TOTAL_PRIVATE_MIN: u64 = 64 << 20;
 
-/// What the rule needs to know of one process: who it is, whose child, and how much
-/// of its memory it holds alone. Built from a snapshot or from a run's peaks.
+/// What the rule needs to know of one process: who it is, whose child, whether it
+/// was forked without exec, and what it copied. Built from a tree snapshot or from
+/// a run's summaries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Process {
     pub pid: i32,
     pub ppid: i32,
     pub comm: String,
-    /// The executable; a forked worker that did not exec shares its parent's.
-    pub exe: Option<String>,
     pub kernel_thread: bool,
+    /// `Some(true)` when forked from its parent without exec since, `Some(false)`
+    /// when it exec'd, `None` when that could not be told (see `probe::fork`).
+    pub forked_without_exec: Option<bool>,
     /// Bytes; `None` when unreadable.
     pub rss: Option<u64>,
-    /// `None` when smaps_rollup could not be read.
-    pub memory: Option<Memory>,
+    /// Private memory (USS), bytes; `None` when unreadable.
+    pub private: Option<u64>,
+    /// For a process forked without exec: what it copied of its parent's memory;
+    /// `None` when not read.
+    pub copied: Option<Copied>,
 }
 
-/// Bytes, as smaps_rollup counts them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Memory {
-    pub private_clean: u64,
-    pub private_dirty: u64,
-    /// Shared clean and dirty.
-    pub shared: u64,
+/// Private dirty bytes in mappings inherited from the parent, with the RSS of the
+/// same reading (the copies are resident, so never more than it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Copied {
+    pub bytes: u64,
+    pub rss: u64,
 }
 
-impl Memory {
-    /// Unique set size: what only this process holds.
-    pub fn uss(&self) -> u64 {
-        self.private_clean + self.private_dirty
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
     }
 }
 
-impl From<&ProcessSnapshot> for Process {
-    fn from(p: &ProcessSnapshot) -> Self {
-        Process {
-            pid: p.pid,
-            ppid: p.ppid,
-            comm: p.comm.clone(),
-            exe: p.exe.clone(),
-            kernel_thread: p.kernel_thread,
-            rss: p.rss(),
-            memory: p.rollup.as_ref().map(|r| Memory {
-                private_clean: r.private_clean,
-                private_dirty: r.private_dirty,
-                shared: r.shared_clean + r.shared_dirty,
-            }),
-        }
-    }
-}
-
-/// The processes of a tree snapshot, as the rule takes them.
-pub fn processes(nodes: &[TreeNode]) -> Vec<Process> {
-    nodes.iter().map(|n| Process::from(&n.process)).collect()
-}
-
-/// A child forked from `parent` that did not exec another program: it runs the same
-/// executable. Workers may rename themselves (PyTorch's are `pt_data_worker`), so the
-/// name decides only when an executable is unknown.
-fn is_fork_of(child: &Process, parent: &Process) -> bool {
-    match (&child.exe, &parent.exe) {
-        (Some(c), Some(p)) => c == p,
-        _ => child.comm == parent.comm,
-    }
-}
-
-/// One finding per parent whose forked children hold a lot of private memory.
+/// Per parent: one warning when its forked workers copied a lot of its memory, or
+/// one note when children hold a lot privately and whether they copied it cannot be
+/// told.
 pub fn findings(processes: &[Process]) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in processes {
-        let workers: Vec<(&Process, Memory)> = processes
-            .iter()
-            .filter(|c| c.ppid == p.pid && c.pid != p.pid && !c.kernel_thread && is_fork_of(c, p))
-            .filter_map(|c| Some((c, c.memory?)))
-            .filter(|(_, m)| m.uss() >= WORKER_PRIVATE_MIN)
+        let children = || {
+            processes
+                .iter()
+                .filter(|c| c.ppid == p.pid && c.pid != p.pid && !c.kernel_thread)
+        };
+        let workers: Vec<(&Process, Copied)> = children()
+            .filter(|c| c.forked_without_exec == Some(true))
+            .filter_map(|c| Some((c, c.copied?)))
+            .filter(|(_, m)| m.bytes >= WORKER_PRIVATE_MIN)
             .collect();
-        let total: u64 = workers.iter().map(|(_, m)| m.uss()).sum();
-        if workers.is_empty() || total < TOTAL_PRIVATE_MIN {
+        let total: u64 = workers.iter().map(|(_, m)| m.bytes).sum();
+        if !workers.is_empty() && total >= TOTAL_PRIVATE_MIN {
+            out.push(copied_finding(p, &workers, total));
             continue;
         }
-        let n = workers.len();
-        let parent = match (p.rss, p.memory) {
-            (Some(rss), Some(m)) => Evidence::text(
-                format!("parent pid {} ({})", p.pid, p.comm),
-                format!("RSS {}, private {}", iec(rss), iec(m.uss())),
-                format!("/proc/{}/smaps_rollup", p.pid),
-            )
-            .with_quantity(Quantity::Bytes(m.uss())),
-            _ => Evidence::text(
-                format!("parent pid {} ({})", p.pid, p.comm),
-                "memory unreadable",
-                format!("/proc/{}/smaps_rollup", p.pid),
-            ),
-        };
-        let mut evidence = vec![parent];
-        for (c, m) in &workers {
-            evidence.push(
-                Evidence::text(
-                    format!("worker pid {}", c.pid),
-                    format!(
-                        "private {} (dirty {}), shared {}",
-                        iec(m.uss()),
-                        iec(m.private_dirty),
-                        iec(m.shared)
-                    ),
-                    format!("/proc/{}/smaps_rollup", c.pid),
-                )
-                .with_quantity(Quantity::Bytes(m.uss())),
-            );
+        let unknown: Vec<(&Process, u64)> = children()
+            .filter(|c| match c.forked_without_exec {
+                None => true,
+                Some(forked) => forked && c.copied.is_none(),
+            })
+            .filter_map(|c| Some((c, c.private?)))
+            .filter(|(_, private)| *private >= WORKER_PRIVATE_MIN)
+            .collect();
+        let unknown_total: u64 = unknown.iter().map(|(_, b)| b).sum();
+        if !unknown.is_empty() && unknown_total >= TOTAL_PRIVATE_MIN {
+            out.push(unknown_finding(p, &unknown, unknown_total));
         }
-        evidence.push(
-            Evidence::text(
-                "private memory of the workers together",
-                format!("{} ({} on average each)", iec(total), iec(total / n as u64)),
-                "sum of USS",
-            )
-            .with_quantity(Quantity::Bytes(total)),
-        );
-        out.push(Finding {
-            id: ids::FORK_COPY_ON_WRITE.into(),
-            severity: Severity::Warn,
-            title: format!(
-                "{n} forked worker{} of pid {} hold {} privately: memory copied after fork",
-                if n == 1 { "" } else { "s" },
-                p.pid,
-                iec(total)
-            ),
-            evidence,
-            why: "Forked workers share the parent's memory only until it is written; Python's \
-                  reference counts write to every object a worker touches, so each DataLoader \
-                  worker ends up with its own copy of the dataset and N workers cost N times the memory."
-                .into(),
-            fix: "Hold the dataset in memory that reference counts do not touch: numpy arrays, \
-                  Arrow tables or torch tensors instead of lists/dicts of Python objects; or put it \
-                  in shared memory (multiprocessing.shared_memory, tensor.share_memory_(), np.memmap \
-                  of a file). Otherwise start workers without fork \
-                  (DataLoader(..., multiprocessing_context=\"forkserver\") or \"spawn\") and load \
-                  per worker only what it needs, lower num_workers, and call gc.freeze() before the \
-                  workers start so the garbage collector does not touch the parent's objects."
-                .into(),
-        });
     }
     out
+}
+
+fn parent_evidence(p: &Process) -> Evidence {
+    let label = format!("parent pid {} ({})", p.pid, p.comm);
+    let source = format!("/proc/{}/smaps_rollup", p.pid);
+    match (p.rss, p.private) {
+        (Some(rss), Some(private)) => Evidence::text(
+            label,
+            format!("RSS {}, private {}", iec(rss), iec(private)),
+            source,
+        )
+        .with_quantity(Quantity::Bytes(private)),
+        _ => Evidence::text(label, "memory unreadable", source),
+    }
+}
+
+fn copied_finding(p: &Process, workers: &[(&Process, Copied)], total: u64) -> Finding {
+    let n = workers.len();
+    let mut evidence = vec![parent_evidence(p)];
+    for (c, m) in workers {
+        let private = c
+            .private
+            .map_or_else(|| "unreadable".to_string(), |b| iec(b).to_string());
+        evidence.push(
+            Evidence::text(
+                format!("worker pid {}", c.pid),
+                format!(
+                    "copied {} of its RSS {} (private in all {private})",
+                    iec(m.bytes),
+                    iec(m.rss)
+                ),
+                format!(
+                    "private dirty bytes of /proc/{}/smaps in the mappings of /proc/{}/maps",
+                    c.pid, p.pid
+                ),
+            )
+            .with_quantity(Quantity::Bytes(m.bytes)),
+        );
+    }
+    evidence.push(
+        Evidence::text(
+            "memory the workers copied together",
+            format!("{} ({} on average each)", iec(total), iec(total / n as u64)),
+            "sum of the copies",
+        )
+        .with_quantity(Quantity::Bytes(total)),
+    );
+    Finding {
+        id: ids::FORK_COPY_ON_WRITE.into(),
+        severity: Severity::Warn,
+        title: format!(
+            "{n} forked worker{} of pid {} {} {} copied from it: memory copied after fork",
+            plural(n, "", "s"),
+            p.pid,
+            plural(n, "holds", "hold"),
+            iec(total)
+        ),
+        evidence,
+        why: "Forked workers share the parent's memory only until it is written; Python's \
+              reference counts write to every object a worker touches, so each DataLoader \
+              worker ends up with its own copy of the dataset and N workers cost N times the memory."
+            .into(),
+        fix: "Hold the dataset in memory that reference counts do not touch: numpy arrays, \
+              Arrow tables or torch tensors instead of lists/dicts of Python objects; or put it \
+              in shared memory (multiprocessing.shared_memory, tensor.share_memory_(), np.memmap \
+              of a file). Otherwise start workers without fork \
+              (DataLoader(..., multiprocessing_context=\"forkserver\") or \"spawn\") and load \
+              per worker only what it needs, lower num_workers, and call gc.freeze() before the \
+              workers start so the garbage collector does not touch the parent's objects."
+            .into(),
+    }
+}
+
+fn unknown_finding(p: &Process, children: &[(&Process, u64)], total: u64) -> Finding {
+    let n = children.len();
+    let mut evidence = vec![parent_evidence(p)];
+    for (c, private) in children {
+        let how = match c.forked_without_exec {
+            None => "whether it exec'd after fork is unreadable (stat fields 28, 47-51 read 0)",
+            Some(_) => "forked without exec; its smaps or its parent's maps could not be read",
+        };
+        evidence.push(
+            Evidence::text(
+                format!("child pid {} ({})", c.pid, c.comm),
+                format!("private {}; {how}", iec(*private)),
+                format!("/proc/{}/stat", c.pid),
+            )
+            .with_quantity(Quantity::Bytes(*private)),
+        );
+    }
+    Finding {
+        id: ids::FORK_COPY_ON_WRITE_UNKNOWN.into(),
+        severity: Severity::Info,
+        title: format!(
+            "{n} child{} of pid {} {} {} privately; whether it was copied after fork is unknown",
+            plural(n, "", "ren"),
+            p.pid,
+            plural(n, "holds", "hold"),
+            iec(total)
+        ),
+        evidence,
+        why: "Only a child forked without exec shares its parent's pages copy-on-write; the \
+              kernel shows the addresses that tell a fork from an exec, and a process's \
+              mappings, only to a reader allowed to ptrace it."
+            .into(),
+        fix: "Run memtriage as the job's owner or as root (or with CAP_SYS_PTRACE) to tell \
+              copies from memory the children allocated themselves."
+            .into(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn proc(pid: i32, ppid: i32, comm: &str, private_dirty: u64) -> Process {
+    /// A child forked without exec that copied `copied` bytes of its parent's memory.
+    fn proc(pid: i32, ppid: i32, comm: &str, copied: u64) -> Process {
         Process {
             pid,
             ppid,
             comm: comm.into(),
-            exe: None,
             kernel_thread: false,
-            rss: Some(private_dirty + (100 << 20)),
-            memory: Some(Memory {
-                private_clean: 0,
-                private_dirty,
-                shared: 100 << 20,
+            forked_without_exec: Some(true),
+            rss: Some(copied + (100 << 20)),
+            private: Some(copied),
+            copied: Some(Copied {
+                bytes: copied,
+                rss: copied + (100 << 20),
             }),
         }
     }
@@ -196,6 +238,13 @@ mod tests {
         );
         assert_eq!(f[0].evidence.len(), 4);
         assert_eq!(f[0].evidence[3].quantity, Some(Quantity::Bytes(128 << 20)));
+        assert!(
+            f[0].evidence[1]
+                .value
+                .contains("copied 64.0 MiB of its RSS 164 MiB"),
+            "{:?}",
+            f[0].evidence[1]
+        );
     }
 
     #[test]
@@ -210,28 +259,42 @@ mod tests {
 
     #[test]
     fn children_that_exec_another_program_are_not_forked_workers() {
-        let nodes = vec![
+        let mut nodes = vec![
             proc(100, 1, "bash", 1 << 20),
             proc(101, 100, "python", 900 << 20),
         ];
+        nodes[1].forked_without_exec = Some(false);
+        assert!(findings(&nodes).is_empty());
+    }
+
+    /// torchrun's ranks run the same interpreter as torchrun, and allocate a lot: they
+    /// exec'd, so what they hold is theirs, not a copy.
+    #[test]
+    fn ranks_that_exec_the_same_interpreter_raise_nothing() {
+        let mut nodes = vec![
+            proc(100, 1, "python3", 50 << 20),
+            proc(101, 100, "python3", 300 << 20),
+            proc(102, 100, "python3", 300 << 20),
+        ];
+        for rank in &mut nodes[1..] {
+            rank.forked_without_exec = Some(false);
+        }
         assert!(findings(&nodes).is_empty());
     }
 
     #[test]
-    fn renamed_workers_of_the_same_executable_are_forks() {
+    fn renamed_workers_count_by_how_they_started_not_by_name() {
         let mut nodes = vec![
             proc(100, 1, "python3", 10 << 20),
             proc(101, 100, "pt_data_worker", 64 << 20),
             proc(102, 100, "pt_data_worker", 64 << 20),
         ];
-        for n in &mut nodes {
-            n.exe = Some("/usr/bin/python3.11".into());
-        }
         assert_eq!(findings(&nodes).len(), 1);
-        nodes[2].exe = Some("/usr/bin/ffmpeg".into());
+        nodes[2].comm = "ffmpeg".into();
+        nodes[2].forked_without_exec = Some(false);
         let f = findings(&nodes);
         assert!(
-            f[0].title.starts_with("1 forked worker of pid 100"),
+            f[0].title.starts_with("1 forked worker of pid 100 holds"),
             "{}",
             f[0].title
         );
@@ -244,15 +307,50 @@ mod tests {
             proc(101, 100, "python", 64 << 20),
             proc(102, 100, "python", 64 << 20),
         ];
-        nodes[2].memory = None;
+        nodes[2].copied = None;
+        nodes[2].private = None;
         let f = findings(&nodes);
         assert!(
             f[0].title
-                .starts_with("1 forked worker of pid 100 hold 64.0 MiB"),
+                .starts_with("1 forked worker of pid 100 holds 64.0 MiB"),
             "{}",
             f[0].title
         );
-        nodes[1].memory = None;
+        nodes[1].copied = None;
+        nodes[1].private = None;
+        assert!(findings(&nodes).is_empty());
+    }
+
+    /// Stat's layout reads 0 to a reader without ptrace access: the rule says it
+    /// cannot tell, never guesses a copy from private memory.
+    #[test]
+    fn children_not_known_to_be_forks_get_a_note_not_a_warning() {
+        let mut nodes = vec![
+            proc(100, 1, "python", 10 << 20),
+            proc(101, 100, "python", 200 << 20),
+            proc(102, 100, "python", 200 << 20),
+        ];
+        for c in &mut nodes[1..] {
+            c.forked_without_exec = None;
+            c.copied = None;
+        }
+        let f = findings(&nodes);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].id, ids::FORK_COPY_ON_WRITE_UNKNOWN);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].title
+                .starts_with("2 children of pid 100 hold 400 MiB privately; whether"),
+            "{}",
+            f[0].title
+        );
+        // Forked, but the smaps could not be read: unknown too.
+        nodes[1].forked_without_exec = Some(true);
+        assert_eq!(findings(&nodes)[0].id, ids::FORK_COPY_ON_WRITE_UNKNOWN);
+        // Small children: nothing worth saying.
+        for c in &mut nodes[1..] {
+            c.private = Some(1 << 20);
+        }
         assert!(findings(&nodes).is_empty());
     }
 }

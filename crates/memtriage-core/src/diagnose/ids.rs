@@ -102,6 +102,7 @@ pub const RUN_SWAP_THRASHING: &str = "run.swap-thrashing";
 
 // ---- fork: copy-on-write after fork (a tree or a run)
 pub const FORK_COPY_ON_WRITE: &str = "fork.copy-on-write";
+pub const FORK_COPY_ON_WRITE_UNKNOWN: &str = "fork.copy-on-write-unknown";
 
 // ---- log: what a log says, one per failure class
 pub const LOG_OOM_KILL: &str = "log.oom-kill";
@@ -199,6 +200,7 @@ pub const ALL: &[&str] = &[
     RUN_MAJOR_FAULT_STORM,
     RUN_SWAP_THRASHING,
     FORK_COPY_ON_WRITE,
+    FORK_COPY_ON_WRITE_UNKNOWN,
     LOG_OOM_KILL,
     LOG_DATALOADER_SHM,
     LOG_DATALOADER_WORKER_KILLED,

@@ -387,28 +387,26 @@ fn near_limit(r: &RunReport, oom_seen: bool) -> Option<Finding> {
 }
 
 fn copy_on_write(r: &RunReport) -> Vec<Finding> {
-    // The workers are gone by now: judge them at their highest private memory, read
-    // or estimated from faults since the last reading (the larger; reads are rationed).
+    // The workers are gone by now: judge them at the most they had copied among the
+    // readings taken. Estimates from faults are left out: a fault is as likely a page
+    // the worker allocated as one it copied.
     let processes: Vec<cow::Process> = r
         .processes
         .iter()
-        .filter_map(|p| {
-            let read = p.peak_uss.map_or(0, |u| u.bytes);
-            let uss = read.max(p.peak_uss_estimate?.bytes);
-            let dirty = (p.private_dirty_at_peak_uss.unwrap_or(0) + (uss - read)).min(uss);
-            Some(cow::Process {
-                pid: p.pid,
-                ppid: p.ppid,
-                comm: p.comm.clone(),
-                exe: p.exe.clone(),
-                kernel_thread: false,
-                rss: p.peak_rss.map(|peak| peak.bytes),
-                memory: Some(cow::Memory {
-                    private_clean: uss - dirty,
-                    private_dirty: dirty,
-                    shared: p.shared_at_peak_uss.unwrap_or(0),
-                }),
-            })
+        .map(|p| cow::Process {
+            pid: p.pid,
+            ppid: p.ppid,
+            comm: p.comm.clone(),
+            kernel_thread: false,
+            forked_without_exec: p.forked_without_exec,
+            rss: p.peak_rss.map(|peak| peak.bytes),
+            private: p.peak_uss.map(|u| u.bytes),
+            copied: p.peak_copied_after_fork.and_then(|c| {
+                Some(cow::Copied {
+                    bytes: c.bytes,
+                    rss: p.rss_at_peak_copied_after_fork?,
+                })
+            }),
         })
         .collect();
     cow::findings(&processes)

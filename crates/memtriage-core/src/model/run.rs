@@ -119,6 +119,18 @@ pub struct ProcessSummary {
     /// Private dirty memory at the highest USS reading: copy-on-write shows here.
     pub private_dirty_at_peak_uss: Option<u64>,
     pub shared_at_peak_uss: Option<u64>,
+    /// Whether it was forked from its parent without exec (a DataLoader worker under
+    /// `fork`), as last seen; `None` when that could not be told.
+    #[serde(default)]
+    pub forked_without_exec: Option<bool>,
+    /// For a process forked without exec: the most it had copied of the memory it
+    /// inherited (private dirty bytes in its parent's mappings), among the readings
+    /// taken; never what it allocated itself.
+    #[serde(default)]
+    pub peak_copied_after_fork: Option<Peak>,
+    /// RSS (from the same smaps) at that reading: the copies are part of it.
+    #[serde(default)]
+    pub rss_at_peak_copied_after_fork: Option<u64>,
     /// Anonymous memory and the part of it in transparent huge pages, at the latest
     /// PSS reading: the huge-page coverage that decides TLB pressure.
     pub anonymous: Option<u64>,
@@ -147,6 +159,9 @@ impl ProcessSummary {
             peak_uss_estimate: None,
             private_dirty_at_peak_uss: None,
             shared_at_peak_uss: None,
+            forked_without_exec: None,
+            peak_copied_after_fork: None,
+            rss_at_peak_copied_after_fork: None,
             anonymous: None,
             anon_huge_pages: None,
             minor_faults: 0,

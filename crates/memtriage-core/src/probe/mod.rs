@@ -3,7 +3,8 @@
 //! parser in [`crate::parse`], and returns [`crate::model`] data. A probe never
 //! prints and never judges; each system file has one reader here.
 //!
-//! `process` and `procdir` read one process, `tree` many, `maps` its regions;
+//! `process` and `procdir` read one process, `tree` many, `maps` its regions, `fork`
+//! whether a child was forked without exec and what it copied of its parent's memory;
 //! `system` the machine (meminfo, swaps, pressure, vmstat, uptime, `/dev/shm`, THP,
 //! hugepages, sysctls, limits), `cgroup` memory cgroups, `mounts` mountinfo, `kmsg`
 //! the kernel log, `proc_events` the kernel's process events (fork, exec, exit),
@@ -11,6 +12,7 @@
 
 pub mod cgroup;
 pub mod damon;
+pub mod fork;
 pub mod kmsg;
 pub mod maps;
 pub mod mounts;

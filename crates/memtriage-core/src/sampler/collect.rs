@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::parse::smaps_rollup;
 use crate::parse::stat;
+use crate::probe::fork;
 use crate::probe::procdir::ProcDir;
 use crate::probe::root::Root;
 
@@ -122,6 +123,7 @@ impl Collector {
             self.order.retain(|pid| self.tracked.contains_key(pid));
         }
 
+        mark_forks(&mut processes);
         let pss_attempt = self.read_one_pss(t, &mut processes);
         // Each process's own faults since the last tick: the scope's sum would jump
         // when a long-lived process joins it and hide faults when one leaves.
@@ -220,16 +222,41 @@ impl Collector {
                 Some(at) => p.minor_faults.saturating_sub(at) + 1,
             })
             .map(|(i, _, p)| (i, p.pid))?;
+        let parent = match processes[i].forked_without_exec {
+            Some(true) => Some(processes[i].ppid),
+            _ => None,
+        };
         let p = &mut processes[i];
-        let tr = self.tracked.get_mut(&p.pid)?;
+        let tr = self.tracked.get(&p.pid)?;
         let began = Instant::now();
-        let bytes = tr
-            .dir(&self.config.root, p.pid)
-            .and_then(|d| d.read("smaps_rollup").ok());
+        // A worker forked without exec is read whole (smaps, and its parent's maps),
+        // so what it copied is told from what it allocated; a job without such
+        // workers reads only smaps_rollup, as before.
+        let reading = match parent {
+            Some(ppid) => {
+                let parent_dir = self
+                    .tracked
+                    .get(&ppid)
+                    .and_then(|parent| parent.dir(&self.config.root, ppid));
+                match (tr.dir(&self.config.root, p.pid), parent_dir) {
+                    (Some(child), Some(parent)) => {
+                        fork::read(&child, &parent).map(|r| (r.rollup, Some(r.copied)))
+                    }
+                    _ => None,
+                }
+            }
+            None => tr
+                .dir(&self.config.root, p.pid)
+                .and_then(|d| d.read("smaps_rollup").ok())
+                .and_then(|b| smaps_rollup::parse(&b))
+                .map(|rollup| (rollup, None)),
+        };
         let cost = began.elapsed();
         ledger.charge(began, cost);
-        tr.minor_faults_at_attempt = Some(p.minor_faults);
-        if let Some(rollup) = bytes.and_then(|b| smaps_rollup::parse(&b)) {
+        if let Some(tr) = self.tracked.get_mut(&p.pid) {
+            tr.minor_faults_at_attempt = Some(p.minor_faults);
+        }
+        if let Some((rollup, copied)) = reading {
             p.pss = Some(PssReading {
                 pss: rollup.pss,
                 uss: rollup.uss(),
@@ -237,6 +264,7 @@ impl Collector {
                 minor_faults_at: p.minor_faults,
             });
             p.rollup = Some(rollup);
+            p.copied_after_fork = copied;
         }
         Some(PssAttempt { pid: p.pid, cost })
     }
@@ -313,7 +341,8 @@ fn read_process(
     let uss_estimate = match &pss {
         Some(r) => r.uss + s.minflt.saturating_sub(r.minor_faults_at) * page_size,
         None => s.minflt * page_size,
-    };
+    }
+    .min(s.rss_pages * page_size);
     let exe = if with_exe {
         dir.as_ref()
             .and_then(|d| d.read_link("exe").ok())
@@ -332,12 +361,27 @@ fn read_process(
         rollup: None,
         pss,
         uss_estimate,
+        layout: s.layout,
+        forked_without_exec: None,
+        copied_after_fork: None,
     });
     drop(dir);
     if first_start.is_some() {
         tr.started = first_start;
     }
     Read::Live
+}
+
+/// Marks each process forked without exec from its parent, where the parent is in
+/// the same sample: its layout is compared with the parent's of the same tick.
+fn mark_forks(processes: &mut [ProcessSample]) {
+    let layouts: HashMap<i32, Option<stat::MemoryLayout>> =
+        processes.iter().map(|p| (p.pid, p.layout)).collect();
+    for p in processes.iter_mut() {
+        if let Some(parent) = layouts.get(&p.ppid).filter(|_| p.ppid != p.pid) {
+            p.forked_without_exec = fork::forked_without_exec(p.layout.as_ref(), parent.as_ref());
+        }
+    }
 }
 
 /// The whole file, read from offset 0 into `buf`; `None` once the process is gone.

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::model::process::Rollup;
+use crate::parse::stat::MemoryLayout;
 
 /// One tick of a [`super::Sampler`].
 #[derive(Debug, Clone, PartialEq)]
@@ -45,8 +46,20 @@ pub struct ProcessSample {
     /// Private memory estimated between readings: the last USS reading plus a page
     /// per minor fault since (after fork, faults track copy-on-write closely); before
     /// any reading, a page per minor fault (the kernel zeroes a child's counters at
-    /// fork). Taken before this tick's reading, if any.
+    /// fork). Taken before this tick's reading, if any; never above `rss` (private
+    /// memory is resident memory).
     pub uss_estimate: u64,
+    /// The layout exec gave its address space (`stat`, every tick, at no extra cost);
+    /// `None` when unreadable.
+    pub layout: Option<MemoryLayout>,
+    /// Whether it was forked from its parent (a process of the same sample) without
+    /// exec since; `None` when that is unknown (the parent is not in the scope, or a
+    /// layout is unreadable).
+    pub forked_without_exec: Option<bool>,
+    /// With this tick's `rollup`, for a process forked without exec: the bytes it
+    /// copied of the mappings it inherited (see `probe::fork`), at most the rollup's
+    /// RSS. `None` when not read this tick.
+    pub copied_after_fork: Option<u64>,
 }
 
 /// A process's PSS reading, kept until its next.

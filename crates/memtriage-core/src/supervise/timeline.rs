@@ -72,6 +72,25 @@ impl RunTimeline {
                 }
             }
             update_opt(&mut sum.peak_uss_estimate, Some(p.uss_estimate), t);
+            if p.forked_without_exec.is_some() {
+                sum.forked_without_exec = p.forked_without_exec;
+            }
+            // Read between fork and exec (or while a vfork child borrowed its parent's
+            // address space), the copies were not the exec'd program's.
+            if p.forked_without_exec == Some(false) {
+                sum.peak_copied_after_fork = None;
+                sum.rss_at_peak_copied_after_fork = None;
+            }
+            if let (Some(copied), Some(rollup)) = (p.copied_after_fork, &p.rollup) {
+                let previous = sum.peak_copied_after_fork.map(|p| p.bytes);
+                if previous.is_none_or(|b| copied > b) {
+                    sum.peak_copied_after_fork = Some(Peak {
+                        bytes: copied,
+                        at_seconds: t,
+                    });
+                    sum.rss_at_peak_copied_after_fork = Some(rollup.rss);
+                }
+            }
             if let Some(rollup) = &p.rollup {
                 let uss = rollup.uss();
                 sum.anonymous = Some(rollup.anonymous);

@@ -1,16 +1,20 @@
 //! `inspect`: snapshots of the processes a caller names (pids, a name pattern, all of
 //! them), optionally as trees or with their mappings.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use crate::diagnose::cow;
 use crate::error::{Error, Result};
 use crate::model::maps::{MapsReport, MAPS_SCHEMA};
 use crate::model::process::{ProcessSnapshot, PROCESS_SCHEMA};
-use crate::model::tree::{TreeSnapshot, TREE_SCHEMA};
+use crate::model::tree::{TreeNode, TreeSnapshot, TREE_SCHEMA};
+use crate::parse::stat::MemoryLayout;
+use crate::probe::procdir::ProcDir;
 use crate::probe::process::{all_pids, default_threads, pids_matching, read_many, Detail};
 use crate::probe::root::Root;
-use crate::probe::{maps, tree};
+use crate::probe::{fork, maps, tree};
 
 pub const INSPECT_SCHEMA: &str = "memtriage.inspect/v1";
 
@@ -173,8 +177,54 @@ pub fn detail(fields: Option<&[String]>) -> Result<Detail> {
 /// One process and its descendants (`memtriage.tree/v1`), with totals and findings.
 pub fn tree(root: &Root, detail: Detail, pid: i32) -> Result<TreeSnapshot> {
     let mut snapshot = tree::read(root, detail, pid)?;
-    snapshot.findings = cow::findings(&cow::processes(&snapshot.nodes));
+    snapshot.findings = cow::findings(&cow_processes(root, &snapshot.nodes));
     Ok(snapshot)
+}
+
+/// The tree's processes as the copy-on-write rule takes them: each one's layout
+/// compared with its parent's, and what a child forked without exec copied read from
+/// its smaps against its parent's maps (as `run`'s sampler does).
+fn cow_processes(root: &Root, nodes: &[TreeNode]) -> Vec<cow::Process> {
+    let layouts: HashMap<i32, Option<MemoryLayout>> = nodes
+        .iter()
+        .map(|n| (n.process.pid, fork::layout(root, n.process.pid)))
+        .collect();
+    nodes
+        .iter()
+        .map(|n| {
+            let p = &n.process;
+            let forked = layouts
+                .get(&p.ppid)
+                .filter(|_| p.ppid != p.pid)
+                .and_then(|parent| {
+                    fork::forked_without_exec(layouts.get(&p.pid)?.as_ref(), parent.as_ref())
+                });
+            let copied = match forked {
+                Some(true) => read_copied(root, p.pid, p.ppid),
+                _ => None,
+            };
+            cow::Process {
+                pid: p.pid,
+                ppid: p.ppid,
+                comm: p.comm.clone(),
+                kernel_thread: p.kernel_thread,
+                forked_without_exec: forked,
+                rss: p.rss(),
+                private: p.rollup.as_ref().map(|r| r.uss()),
+                copied,
+            }
+        })
+        .collect()
+}
+
+fn read_copied(root: &Root, pid: i32, ppid: i32) -> Option<cow::Copied> {
+    let child = ProcDir::open(root, pid).ok()?;
+    let parent = ProcDir::open(root, ppid).ok()?;
+    let r = fork::read(&child, &parent)?;
+    Some(cow::Copied {
+        bytes: r.copied,
+        rss: r.rollup.rss,
+    })
 }
 
 /// Reads what `request` names. An error is returned for a request that names nothing

@@ -99,11 +99,150 @@ fn forked_workers_iterating_python_objects_show_copy_on_write() {
         .filter(|p| p["comm"] == "pt_data_worker")
         .collect();
     assert_eq!(workers.len(), 2, "{}", report["processes"]);
-    for w in workers {
+    for w in &workers {
         let private = w["peak_uss_estimate"]["bytes"].as_u64().unwrap();
         assert!(
             private >= 100 << 20,
             "each worker copied much of the ~400 MiB dataset: {private}"
         );
+        assert_eq!(w["forked_without_exec"], true, "{w}");
+        let copied = w["peak_copied_after_fork"]["bytes"].as_u64().unwrap();
+        let rss_then = w["rss_at_peak_copied_after_fork"].as_u64().unwrap();
+        let peak_rss = w["peak_rss"]["bytes"].as_u64().unwrap();
+        assert!(copied >= 32 << 20, "the copies are counted: {copied}");
+        assert!(
+            copied <= rss_then && copied <= peak_rss,
+            "copies are resident: copied {copied}, RSS then {rss_then}, peak RSS {peak_rss}"
+        );
+    }
+    // Each worker's figure in the finding is its copy, never more than its RSS.
+    for e in f["evidence"].as_array().unwrap() {
+        let label = e["label"].as_str().unwrap();
+        let Some(pid) = label.strip_prefix("worker pid ") else {
+            continue;
+        };
+        let w = workers
+            .iter()
+            .find(|w| pid.parse::<i64>().ok() == w["pid"].as_i64())
+            .unwrap_or_else(|| panic!("{label} is not a worker"));
+        assert_eq!(e["unit"], "bytes", "{e}");
+        let copied = e["quantity"].as_u64().unwrap_or_else(|| panic!("{e}"));
+        assert!(
+            copied <= w["peak_rss"]["bytes"].as_u64().unwrap(),
+            "{e} {w}"
+        );
+    }
+}
+
+fn no_copy_on_write_finding(report: &serde_json::Value) {
+    let ids = finding_ids(report);
+    assert!(
+        !ids.iter().any(|id| id.starts_with("fork.copy-on-write")),
+        "{ids:?}: {}",
+        report["findings"]
+    );
+}
+
+/// torchrun's ranks exec an interpreter of their own: the memory each allocates is
+/// its own, not copied from torchrun (issue 11: every torchrun job was warned).
+#[test]
+fn torchrun_ranks_are_not_forked_workers() {
+    if !torch_available() {
+        return;
+    }
+    let out = memtriage()
+        .args([
+            "run",
+            "--json",
+            "--interval",
+            "100ms",
+            "--",
+            "python3",
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            "29517",
+            &script("torchrun_rank.py"),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = run_report(&out.stderr);
+    no_copy_on_write_finding(&report);
+    let ranks: Vec<_> = report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["ppid"] == report["pid"])
+        .filter(|p| p["peak_rss"]["bytes"].as_u64().unwrap() >= 200 << 20)
+        .collect();
+    assert!(
+        ranks.len() >= 2,
+        "both ranks were sampled: {}",
+        report["processes"]
+    );
+    for r in ranks {
+        assert_eq!(r["forked_without_exec"], false, "a rank exec'd: {r}");
+    }
+}
+
+fn loader_without_fork(context: &str) {
+    let out = memtriage()
+        .args([
+            "run",
+            "--json",
+            "--interval",
+            "100ms",
+            "--",
+            "python3",
+            &script("loader_context.py"),
+            context,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = run_report(&out.stderr);
+    no_copy_on_write_finding(&report);
+    let workers = report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["comm"] == "pt_data_worker")
+        .count();
+    assert!(
+        workers >= 2,
+        "the workers were sampled: {}",
+        report["processes"]
+    );
+}
+
+/// `spawn` workers are fresh interpreters: what they allocate is not a copy.
+#[test]
+fn spawn_dataloader_workers_are_not_flagged() {
+    if torch_available() {
+        loader_without_fork("spawn");
+    }
+}
+
+/// `forkserver` workers are forks of the small forkserver, not of the job: the job's
+/// objects are not theirs to copy, and what they allocate is their own.
+#[test]
+fn forkserver_dataloader_workers_are_not_flagged() {
+    if torch_available() {
+        loader_without_fork("forkserver");
     }
 }
