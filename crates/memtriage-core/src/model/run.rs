@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::finding::Finding;
+use super::growth::{CeilingSnapshot, GrowthSummary};
 
 pub const RUN_SCHEMA: &str = "memtriage.run/v1";
 pub const RECORD_SCHEMA: &str = "memtriage.record/v1";
@@ -207,6 +208,12 @@ pub struct RunReport {
     pub processes: Vec<ProcessSummary>,
     pub limit: Option<LimitInfo>,
     pub sampling: SamplingStats,
+    /// How the tree's memory grew against its ceiling, and the early warning given.
+    #[serde(default)]
+    pub growth: Option<GrowthSummary>,
+    /// The tree read in full when its memory reached 90% of the ceiling.
+    #[serde(default)]
+    pub near_ceiling: Option<CeilingSnapshot>,
     pub findings: Vec<Finding>,
     /// What could not be measured, and why.
     pub notes: Vec<String>,
@@ -280,6 +287,9 @@ pub struct RecordedEvent {
     pub event: String,
     pub pid: i32,
     pub outcome: Option<Outcome>,
+    /// What happened, in words (the early warning's line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 impl RunReport {

@@ -39,6 +39,8 @@ struct Event {
     pid: i32,
     #[serde(skip_serializing_if = "Option::is_none")]
     outcome: Option<Outcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -110,6 +112,19 @@ impl Recorder {
             event,
             pid,
             outcome,
+            label: None,
+        });
+    }
+
+    /// An event with a line saying what happened (the early warning, a snapshot).
+    pub fn labelled_event(&mut self, t: f64, event: &'static str, pid: i32, label: String) {
+        self.line(&Event {
+            kind: "event",
+            t,
+            event,
+            pid,
+            outcome: None,
+            label: Some(label),
         });
     }
 

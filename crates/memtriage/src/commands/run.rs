@@ -19,6 +19,11 @@ pub fn run(ctx: &Context, args: &RunArgs, p: &mut Printer) -> anyhow::Result<Exi
         limit: args.limit.map(|l| l.0),
         record: args.record.clone(),
         perf: args.perf,
+        // The job's stderr and this line share the terminal; a failed write is no
+        // reason to stop the job.
+        on_warning: Some(Box::new(|line: &str| {
+            let _ = writeln!(std::io::stderr().lock(), "memtriage: {line}");
+        })),
     };
     let outcome = run::run(&ctx.root, &config)?;
     let report = &outcome.report;
