@@ -10,5 +10,6 @@ mod explain_cli;
 mod inspect_captured;
 mod inspect_live;
 mod report_cli;
+mod run_growth_live;
 mod run_live;
 mod run_torch;
