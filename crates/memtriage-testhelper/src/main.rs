@@ -9,6 +9,9 @@
 //!   fork N              fork N children; steps after this run in each child
 //!   read MIB            (child) read MIB of the first `anon` region: stays shared
 //!   dirty MIB           (child) write MIB of the first `anon` region: copy-on-write
+//!   grow MIB SECONDS    allocate and write MIB per second of anonymous memory, in
+//!                       steps of 1/20 s, for SECONDS (a leak at a known rate)
+//!   sleep SECONDS       wait, holding what is allocated
 //!
 //! Children die with the parent (PR_SET_PDEATHSIG), so a failed test leaves nothing.
 // A test fixture, not the product: its errors go straight to the test's stderr.
@@ -17,6 +20,7 @@
 use std::ffi::CString;
 use std::io::{Read, Write};
 use std::ptr;
+use std::time::{Duration, Instant};
 
 const PAGE: usize = 4096;
 const MIB: usize = 1 << 20;
@@ -28,6 +32,8 @@ enum Step {
     Fork(usize),
     Read(usize),
     Dirty(usize),
+    Grow { mib_per_second: usize, seconds: f64 },
+    Sleep(f64),
 }
 
 fn main() {
@@ -53,6 +59,13 @@ fn parse(args: &[String]) -> Result<Vec<Step>, String> {
             .parse()
             .map_err(|_| "size must be a number of MiB".to_string())
     };
+    let seconds = |v: Option<&String>| -> Result<f64, String> {
+        v.ok_or("missing seconds")?
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .ok_or_else(|| "seconds must be a non-negative number".to_string())
+    };
     while let Some(word) = it.next() {
         steps.push(match word.as_str() {
             "anon" => Step::Anon(mib(it.next())?),
@@ -64,6 +77,11 @@ fn parse(args: &[String]) -> Result<Vec<Step>, String> {
             "fork" => Step::Fork(mib(it.next())?),
             "read" => Step::Read(mib(it.next())?),
             "dirty" => Step::Dirty(mib(it.next())?),
+            "grow" => Step::Grow {
+                mib_per_second: mib(it.next())?,
+                seconds: seconds(it.next())?,
+            },
+            "sleep" => Step::Sleep(seconds(it.next())?),
             other => return Err(format!("unknown step {other:?}")),
         });
     }
@@ -178,6 +196,11 @@ fn run(steps: &[Step]) -> Result<(), String> {
                 }
                 return finish_parent(&children, fds[0], fds[1]);
             }
+            Step::Grow {
+                mib_per_second,
+                seconds,
+            } => grow(*mib_per_second, *seconds)?,
+            Step::Sleep(seconds) => std::thread::sleep(Duration::from_secs_f64(*seconds)),
             Step::Read(mib) | Step::Dirty(mib) => {
                 let (p, len) = first_anon.ok_or("read/dirty need an earlier anon step")?;
                 let len = (mib * MIB).min(len);
@@ -202,6 +225,35 @@ fn run(steps: &[Step]) -> Result<(), String> {
         }
     }
     finish_parent(&children, -1, -1)
+}
+
+/// Allocates at a steady rate: a step every 1/20 s, each on the schedule from the
+/// start (a late step is caught up, so the rate holds on a busy machine). Never freed.
+fn grow(mib_per_second: usize, seconds: f64) -> Result<(), String> {
+    const STEPS_PER_SECOND: f64 = 20.0;
+    let step = mib_per_second * MIB / STEPS_PER_SECOND as usize;
+    let start = Instant::now();
+    let mut done = 0u64;
+    loop {
+        let elapsed = start.elapsed().as_secs_f64();
+        let due = ((elapsed.min(seconds) * STEPS_PER_SECOND) as u64).max(done);
+        for _ in done..due {
+            if step > 0 {
+                let p = map(
+                    step,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                )?;
+                write_pages(p, step, 1);
+            }
+        }
+        done = due;
+        if elapsed >= seconds {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_secs_f64(1.0 / STEPS_PER_SECOND));
+    }
 }
 
 /// Waits for every child to be ready, says so, then holds until stdin closes.

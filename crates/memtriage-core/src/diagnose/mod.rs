@@ -4,12 +4,14 @@
 //! - [`doctor`]: the machine's memory settings, one file per family of checks.
 //! - [`logs`]: failures recognised in log text, its rule table one file per family.
 //! - [`run`]: why a supervised job ended, confirmed from the system.
+//! - [`growth`]: steady growth of a run's memory (leak-like), and what grew before a kill.
 //! - [`cow`]: copy-on-write growth of forked workers (a tree or a run).
 //! - [`oom`]: one OOM kill described, and its fix, for all of the above.
 //! - [`ids`]: the registry of every finding id.
 
 pub mod cow;
 pub mod doctor;
+pub mod growth;
 pub mod ids;
 pub mod logs;
 pub mod oom;

@@ -3,7 +3,7 @@
 //! records, the cgroup's counters, /dev/shm use), and joined with what the job's
 //! output said (the log scanner's findings, passed in).
 
-use crate::diagnose::{cow, ids, logs, oom};
+use crate::diagnose::{cow, growth, ids, logs, oom};
 use crate::model::finding::{Evidence, Finding, Quantity, Severity};
 use crate::model::run::{signal_name, ProcessSummary, RunReport};
 use crate::model::system::OomKill;
@@ -43,6 +43,11 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     findings.extend(copy_on_write(r));
     findings.extend(major_fault_storm(r));
     findings.extend(thrashing(r));
+    findings.extend(
+        r.growth
+            .as_ref()
+            .and_then(|g| growth::leak_like_growth(g, &r.outcome, r.wall_seconds)),
+    );
     // Text findings add what only the output says (CUDA, NCCL, Python frames); where
     // the system already confirmed the same failure, its finding comes first and the
     // text's evidence joins it.
@@ -193,6 +198,10 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
             .with_quantity(Quantity::Bytes(peak.bytes)),
         );
     }
+    evidence.extend(growth::before_the_kill(
+        r.growth.as_ref(),
+        r.near_ceiling.as_ref(),
+    ));
     let by_cgroup = r.limit.is_some()
         || cgroup_kills > 0
         || inputs

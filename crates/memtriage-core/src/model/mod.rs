@@ -5,10 +5,12 @@
 //! The bottom layer: it depends on serde and std only, never on the parsers,
 //! probes or rules that fill it (.ci/check-layers.sh enforces that). One file per
 //! subject: a process (`process`), its maps (`maps`), a process tree (`tree`), the
-//! machine (`system`), a supervised run (`run`), findings (`finding`), and the one
-//! IEC size formatter (`units`), and command lines quoted for display (`shell`).
+//! machine (`system`), a supervised run (`run`) and how its memory grew (`growth`),
+//! findings (`finding`), the one IEC size formatter (`units`), and command lines
+//! quoted for display (`shell`).
 
 pub mod finding;
+pub mod growth;
 pub mod maps;
 pub mod process;
 pub mod run;

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::finding::Finding;
+use super::growth::{CeilingSnapshot, GrowthSummary};
 
 pub const RUN_SCHEMA: &str = "memtriage.run/v1";
 pub const RECORD_SCHEMA: &str = "memtriage.record/v1";
@@ -279,6 +280,12 @@ pub struct RunReport {
     pub process_tracking: Option<ProcessTracking>,
     pub limit: Option<LimitInfo>,
     pub sampling: SamplingStats,
+    /// How the tree's memory grew against its ceiling, and the early warning given.
+    #[serde(default)]
+    pub growth: Option<GrowthSummary>,
+    /// The tree read in full when its memory reached 90% of the ceiling.
+    #[serde(default)]
+    pub near_ceiling: Option<CeilingSnapshot>,
     pub findings: Vec<Finding>,
     /// What could not be measured, and why.
     pub notes: Vec<String>,

@@ -1,12 +1,14 @@
 //! Supervising a job (`memtriage run`): spawn it (`child`), pass its output through
 //! byte for byte to observers (`passthrough`), forward signals (`signals`), follow its
 //! process tree with the engine's sampler and keep what `run` reports of it
-//! (`timeline`), reap every process, optionally under a memory limit (`limit`), with
+//! (`timeline`), warn before its memory reaches its ceiling (`growth`), reap every
+//! process, optionally under a memory limit (`limit`), with
 //! perf counters (`perf`) and a recording (`record`). [`run`] hands everything seen to
 //! the caller; `usecase::run` diagnoses it.
 
 pub mod child;
 pub mod descendants;
+pub mod growth;
 pub mod limit;
 pub mod oom_score;
 pub mod passthrough;
@@ -47,6 +49,8 @@ pub struct Config {
     pub perf: bool,
     /// The job's `oom_score_adj`, set before exec and inherited by its workers.
     pub oom_score_adj: Option<i32>,
+    /// Where the early warning before an OOM kill goes, one line without a prefix.
+    pub on_warning: Option<Box<growth::WarningSink>>,
 }
 
 /// Everything a run saw, for diagnosis and rendering.
@@ -220,11 +224,13 @@ pub fn run<O: OutputObserver + 'static>(
     let mut timeline = RunTimeline::new(config.interval.as_millis() as u64);
     let mut reaped: Vec<Reaped> = Vec::new();
     let mut main_exit: Option<Reaped> = None;
+    let mut growth = growth::Monitor::start(root, job, config.limit, config.on_warning.as_deref());
     let mut on_sample = |sample: Sample, recorder: &mut Option<record::Recorder>| {
         if let Some(r) = recorder.as_mut() {
             r.sample(&timeline::recorded(&sample));
         }
         timeline.feed(&sample);
+        growth.on_sample(&sample, recorder.as_mut());
     };
     while main_exit.is_none() {
         match arrived.recv() {
@@ -264,6 +270,7 @@ pub fn run<O: OutputObserver + 'static>(
     }
     let main_exit = main_exit.unwrap_or(Reaped::unseen(job));
     reaped.extend(late_exits);
+    let (growth, near_ceiling) = growth.finish();
 
     // Descendants that outlive the job may still hold its output open.
     let deadline = Instant::now() + OUTPUT_DRAIN;
@@ -430,6 +437,8 @@ pub fn run<O: OutputObserver + 'static>(
         process_tracking: Some(process_tracking),
         limit,
         sampling: timeline.stats,
+        growth,
+        near_ceiling,
         findings: Vec::new(),
         notes,
     };

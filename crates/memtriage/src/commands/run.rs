@@ -22,6 +22,11 @@ pub fn run(ctx: &Context, args: &RunArgs, p: &mut Printer) -> anyhow::Result<Exi
         record: args.record.clone(),
         perf: args.perf,
         oom_score_adj: args.oom_score_adj,
+        // The job's stderr and this line share the terminal; a failed write is no
+        // reason to stop the job.
+        on_warning: Some(Box::new(|line: &str| {
+            let _ = writeln!(std::io::stderr().lock(), "memtriage: {line}");
+        })),
     };
     let outcome = match run::run(&ctx.root, &config) {
         Ok(outcome) => outcome,

@@ -11,6 +11,7 @@ mod html_browser;
 mod inspect_captured;
 mod inspect_live;
 mod report_cli;
+mod run_growth_live;
 mod run_live;
 mod run_processes;
 mod run_torch;

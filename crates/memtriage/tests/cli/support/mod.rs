@@ -112,6 +112,23 @@ fn helper_path() -> PathBuf {
 
 static BUILD: Once = Once::new();
 
+/// The helper's executable, built first if it is missing (for a job run under
+/// `memtriage run`, where [`Helper`] cannot wait for its ready line).
+pub fn helper_binary() -> PathBuf {
+    let path = helper_path();
+    BUILD.call_once(|| {
+        if !path.exists() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "-p", "memtriage-testhelper"])
+                .status()
+                .expect("run cargo build");
+            assert!(status.success(), "building memtriage-testhelper failed");
+        }
+    });
+    path
+}
+
 /// A process tree built by the helper, killed when dropped.
 pub struct Helper {
     child: Child,
@@ -122,17 +139,7 @@ pub struct Helper {
 
 impl Helper {
     pub fn start(steps: &[&str]) -> Helper {
-        let path = helper_path();
-        BUILD.call_once(|| {
-            if !path.exists() {
-                let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-                let status = Command::new(cargo)
-                    .args(["build", "-p", "memtriage-testhelper"])
-                    .status()
-                    .expect("run cargo build");
-                assert!(status.success(), "building memtriage-testhelper failed");
-            }
-        });
+        let path = helper_binary();
         let mut child = Command::new(&path)
             .args(steps)
             .stdin(Stdio::piped())

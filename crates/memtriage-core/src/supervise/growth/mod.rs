@@ -1,0 +1,85 @@
+//! Warning before the OOM kill: the trend of the job's tree memory against its
+//! ceiling, sample by sample.
+//!
+//! - `ceiling`: what the tree can reach (`--limit`, the enclosing cgroup, MemAvailable)
+//! - `fit`: the windowed line through the tree's memory and whether it grows steadily
+//! - `watch`: [`GrowthWatch`], fed each sample: the warning, the episode of growth, the
+//!   moment the tree nears its ceiling (pure, no I/O)
+//! - `snapshot`: the tree read in full near the ceiling
+//!
+//! [`Monitor`] joins them for the run loop: one call per sample, one at the end.
+
+pub mod ceiling;
+pub mod fit;
+pub mod snapshot;
+pub mod watch;
+
+pub use watch::{GrowthWarning, GrowthWatch, NearCeiling, Tick};
+
+use super::record::Recorder;
+use crate::model::growth::{CeilingSnapshot, GrowthSummary};
+use crate::model::units::iec;
+use crate::probe::root::Root;
+use crate::sampler::Sample;
+
+/// Where the one-line warning goes (the CLI prints it on stderr after `memtriage: `);
+/// called on the run loop's thread.
+pub type WarningSink = dyn Fn(&str) + Send + Sync;
+
+/// The growth watch of one run, with what it reads and where it reports.
+pub struct Monitor<'a> {
+    watch: GrowthWatch,
+    root: Root,
+    job: i32,
+    on_warning: Option<&'a WarningSink>,
+    snapshot: Option<CeilingSnapshot>,
+}
+
+impl<'a> Monitor<'a> {
+    /// Reads the job's ceiling: call it as the job starts, its tree still empty.
+    pub fn start(
+        root: &Root,
+        job: i32,
+        job_limit: Option<u64>,
+        on_warning: Option<&'a WarningSink>,
+    ) -> Self {
+        Monitor {
+            watch: GrowthWatch::new(job, ceiling::discover(root, job_limit, job)),
+            root: root.clone(),
+            job,
+            on_warning,
+            snapshot: None,
+        }
+    }
+
+    pub fn on_sample(&mut self, sample: &Sample, recorder: Option<&mut Recorder>) {
+        let tick = self.watch.feed(sample);
+        let mut recorder = recorder;
+        if let Some(warning) = tick.warning {
+            let line = warning.message();
+            if let Some(sink) = self.on_warning {
+                sink(&line);
+            }
+            if let Some(r) = recorder.as_deref_mut() {
+                r.event(sample.t, "warning", self.job, None, Some(&line));
+            }
+        }
+        if let Some(near) = tick.near_ceiling {
+            let snapshot = snapshot::take(&self.root, sample, near);
+            if let Some(r) = recorder {
+                let label = format!(
+                    "the tree read in full at {} of its {} ceiling",
+                    iec(near.tree_bytes),
+                    iec(near.ceiling_bytes)
+                );
+                r.event(sample.t, "snapshot", self.job, None, Some(&label));
+            }
+            self.snapshot = Some(snapshot);
+        }
+    }
+
+    /// What the run's report keeps: the growth summary and the snapshot near the ceiling.
+    pub fn finish(self) -> (Option<GrowthSummary>, Option<CeilingSnapshot>) {
+        (self.watch.summary(), self.snapshot)
+    }
+}
