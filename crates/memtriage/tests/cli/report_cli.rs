@@ -89,7 +89,10 @@ fn a_recording_cut_short_still_draws_and_bad_files_are_clear_errors() {
         .unwrap();
     assert!(out.status.success());
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("the file is truncated"), "cut mid-line: {said}");
+    assert!(
+        said.contains("the file is truncated"),
+        "cut mid-line: {said}"
+    );
     // Cut between two lines: memtriage was stopped, the file is whole.
     let stopped: String = text.lines().take(4).collect::<Vec<_>>().join("\n") + "\n";
     std::fs::write(&cut_path, stopped).unwrap();

@@ -319,6 +319,9 @@ mod tests {
             rollup: None,
             pss: None,
             uss_estimate: 0,
+            layout: None,
+            forked_without_exec: None,
+            copied_after_fork: None,
         }
     }
 

@@ -112,19 +112,19 @@ fn helper_path() -> PathBuf {
 
 static BUILD: Once = Once::new();
 
-/// The helper's executable, built first if it is missing (for a job run under
-/// `memtriage run`, where [`Helper`] cannot wait for its ready line).
+/// The helper's executable, brought up to date once per test run (cargo does not
+/// build a binary of another package for these tests, and a stale one lacks the
+/// newest steps), for a job run under `memtriage run`, where [`Helper`] cannot wait
+/// for its ready line.
 pub fn helper_binary() -> PathBuf {
     let path = helper_path();
     BUILD.call_once(|| {
-        if !path.exists() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = Command::new(cargo)
-                .args(["build", "-p", "memtriage-testhelper"])
-                .status()
-                .expect("run cargo build");
-            assert!(status.success(), "building memtriage-testhelper failed");
-        }
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-p", "memtriage-testhelper"])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building memtriage-testhelper failed");
     });
     path
 }
