@@ -179,10 +179,23 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
                 iec(r.peak_tree_rss.bytes),
                 r.peak_tree_rss.at_seconds
             ),
-            "/proc/PID/stat, wait4",
+            "/proc/PID/stat",
         )
         .with_quantity(Quantity::Bytes(r.peak_tree_rss.bytes)),
     );
+    if let Some(max) = r.kernel_max_rss {
+        evidence.push(
+            Evidence::text(
+                "kernel high-water mark of the job's main process",
+                format!(
+                    "{} (ru_maxrss: its own peak or that of a child it waited for, whichever was larger)",
+                    iec(max)
+                ),
+                "wait4",
+            )
+            .with_quantity(Quantity::Bytes(max)),
+        );
+    }
     if let Some((biggest, peak)) = r
         .processes
         .iter()

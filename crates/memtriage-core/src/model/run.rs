@@ -110,6 +110,11 @@ pub struct ProcessSummary {
     /// Highest RSS among the samples of it; `None` when it lived and ended between
     /// two samples, so its memory is unknown (not 0). Its fault counts are then 0.
     pub peak_rss: Option<Peak>,
+    /// The kernel's high-water mark (`ru_maxrss` from `wait4`), for a process
+    /// memtriage reaped: the most RSS it *or any child it waited for* ever had, so a
+    /// parent reads as big as its largest reaped worker. Kept apart from the samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_max_rss: Option<u64>,
     /// Highest PSS among the readings taken (PSS is read on a budget; see `sampling`).
     pub peak_pss: Option<Peak>,
     /// Highest USS (private memory) among the readings taken.
@@ -155,6 +160,7 @@ impl ProcessSummary {
             started_seconds: None,
             ended_seconds: None,
             peak_rss: None,
+            kernel_max_rss: None,
             peak_pss: None,
             peak_uss: None,
             peak_uss_estimate: None,
@@ -249,13 +255,23 @@ pub struct RunReport {
     pub pid: i32,
     pub wall_seconds: f64,
     pub outcome: Outcome,
+    /// Highest sum of the job's processes' RSS among the samples.
     pub peak_tree_rss: Peak,
+    /// The kernel's high-water mark of the job's main process and the children it
+    /// waited for (`ru_maxrss`): not a sum, and not sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_max_rss: Option<u64>,
     /// Sum of each process's latest PSS reading, at its highest.
     pub peak_tree_pss: Option<Peak>,
     pub peak_shm_used: Option<Peak>,
     pub shm_size: Option<u64>,
     pub peak_swap_used: Option<Peak>,
     pub peak_cgroup_usage: Option<Peak>,
+    /// Without `--limit`: the cgroup the job ran in (a Slurm job step, a container,
+    /// a login session), whose usage `peak_cgroup_usage` is: the job's own only when
+    /// nothing else ran there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enclosing_cgroup: Option<EnclosingCgroup>,
     pub faults: FaultStats,
     /// OOM kills counted by the job's memory cgroup while it ran.
     pub cgroup_oom_kills: Option<u64>,
@@ -304,6 +320,24 @@ pub struct PerfCounts {
     pub dtlb_store_misses: Option<u64>,
     /// Why hardware counters are missing (no PMU exposed, as in many VMs).
     pub hardware_unavailable: Option<String>,
+}
+
+/// The cgroup a job ran in when memtriage made none for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnclosingCgroup {
+    pub dir: String,
+    /// Its memory limit; `None` when it has none or it could not be read.
+    pub limit: Option<u64>,
+    /// Processes in it (and below it) other than memtriage and the job's, at most
+    /// at the job's start or end; `None` when they could not be listed.
+    pub other_processes: Option<usize>,
+}
+
+impl EnclosingCgroup {
+    /// Its usage measured the job alone (plus its page cache): nothing else ran there.
+    pub fn is_the_jobs_own(&self) -> bool {
+        self.other_processes == Some(0)
+    }
 }
 
 /// A process of the job that outlived it.

@@ -336,13 +336,6 @@ fn read_process(
     if s.state == 'Z' {
         return Read::Gone;
     }
-    let previous = tr.last.as_ref();
-    let pss = previous.and_then(|p| p.pss);
-    let uss_estimate = match &pss {
-        Some(r) => r.uss + s.minflt.saturating_sub(r.minor_faults_at) * page_size,
-        None => s.minflt * page_size,
-    }
-    .min(s.rss_pages * page_size);
     let exe = if with_exe {
         dir.as_ref()
             .and_then(|d| d.read_link("exe").ok())
@@ -350,6 +343,22 @@ fn read_process(
     } else {
         None
     };
+    let execed = tr
+        .last
+        .as_ref()
+        .is_some_and(|last| exec_between(last, exe.as_deref(), s.layout.as_ref()));
+    // A reading before exec was the parent's image (a wrapper's, or memtriage's own
+    // between fork and exec): dropped, and the new program read soon, as a process
+    // never read is. Fault counters carry across exec, so `last` still gives deltas.
+    let pss = match execed {
+        true => None,
+        false => tr.last.as_ref().and_then(|p| p.pss),
+    };
+    let uss_estimate = match &pss {
+        Some(r) => r.uss + s.minflt.saturating_sub(r.minor_faults_at) * page_size,
+        None => s.minflt * page_size,
+    }
+    .min(s.rss_pages * page_size);
     out.push(ProcessSample {
         pid,
         ppid: s.ppid,
@@ -364,12 +373,31 @@ fn read_process(
         layout: s.layout,
         forked_without_exec: None,
         copied_after_fork: None,
+        execed,
     });
     drop(dir);
+    if execed {
+        tr.minor_faults_at_attempt = None;
+    }
     if first_start.is_some() {
         tr.started = first_start;
     }
     Read::Live
+}
+
+/// Whether the process exec'd since `last` was read: its executable changed, or the
+/// stack or heap start that exec lays out anew did.
+fn exec_between(
+    last: &ProcessSample,
+    exe: Option<&str>,
+    layout: Option<&crate::parse::stat::MemoryLayout>,
+) -> bool {
+    let exe_changed = matches!((last.exe.as_deref(), exe), (Some(a), Some(b)) if a != b);
+    // Only what nothing but exec moves: a program may rewrite its argument area
+    // (prctl PR_SET_MM, setproctitle).
+    let layout_changed = matches!((last.layout.as_ref(), layout),
+        (Some(a), Some(b)) if a.start_stack != b.start_stack || a.start_brk != b.start_brk);
+    exe_changed || layout_changed
 }
 
 /// Marks each process forked without exec from its parent, where the parent is in

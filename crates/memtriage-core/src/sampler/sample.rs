@@ -60,6 +60,9 @@ pub struct ProcessSample {
     /// copied of the mappings it inherited (see `probe::fork`), at most the rollup's
     /// RSS. `None` when not read this tick.
     pub copied_after_fork: Option<u64>,
+    /// The process exec'd since the previous tick read it: figures from before
+    /// (its parent's image) are not this program's, and consumers drop them.
+    pub execed: bool,
 }
 
 /// A process's PSS reading, kept until its next.

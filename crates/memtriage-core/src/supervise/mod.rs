@@ -26,7 +26,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::model::run::{FaultStats, LeftRunning, LimitInfo, Peak, RunReport, RUN_SCHEMA};
+use crate::model::run::{
+    EnclosingCgroup, FaultStats, LeftRunning, LimitInfo, RunReport, RUN_SCHEMA,
+};
 use crate::probe::cgroup::{CgroupDir, CgroupReader};
 use crate::probe::root::Root;
 use crate::probe::system::uptime_seconds;
@@ -197,6 +199,10 @@ pub fn run<O: OutputObserver + 'static>(
             let cg = reader.for_pid(job).ok().flatten()?;
             Some(CgroupDir::of(&cg))
         });
+    let enclosing = job_cgroup.is_none().then(|| watch.clone()).flatten();
+    let others_at_start = enclosing
+        .as_ref()
+        .and_then(|cg| others_in(root, cg, &[job]));
     let sampler = SamplerThread::spawn(
         SamplerConfig {
             scope: Scope::Supervised,
@@ -281,6 +287,19 @@ pub fn run<O: OutputObserver + 'static>(
             Err(_) => break,
         }
     }
+    let enclosing_cgroup = enclosing.map(|cg| {
+        let mut job_pids = timeline.pids();
+        job_pids.extend(reaped.iter().map(|r| r.pid));
+        let at_end = others_in(root, &cg, &job_pids);
+        EnclosingCgroup {
+            dir: cg.dir.display().to_string(),
+            limit: cg.limit().flatten(),
+            other_processes: match (others_at_start, at_end) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            },
+        }
+    });
     let left_running = left_running(root);
     stop_out.stop();
     stop_err.stop();
@@ -368,13 +387,7 @@ pub fn run<O: OutputObserver + 'static>(
     for r in &reaped {
         if let Some(p) = processes.iter_mut().find(|p| p.pid == r.pid) {
             p.outcome = Some(r.outcome);
-            let at = p.last_seen_seconds;
-            p.peak_rss
-                .get_or_insert(Peak {
-                    bytes: 0,
-                    at_seconds: at,
-                })
-                .update(r.max_rss, at);
+            p.kernel_max_rss = Some(r.max_rss).filter(|b| *b > 0);
         }
     }
     let pids = processes.iter().map(|p| p.pid).collect();
@@ -395,16 +408,14 @@ pub fn run<O: OutputObserver + 'static>(
         pid: job,
         wall_seconds: wall,
         outcome: main_exit.outcome,
-        peak_tree_rss: {
-            let mut p = timeline.peak_tree_rss;
-            p.update(main_exit.max_rss, wall);
-            p
-        },
+        peak_tree_rss: timeline.peak_tree_rss,
+        kernel_max_rss: Some(main_exit.max_rss).filter(|b| *b > 0),
         peak_tree_pss: timeline.peak_tree_pss,
         peak_shm_used: timeline.peak_shm_used,
         shm_size: timeline.shm_size,
         peak_swap_used: timeline.peak_swap_used,
         peak_cgroup_usage: timeline.peak_cgroup_usage,
+        enclosing_cgroup,
         faults: FaultStats {
             minor: reaped_minor.max(sampled_minor),
             major: reaped_major.max(sampled_major),
@@ -452,6 +463,24 @@ pub fn run<O: OutputObserver + 'static>(
         reaped,
         recording: recorder,
     })
+}
+
+/// Processes in a cgroup (and below it) that are neither memtriage nor the job's
+/// (`job_pids`, and their descendants now); `None` when it cannot be listed.
+fn others_in(root: &Root, cg: &CgroupDir, job_pids: &[i32]) -> Option<usize> {
+    let mut pids = Vec::new();
+    crate::probe::cgroup::procs_below(&cg.dir, &mut pids);
+    if pids.is_empty() {
+        // memtriage itself is there: an empty list is a list that was not read.
+        return None;
+    }
+    let me = std::process::id() as i32;
+    let mine = crate::sampler::supervised_descendants(root);
+    Some(
+        pids.iter()
+            .filter(|p| **p != me && !job_pids.contains(p) && !mine.contains(p))
+            .count(),
+    )
 }
 
 /// The job's processes still alive after it ended: orphans reparented to memtriage

@@ -54,6 +54,11 @@ impl RunTimeline {
                 self.order.push(p.pid);
                 ProcessSummary::new(p.pid, t)
             });
+            if p.execed {
+                // Never report a reading of the image before exec (a wrapper
+                // script's shell, or memtriage between fork and exec).
+                *sum = ProcessSummary::new(p.pid, sum.first_seen_seconds);
+            }
             sum.ppid = p.ppid;
             sum.comm.clone_from(&p.comm);
             if p.exe.is_some() {

@@ -24,16 +24,27 @@ pub fn write(
         r.wall_seconds
     )?;
     let row = |out: &mut dyn Write, key: &str, value: String| writeln!(out, "  {key:<10} {value}");
-    let mut memory = format!(
-        "peak RSS {} at {:.1} s (all processes)",
-        iec(r.peak_tree_rss.bytes),
-        r.peak_tree_rss.at_seconds
-    );
+    let mut memory = if r.sampling.ticks == 0 {
+        "not sampled (the job ended before the first sample)".to_string()
+    } else {
+        format!(
+            "peak RSS {} at {:.1} s (all processes, sampled)",
+            iec(r.peak_tree_rss.bytes),
+            r.peak_tree_rss.at_seconds
+        )
+    };
     if let Some(p) = r.peak_tree_pss {
         memory.push_str(&format!(
             ", peak PSS {} at {:.1} s",
             iec(p.bytes),
             p.at_seconds
+        ));
+    }
+    if let Some(max) = r.kernel_max_rss {
+        memory.push_str(&format!(
+            "; kernel high-water mark {} (pid {} or a child it waited for)",
+            iec(max),
+            r.pid
         ));
     }
     row(out, "memory", memory)?;
@@ -173,8 +184,24 @@ pub fn write(
             ),
         )?,
         None => {
-            if let Some(u) = r.peak_cgroup_usage {
-                row(out, "cgroup", format!("peak usage {}", iec(u.bytes)))?;
+            if let (Some(u), Some(cg)) = (r.peak_cgroup_usage, &r.enclosing_cgroup) {
+                let limit = cg
+                    .limit
+                    .map(|l| format!(" of its {} limit", iec(l)))
+                    .unwrap_or_default();
+                let whose = match cg.other_processes {
+                    Some(0) => "the job's alone, with its page cache".to_string(),
+                    Some(n) => format!(
+                        "shared with {} and page cache, not the job's alone",
+                        counted(n as u64, "other process", "other processes")
+                    ),
+                    None => "who else it holds could not be listed".to_string(),
+                };
+                row(
+                    out,
+                    "cgroup",
+                    format!("{}: peak usage {}{limit} ({whose})", cg.dir, iec(u.bytes)),
+                )?;
             }
         }
     }

@@ -182,7 +182,11 @@ fn torchrun_ranks_are_not_forked_workers() {
         .unwrap()
         .iter()
         .filter(|p| p["ppid"] == report["pid"])
-        .filter(|p| p["peak_rss"]["bytes"].as_u64().is_some_and(|b| b >= 200 << 20))
+        .filter(|p| {
+            p["peak_rss"]["bytes"]
+                .as_u64()
+                .is_some_and(|b| b >= 200 << 20)
+        })
         .collect();
     assert!(
         ranks.len() >= 2,

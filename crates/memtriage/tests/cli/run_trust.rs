@@ -411,3 +411,113 @@ fn counts_agree_with_their_nouns() {
     }
     assert!(err.contains("1 sample "), "{err}");
 }
+
+fn run_json(args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let out = memtriage()
+        .args(["run", "--json", "--interval", "100ms"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report = run_report(&out.stderr);
+    (out, report)
+}
+
+#[test]
+fn a_parent_is_not_given_the_size_of_the_worker_it_reaped() {
+    // The worker allocates 300 MiB and is reaped by its parent; wait4's ru_maxrss
+    // of the parent then says 300 MiB, though the parent never held it.
+    let (out, report) = run_json(&[
+        "--",
+        "python3",
+        "-c",
+        "import os, time\n\
+         if os.fork() == 0:\n\
+         \x20   b = bytearray(300 << 20); time.sleep(0.5); os._exit(0)\n\
+         os.wait(); time.sleep(0.3)",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let main = report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pid"] == report["pid"])
+        .unwrap();
+    let sampled = main["peak_rss"]["bytes"].as_u64().unwrap();
+    let kernel = main["kernel_max_rss"].as_u64().unwrap();
+    assert!(sampled < 150 << 20, "the parent's samples: {sampled}");
+    assert!(
+        kernel >= 300 << 20,
+        "the kernel's mark includes the worker: {kernel}"
+    );
+    assert!(report["kernel_max_rss"].as_u64().unwrap() >= 300 << 20);
+    assert!(
+        report["peak_tree_rss"]["bytes"].as_u64().unwrap() < 700 << 20,
+        "the tree's peak is a sum of samples, not raised by the kernel's mark"
+    );
+}
+
+#[test]
+fn a_wrapper_that_execs_is_reported_as_the_program_it_became() {
+    let (out, report) = run_json(&[
+        "--",
+        "sh",
+        "-c",
+        "exec python3 -c 'import time; b = bytearray(96 << 20); time.sleep(1.2)'",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let main = report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pid"] == report["pid"])
+        .unwrap();
+    assert_eq!(main["comm"], "python3", "{main}");
+    if let Some(pss) = main["peak_pss"]["bytes"].as_u64() {
+        assert!(
+            pss >= 64 << 20,
+            "PSS read after exec, not the shell's: {pss}"
+        );
+    }
+    let tree_pss = report["peak_tree_pss"]["bytes"].as_u64().unwrap();
+    assert!(tree_pss >= 64 << 20, "{tree_pss}");
+}
+
+#[test]
+fn the_enclosing_cgroup_is_named_and_said_whose_it_is() {
+    let (_, report) = run_json(&["--", "sleep", "0.3"]);
+    let cg = &report["enclosing_cgroup"];
+    if cg.is_null() {
+        eprintln!("skipped: no memory cgroup readable here");
+        return;
+    }
+    assert!(cg["dir"].as_str().unwrap().starts_with("/sys/fs/cgroup"));
+    if !is_root() {
+        return;
+    }
+    // memtriage alone in a cgroup of its own: the usage is the job's.
+    let top = ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"]
+        .iter()
+        .map(Path::new)
+        .find(|t| t.join("cgroup.procs").exists())
+        .unwrap();
+    let dir = top.join(format!("memtriage-alone-test-{}", std::process::id()));
+    std::fs::create_dir(&dir).unwrap();
+    struct Remove(PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+    let _remove = Remove(dir.clone());
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {}/cgroup.procs && exec {BIN} run --json -- sleep 0.3",
+            dir.display()
+        ))
+        .output()
+        .unwrap();
+    let report = run_report(&out.stderr);
+    assert_eq!(report["enclosing_cgroup"]["other_processes"], 0, "{report}");
+}

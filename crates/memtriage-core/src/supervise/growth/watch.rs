@@ -322,6 +322,7 @@ mod tests {
             layout: None,
             forked_without_exec: None,
             copied_after_fork: None,
+            execed: false,
         }
     }
 
