@@ -81,8 +81,15 @@ impl SamplerConfig {
 /// The sampling thread, handing each sample to a sink of the caller's. Stopping or
 /// dropping it ends the thread and joins it (a tick in progress is finished first).
 pub struct SamplerThread {
-    stop: Option<Sender<()>>,
+    control: Option<Sender<Control>>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// What the sampling thread is told between ticks.
+enum Control {
+    Stop,
+    /// Take a sample now, outside the schedule (the schedule is kept).
+    SampleNow,
 }
 
 impl SamplerThread {
@@ -93,7 +100,7 @@ impl SamplerThread {
     where
         F: FnMut(Sample) -> bool + Send + 'static,
     {
-        let (stop, stopped) = mpsc::channel::<()>();
+        let (control, told) = mpsc::channel::<Control>();
         let thread = std::thread::Builder::new()
             .name("memtriage-sampler".into())
             .stack_size(THREAD_STACK)
@@ -105,18 +112,32 @@ impl SamplerThread {
                     if !sink(collector.sample()) {
                         return;
                     }
-                    let now = Instant::now();
-                    next = (next + interval).max(now);
-                    match stopped.recv_timeout(next - now) {
-                        Err(RecvTimeoutError::Timeout) => {}
-                        Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+                    next = (next + interval).max(Instant::now());
+                    loop {
+                        match told.recv_timeout(next.saturating_duration_since(Instant::now())) {
+                            Err(RecvTimeoutError::Timeout) => break,
+                            Ok(Control::SampleNow) => {
+                                if !sink(collector.sample()) {
+                                    return;
+                                }
+                            }
+                            Ok(Control::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                        }
                     }
                 }
             })?;
         Ok(SamplerThread {
-            stop: Some(stop),
+            control: Some(control),
             thread: Some(thread),
         })
+    }
+
+    /// Takes a sample at once, outside the schedule: the moment a failure shows
+    /// (a full /dev/shm is freed as soon as its workers die) is read, not the next tick.
+    pub fn sample_now(&self) {
+        if let Some(control) = &self.control {
+            let _ = control.send(Control::SampleNow);
+        }
     }
 
     /// Ends sampling and waits for the thread. An error says the thread had died
@@ -126,8 +147,8 @@ impl SamplerThread {
     }
 
     fn shut_down(&mut self) -> crate::Result<()> {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
+        if let Some(control) = self.control.take() {
+            let _ = control.send(Control::Stop);
         }
         let Some(thread) = self.thread.take() else {
             return Ok(());

@@ -76,6 +76,8 @@ pub struct RunResult<O> {
 /// What the run loop waits on.
 enum Event {
     Sample(Sample),
+    /// A failure line the job printed, seen for the first time: sampled at once.
+    FailureLine(String),
     Reaped(Reaped),
     /// The reaper has nothing left to wait for.
     ReaperDone,
@@ -145,15 +147,34 @@ pub fn run<O: OutputObserver + 'static>(
         r.event(0.0, "start", job, None, None);
     }
 
+    // Samples, exits and failure lines arrive on one channel, in the order they
+    // happen: an exit is seen at once, never after a wait for the next sample.
+    let (events, arrived) = mpsc::channel();
     let (out_done_tx, out_done_rx) = mpsc::channel();
     let (stop_out, out_stopped) = passthrough::stop_signal().map_err(|e| Error::io("pipe", e))?;
     let (stop_err, err_stopped) = passthrough::stop_signal().map_err(|e| Error::io("pipe", e))?;
     let spawn_copy = |fd, mut observer: O, to_stderr: bool, stop, done: mpsc::Sender<()>| {
+        let events = events.clone();
         std::thread::spawn(move || {
+            let noticed = |line: String| {
+                let _ = events.send(Event::FailureLine(line));
+            };
             let stats = if to_stderr {
-                passthrough::copy(fd, std::io::stderr().as_fd(), &mut observer, &stop)
+                passthrough::copy(
+                    fd,
+                    std::io::stderr().as_fd(),
+                    &mut observer,
+                    &stop,
+                    &noticed,
+                )
             } else {
-                passthrough::copy(fd, std::io::stdout().as_fd(), &mut observer, &stop)
+                passthrough::copy(
+                    fd,
+                    std::io::stdout().as_fd(),
+                    &mut observer,
+                    &stop,
+                    &noticed,
+                )
             };
             let _ = done.send(());
             (observer, stats)
@@ -174,9 +195,6 @@ pub fn run<O: OutputObserver + 'static>(
         out_done_tx,
     );
 
-    // Samples and exits arrive on one channel, in the order they happen: an exit is
-    // seen at once, never after a wait for the next sample.
-    let (events, arrived) = mpsc::channel();
     let (reaped_tx, reaped_rx) = mpsc::channel();
     std::thread::spawn(move || child::reap_all(reaped_tx));
     {
@@ -256,6 +274,12 @@ pub fn run<O: OutputObserver + 'static>(
                 }
                 reaped.push(r);
             }
+            Ok(Event::FailureLine(line)) => {
+                if let Some(s) = &sampler {
+                    s.sample_now();
+                }
+                record_failure_line(&mut recorder, start, job, &line);
+            }
             // The reaper saw no child at all: treat as an exit we did not see.
             Ok(Event::ReaperDone) | Err(_) => main_exit = Some(Reaped::unseen(job)),
         }
@@ -271,6 +295,7 @@ pub fn run<O: OutputObserver + 'static>(
         match event {
             Event::Sample(sample) => on_sample(sample, &mut recorder),
             Event::Reaped(r) => late_exits.push(r),
+            Event::FailureLine(line) => record_failure_line(&mut recorder, start, job, &line),
             Event::ReaperDone => {}
         }
     }
@@ -463,6 +488,18 @@ pub fn run<O: OutputObserver + 'static>(
         reaped,
         recording: recorder,
     })
+}
+
+fn record_failure_line(
+    recorder: &mut Option<record::Recorder>,
+    start: Instant,
+    job: i32,
+    line: &str,
+) {
+    if let Some(r) = recorder.as_mut() {
+        let t = start.elapsed().as_secs_f64();
+        r.event(t, "failure-line", job, None, Some(line));
+    }
 }
 
 /// Processes in a cgroup (and below it) that are neither memtriage nor the job's

@@ -6,7 +6,9 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 /// Sees every chunk of one output stream, in order.
 pub trait OutputObserver: Send {
-    fn output(&mut self, chunk: &[u8]);
+    /// Sees a chunk; returns the failure lines it recognised for the first time in
+    /// it (a new kind of failure), which the run marks and samples at once.
+    fn output(&mut self, chunk: &[u8]) -> Vec<String>;
     /// The stream ended (the job closed it or exited).
     fn end(&mut self) {}
 }
@@ -84,6 +86,7 @@ pub fn copy(
     to: BorrowedFd<'_>,
     observer: &mut dyn OutputObserver,
     stop: &CopyStopped,
+    on_failure_line: &dyn Fn(String),
 ) -> CopyStats {
     // SAFETY: F_SETPIPE_SZ on a pipe we own; failure only leaves the default size.
     unsafe {
@@ -114,7 +117,9 @@ pub fn copy(
             // Closing our read end is what makes the job see the closed pipe.
             break;
         }
-        observer.output(chunk);
+        for line in observer.output(chunk) {
+            on_failure_line(line);
+        }
     }
     observer.end();
     drop(from);

@@ -43,9 +43,24 @@ impl JobOutput {
 }
 
 impl OutputObserver for JobOutput {
-    fn output(&mut self, chunk: &[u8]) {
+    fn output(&mut self, chunk: &[u8]) -> Vec<String> {
         self.tail.push(chunk);
+        let kinds_before = self.scanner.rule_counts().len();
         self.scanner.feed(chunk);
+        // A rule matching for the first time is a new kind of failure; its line is
+        // the one kept last among the matches.
+        let new = &self.scanner.rule_counts()[kinds_before..];
+        new.iter()
+            .filter_map(|kind| {
+                let m = self
+                    .scanner
+                    .matches()
+                    .iter()
+                    .rev()
+                    .find(|m| m.rule == kind.rule)?;
+                Some(m.line.clone())
+            })
+            .collect()
     }
 
     fn end(&mut self) {
@@ -91,6 +106,18 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
     }
     let mut recording_failed = None;
     if let Some(recording) = result.recording.as_mut() {
+        // The kernel's kills on the run's time axis, for the page's timeline.
+        for k in &kills {
+            let t = match (k.timestamp, result.started_boot_seconds) {
+                (Some(at), Some(started)) => (at - started).max(0.0),
+                _ => report.wall_seconds,
+            };
+            let label = format!(
+                "the kernel OOM-killed {}",
+                crate::diagnose::oom::pid_label(k)
+            );
+            recording.event(t, "oom-kill", k.pid, None, Some(&label));
+        }
         let failed_during_run = recording.failure().is_some();
         recording.finish(&report);
         recording_failed = recording.failure();

@@ -203,6 +203,15 @@ fn the_process_whose_faults_moved_most_is_read_first() {
         &["-c", "while True:\n b = bytearray(4 << 20)\n del b"],
     );
     let idle = Job::sleeper();
+    // `python3` may be a wrapper (a pyenv shim) that execs the interpreter later; a
+    // reading before that exec is dropped and taken again, so wait for the exec.
+    let exe = format!("/proc/{}/exe", busy.pid());
+    let began = std::time::Instant::now();
+    while !std::fs::read_link(&exe).is_ok_and(|e| e.to_string_lossy().contains("python"))
+        && began.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let mut collector = Collector::new(SamplerConfig {
         pss: Some(PssBudget {
             share: 1.0,

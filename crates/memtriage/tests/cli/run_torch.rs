@@ -32,7 +32,7 @@ fn dataloader_workers_through_a_tiny_dev_shm_are_diagnosed() {
         return;
     }
     let inner = format!(
-        "mount -t tmpfs -o size=16m tmpfs /dev/shm && exec {} run --json --interval 100ms -- python3 {}",
+        "mount -t tmpfs -o size=16m tmpfs /dev/shm && exec {} run --json --interval 2s -- python3 {}",
         BIN,
         script("shm_bus_error.py")
     );
@@ -60,6 +60,10 @@ fn dataloader_workers_through_a_tiny_dev_shm_are_diagnosed() {
         "the evidence gives /dev/shm's size: {text}"
     );
     assert_eq!(report["shm_size"], 16 << 20);
+    // Sampled the moment the failure line showed, not at the next tick, when the
+    // dead workers' segments are gone.
+    let peak = report["peak_shm_used"]["bytes"].as_u64().unwrap_or(0);
+    assert!(peak > 0, "/dev/shm use when it filled: {peak}");
 }
 
 /// Forked workers reading a dataset of Python objects copy it page by page.
