@@ -433,6 +433,18 @@ pub struct RecordedEvent {
 }
 
 impl RunReport {
+    /// A process named by pid and comm elsewhere (the kernel's OOM record, the
+    /// snapshot near the ceiling), labelled as its summary would be: with its rank
+    /// where the run read one.
+    pub fn label_of(&self, pid: i32, comm: &str) -> String {
+        let rank = self
+            .processes
+            .iter()
+            .find(|p| p.pid == pid)
+            .and_then(|p| p.rank.as_ref());
+        process_label(pid, comm, rank)
+    }
+
     /// Share of the job's anonymous memory in transparent huge pages, over the
     /// latest PSS reading of each process.
     pub fn huge_page_coverage(&self) -> Option<f64> {
