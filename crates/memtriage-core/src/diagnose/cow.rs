@@ -9,6 +9,7 @@
 
 use crate::diagnose::ids;
 use crate::model::finding::{Evidence, Finding, Quantity, Severity};
+use crate::model::process::{process_label, RankInfo};
 use crate::model::units::iec;
 
 /// A forked worker counts when it copied at least this much.
@@ -24,6 +25,8 @@ pub struct Process {
     pub pid: i32,
     pub ppid: i32,
     pub comm: String,
+    /// Its rank under a distributed launcher, where known (a run reads it).
+    pub rank: Option<RankInfo>,
     pub kernel_thread: bool,
     /// `Some(true)` when forked from its parent without exec since, `Some(false)`
     /// when it exec'd, `None` when that could not be told (see `probe::fork`).
@@ -91,7 +94,7 @@ pub fn findings(processes: &[Process]) -> Vec<Finding> {
 }
 
 fn parent_evidence(p: &Process) -> Evidence {
-    let label = format!("parent pid {} ({})", p.pid, p.comm);
+    let label = format!("parent {}", process_label(p.pid, &p.comm, p.rank.as_ref()));
     let source = format!("/proc/{}/smaps_rollup", p.pid);
     match (p.rss, p.private) {
         (Some(rss), Some(private)) => Evidence::text(
@@ -113,7 +116,7 @@ fn copied_finding(p: &Process, workers: &[(&Process, Copied)], total: u64) -> Fi
             .map_or_else(|| "unreadable".to_string(), |b| iec(b).to_string());
         evidence.push(
             Evidence::text(
-                format!("worker pid {}", c.pid),
+                format!("worker {}", process_label(c.pid, "", c.rank.as_ref())),
                 format!(
                     "copied {} of its RSS {} (private in all {private})",
                     iec(m.bytes),
@@ -139,9 +142,9 @@ fn copied_finding(p: &Process, workers: &[(&Process, Copied)], total: u64) -> Fi
         id: ids::FORK_COPY_ON_WRITE.into(),
         severity: Severity::Warn,
         title: format!(
-            "{n} forked worker{} of pid {} {} {} copied from it: memory copied after fork",
+            "{n} forked worker{} of {} {} {} copied from it: memory copied after fork",
             plural(n, "", "s"),
-            p.pid,
+            process_label(p.pid, "", p.rank.as_ref()),
             plural(n, "holds", "hold"),
             iec(total)
         ),
@@ -171,7 +174,7 @@ fn unknown_finding(p: &Process, children: &[(&Process, u64)], total: u64) -> Fin
         };
         evidence.push(
             Evidence::text(
-                format!("child pid {} ({})", c.pid, c.comm),
+                format!("child {}", process_label(c.pid, &c.comm, c.rank.as_ref())),
                 format!("private {}; {how}", iec(*private)),
                 format!("/proc/{}/stat", c.pid),
             )
@@ -182,9 +185,9 @@ fn unknown_finding(p: &Process, children: &[(&Process, u64)], total: u64) -> Fin
         id: ids::FORK_COPY_ON_WRITE_UNKNOWN.into(),
         severity: Severity::Info,
         title: format!(
-            "{n} child{} of pid {} {} {} privately; whether it was copied after fork is unknown",
+            "{n} child{} of {} {} {} privately; whether it was copied after fork is unknown",
             plural(n, "", "ren"),
-            p.pid,
+            process_label(p.pid, "", p.rank.as_ref()),
             plural(n, "holds", "hold"),
             iec(total)
         ),
@@ -209,6 +212,7 @@ mod tests {
             pid,
             ppid,
             comm: comm.into(),
+            rank: None,
             kernel_thread: false,
             forked_without_exec: Some(true),
             rss: Some(copied + (100 << 20)),
@@ -218,6 +222,52 @@ mod tests {
                 rss: copied + (100 << 20),
             }),
         }
+    }
+
+    #[test]
+    fn a_ranks_workers_are_named_with_their_rank() {
+        let rank = |worker| {
+            Some(RankInfo {
+                rank: 1,
+                local_rank: Some(1),
+                world_size: Some(2),
+                worker,
+            })
+        };
+        let mut nodes = vec![
+            proc(100, 1, "python3", 10 << 20),
+            proc(101, 100, "pt_data_worker", 64 << 20),
+            proc(102, 100, "pt_data_worker", 64 << 20),
+        ];
+        nodes[0].rank = rank(false);
+        nodes[1].rank = rank(true);
+        nodes[2].rank = rank(true);
+        let f = findings(&nodes);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].title
+                .starts_with("2 forked workers of pid 100 (rank 1) hold 128 MiB"),
+            "{}",
+            f[0].title
+        );
+        let labels: Vec<&str> = f[0].evidence.iter().map(|e| e.label.as_str()).collect();
+        assert_eq!(labels[0], "parent pid 100 (python3, rank 1)");
+        assert_eq!(labels[1], "worker pid 101 (rank 1 worker)");
+
+        nodes[1].forked_without_exec = None;
+        nodes[2].forked_without_exec = None;
+        let f = findings(&nodes);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].title
+                .starts_with("2 children of pid 100 (rank 1) hold"),
+            "{}",
+            f[0].title
+        );
+        assert_eq!(
+            f[0].evidence[1].label,
+            "child pid 101 (pt_data_worker, rank 1 worker)"
+        );
     }
 
     #[test]

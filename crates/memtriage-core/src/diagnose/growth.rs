@@ -95,10 +95,12 @@ pub fn leak_like_growth(
 }
 
 /// For a job killed at its ceiling: the early warning, and what the largest processes
-/// held when the tree neared the ceiling.
+/// held when the tree neared the ceiling. `label` names a process by pid and comm
+/// (with its rank, where the run read one).
 pub fn before_the_kill(
     growth: Option<&GrowthSummary>,
     snapshot: Option<&CeilingSnapshot>,
+    label: impl Fn(i32, &str) -> String,
 ) -> Vec<Evidence> {
     let mut evidence = Vec::new();
     if let Some(w) = growth.and_then(|g| g.warning.as_ref()) {
@@ -129,9 +131,8 @@ pub fn before_the_kill(
             evidence.push(
                 Evidence::text(
                     format!(
-                        "pid {} ({}) at {:.1} s, {} of the {} ceiling",
-                        p.pid,
-                        p.comm,
+                        "{} at {:.1} s, {} of the {} ceiling",
+                        label(p.pid, &p.comm),
                         s.at_seconds,
                         iec(s.tree_bytes),
                         iec(s.ceiling_bytes)

@@ -32,7 +32,7 @@ pub fn victim(k: &OomKill) -> String {
 
 /// `pid 48213 (python)`, for an evidence label.
 pub fn pid_label(k: &OomKill) -> String {
-    format!("pid {} ({})", k.pid, k.comm)
+    crate::model::process::process_label(k.pid, &k.comm, None)
 }
 
 /// The victim's memory as the kernel printed it, in the kernel's order and names.

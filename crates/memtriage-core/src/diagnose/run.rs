@@ -112,10 +112,6 @@ fn same_failure(system_id: &str, text_id: &str) -> bool {
         .any(|(id, texts)| system_id == *id && texts.contains(&text_id))
 }
 
-fn process_label(p: &ProcessSummary) -> String {
-    format!("pid {} ({})", p.pid, p.comm)
-}
-
 fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
     let r = inputs.report;
     let killed: Vec<&ProcessSummary> = r
@@ -131,7 +127,7 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
     let mut evidence = Vec::new();
     for k in inputs.kernel_oom_kills {
         evidence.push(Evidence::text(
-            format!("kernel killed {}", oom::pid_label(k)),
+            format!("kernel killed {}", r.label_of(k.pid, &k.comm)),
             oom::summary(k, None),
             "/dev/kmsg",
         ));
@@ -151,11 +147,7 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
         ));
     }
     for p in killed.iter().filter(|p| p.pid != r.pid) {
-        evidence.push(Evidence::text(
-            process_label(p),
-            "killed by SIGKILL",
-            "wait4",
-        ));
+        evidence.push(Evidence::text(p.label(), "killed by SIGKILL", "wait4"));
     }
     if let Some(l) = &r.limit {
         evidence.push(
@@ -204,7 +196,7 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
     {
         evidence.push(
             Evidence::text(
-                format!("largest process: {}", process_label(biggest)),
+                format!("largest process: {}", biggest.label()),
                 format!("peak RSS {}", iec(peak.bytes)),
                 "/proc/PID/stat",
             )
@@ -214,6 +206,7 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
     evidence.extend(growth::before_the_kill(
         r.growth.as_ref(),
         r.near_ceiling.as_ref(),
+        |pid, comm| r.label_of(pid, comm),
     ));
     let by_cgroup = r.limit.is_some()
         || cgroup_kills > 0
@@ -224,8 +217,8 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
     let victim = inputs
         .kernel_oom_kills
         .first()
-        .map(oom::pid_label)
-        .or_else(|| killed.first().map(|p| process_label(p)))
+        .map(|k| r.label_of(k.pid, &k.comm))
+        .or_else(|| killed.first().map(|p| p.label()))
         .unwrap_or_else(|| "a process of the job".into());
     Some(Finding {
         id: ids::RUN_OOM_KILLED.into(),
@@ -262,14 +255,8 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
             .iter()
             .filter(|p| p.pid != r.pid)
             .filter_map(|p| {
-                p.outcome.map(|o| {
-                    (
-                        "a process of the job",
-                        o.signal,
-                        o.core_dumped,
-                        process_label(p),
-                    )
-                })
+                p.outcome
+                    .map(|o| ("a process of the job", o.signal, o.core_dumped, p.label()))
             }),
     )
     .filter_map(|(who, sig, core, label)| sig.map(|s| (who, s, core, label)))
@@ -419,6 +406,7 @@ fn copy_on_write(r: &RunReport) -> Vec<Finding> {
             pid: p.pid,
             ppid: p.ppid,
             comm: p.comm.clone(),
+            rank: p.rank,
             kernel_thread: false,
             forked_without_exec: p.forked_without_exec,
             rss: p.peak_rss.map(|peak| peak.bytes),
@@ -486,4 +474,129 @@ fn thrashing(r: &RunReport) -> Option<Finding> {
         why: "A job whose working set does not fit spends its time waiting on swap instead of computing.".into(),
         fix: "Lower the job's memory (batch size, workers) or give it more; on a dedicated training box turn swap off so it fails fast (swapoff -a) — see `memtriage doctor`.".into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// torchrun (pid 10) whose rank 1 (pid 12) the kernel killed at the job's limit;
+    /// rank 0 (pid 11) was ended by SIGTERM when its peer died.
+    fn torchrun_report() -> RunReport {
+        let process = |pid: i32, rank: Option<u32>, rss: u64, signal: Option<i32>| {
+            serde_json::json!({
+                "pid": pid, "ppid": 10, "comm": "python3", "exe": null,
+                "rank": rank.map(|r| serde_json::json!({"rank": r, "local_rank": r, "world_size": 2})),
+                "first_seen_seconds": 0.1, "last_seen_seconds": 2.0,
+                "peak_rss": {"bytes": rss, "at_seconds": 1.9},
+                "peak_pss": null, "peak_uss": null, "peak_uss_estimate": null,
+                "private_dirty_at_peak_uss": null, "shared_at_peak_uss": null,
+                "anonymous": null, "anon_huge_pages": null,
+                "minor_faults": 0, "major_faults": 0,
+                "outcome": signal.map(|s| serde_json::json!({"exit_code": null, "signal": s, "core_dumped": false})),
+            })
+        };
+        serde_json::from_value(serde_json::json!({
+            "schema": "memtriage.run/v1",
+            "command": ["torchrun", "train.py"],
+            "pid": 10,
+            "wall_seconds": 2.1,
+            "outcome": {"exit_code": 1, "signal": null, "core_dumped": false},
+            "peak_tree_rss": {"bytes": 600u64 << 20, "at_seconds": 1.9},
+            "faults": {"minor": 0, "major": 0, "peak_minor_per_second": 0.0,
+                       "peak_major_per_second": 0.0, "peak_major_at_seconds": 0.0},
+            "cgroup_oom_kills": 1,
+            "processes": [
+                process(11, Some(0), 200 << 20, Some(libc::SIGTERM)),
+                process(12, Some(1), 400 << 20, Some(libc::SIGKILL)),
+            ],
+            "limit": null,
+            "sampling": {"interval_ms": 100, "ticks": 20, "pss_readings": 0,
+                         "pss_read_seconds": 0.0, "pss_read_max_ms": 0.0,
+                         "peak_pss_max_age_seconds": 0.0},
+            "findings": [],
+            "notes": [],
+        }))
+        .unwrap()
+    }
+
+    fn kill_of(pid: i32) -> OomKill {
+        OomKill {
+            pid,
+            comm: "python3".into(),
+            total_vm: None,
+            anon_rss: Some(400 << 20),
+            file_rss: None,
+            shmem_rss: None,
+            uid: None,
+            oom_score_adj: None,
+            constraint: crate::model::system::OomConstraint::Cgroup,
+            memcg: None,
+            oom_memcg: Some("/job".into()),
+            timestamp: None,
+            wall_time: None,
+        }
+    }
+
+    #[test]
+    fn findings_name_the_rank_of_the_process_they_are_about() {
+        let report = torchrun_report();
+        let kills = [kill_of(12)];
+        let findings = diagnose(Inputs {
+            report: &report,
+            kernel_oom_kills: &kills,
+            kernel_log_unreadable: None,
+            text_findings: Vec::new(),
+        });
+        let oom = findings
+            .iter()
+            .find(|f| f.id == ids::RUN_OOM_KILLED)
+            .expect("an OOM finding");
+        assert_eq!(
+            oom.title,
+            "out of memory: the kernel killed pid 12 (python3, rank 1) at its cgroup's memory limit"
+        );
+        let labels: Vec<&str> = oom.evidence.iter().map(|e| e.label.as_str()).collect();
+        assert!(
+            labels.contains(&"kernel killed pid 12 (python3, rank 1)"),
+            "{labels:?}"
+        );
+        assert!(labels.contains(&"pid 12 (python3, rank 1)"), "{labels:?}");
+        assert!(
+            labels.contains(&"largest process: pid 12 (python3, rank 1)"),
+            "{labels:?}"
+        );
+        let terminated = findings
+            .iter()
+            .find(|f| f.id == ids::RUN_TERMINATED)
+            .expect("rank 0's SIGTERM");
+        assert!(
+            terminated
+                .title
+                .ends_with("(a process of the job, pid 11 (python3, rank 0))"),
+            "{}",
+            terminated.title
+        );
+    }
+
+    #[test]
+    fn a_process_without_a_rank_is_named_as_before() {
+        let mut report = torchrun_report();
+        for p in &mut report.processes {
+            p.rank = None;
+        }
+        let kills = [kill_of(12)];
+        let findings = diagnose(Inputs {
+            report: &report,
+            kernel_oom_kills: &kills,
+            kernel_log_unreadable: None,
+            text_findings: Vec::new(),
+        });
+        assert_eq!(
+            findings[0].title,
+            "out of memory: the kernel killed pid 12 (python3) at its cgroup's memory limit"
+        );
+        // A kill of a process the run never sampled keeps the kernel's name for it.
+        assert_eq!(report.label_of(99, "python3"), "pid 99 (python3)");
+    }
 }

@@ -172,3 +172,98 @@ pub struct Unreadable {
     pub field: String,
     pub reason: String,
 }
+
+/// Which rank of a distributed job a process works for, from the environment its
+/// launcher gave it at exec (torchrun's `RANK`, `LOCAL_RANK`, `WORLD_SIZE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankInfo {
+    /// `RANK`: the global rank, unique across the job.
+    pub rank: u32,
+    /// `LOCAL_RANK`: the rank on this machine (the GPU it usually takes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_rank: Option<u32>,
+    /// `WORLD_SIZE`: how many ranks the job has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world_size: Option<u32>,
+    /// Started by a process of the same rank, whose environment it inherited (a
+    /// DataLoader worker): it works for the rank, it is not the rank.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub worker: bool,
+}
+
+impl RankInfo {
+    /// `rank 1`, or `rank 1 worker` for a process the rank started.
+    pub fn describe(&self) -> String {
+        if self.worker {
+            format!("rank {} worker", self.rank)
+        } else {
+            format!("rank {}", self.rank)
+        }
+    }
+}
+
+/// How every report names a process: `pid 812 (python3)`, with its rank under a
+/// distributed launcher (`pid 812 (python3, rank 1)`, `pid 815 (pt_data_worker,
+/// rank 1 worker)`).
+pub fn process_label(pid: i32, comm: &str, rank: Option<&RankInfo>) -> String {
+    let about: Vec<String> = (!comm.is_empty())
+        .then(|| comm.to_string())
+        .into_iter()
+        .chain(rank.map(RankInfo::describe))
+        .collect();
+    if about.is_empty() {
+        format!("pid {pid}")
+    } else {
+        format!("pid {pid} ({})", about.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod rank_tests {
+    use super::*;
+
+    fn rank(rank: u32, worker: bool) -> RankInfo {
+        RankInfo {
+            rank,
+            local_rank: Some(rank),
+            world_size: Some(2),
+            worker,
+        }
+    }
+
+    #[test]
+    fn a_process_is_named_with_its_rank_when_it_has_one() {
+        assert_eq!(process_label(812, "python3", None), "pid 812 (python3)");
+        assert_eq!(
+            process_label(812, "python3", Some(&rank(1, false))),
+            "pid 812 (python3, rank 1)"
+        );
+        assert_eq!(
+            process_label(815, "pt_data_worker", Some(&rank(1, true))),
+            "pid 815 (pt_data_worker, rank 1 worker)"
+        );
+        assert_eq!(process_label(9, "", None), "pid 9");
+        assert_eq!(
+            process_label(9, "", Some(&rank(0, false))),
+            "pid 9 (rank 0)"
+        );
+    }
+
+    #[test]
+    fn rank_json_leaves_out_what_is_unknown() {
+        let only_rank = RankInfo {
+            rank: 3,
+            local_rank: None,
+            world_size: None,
+            worker: false,
+        };
+        assert_eq!(serde_json::to_string(&only_rank).unwrap(), r#"{"rank":3}"#);
+        let worker = rank(1, true);
+        let json = serde_json::to_string(&worker).unwrap();
+        assert_eq!(
+            json,
+            r#"{"rank":1,"local_rank":1,"world_size":2,"worker":true}"#
+        );
+        assert_eq!(serde_json::from_str::<RankInfo>(&json).unwrap(), worker);
+    }
+}

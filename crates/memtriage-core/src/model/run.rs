@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::finding::Finding;
 use super::growth::{CeilingSnapshot, GrowthSummary};
+use super::process::{process_label, RankInfo};
 
 pub const RUN_SCHEMA: &str = "memtriage.run/v1";
 pub const RECORD_SCHEMA: &str = "memtriage.record/v1";
@@ -97,6 +98,10 @@ pub struct ProcessSummary {
     pub comm: String,
     /// The executable at the latest PSS reading (forked workers share their parent's).
     pub exe: Option<String>,
+    /// The rank its launcher (torchrun) gave it, read from its environment once after
+    /// its exec; absent when it has none or its environment was not ours to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<RankInfo>,
     /// First and last moment the process was known alive, in seconds since the job
     /// started: by a sample, or by the kernel's process events.
     pub first_seen_seconds: f64,
@@ -155,6 +160,7 @@ impl ProcessSummary {
             ppid: 0,
             comm: String::new(),
             exe: None,
+            rank: None,
             first_seen_seconds: t,
             last_seen_seconds: t,
             started_seconds: None,
@@ -175,6 +181,11 @@ impl ProcessSummary {
             major_faults: 0,
             outcome: None,
         }
+    }
+
+    /// `pid 812 (python3, rank 1)`: see [`process_label`].
+    pub fn label(&self) -> String {
+        process_label(self.pid, &self.comm, self.rank.as_ref())
     }
 }
 
@@ -388,6 +399,10 @@ pub struct RecordedProcess {
     pub pid: i32,
     pub ppid: i32,
     pub comm: String,
+    /// Its rank under a distributed launcher, when it has one (see
+    /// [`ProcessSummary::rank`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<RankInfo>,
     pub rss: u64,
     pub minflt: u64,
     pub majflt: u64,
@@ -396,6 +411,13 @@ pub struct RecordedProcess {
     pub pss: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uss: Option<u64>,
+}
+
+impl RecordedProcess {
+    /// `pid 812 (python3, rank 1)`: see [`process_label`].
+    pub fn label(&self) -> String {
+        process_label(self.pid, &self.comm, self.rank.as_ref())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -411,6 +433,18 @@ pub struct RecordedEvent {
 }
 
 impl RunReport {
+    /// A process named by pid and comm elsewhere (the kernel's OOM record, the
+    /// snapshot near the ceiling), labelled as its summary would be: with its rank
+    /// where the run read one.
+    pub fn label_of(&self, pid: i32, comm: &str) -> String {
+        let rank = self
+            .processes
+            .iter()
+            .find(|p| p.pid == pid)
+            .and_then(|p| p.rank.as_ref());
+        process_label(pid, comm, rank)
+    }
+
     /// Share of the job's anonymous memory in transparent huge pages, over the
     /// latest PSS reading of each process.
     pub fn huge_page_coverage(&self) -> Option<f64> {

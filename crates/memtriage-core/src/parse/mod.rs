@@ -5,14 +5,15 @@
 //!
 //! One file per format: `/proc` files (`meminfo`, `swaps`, `pressure`, `limits`,
 //! `uptime`, `stat`, `statm`, `status`, `smaps`, `smaps_rollup`, `mountinfo`,
-//! `cgroup`), `/sys` choices (`thp`), the kernel log (`kmsg`), the kernel's process
-//! events (`proc_connector`), `/etc/passwd` (`passwd`), the `.safetensors` header
-//! (`safetensors`), `--record` files (`record`), and the shared helpers `kv`, `text`
-//! and `size`.
+//! `cgroup`, and the rank variables of `environ`), `/sys` choices (`thp`), the kernel
+//! log (`kmsg`), the kernel's process events (`proc_connector`), `/etc/passwd`
+//! (`passwd`), the `.safetensors` header (`safetensors`), `--record` files
+//! (`record`), and the shared helpers `kv`, `text` and `size`.
 
 use std::fmt;
 
 pub mod cgroup;
+pub mod environ;
 pub mod kmsg;
 pub mod kv;
 pub mod limits;

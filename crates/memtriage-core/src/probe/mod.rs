@@ -8,10 +8,12 @@
 //! `system` the machine (meminfo, swaps, pressure, vmstat, uptime, `/dev/shm`, THP,
 //! hugepages, sysctls, limits), `cgroup` memory cgroups, `mounts` mountinfo, `kmsg`
 //! the kernel log, `proc_events` the kernel's process events (fork, exec, exit),
-//! `damon` proactive reclaim, `users` user names.
+//! `damon` proactive reclaim, `users` user names, `environ` the rank a distributed
+//! launcher gave a process.
 
 pub mod cgroup;
 pub mod damon;
+pub mod environ;
 pub mod fork;
 pub mod kmsg;
 pub mod maps;

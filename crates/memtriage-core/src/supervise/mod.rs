@@ -245,15 +245,15 @@ pub fn run<O: OutputObserver + 'static>(
             None
         }
     };
-    let mut timeline = RunTimeline::new(config.interval.as_millis() as u64);
+    let mut timeline = RunTimeline::new(config.interval.as_millis() as u64, root);
     let mut reaped: Vec<Reaped> = Vec::new();
     let mut main_exit: Option<Reaped> = None;
     let mut growth = growth::Monitor::start(root, job, config.limit, config.on_warning.as_deref());
     let mut on_sample = |sample: Sample, recorder: &mut Option<record::Recorder>| {
-        if let Some(r) = recorder.as_mut() {
-            r.sample(&timeline::recorded(&sample));
-        }
         timeline.feed(&sample);
+        if let Some(r) = recorder.as_mut() {
+            r.sample(&timeline.recorded(&sample));
+        }
         growth.on_sample(&sample, recorder.as_mut());
     };
     while main_exit.is_none() {

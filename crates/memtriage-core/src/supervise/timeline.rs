@@ -1,10 +1,13 @@
 //! What `memtriage run` keeps of the samples it consumes: peaks of the tree's
-//! memory, machine-wide figures while the job ran, one summary per process, and
-//! what sampling cost. Fed one [`Sample`] at a time; the sampler keeps none of it.
+//! memory, machine-wide figures while the job ran, one summary per process (with
+//! the rank a distributed launcher gave it, read once after its exec), and what
+//! sampling cost. Fed one [`Sample`] at a time; the sampler keeps none of it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::model::run::{Peak, ProcessSummary, RecordedProcess, RecordedSample, SamplingStats};
+use crate::probe::environ;
+use crate::probe::root::Root;
 use crate::sampler::Sample;
 
 #[derive(Debug, Default)]
@@ -27,6 +30,11 @@ pub struct RunTimeline {
     summaries: HashMap<i32, ProcessSummary>,
     /// Pids in the order first seen.
     order: Vec<i32>,
+    /// Where each process's environment is read.
+    root: Root,
+    /// Processes whose environment was read since their latest exec: once each, never
+    /// every tick.
+    environ_read: HashSet<i32>,
 }
 
 fn update_opt(peak: &mut Option<Peak>, value: Option<u64>, at: f64) {
@@ -36,12 +44,14 @@ fn update_opt(peak: &mut Option<Peak>, value: Option<u64>, at: f64) {
 }
 
 impl RunTimeline {
-    pub fn new(interval_ms: u64) -> Self {
+    /// `root` is where the processes' environments are read (their ranks).
+    pub fn new(interval_ms: u64, root: &Root) -> Self {
         RunTimeline {
             stats: SamplingStats {
                 interval_ms,
                 ..SamplingStats::default()
             },
+            root: root.clone(),
             ..RunTimeline::default()
         }
     }
@@ -49,6 +59,7 @@ impl RunTimeline {
     pub fn feed(&mut self, sample: &Sample) {
         let t = sample.t;
         self.stats.ticks += 1;
+        let mut ranked_now = Vec::new();
         for p in &sample.processes {
             let sum = self.summaries.entry(p.pid).or_insert_with(|| {
                 self.order.push(p.pid);
@@ -58,8 +69,17 @@ impl RunTimeline {
                 // Never report a reading of the image before exec (a wrapper
                 // script's shell, or memtriage between fork and exec).
                 *sum = ProcessSummary::new(p.pid, sum.first_seen_seconds);
+                self.environ_read.remove(&p.pid);
             }
             sum.ppid = p.ppid;
+            // Before exec the environment is the parent's (torchrun's, without a rank):
+            // read again after it.
+            if self.environ_read.insert(p.pid) {
+                sum.rank = environ::rank(&self.root, p.pid);
+                if sum.rank.is_some() {
+                    ranked_now.push(p.pid);
+                }
+            }
             sum.comm.clone_from(&p.comm);
             if p.exe.is_some() {
                 sum.exe.clone_from(&p.exe);
@@ -110,6 +130,10 @@ impl RunTimeline {
                 update_opt(&mut sum.peak_uss_estimate, Some(uss), t);
             }
         }
+        // After the loop, so a parent first seen in the same sample has its rank.
+        for pid in ranked_now {
+            self.tell_rank_from_worker(pid);
+        }
         self.peak_tree_rss.update(sample.total_rss(), t);
 
         if let Some(attempt) = &sample.pss_attempt {
@@ -154,6 +178,20 @@ impl RunTimeline {
         }
     }
 
+    /// A process whose parent has the same rank inherited it (a DataLoader worker):
+    /// it is a worker of the rank, not the rank.
+    fn tell_rank_from_worker(&mut self, pid: i32) {
+        let parent_rank = self
+            .summaries
+            .get(&pid)
+            .and_then(|p| self.summaries.get(&p.ppid))
+            .and_then(|parent| parent.rank)
+            .map(|r| r.rank);
+        if let Some(rank) = self.summaries.get_mut(&pid).and_then(|p| p.rank.as_mut()) {
+            rank.worker = parent_rank == Some(rank.rank);
+        }
+    }
+
     /// Summaries of every process seen, in the order they appeared.
     pub fn summaries(&self) -> Vec<ProcessSummary> {
         self.order
@@ -166,34 +204,191 @@ impl RunTimeline {
     pub fn pids(&self) -> Vec<i32> {
         self.order.clone()
     }
+
+    /// A sample as `--record` writes it: PSS and USS only where that tick read them,
+    /// the rank where known. Call after [`Self::feed`] of the same sample, which reads
+    /// the ranks of processes new to it.
+    pub fn recorded(&self, sample: &Sample) -> RecordedSample {
+        let system = sample.system.unwrap_or_default();
+        RecordedSample {
+            t: sample.t,
+            processes: sample
+                .processes
+                .iter()
+                .map(|p| RecordedProcess {
+                    pid: p.pid,
+                    ppid: p.ppid,
+                    comm: p.comm.clone(),
+                    rank: self.summaries.get(&p.pid).and_then(|s| s.rank),
+                    rss: p.rss,
+                    minflt: p.minor_faults,
+                    majflt: p.major_faults,
+                    pss: p.rollup.as_ref().map(|r| r.pss),
+                    uss: p.rollup.as_ref().map(|r| r.uss()),
+                })
+                .collect(),
+            tree_rss: sample.total_rss(),
+            tree_pss: sample.total_pss(),
+            shm_used: system.shm_used,
+            swap_used: system.swap_used,
+            cgroup_usage: sample.cgroup.and_then(|c| c.usage),
+            psi_some_avg10: system.psi_some_avg10,
+            minor_faults_per_second: sample.minor_faults_per_second,
+            major_faults_per_second: sample.major_faults_per_second,
+        }
+    }
 }
 
-/// A sample as `--record` writes it: PSS and USS only where that tick read them.
-pub fn recorded(sample: &Sample) -> RecordedSample {
-    let system = sample.system.unwrap_or_default();
-    RecordedSample {
-        t: sample.t,
-        processes: sample
-            .processes
-            .iter()
-            .map(|p| RecordedProcess {
-                pid: p.pid,
-                ppid: p.ppid,
-                comm: p.comm.clone(),
-                rss: p.rss,
-                minflt: p.minor_faults,
-                majflt: p.major_faults,
-                pss: p.rollup.as_ref().map(|r| r.pss),
-                uss: p.rollup.as_ref().map(|r| r.uss()),
-            })
-            .collect(),
-        tree_rss: sample.total_rss(),
-        tree_pss: sample.total_pss(),
-        shm_used: system.shm_used,
-        swap_used: system.swap_used,
-        cgroup_usage: sample.cgroup.and_then(|c| c.usage),
-        psi_some_avg10: system.psi_some_avg10,
-        minor_faults_per_second: sample.minor_faults_per_second,
-        major_faults_per_second: sample.major_faults_per_second,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampler::ProcessSample;
+
+    fn process(pid: i32, ppid: i32, comm: &str) -> ProcessSample {
+        ProcessSample {
+            pid,
+            ppid,
+            comm: comm.into(),
+            exe: None,
+            rss: 1 << 20,
+            minor_faults: 0,
+            major_faults: 0,
+            rollup: None,
+            pss: None,
+            uss_estimate: 0,
+            layout: None,
+            forked_without_exec: None,
+            copied_after_fork: None,
+            execed: false,
+        }
+    }
+
+    fn sample(t: f64, processes: Vec<ProcessSample>) -> Sample {
+        Sample {
+            t,
+            seq: 0,
+            processes,
+            minor_faults_per_second: 0.0,
+            major_faults_per_second: 0.0,
+            pss_attempt: None,
+            system: None,
+            cgroup: None,
+        }
+    }
+
+    /// A captured /proc with each pid's environment.
+    struct Environs(tempfile::TempDir);
+
+    impl Environs {
+        fn new() -> Self {
+            Environs(tempfile::tempdir().unwrap())
+        }
+
+        fn set(&self, pid: i32, environ: &[u8]) {
+            let dir = self.0.path().join(format!("proc/{pid}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("environ"), environ).unwrap();
+        }
+
+        fn root(&self) -> Root {
+            Root::at(self.0.path())
+        }
+    }
+
+    fn rank_of(timeline: &RunTimeline, pid: i32) -> Option<String> {
+        let summary = timeline.summaries().into_iter().find(|s| s.pid == pid)?;
+        summary.rank.map(|r| r.describe())
+    }
+
+    /// torchrun (pid 10) starts ranks 0 and 1 (pids 11, 12); rank 1 forks a
+    /// DataLoader worker (pid 13); rank 0 runs a tool (pid 14) that has no rank.
+    #[test]
+    fn ranks_are_named_and_their_workers_told_apart() {
+        let env = Environs::new();
+        env.set(10, b"PATH=/bin\0");
+        env.set(11, b"RANK=0\0LOCAL_RANK=0\0WORLD_SIZE=2\0");
+        env.set(12, b"RANK=1\0LOCAL_RANK=1\0WORLD_SIZE=2\0");
+        env.set(13, b"RANK=1\0LOCAL_RANK=1\0WORLD_SIZE=2\0");
+        env.set(14, b"PATH=/bin\0");
+        let mut timeline = RunTimeline::new(100, &env.root());
+        timeline.feed(&sample(
+            0.1,
+            vec![
+                process(10, 1, "python3"),
+                // The worker is listed before its parent: ranks are told apart once
+                // every process of the sample is read.
+                process(13, 12, "pt_data_worker"),
+                process(11, 10, "python3"),
+                process(12, 10, "python3"),
+                process(14, 11, "nvidia-smi"),
+            ],
+        ));
+        assert_eq!(rank_of(&timeline, 10), None);
+        assert_eq!(rank_of(&timeline, 11).as_deref(), Some("rank 0"));
+        assert_eq!(rank_of(&timeline, 12).as_deref(), Some("rank 1"));
+        assert_eq!(rank_of(&timeline, 13).as_deref(), Some("rank 1 worker"));
+        assert_eq!(rank_of(&timeline, 14), None);
+        let summaries = timeline.summaries();
+        let labels: Vec<String> = summaries.iter().map(ProcessSummary::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "pid 10 (python3)",
+                "pid 13 (pt_data_worker, rank 1 worker)",
+                "pid 11 (python3, rank 0)",
+                "pid 12 (python3, rank 1)",
+                "pid 14 (nvidia-smi)",
+            ]
+        );
+        let rank0 = summaries.iter().find(|s| s.pid == 11).unwrap();
+        assert_eq!(rank0.rank.unwrap().local_rank, Some(0));
+        assert_eq!(rank0.rank.unwrap().world_size, Some(2));
+
+        let recorded = timeline.recorded(&sample(0.1, vec![process(12, 10, "python3")]));
+        assert_eq!(recorded.processes[0].label(), "pid 12 (python3, rank 1)");
+        let json = serde_json::to_string(&recorded).unwrap();
+        assert!(
+            json.contains(r#""rank":{"rank":1,"local_rank":1,"world_size":2}"#),
+            "{json}"
+        );
+        let unranked = timeline.recorded(&sample(0.1, vec![process(10, 1, "python3")]));
+        let json = serde_json::to_string(&unranked).unwrap();
+        assert!(!json.contains("rank"), "no rank, no key: {json}");
+    }
+
+    #[test]
+    fn the_environment_is_read_once_and_again_only_after_exec() {
+        let env = Environs::new();
+        // Between fork and exec the child's environment is its launcher's.
+        env.set(21, b"PATH=/bin\0");
+        let mut timeline = RunTimeline::new(100, &env.root());
+        timeline.feed(&sample(0.1, vec![process(21, 20, "torchrun")]));
+        assert_eq!(rank_of(&timeline, 21), None);
+
+        // Not read every tick: a later change is not seen without an exec.
+        env.set(21, b"RANK=3\0");
+        timeline.feed(&sample(0.2, vec![process(21, 20, "torchrun")]));
+        assert_eq!(rank_of(&timeline, 21), None);
+
+        let mut execed = process(21, 20, "python3");
+        execed.execed = true;
+        timeline.feed(&sample(0.3, vec![execed]));
+        assert_eq!(rank_of(&timeline, 21).as_deref(), Some("rank 3"));
+
+        // Kept while it runs, even when the file can no longer be read.
+        std::fs::remove_file(env.0.path().join("proc/21/environ")).unwrap();
+        timeline.feed(&sample(0.4, vec![process(21, 20, "python3")]));
+        assert_eq!(rank_of(&timeline, 21).as_deref(), Some("rank 3"));
+    }
+
+    #[test]
+    fn an_unreadable_environment_is_no_rank_not_an_error() {
+        let env = Environs::new();
+        let mut timeline = RunTimeline::new(100, &env.root());
+        timeline.feed(&sample(0.1, vec![process(31, 1, "python3")]));
+        let summaries = timeline.summaries();
+        assert_eq!(summaries.len(), 1);
+        assert_eq!(summaries[0].rank, None);
+        assert_eq!(summaries[0].label(), "pid 31 (python3)");
     }
 }

@@ -207,6 +207,7 @@ fn cow_processes(root: &Root, nodes: &[TreeNode]) -> Vec<cow::Process> {
                 pid: p.pid,
                 ppid: p.ppid,
                 comm: p.comm.clone(),
+                rank: None,
                 kernel_thread: p.kernel_thread,
                 forked_without_exec: forked,
                 rss: p.rss(),

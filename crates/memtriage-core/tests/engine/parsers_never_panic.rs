@@ -2,8 +2,8 @@
 //! truncation of real kernel text (a file cut short mid-read is the common case).
 
 use memtriage_core::parse::{
-    cgroup, kmsg, kv, limits, meminfo, mountinfo, passwd, pressure, proc_connector, safetensors,
-    smaps, smaps_rollup, stat, status, swaps, text, thp, uptime,
+    cgroup, environ, kmsg, kv, limits, meminfo, mountinfo, passwd, pressure, proc_connector,
+    safetensors, smaps, smaps_rollup, stat, status, swaps, text, thp, uptime,
 };
 use proptest::prelude::*;
 
@@ -32,6 +32,7 @@ fn all_parsers(bytes: &[u8]) {
     let _ = uptime::parse(&lossy);
     let _ = passwd::parse(&lossy);
     let _ = proc_connector::parse_datagram(bytes);
+    let _ = environ::rank(bytes);
     // The header's JSON as it follows the length field, whatever sizes are claimed.
     let len = bytes.len() as u64;
     for (file_size, declared) in [(len + 8, len), (len, len), (0, len), (u64::MAX, u64::MAX)] {

@@ -58,7 +58,7 @@ pub fn write(
         .iter()
         .take(4)
         .map(|(p, peak)| {
-            let mut s = format!("{} {} {}", p.pid, p.comm, iec(peak.bytes));
+            let mut s = format!("{} {}", p.label(), iec(peak.bytes));
             if let Some(u) = p.peak_uss {
                 s.push_str(&format!(" (private {})", iec(u.bytes)));
             }

@@ -417,9 +417,9 @@ fn crowded_events_keep_their_labels_apart_and_inside_the_chart_in_a_real_browser
         "pid 300 killed by signal 9 (SIGKILL)",
         "limit is reached in ~1 min",
         "CUDA out of memory",
-        "gpu-reset pid 100 python3",
+        "gpu-reset pid 100 (python3)",
         "the kernel killed pid 100 (python3): out of memory",
-        "pid 100 python3 killed by signal 9 (SIGKILL)",
+        "pid 100 (python3) killed by signal 9 (SIGKILL)",
     ] {
         assert!(
             labels.iter().any(|l| l.contains(expected)),

@@ -254,3 +254,106 @@ fn forkserver_dataloader_workers_are_not_flagged() {
         loader_without_fork("forkserver");
     }
 }
+
+/// Each torchrun rank is named by its `RANK` in the report, the summary and the
+/// recording; a process a rank forked is that rank's worker, not another rank.
+#[test]
+fn torchrun_ranks_are_named_by_their_rank() {
+    if !torch_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("run.jsonl");
+    let out = memtriage()
+        .args(["run", "--json", "--interval", "100ms", "--record"])
+        .arg(&rec)
+        .args([
+            "--",
+            "python3",
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            "29518",
+            &script("torchrun_rank_with_worker.py"),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = run_report(&out.stderr);
+    let processes = report["processes"].as_array().unwrap();
+    let job = processes
+        .iter()
+        .find(|p| p["pid"] == report["pid"])
+        .expect("the job's main process");
+    assert!(job.get("rank").is_none(), "torchrun has no rank: {job}");
+    let ranks: Vec<&serde_json::Value> = processes
+        .iter()
+        .filter(|p| p["ppid"] == report["pid"] && p["rank"].is_object())
+        .collect();
+    let mut numbers: Vec<u64> = ranks
+        .iter()
+        .map(|p| {
+            assert_eq!(p["rank"]["world_size"], 2, "{p}");
+            assert_eq!(p["rank"]["local_rank"], p["rank"]["rank"], "{p}");
+            assert!(
+                p["rank"].get("worker").is_none(),
+                "a rank, not a worker: {p}"
+            );
+            p["rank"]["rank"].as_u64().unwrap()
+        })
+        .collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, [0, 1], "{}", report["processes"]);
+    for r in &ranks {
+        // The fork keeps the interpreter's name; torch's own short-lived helpers
+        // (ldconfig through sh) are exec'd programs of other names.
+        let worker = processes
+            .iter()
+            .find(|p| p["ppid"] == r["pid"] && p["comm"] == "python3")
+            .unwrap_or_else(|| panic!("the fork of {r} was sampled: {processes:?}"));
+        assert_eq!(worker["rank"]["rank"], r["rank"]["rank"], "{worker}");
+        assert_eq!(worker["rank"]["worker"], true, "{worker}");
+    }
+
+    // The recording names them too, in its samples and its final report.
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let recorded_ranks: std::collections::BTreeSet<u64> = lines
+        .iter()
+        .filter(|l| l["type"] == "sample")
+        .flat_map(|l| l["processes"].as_array().cloned().unwrap_or_default())
+        .filter(|p| p["rank"]["worker"] != true)
+        .filter_map(|p| p["rank"]["rank"].as_u64())
+        .collect();
+    assert_eq!(
+        recorded_ranks.into_iter().collect::<Vec<_>>(),
+        [0, 1],
+        "{text}"
+    );
+
+    let out = memtriage().arg("report").arg(&rec).output().unwrap();
+    let summary = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for r in &ranks {
+        let label = format!("pid {} (python3, rank {})", r["pid"], r["rank"]["rank"]);
+        assert!(summary.contains(&label), "{label} in:\n{summary}");
+    }
+    assert!(
+        summary.contains("rank 0") && summary.contains("rank 1"),
+        "{summary}"
+    );
+}

@@ -172,9 +172,9 @@ pub fn memory(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
     let mut peak: HashMap<i32, (u64, String)> = HashMap::new();
     for s in &r.samples {
         for p in &s.processes {
-            let e = peak.entry(p.pid).or_insert((0, p.comm.clone()));
+            let e = peak.entry(p.pid).or_default();
             e.0 = e.0.max(p.rss);
-            e.1.clone_from(&p.comm);
+            e.1 = p.label();
         }
     }
     let mut order: Vec<(i32, u64, String)> =
@@ -275,13 +275,12 @@ pub fn memory(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
     svg.push_str("</svg>");
 
     let mut legend = String::from(r#"<p class="legend">"#);
-    for (i, (pid, comm)) in shown.iter().enumerate() {
+    for (i, (_, label)) in shown.iter().enumerate() {
         let _ = write!(
             legend,
-            r#"<span><i style="background:{}"></i>{} {}</span> "#,
+            r#"<span><i style="background:{}"></i>{}</span> "#,
             COLORS[i],
-            pid,
-            esc(comm)
+            esc(label)
         );
     }
     if order.len() > SERIES {
@@ -413,6 +412,25 @@ mod tests {
         };
         assert_eq!(x_of_last_marker(&mem), x_of_last_marker(&faults));
         assert!(x_of_last_marker(&mem) < WIDTH - RIGHT);
+    }
+
+    #[test]
+    fn the_legend_names_each_process_with_its_rank() {
+        let mut r = oom_recording();
+        let (mem, _) = drawn(&r);
+        assert!(mem.contains("</i>pid 31 (python3)</span>"), "{mem}");
+        for s in &mut r.samples {
+            for p in &mut s.processes {
+                p.rank = Some(memtriage_core::model::process::RankInfo {
+                    rank: 0,
+                    local_rank: Some(0),
+                    world_size: Some(2),
+                    worker: false,
+                });
+            }
+        }
+        let (mem, _) = drawn(&r);
+        assert!(mem.contains("</i>pid 31 (python3, rank 0)</span>"), "{mem}");
     }
 
     #[test]

@@ -85,11 +85,11 @@ fn pid_named_in(text: &str) -> Option<i32> {
     digits.parse().ok()
 }
 
-fn item_of(e: &RecordedEvent, comm: &HashMap<i32, String>) -> Item {
-    let who = match comm.get(&e.pid) {
-        Some(c) => format!("pid {} {c}", e.pid),
-        None => format!("pid {}", e.pid),
-    };
+fn item_of(e: &RecordedEvent, labels: &HashMap<i32, String>) -> Item {
+    let who = labels
+        .get(&e.pid)
+        .cloned()
+        .unwrap_or_else(|| format!("pid {}", e.pid));
     if e.event == "exit" {
         let ending = e
             .outcome
@@ -124,10 +124,11 @@ fn item_of(e: &RecordedEvent, comm: &HashMap<i32, String>) -> Item {
 /// final report found but the recording has no event for is drawn at the killed
 /// process's death (or the end of the run) with the finding's title.
 pub fn markers(r: &Record, end: f64, merge_seconds: f64) -> Vec<Marker> {
-    let mut comm: HashMap<i32, String> = HashMap::new();
+    // Each process as last sampled: its name then is the program it ran when it ended.
+    let mut labels: HashMap<i32, String> = HashMap::new();
     for s in &r.samples {
         for p in &s.processes {
-            comm.insert(p.pid, p.comm.clone());
+            labels.insert(p.pid, p.label());
         }
     }
     let mut items: Vec<Item> = r
@@ -135,7 +136,7 @@ pub fn markers(r: &Record, end: f64, merge_seconds: f64) -> Vec<Marker> {
         .iter()
         // Every run starts at 0: a marker there tells nothing.
         .filter(|e| e.event != "start")
-        .map(|e| item_of(e, &comm))
+        .map(|e| item_of(e, &labels))
         .collect();
     let recorded_oom = r.events.iter().any(|e| e.event == "oom-kill");
     let oom_finding = r
@@ -316,6 +317,39 @@ mod tests {
         );
         let tones: Vec<Tone> = m.iter().map(|m| m.tone).collect();
         assert_eq!(tones, [Tone::Warn, Tone::Bad, Tone::Quiet, Tone::Bad]);
+    }
+
+    #[test]
+    fn a_ranks_death_is_labelled_with_its_rank() {
+        let sample: memtriage_core::model::run::RecordedSample = serde_json::from_str(
+            r#"{"t":1.0,"processes":[
+                {"pid":12,"ppid":10,"comm":"python3","rank":{"rank":1,"local_rank":1,"world_size":2},"rss":1,"minflt":0,"majflt":0},
+                {"pid":13,"ppid":12,"comm":"pt_data_worker","rank":{"rank":1,"worker":true},"rss":1,"minflt":0,"majflt":0},
+                {"pid":10,"ppid":1,"comm":"python3","rss":1,"minflt":0,"majflt":0}],
+              "tree_rss":3,"tree_pss":null,"shm_used":null,"swap_used":null,"cgroup_usage":null}"#,
+        )
+        .unwrap();
+        let r = Record {
+            samples: vec![sample],
+            events: vec![
+                event(2.0, "exit", 13, Some(9), None),
+                event(3.0, "exit", 12, Some(9), None),
+                event(4.0, "exit", 10, None, None),
+            ],
+            ..Record::default()
+        };
+        let labels: Vec<String> = markers(&r, 4.0, 0.01)
+            .into_iter()
+            .map(|m| m.label)
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "pid 13 (pt_data_worker, rank 1 worker) killed by signal 9 (SIGKILL)",
+                "pid 12 (python3, rank 1) killed by signal 9 (SIGKILL)",
+                "pid 10 (python3) exited with code 0",
+            ]
+        );
     }
 
     #[test]
