@@ -36,6 +36,16 @@ pub fn iec_signed(bytes: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_count_takes_its_nouns_number() {
+        assert_eq!(super::counted(1, "sample", "samples"), "1 sample");
+        assert_eq!(super::counted(0, "sample", "samples"), "0 samples");
+        assert_eq!(
+            super::counted(2, "PSS reading", "PSS readings"),
+            "2 PSS readings"
+        );
+    }
+
     use super::*;
 
     #[test]

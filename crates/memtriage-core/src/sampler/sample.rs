@@ -133,3 +133,43 @@ impl Sample {
             .fold(0.0, f64::max)
     }
 }
+
+#[cfg(test)]
+impl ProcessSample {
+    /// A process of `rss` bytes with nothing else read, for consumers' tests.
+    pub(crate) fn bare(pid: i32, ppid: i32, comm: &str, rss: u64) -> Self {
+        ProcessSample {
+            pid,
+            ppid,
+            comm: comm.into(),
+            exe: None,
+            rss,
+            minor_faults: 0,
+            major_faults: 0,
+            rollup: None,
+            pss: None,
+            uss_estimate: 0,
+            layout: None,
+            forked_without_exec: None,
+            copied_after_fork: None,
+            execed: false,
+        }
+    }
+}
+
+#[cfg(test)]
+impl Sample {
+    /// A tick at `t` of these processes and nothing machine-wide.
+    pub(crate) fn bare(t: f64, processes: Vec<ProcessSample>) -> Self {
+        Sample {
+            t,
+            seq: 0,
+            processes,
+            minor_faults_per_second: 0.0,
+            major_faults_per_second: 0.0,
+            pss_attempt: None,
+            system: None,
+            cgroup: None,
+        }
+    }
+}

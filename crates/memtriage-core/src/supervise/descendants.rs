@@ -94,7 +94,9 @@ pub struct DescendantWatch {
 impl DescendantWatch {
     /// Starts following before the job exists. `cgroup_procs` is the `--limit`
     /// cgroup's member list, polled when the kernel's events are refused.
-    pub fn start(cgroup_procs: Option<PathBuf>) -> Self {
+    /// `on_exec` is told of each exec in the job's tree as it happens (where the
+    /// kernel's process events are followed), so the new program can be read at once.
+    pub fn start(cgroup_procs: Option<PathBuf>, on_exec: Box<dyn Fn(i32) + Send>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let subscribed = if std::env::var_os(NO_PROC_EVENTS_ENV).is_some() {
             Err(format!("turned off by {NO_PROC_EVENTS_ENV}"))
@@ -106,7 +108,7 @@ impl DescendantWatch {
                 let stop = stop.clone();
                 let thread = std::thread::Builder::new()
                     .name("memtriage-proc-events".into())
-                    .spawn(move || follow_events(&socket, &stop));
+                    .spawn(move || follow_events(&socket, &stop, &*on_exec));
                 (TrackingMethod::ProcEvents, None, thread.ok())
             }
             (Err(why), Some(procs)) => {
@@ -304,7 +306,7 @@ impl EventFollower {
     }
 }
 
-fn follow_events(socket: &ProcEventSocket, stop: &AtomicBool) -> Tracked {
+fn follow_events(socket: &ProcEventSocket, stop: &AtomicBool, on_exec: &dyn Fn(i32)) -> Tracked {
     let mut follower = EventFollower::new(std::process::id() as i32);
     let mut buffer = vec![0u8; DATAGRAM_MAX];
     // Events already queued when asked to stop are still read: the job's last
@@ -315,7 +317,16 @@ fn follow_events(socket: &ProcEventSocket, stop: &AtomicBool) -> Tracked {
             Ok(Received::Datagram(d)) => {
                 follower.tracked.lost |= d.lost;
                 for event in d.events {
+                    let exec_in_tree = match event {
+                        ProcEvent::Exec { pid, tgid, .. } if pid == tgid => {
+                            follower.live.contains_key(&pid).then_some(pid)
+                        }
+                        _ => None,
+                    };
                     follower.on(event, read_comm);
+                    if let Some(pid) = exec_in_tree {
+                        on_exec(pid);
+                    }
                 }
             }
             Ok(Received::Nothing) if draining => break,

@@ -41,6 +41,8 @@ use timeline::RunTimeline;
 /// output open are waited for before their output is handed to a forwarder and the
 /// run ends, as a shell ends a script whose background jobs live on.
 const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
+/// The least time between two samples taken because a process of the job exec'd.
+const EXEC_SAMPLE_SPACING: Duration = Duration::from_millis(50);
 
 pub struct Config {
     pub command: Vec<OsString>,
@@ -78,6 +80,8 @@ enum Event {
     Sample(Sample),
     /// A failure line the job printed, seen for the first time: sampled at once.
     FailureLine(String),
+    /// A process of the job exec'd: the program it became is sampled at once.
+    Exec,
     Reaped(Reaped),
     /// The reaper has nothing left to wait for.
     ReaperDone,
@@ -121,9 +125,18 @@ pub fn run<O: OutputObserver + 'static>(
         std::thread::spawn(move || signals::forward(target, stop, received))
     };
     let perf = config.perf.then(perf::Perf::open);
-    let tree_watch = descendants::DescendantWatch::start(
-        job_cgroup.as_ref().map(|c| c.dir.join("cgroup.procs")),
-    );
+    // Samples, exits, execs and failure lines arrive on one channel, in the order
+    // they happen: an exit is seen at once, never after a wait for the next sample.
+    let (events, arrived) = mpsc::channel();
+    let tree_watch = {
+        let events = events.clone();
+        descendants::DescendantWatch::start(
+            job_cgroup.as_ref().map(|c| c.dir.join("cgroup.procs")),
+            Box::new(move |_pid| {
+                let _ = events.send(Event::Exec);
+            }),
+        )
+    };
     let started_boot_seconds = uptime_seconds(root).ok();
     let start = Instant::now();
     let started = match child::spawn(
@@ -147,9 +160,6 @@ pub fn run<O: OutputObserver + 'static>(
         r.event(0.0, "start", job, None, None);
     }
 
-    // Samples, exits and failure lines arrive on one channel, in the order they
-    // happen: an exit is seen at once, never after a wait for the next sample.
-    let (events, arrived) = mpsc::channel();
     let (out_done_tx, out_done_rx) = mpsc::channel();
     let (stop_out, out_stopped) = passthrough::stop_signal().map_err(|e| Error::io("pipe", e))?;
     let (stop_err, err_stopped) = passthrough::stop_signal().map_err(|e| Error::io("pipe", e))?;
@@ -256,6 +266,7 @@ pub fn run<O: OutputObserver + 'static>(
         }
         growth.on_sample(&sample, recorder.as_mut());
     };
+    let mut last_exec_sample = None;
     while main_exit.is_none() {
         match arrived.recv() {
             Ok(Event::Sample(sample)) => on_sample(sample, &mut recorder),
@@ -273,6 +284,16 @@ pub fn run<O: OutputObserver + 'static>(
                     main_exit = Some(r);
                 }
                 reaped.push(r);
+            }
+            Ok(Event::Exec) => {
+                // Bounded: a script that execs a thousand commands costs at most one
+                // extra sample per EXEC_SAMPLE_SPACING.
+                if last_exec_sample.is_none_or(|t: Instant| t.elapsed() >= EXEC_SAMPLE_SPACING) {
+                    if let Some(s) = &sampler {
+                        s.sample_now();
+                    }
+                    last_exec_sample = Some(Instant::now());
+                }
             }
             Ok(Event::FailureLine(line)) => {
                 if let Some(s) = &sampler {
@@ -296,6 +317,7 @@ pub fn run<O: OutputObserver + 'static>(
             Event::Sample(sample) => on_sample(sample, &mut recorder),
             Event::Reaped(r) => late_exits.push(r),
             Event::FailureLine(line) => record_failure_line(&mut recorder, start, job, &line),
+            Event::Exec => {}
             Event::ReaperDone => {}
         }
     }

@@ -245,35 +245,11 @@ mod tests {
     use crate::sampler::ProcessSample;
 
     fn process(pid: i32, ppid: i32, comm: &str) -> ProcessSample {
-        ProcessSample {
-            pid,
-            ppid,
-            comm: comm.into(),
-            exe: None,
-            rss: 1 << 20,
-            minor_faults: 0,
-            major_faults: 0,
-            rollup: None,
-            pss: None,
-            uss_estimate: 0,
-            layout: None,
-            forked_without_exec: None,
-            copied_after_fork: None,
-            execed: false,
-        }
+        ProcessSample::bare(pid, ppid, comm, 1 << 20)
     }
 
     fn sample(t: f64, processes: Vec<ProcessSample>) -> Sample {
-        Sample {
-            t,
-            seq: 0,
-            processes,
-            minor_faults_per_second: 0.0,
-            major_faults_per_second: 0.0,
-            pss_attempt: None,
-            system: None,
-            cgroup: None,
-        }
+        Sample::bare(t, processes)
     }
 
     /// A captured /proc with each pid's environment.

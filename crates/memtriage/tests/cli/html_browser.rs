@@ -319,7 +319,7 @@ fn html_page_of_an_oom_kill_is_laid_out_whole_in_a_real_browser() {
     assert!(
         labelled
             .iter()
-            .any(|(k, l)| *k == "oom-kill" && l.contains("out of memory")),
+            .any(|(k, l)| *k == "oom-kill" && l.contains("the kernel OOM-killed pid")),
         "{labelled:?}"
     );
     assert!(

@@ -1,22 +1,12 @@
 //! `memtriage run` on real jobs: each scenario asserts the diagnosis and its evidence.
 
 use std::io::Read;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::{finding_ids, in_a_terminal, is_root, memtriage, run_report, wait_until, BIN};
 
-/// Runs `memtriage run --json ARGS…` and returns its output and the report.
-fn run(args: &[&str]) -> (Output, serde_json::Value) {
-    let out = memtriage()
-        .args(["run", "--json", "--interval", "100ms"])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let report = run_report(&out.stderr);
-    (out, report)
-}
+use crate::support::run_json as run;
 
 fn finding<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     report["findings"]
@@ -45,7 +35,10 @@ fn a_clean_run_passes_output_and_exit_code_and_invents_nothing() {
         "{:?}",
         finding_ids(&report)
     );
-    assert!(report["peak_tree_rss"]["bytes"].as_u64().unwrap() > 1 << 20);
+    // Sampled figures of a job this short may be of its first instants; the
+    // kernel's high-water mark has the whole interpreter.
+    assert!(report["peak_tree_rss"]["bytes"].as_u64().unwrap() > 0);
+    assert!(report["kernel_max_rss"].as_u64().unwrap() > 1 << 20);
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{finding_ids, is_root, memtriage, run_report, wait_until, BIN};
+use crate::support::{finding_ids, is_root, memtriage, run_json, run_report, wait_until, BIN};
 
 #[test]
 fn a_closed_or_full_stderr_never_replaces_the_jobs_status() {
@@ -409,18 +409,6 @@ fn counts_agree_with_their_nouns() {
     for wrong in ["1 samples", "1 PSS readings", "1 processes"] {
         assert!(!err.contains(wrong), "{wrong}: {err}");
     }
-    assert!(err.contains("1 sample "), "{err}");
-}
-
-fn run_json(args: &[&str]) -> (std::process::Output, serde_json::Value) {
-    let out = memtriage()
-        .args(["run", "--json", "--interval", "100ms"])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let report = run_report(&out.stderr);
-    (out, report)
 }
 
 #[test]

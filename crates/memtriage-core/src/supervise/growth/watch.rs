@@ -308,35 +308,11 @@ mod tests {
     const MIB: u64 = 1 << 20;
 
     fn process(pid: i32, rss: u64) -> ProcessSample {
-        ProcessSample {
-            pid,
-            ppid: 1,
-            comm: "python3".into(),
-            exe: None,
-            rss,
-            minor_faults: 0,
-            major_faults: 0,
-            rollup: None,
-            pss: None,
-            uss_estimate: 0,
-            layout: None,
-            forked_without_exec: None,
-            copied_after_fork: None,
-            execed: false,
-        }
+        ProcessSample::bare(pid, 1, "python3", rss)
     }
 
     fn sample(t: f64, processes: Vec<ProcessSample>) -> Sample {
-        Sample {
-            t,
-            seq: 0,
-            processes,
-            minor_faults_per_second: 0.0,
-            major_faults_per_second: 0.0,
-            pss_attempt: None,
-            system: None,
-            cgroup: None,
-        }
+        Sample::bare(t, processes)
     }
 
     fn limit(bytes: u64) -> Option<MemoryCeiling> {

@@ -58,6 +58,7 @@ pub fn page(r: &Record) -> String {
                 s.peak_tree_pss.map(|p| format!(" · peak PSS {}", iec(p.bytes))).unwrap_or_default()
             );
         }
+        None if r.truncated => body.push_str("<p class=\"outcome\">the recording is truncated: it ends mid-line, where a write failed (a full disk?) or memtriage was killed while writing</p>"),
         None => body.push_str("<p class=\"outcome\">the recording ends before the job did (memtriage was stopped)</p>"),
     }
     let time = charts::TimeAxis::of(r);

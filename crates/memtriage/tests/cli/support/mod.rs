@@ -236,3 +236,16 @@ pub fn finding_ids(report: &serde_json::Value) -> Vec<String> {
         .map(|f| f["id"].as_str().expect("id").to_string())
         .collect()
 }
+
+/// Runs `memtriage run --json --interval 100ms ARGS…` with no stdin; its output and
+/// the report it printed on stderr.
+pub fn run_json(args: &[&str]) -> (Output, serde_json::Value) {
+    let out = memtriage()
+        .args(["run", "--json", "--interval", "100ms"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run memtriage");
+    let report = run_report(&out.stderr);
+    (out, report)
+}
