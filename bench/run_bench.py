@@ -105,6 +105,30 @@ def overhead(n, pairs):
     print(f"  job alone                  {a:8.2f} s   (median of {pairs})")
     print(f"  under memtriage run        {u:8.2f} s")
     print(f"  ratio of medians = {u / a:.3f} (target <= 1.01)")
+    # The ratio of wall times on a small machine moves by a few percent from run to
+    # run whatever memtriage does; its own CPU time is the cost it adds.
+    own, wall = own_cpu_seconds([MEMTRIAGE, "run", "--", *script])
+    cores = os.cpu_count() or 1
+    print(f"  memtriage's own CPU time   {own * 1000:8.0f} ms over {wall:.2f} s "
+          f"= {own / (wall * cores) * 100:.2f}% of the machine's {cores} cores")
+
+
+def own_cpu_seconds(cmd):
+    """CPU time of the process `cmd` starts, itself only (not its children), read
+    from /proc/PID/stat until it exits; and the wall time."""
+    began = time.perf_counter()
+    proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
+    hz = os.sysconf("SC_CLK_TCK")
+    last = 0
+    while proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            last = int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+        time.sleep(0.02)
+    return last / hz, time.perf_counter() - began
 
 
 def naive_reader(pid, stop):

@@ -14,8 +14,9 @@ use crate::parse::proc_connector::{
     PROC_CN_MCAST_LISTEN,
 };
 
-/// How long a receive blocks, so the thread that owns the socket notices a stop.
-pub const RECEIVE_TIMEOUT: Duration = Duration::from_millis(100);
+/// How long a receive blocks, so the thread that owns the socket notices a stop:
+/// every run waits up to this long at its end, and a wakeup costs one system call.
+pub const RECEIVE_TIMEOUT: Duration = Duration::from_millis(10);
 /// Room for bursts (a `make -j` forks thousands a second); the kernel drops events
 /// beyond it and says so (ENOBUFS).
 const RECEIVE_BUFFER: libc::c_int = 8 << 20;
@@ -175,13 +176,22 @@ impl ProcEventSocket {
     /// Waits up to [`RECEIVE_TIMEOUT`] for the next datagram. Events the kernel
     /// dropped because the buffer was full come back as a datagram marked `lost`.
     pub fn receive(&self, buffer: &mut [u8]) -> std::io::Result<Received> {
+        self.receive_with(buffer, 0)
+    }
+
+    /// What is queued now, without waiting: for draining once told to stop.
+    pub fn receive_queued(&self, buffer: &mut [u8]) -> std::io::Result<Received> {
+        self.receive_with(buffer, libc::MSG_DONTWAIT)
+    }
+
+    fn receive_with(&self, buffer: &mut [u8], flags: libc::c_int) -> std::io::Result<Received> {
         // SAFETY: the kernel writes at most `buffer.len()` bytes into it.
         let got = unsafe {
             libc::recv(
                 self.fd.as_raw_fd(),
                 buffer.as_mut_ptr().cast(),
                 buffer.len(),
-                0,
+                flags,
             )
         };
         if got >= 0 {

@@ -313,7 +313,11 @@ fn follow_events(socket: &ProcEventSocket, stop: &AtomicBool, on_exec: &dyn Fn(i
     // exits arrive just before.
     let mut draining = false;
     loop {
-        match socket.receive(&mut buffer) {
+        let received = match draining {
+            true => socket.receive_queued(&mut buffer),
+            false => socket.receive(&mut buffer),
+        };
+        match received {
             Ok(Received::Datagram(d)) => {
                 follower.tracked.lost |= d.lost;
                 for event in d.events {

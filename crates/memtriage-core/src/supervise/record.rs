@@ -110,7 +110,7 @@ impl Recorder {
     }
 
     /// Why the recording stopped before its end, if it did: the file is cut short
-    /// after [`Recorder::lines`] whole lines.
+    /// after the lines written whole.
     pub fn failure(&self) -> Option<String> {
         self.failure.as_ref().map(|e| {
             format!(
