@@ -373,6 +373,19 @@ pub struct Record {
     pub truncated: bool,
 }
 
+impl Record {
+    /// Why the recording has no final report, for people; `None` when it has one.
+    pub fn cut_short_reason(&self) -> Option<&'static str> {
+        match (&self.summary, self.truncated) {
+            (Some(_), _) => None,
+            (None, true) => Some(
+                "the file is truncated: it ends mid-line, where a write failed (a full disk?) or memtriage was killed while writing",
+            ),
+            (None, false) => Some("the recording ends before the job did (memtriage was stopped)"),
+        }
+    }
+}
+
 /// One sample of the job's tree: what the sampler measured in one tick, written to
 /// `--record` files (as a `"type": "sample"` line) and read back by `report`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use super::mapping::Mapping;
 use crate::error::{Error, Result};
-use crate::parse::status;
 use crate::probe::root::Root;
 use crate::probe::system::read_meminfo;
 
@@ -69,10 +68,7 @@ pub fn check(root: &Root, total: u64, max: Option<u64>) -> Result<()> {
 }
 
 fn has_ipc_lock(root: &Root) -> bool {
-    root.read_string("/proc/self/status")
-        .ok()
-        .and_then(|s| status::cap_eff(&s))
-        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
+    crate::probe::system::has_capability(root, CAP_IPC_LOCK)
 }
 
 fn iec(b: u64) -> String {

@@ -424,6 +424,15 @@ pub fn shm_usage(root: &Root) -> std::io::Result<ShmUsage> {
     })
 }
 
+/// Whether this process holds capability number `cap` (see capabilities(7)) in its
+/// effective set; `false` when that cannot be read.
+pub fn has_capability(root: &Root, cap: u32) -> bool {
+    root.read_string("/proc/self/status")
+        .ok()
+        .and_then(|s| crate::parse::status::cap_eff(&s))
+        .is_some_and(|caps| caps & (1 << cap) != 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

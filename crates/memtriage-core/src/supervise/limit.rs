@@ -100,7 +100,9 @@ impl JobCgroup {
 }
 
 fn has_processes(dir: &Path) -> bool {
-    fs::read_to_string(dir.join("cgroup.procs")).is_ok_and(|p| !p.trim().is_empty())
+    let mut pids = Vec::new();
+    crate::probe::cgroup::procs_below(dir, &mut pids);
+    !pids.is_empty()
 }
 
 /// Whether a cgroup directory's name is one `--limit` makes, and for which

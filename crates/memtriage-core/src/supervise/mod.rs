@@ -555,11 +555,7 @@ fn left_running(root: &Root) -> Vec<LeftRunning> {
             Some(LeftRunning {
                 pid,
                 comm: comm.trim_end().to_string(),
-                command: cmdline
-                    .split(|b| *b == 0)
-                    .filter(|a| !a.is_empty())
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect(),
+                command: crate::parse::text::split_cmdline(&cmdline),
             })
         })
         .collect()

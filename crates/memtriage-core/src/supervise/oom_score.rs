@@ -4,7 +4,6 @@
 //! says why.
 
 use crate::error::{Error, Result};
-use crate::parse::status;
 use crate::probe::root::Root;
 
 /// The kernel's range for `oom_score_adj`.
@@ -29,11 +28,7 @@ pub fn check(root: &Root, value: i32) -> Result<()> {
         // Unknown: the write before exec is the judge, and its errno is reported.
         return Ok(());
     };
-    let can_lower = root
-        .read_string("/proc/self/status")
-        .ok()
-        .and_then(|s| status::cap_eff(&s))
-        .is_some_and(|caps| caps & (1 << CAP_SYS_RESOURCE) != 0);
+    let can_lower = crate::probe::system::has_capability(root, CAP_SYS_RESOURCE);
     if value < current && !can_lower {
         return Err(Error::refused(
             "oom_score_adj",

@@ -49,15 +49,14 @@ pub fn run(_ctx: &Context, args: &ReportArgs, p: &mut Printer) -> anyhow::Result
             "{shown}: no final report: {why}; `memtriage report {shown} --html OUT` draws its {} samples",
             rec.samples.len(),
             shown = path.display(),
-            why = if rec.truncated {
-                "the file is truncated mid-line (a write failed, or memtriage was killed while writing)"
-            } else {
-                "the recording ends before the job did (memtriage was stopped)"
-            },
+            why = rec.cut_short_reason().unwrap_or_default(),
         ),
-        (None, false) => {
-            render::run::write_cut_short(&mut p.out, path, rec.samples.len(), rec.truncated)?
-        }
+        (None, false) => render::run::write_cut_short(
+            &mut p.out,
+            path,
+            rec.samples.len(),
+            rec.cut_short_reason().unwrap_or_default(),
+        )?,
     }
     Ok(ExitStatus::Success)
 }

@@ -264,13 +264,8 @@ pub fn write_cut_short(
     out: &mut dyn Write,
     recording: &Path,
     samples: usize,
-    truncated: bool,
+    why: &str,
 ) -> io::Result<()> {
-    let why = if truncated {
-        "the file is truncated: it ends mid-line, where a write failed (a full disk?) or memtriage was killed while writing"
-    } else {
-        "the recording ends before the job did (memtriage was stopped)"
-    };
     writeln!(
         out,
         "{}: {}; no final report: {why}",

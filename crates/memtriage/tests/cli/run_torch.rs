@@ -154,32 +154,7 @@ fn torchrun_ranks_are_not_forked_workers() {
     if !torch_available() {
         return;
     }
-    let out = memtriage()
-        .args([
-            "run",
-            "--json",
-            "--interval",
-            "100ms",
-            "--",
-            "python3",
-            "-m",
-            "torch.distributed.run",
-            "--nproc_per_node",
-            "2",
-            "--master_port",
-            "29517",
-            &script("torchrun_rank.py"),
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = run_report(&out.stderr);
+    let report = torchrun_two_ranks("torchrun_rank.py", "29517", None);
     no_copy_on_write_finding(&report);
     let ranks: Vec<_> = report["processes"]
         .as_array()
@@ -264,30 +239,7 @@ fn torchrun_ranks_are_named_by_their_rank() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("run.jsonl");
-    let out = memtriage()
-        .args(["run", "--json", "--interval", "100ms", "--record"])
-        .arg(&rec)
-        .args([
-            "--",
-            "python3",
-            "-m",
-            "torch.distributed.run",
-            "--nproc_per_node",
-            "2",
-            "--master_port",
-            "29518",
-            &script("torchrun_rank_with_worker.py"),
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = run_report(&out.stderr);
+    let report = torchrun_two_ranks("torchrun_rank_with_worker.py", "29518", Some(&rec));
     let processes = report["processes"].as_array().unwrap();
     let job = processes
         .iter()
@@ -356,4 +308,32 @@ fn torchrun_ranks_are_named_by_their_rank() {
         summary.contains("rank 0") && summary.contains("rank 1"),
         "{summary}"
     );
+}
+
+/// `memtriage run --json` of torchrun with two ranks of `script` on `port`
+/// (recorded to `record` if given); the job must succeed. Its report.
+fn torchrun_two_ranks(
+    script_name: &str,
+    port: &str,
+    record: Option<&std::path::Path>,
+) -> serde_json::Value {
+    let mut cmd = memtriage();
+    cmd.args(["run", "--json", "--interval", "100ms"]);
+    if let Some(rec) = record {
+        cmd.arg("--record").arg(rec);
+    }
+    let out = cmd
+        .args(["--", "python3", "-m", "torch.distributed.run"])
+        .args(["--nproc_per_node", "2", "--master_port", port])
+        .arg(script(script_name))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    run_report(&out.stderr)
 }

@@ -131,16 +131,8 @@ fn stragglers_keep_the_limit_cgroup_which_the_next_run_removes() {
         notes.contains("is left for the processes still running"),
         "{notes}"
     );
-    assert!(wait_until(
-        Duration::from_secs(5),
-        Duration::from_millis(50),
-        || std::fs::read_to_string(dir.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty())
-    ));
-    let out = memtriage()
-        .args(["run", "--limit", "64M", "--", "true"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    wait_for_an_empty_cgroup(&dir);
+    run_another_limited_job();
     assert!(!dir.exists(), "the next run removed the abandoned cgroup");
 }
 
@@ -177,18 +169,28 @@ fn a_cgroup_left_by_a_killed_memtriage_is_removed_by_the_next_run() {
     child.kill().unwrap();
     child.wait().unwrap();
     // The job gets SIGTERM as memtriage dies and leaves the cgroup empty.
+    wait_for_an_empty_cgroup(&dir);
+    assert!(dir.exists(), "nobody removed it yet");
+    run_another_limited_job();
+    assert!(!dir.exists(), "the next run removed it");
+}
+
+/// Waits until every process has left the cgroup `dir`.
+fn wait_for_an_empty_cgroup(dir: &Path) {
     assert!(wait_until(
         Duration::from_secs(5),
         Duration::from_millis(20),
         || std::fs::read_to_string(dir.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty())
     ));
-    assert!(dir.exists(), "nobody removed it yet");
+}
+
+/// `run --limit` of a job that succeeds: what removes abandoned cgroups.
+fn run_another_limited_job() {
     let out = memtriage()
         .args(["run", "--limit", "64M", "--", "true"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert!(!dir.exists(), "the next run removed it");
 }
 
 #[test]
@@ -412,7 +414,28 @@ fn counts_agree_with_their_nouns() {
     for wrong in ["1 samples", "1 PSS readings", "1 processes"] {
         assert!(!err.contains(wrong), "{wrong}: {err}");
     }
+    // A live run's counts vary; a recorded report with exactly one of each does not.
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("one.jsonl");
+    std::fs::write(&rec, ONE_OF_EACH).unwrap();
+    let out = memtriage().arg("report").arg(&rec).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for right in [
+        "1 sample every",
+        "1 PSS reading took",
+        "1 process still running",
+    ] {
+        assert!(text.contains(right), "{right}: {text}");
+    }
 }
+
+/// A recording whose report counts one sample, one PSS reading and one process left.
+const ONE_OF_EACH: &str = concat!(
+    r#"{"type":"header","schema":"memtriage.record/v1","command":["true"],"interval_ms":500,"limit":null,"started_unix_ms":1}"#,
+    "\n",
+    r#"{"type":"summary","report":{"schema":"memtriage.run/v1","command":["true"],"pid":7,"wall_seconds":0.1,"outcome":{"exit_code":0,"signal":null,"core_dumped":false},"peak_tree_rss":{"bytes":1048576,"at_seconds":0.0},"faults":{"minor":1,"major":0,"peak_minor_per_second":0.0,"peak_major_per_second":0.0,"peak_major_at_seconds":0.0},"left_running":[{"pid":8,"comm":"sleep","command":["sleep","9"]}],"processes":[],"limit":null,"sampling":{"interval_ms":500,"ticks":1,"pss_readings":1,"pss_read_seconds":0.0,"pss_read_max_ms":0.0,"peak_pss_max_age_seconds":0.0},"findings":[],"notes":[]}}"#,
+    "\n"
+);
 
 #[test]
 fn a_parent_is_not_given_the_size_of_the_worker_it_reaped() {

@@ -55,11 +55,15 @@ pub fn page(r: &Record) -> String {
                 s.wall_seconds,
                 iec(s.peak_tree_rss.bytes),
                 s.peak_tree_rss.at_seconds,
-                s.peak_tree_pss.map(|p| format!(" · peak PSS {}", iec(p.bytes))).unwrap_or_default()
+                s.peak_tree_pss
+                    .map(|p| format!(" · peak PSS {}", iec(p.bytes)))
+                    .unwrap_or_default()
             );
         }
-        None if r.truncated => body.push_str("<p class=\"outcome\">the recording is truncated: it ends mid-line, where a write failed (a full disk?) or memtriage was killed while writing</p>"),
-        None => body.push_str("<p class=\"outcome\">the recording ends before the job did (memtriage was stopped)</p>"),
+        None => body.push_str(&format!(
+            "<p class=\"outcome\">{}</p>",
+            esc(r.cut_short_reason().unwrap_or_default())
+        )),
     }
     let time = charts::TimeAxis::of(r);
     let marks = markers::markers(r, time.end(), time.merge_seconds());
