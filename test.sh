@@ -29,3 +29,9 @@ venv="$target/py-venv"
 
 # pytest exits 5 when it collected no test: set -e makes that a failure too.
 MEMTRIAGE_WHEEL="$(realpath "$wheel")" "$venv/bin/python" -m pytest crates/memtriage-py/tests -ra
+
+# Diagnosis accuracy on the real-log corpus, through what users install: the release
+# binary and the wheel (a regex feature that only dev-dependencies enabled once dropped
+# a rule from the release build while the tests passed).
+cargo build --release --locked -p memtriage -q
+"$venv/bin/python" bench/diagnosis_accuracy.py --check

@@ -139,6 +139,7 @@ fn copied_finding(p: &Process, workers: &[(&Process, Copied)], total: u64) -> Fi
         .with_quantity(Quantity::Bytes(total)),
     );
     Finding {
+        assessment: None,
         id: ids::FORK_COPY_ON_WRITE.into(),
         severity: Severity::Warn,
         title: format!(
@@ -182,6 +183,7 @@ fn unknown_finding(p: &Process, children: &[(&Process, u64)], total: u64) -> Fin
         );
     }
     Finding {
+        assessment: None,
         id: ids::FORK_COPY_ON_WRITE_UNKNOWN.into(),
         severity: Severity::Info,
         title: format!(

@@ -81,6 +81,7 @@ pub fn leak_like_growth(
         );
     }
     Some(Finding {
+        assessment: None,
         id: ids::RUN_LEAK_LIKE_GROWTH.into(),
         severity: Severity::Info,
         title: format!(

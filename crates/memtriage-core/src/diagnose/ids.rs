@@ -121,6 +121,13 @@ pub const LOG_MAX_MAP_COUNT: &str = "log.max-map-count";
 pub const LOG_TOO_MANY_OPEN_FILES: &str = "log.too-many-open-files";
 pub const LOG_MEMLOCK_LIMIT: &str = "log.memlock-limit";
 pub const LOG_KERNEL_OOPS: &str = "log.kernel-oops";
+pub const LOG_SIGKILL: &str = "log.sigkill";
+pub const LOG_USERSPACE_OOM_KILL: &str = "log.userspace-oom-kill";
+pub const LOG_HOST_ALLOC_FAILURE: &str = "log.host-alloc-failure";
+pub const LOG_MEMORY_GROWTH: &str = "log.memory-growth";
+pub const LOG_GPU_ECC: &str = "log.gpu-ecc";
+pub const LOG_SWAP_THRASHING: &str = "log.swap-thrashing";
+pub const LOG_WINDOWS_MEMORY_FAULT: &str = "log.windows-memory-fault";
 
 /// Every id above, for tests that hold the registry to its scheme.
 pub const ALL: &[&str] = &[
@@ -218,6 +225,13 @@ pub const ALL: &[&str] = &[
     LOG_TOO_MANY_OPEN_FILES,
     LOG_MEMLOCK_LIMIT,
     LOG_KERNEL_OOPS,
+    LOG_SIGKILL,
+    LOG_USERSPACE_OOM_KILL,
+    LOG_HOST_ALLOC_FAILURE,
+    LOG_MEMORY_GROWTH,
+    LOG_GPU_ECC,
+    LOG_SWAP_THRASHING,
+    LOG_WINDOWS_MEMORY_FAULT,
 ];
 
 #[cfg(test)]

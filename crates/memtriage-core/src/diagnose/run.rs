@@ -221,6 +221,7 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
         .or_else(|| killed.first().map(|p| p.label()))
         .unwrap_or_else(|| "a process of the job".into());
     Some(Finding {
+        assessment: None,
         id: ids::RUN_OOM_KILLED.into(),
         severity: Severity::Error,
         title: format!(
@@ -276,6 +277,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
         )];
         let finding = match sig {
             libc::SIGSEGV => Some(Finding {
+                assessment: None,
                 id: ids::RUN_SEGFAULT.into(),
                 severity: Severity::Error,
                 title: format!("segmentation fault in native code ({who}, {label})"),
@@ -287,6 +289,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
                 ),
             }),
             libc::SIGABRT => Some(Finding {
+                assessment: None,
                 id: ids::RUN_ABORT.into(),
                 severity: Severity::Error,
                 title: format!("aborted by native code ({who}, {label})"),
@@ -297,6 +300,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
             libc::SIGBUS => {
                 let shm_full = shm_share(r).is_some_and(|s| s >= SHM_FULL_SHARE);
                 Some(Finding {
+                    assessment: None,
                     id: if shm_full { ids::RUN_BUS_ERROR_SHM.into() } else { ids::RUN_BUS_ERROR_MMAP.into() },
                     severity: Severity::Error,
                     title: if shm_full {
@@ -318,6 +322,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
                 })
             }
             libc::SIGKILL if !oom_seen => Some(Finding {
+                assessment: None,
                 id: ids::RUN_KILLED.into(),
                 severity: Severity::Error,
                 title: format!("killed by SIGKILL, not by the OOM killer as far as the kernel log shows ({who}, {label})"),
@@ -327,6 +332,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
             }),
             libc::SIGKILL => None,
             libc::SIGINT | libc::SIGTERM | libc::SIGHUP | libc::SIGQUIT => Some(Finding {
+                assessment: None,
                 id: ids::RUN_TERMINATED.into(),
                 severity: Severity::Info,
                 title: format!("ended by {} ({who}, {label})", signal_name(sig)),
@@ -335,6 +341,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
                 fix: String::new(),
             }),
             _ => Some(Finding {
+                assessment: None,
                 id: ids::RUN_SIGNAL.into(),
                 severity: Severity::Error,
                 title: format!("ended by {} ({who}, {label})", signal_name(sig)),
@@ -365,6 +372,7 @@ fn shm_full(r: &RunReport) -> Option<Finding> {
     }
     let used = r.peak_shm_used?;
     Some(Finding {
+        assessment: None,
         id: ids::RUN_SHM_FULL.into(),
         severity: Severity::Error,
         title: format!("/dev/shm filled up ({:.0}% at its peak)", share * 100.0),
@@ -386,6 +394,7 @@ fn near_limit(r: &RunReport, oom_seen: bool) -> Option<Finding> {
     let peak = l.peak?;
     let share = peak as f64 / l.limit as f64;
     (share >= NEAR_LIMIT_SHARE).then(|| Finding {
+        assessment: None,
         id: ids::RUN_NEAR_LIMIT.into(),
         severity: Severity::Warn,
         title: format!("peak memory reached {:.0}% of the limit", share * 100.0),
@@ -428,6 +437,7 @@ fn major_fault_storm(r: &RunReport) -> Option<Finding> {
         return None;
     }
     Some(Finding {
+        assessment: None,
         id: ids::RUN_MAJOR_FAULT_STORM.into(),
         severity: Severity::Warn,
         title: format!(
@@ -467,6 +477,7 @@ fn thrashing(r: &RunReport) -> Option<Finding> {
         );
     }
     Some(Finding {
+        assessment: None,
         id: ids::RUN_SWAP_THRASHING.into(),
         severity: Severity::Warn,
         title: "swap thrashing: memory was paged to and from disk while the job ran".into(),

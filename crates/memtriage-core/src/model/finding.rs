@@ -254,6 +254,71 @@ pub struct Finding {
     pub why: String,
     /// The exact fix (commands or config), empty when nothing needs doing.
     pub fix: String,
+    /// How sure the diagnosis is and whom it points at; for findings that name a cause
+    /// of failure (a log's or a supervised job's), not for a passing check.
+    #[serde(default, flatten)]
+    pub assessment: Option<Assessment>,
+}
+
+/// How sure a diagnosis is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Certainty {
+    /// Only consistent with the text: one of several causes.
+    Possible,
+    /// The usual cause of what was seen, not proven by it (a bare `Killed`, exit 137).
+    Likely,
+    /// The text proves it (the kernel's own report), or the system confirmed it while
+    /// the job ran.
+    Confirmed,
+}
+
+impl Certainty {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Certainty::Possible => "possible",
+            Certainty::Likely => "likely",
+            Certainty::Confirmed => "confirmed",
+        }
+    }
+}
+
+/// The kind of cause a finding points at: whom to call, as GPU triage tags each Xid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CauseKind {
+    /// The job needs more than it was given (memory, GPU memory): size it or the machine.
+    Capacity,
+    /// A setting or limit of the machine, container or scheduler (/dev/shm, ulimit, sysctl).
+    Configuration,
+    /// The program's own code or its libraries (an index out of range, a leak, a crash).
+    UserCode,
+    /// The GPU driver, CUDA, or the kernel.
+    Driver,
+    /// Failing hardware: GPU memory, RAM, a disk, the bus.
+    Hardware,
+}
+
+impl CauseKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CauseKind::Capacity => "capacity",
+            CauseKind::Configuration => "configuration",
+            CauseKind::UserCode => "user code",
+            CauseKind::Driver => "driver",
+            CauseKind::Hardware => "hardware",
+        }
+    }
+}
+
+/// How sure, what kind of cause, and what would confirm it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Assessment {
+    pub certainty: Certainty,
+    pub cause: CauseKind,
+    /// The one check that would confirm it; empty when it is confirmed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub confirm: String,
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 mod support;
 
 mod cgroup;
+mod corpus;
 mod doctor;
 mod explain_logs;
 mod maps_live;

@@ -23,6 +23,18 @@ pub fn write(out: &mut dyn Write, style: &Style, findings: &[Finding]) -> io::Re
                 style.dim(&format!("({})", e.source))
             )?;
         }
+        if let Some(a) = &f.assessment {
+            writeln!(
+                out,
+                "      {}: {}, points at {}",
+                style.dim("certainty"),
+                a.certainty.as_str(),
+                a.cause.as_str()
+            )?;
+            if !a.confirm.is_empty() {
+                writeln!(out, "      confirm: {}", a.confirm)?;
+            }
+        }
         if !f.why.is_empty() {
             writeln!(out, "      why: {}", f.why)?;
         }

@@ -83,10 +83,12 @@ fn json_report_has_schema_counts_matches_and_findings() {
     assert_eq!(v["lines"], 5);
     assert_eq!(v["bytes"], std::fs::metadata(&path).unwrap().len());
     let matches = v["matches"].as_array().unwrap();
-    assert_eq!(matches.len(), 3);
-    assert_eq!(matches[2]["class"], "oom_kill");
-    assert_eq!(matches[2]["rule"], "kernel.oom-killed-process");
-    assert_eq!(matches[2]["line_no"], 5);
+    // invoked oom-killer, the cgroup's usage and limit, the constraint, the kill.
+    assert_eq!(matches.len(), 4);
+    assert_eq!(matches[1]["rule"], "kernel.memcg-usage");
+    assert_eq!(matches[3]["class"], "oom_kill");
+    assert_eq!(matches[3]["rule"], "kernel.oom-killed-process");
+    assert_eq!(matches[3]["line_no"], 5);
     let f = &v["findings"][0];
     assert_eq!(f["id"], "log.oom-kill");
     assert_eq!(f["severity"], "error");
@@ -159,7 +161,7 @@ fn non_utf8_and_crlf_logs_still_give_valid_json() {
     let path = dir.path().join("pod.log");
     std::fs::write(
         &path,
-        b"\xff\xfeepoch 1\r\nOut of memory: Killed process 7 (tr\xe4in) total-vm:8kB, anon-rss:4kB\r\n",
+        b"\xfa\xfbepoch 1\r\nOut of memory: Killed process 7 (tr\xe4in) total-vm:8kB, anon-rss:4kB\r\n",
     )
     .unwrap();
     let v = explain_json(&path);

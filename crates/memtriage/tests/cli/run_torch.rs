@@ -61,9 +61,13 @@ fn dataloader_workers_through_a_tiny_dev_shm_are_diagnosed() {
     );
     assert_eq!(report["shm_size"], 16 << 20);
     // Sampled the moment the failure line showed, not at the next tick, when the
-    // dead workers' segments are gone.
+    // dead workers' segments are gone. Newer torch reserves a segment whole before
+    // writing (ENOSPC at once, nothing in /dev/shm); older torch wrote into a sparse
+    // segment until SIGBUS, so /dev/shm held pages when the line came.
     let peak = report["peak_shm_used"]["bytes"].as_u64().unwrap_or(0);
-    assert!(peak > 0, "/dev/shm use when it filled: {peak}");
+    if text.contains("Bus error") || text.contains("bus error") {
+        assert!(peak > 0, "/dev/shm use when it filled: {peak}");
+    }
 }
 
 /// Forked workers reading a dataset of Python objects copy it page by page.

@@ -113,6 +113,7 @@ fn finding(
     fix: String,
 ) -> Finding {
     Finding {
+        assessment: None,
         id: id.to_string(),
         severity,
         title,

@@ -9,10 +9,12 @@
 use std::collections::BTreeMap;
 
 use super::rules::gpu::xid_info;
-use super::rules::{oom as oom_rules, FailureClass, Rule, RULES};
+use super::rules::{host as host_rules, oom as oom_rules, FailureClass, Rule, RULES};
 use super::{LogMatch, RuleCount, INNERMOST_FRAME};
 use crate::diagnose::oom;
-use crate::model::finding::{Evidence, Finding, Quantity, Severity};
+use crate::model::finding::{
+    Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
+};
 use crate::model::system::{OomConstraint, OomKill};
 use crate::model::units::iec;
 use crate::parse::kmsg;
@@ -66,25 +68,83 @@ fn effective_class(m: &LogMatch, strong: &[FailureClass]) -> FailureClass {
 
 fn severity_of(m: &LogMatch) -> Severity {
     if m.class == FailureClass::GpuXid {
-        if let Some(x) = m
-            .capture("xid")
-            .and_then(|x| x.parse().ok())
+        let xid = m
+            .capture("caused_by_xid")
+            .or_else(|| m.capture("xid"))
+            .and_then(|x| x.parse().ok());
+        return xid
             .and_then(xid_info)
-        {
-            return x.severity;
-        }
-        return Severity::Warn;
+            .map_or(Severity::Warn, |x| x.severity);
     }
     rule_of(m.rule).map_or(Severity::Warn, |r| r.severity)
 }
 
+/// A SIGKILL is an OOM kill only while nothing says otherwise: beside the runtime's
+/// `OOMKilled: false` or `Reason: Error` it is a SIGKILL of unknown cause.
+fn sigkill_class(m: &LogMatch, not_oom: bool) -> FailureClass {
+    let plain_sigkill = PLAIN_SIGKILL.contains(&m.rule);
+    if not_oom && plain_sigkill {
+        FailureClass::Sigkill
+    } else {
+        m.class
+    }
+}
+
 pub(super) fn findings(
     matches: &[LogMatch],
-    open: Option<&LogMatch>,
+    open: &[LogMatch],
     counts: &[RuleCount],
+    largest_kills: &[LogMatch],
     source: &str,
 ) -> Vec<Finding> {
-    let all: Vec<&LogMatch> = matches.iter().chain(open).collect();
+    let not_oom = matches.iter().any(|m| m.class == FailureClass::Sigkill);
+    let kernel_kill = matches
+        .iter()
+        .chain(open)
+        .any(|m| m.class == FailureClass::OomKill && m.rule.starts_with("kernel."));
+    let not_oom = not_oom && !kernel_kill;
+    let relabelled: Vec<LogMatch> = matches
+        .iter()
+        .chain(open)
+        .filter(|m| m.rule != oom_rules::NOT_OOM_MARKER)
+        .map(|m| LogMatch {
+            class: sigkill_class(m, not_oom),
+            ..m.clone()
+        })
+        .collect();
+    let counts: Vec<RuleCount> = counts
+        .iter()
+        .filter(|c| c.rule != oom_rules::NOT_OOM_MARKER)
+        .map(|c| {
+            let plain_sigkill = PLAIN_SIGKILL.contains(&c.rule);
+            RuleCount {
+                class: if not_oom && plain_sigkill {
+                    FailureClass::Sigkill
+                } else {
+                    c.class
+                },
+                ..*c
+            }
+        })
+        .collect();
+    let counts = &counts[..];
+    // How a failure surfaced (a C++ exception's terminate, the abort after it) is not a
+    // cause of its own when the failure itself is in the log.
+    let has_primary = relabelled
+        .iter()
+        .any(|m| !SECONDARY.contains(&m.rule) && severity_of(m) >= Severity::Warn);
+    let relabelled: Vec<LogMatch> = relabelled
+        .into_iter()
+        .filter(|m| !(has_primary && SECONDARY.contains(&m.rule)))
+        .collect();
+    let counts: Vec<RuleCount> = counts
+        .iter()
+        .filter(|c| !(has_primary && SECONDARY.contains(&c.rule)))
+        .copied()
+        .collect();
+    let counts = &counts[..];
+    let open_lines: Vec<u64> = open.iter().map(|m| m.line_no).collect();
+    let all: Vec<&LogMatch> = relabelled.iter().collect();
     // Classes with evidence beyond absorbable echoes: only those absorb, so two
     // echoes never swallow each other.
     let mut strong: Vec<FailureClass> = all
@@ -103,7 +163,7 @@ pub(super) fn findings(
     }
     let mut out: Vec<(Severity, u64, Finding)> = groups
         .into_iter()
-        .map(|(class, group)| {
+        .filter_map(|(class, group)| {
             let mut n = 0;
             let mut first = u64::MAX;
             let mut last = 0;
@@ -121,20 +181,152 @@ pub(super) fn findings(
                     last = last.max(c.last_line);
                 }
             }
-            // An open faulthandler block is not counted yet.
-            for m in open.iter().filter(|m| effective_class(m, &strong) == class) {
+            // An open faulthandler block or table is not counted yet.
+            for m in all
+                .iter()
+                .filter(|m| open_lines.contains(&m.line_no) && effective_class(m, &strong) == class)
+                .filter(|m| {
+                    !counts.iter().any(|c| {
+                        c.rule == m.rule && c.first_line <= m.line_no && m.line_no <= c.last_line
+                    })
+                })
+            {
                 n += 1;
                 first = first.min(m.line_no);
                 last = last.max(m.line_no);
             }
-            let f = build(class, &group, source, (n, first, last));
+            let kills = KillCounts {
+                total: counts
+                    .iter()
+                    .filter(|c| c.rule == oom_rules::KILLED_PROCESS)
+                    .map(|c| c.count)
+                    .sum(),
+                largest: largest_kills,
+            };
+            let f = build(class, &group, source, (n, first, last), &kills)?;
             let sev = f.severity;
             let first_line = group.iter().map(|m| m.line_no).min().unwrap_or(0);
-            (sev, first_line, f)
+            Some((sev, first_line, f))
         })
         .collect();
-    out.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let certainty = |f: &Finding| f.assessment.as_ref().map(|a| a.certainty);
+    out.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(certainty(&b.2).cmp(&certainty(&a.2)))
+            .then(a.1.cmp(&b.1))
+    });
     out.into_iter().map(|(_, _, f)| f).collect()
+}
+
+/// Rules that see a SIGKILL without knowing who sent it.
+const PLAIN_SIGKILL: &[&str] = &[
+    oom_rules::EXIT_SIGKILL,
+    "shell.killed",
+    "gunicorn.perhaps-oom",
+];
+
+/// Rules whose lines only say how another failure surfaced.
+const SECONDARY: &[&str] = &["cxx.terminate", "cxx.what", "shell.aborted", "exit.sigsegv"];
+
+/// The kernel's `Killed process` lines in all the log, kept or not.
+struct KillCounts<'a> {
+    total: u64,
+    /// The kills that freed the most memory.
+    largest: &'a [LogMatch],
+}
+
+/// How sure the group makes the class, and whom it points at.
+fn assess(class: FailureClass, group: &[&LogMatch], best_rule: Option<&Rule>) -> Assessment {
+    let info = class.info();
+    let mut certainty = group
+        .iter()
+        .filter_map(|m| rule_of(m.rule))
+        .map(|r| r.certainty)
+        .max()
+        .unwrap_or(Certainty::Possible);
+    if class == FailureClass::Sigkill {
+        certainty = Certainty::Possible;
+    }
+    let mut cause = best_rule.and_then(|r| r.cause).unwrap_or(info.cause);
+    match class {
+        FailureClass::GpuXid | FailureClass::GpuEcc => {
+            if let Some(xid) = group
+                .iter()
+                .filter_map(|m| m.capture("xid")?.parse::<u32>().ok())
+                .max_by_key(|x| xid_info(*x).map(|i| i.severity))
+            {
+                cause = xid_cause(xid);
+            }
+        }
+        FailureClass::WindowsMemoryFault => {
+            if let Some(whose) = group.iter().find_map(|m| m.capture("whose")) {
+                cause = if whose.contains("driver") {
+                    CauseKind::Driver
+                } else if whose.starts_with("RAM") {
+                    CauseKind::Hardware
+                } else {
+                    CauseKind::UserCode
+                };
+            }
+        }
+        _ => {}
+    }
+    Assessment {
+        certainty,
+        cause,
+        confirm: if certainty == Certainty::Confirmed {
+            String::new()
+        } else {
+            info.confirm.to_string()
+        },
+    }
+}
+
+/// Whom an Xid points at, as NVIDIA's catalogue tags them.
+fn xid_cause(xid: u32) -> CauseKind {
+    match xid {
+        13 | 31 | 43 | 45 => CauseKind::UserCode,
+        48 | 63 | 64 | 74 | 79 | 92 | 94 | 95 => CauseKind::Hardware,
+        _ => CauseKind::Driver,
+    }
+}
+
+/// Readings of one memory figure the job printed, in order; growth when it rose by a
+/// fifth or more from first to last, most steps went up, and it still rose at the end.
+fn memory_growth(group: &[&LogMatch]) -> Option<(String, Vec<(u64, u64)>)> {
+    let mut series: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
+    for m in group.iter().filter(|m| m.rule == host_rules::MEMORY_FIGURE) {
+        let (Some(name), Some(bytes)) = (
+            m.capture("series"),
+            m.capture("bytes").and_then(|b| b.parse::<u64>().ok()),
+        ) else {
+            continue;
+        };
+        series.entry(name).or_default().push((m.line_no, bytes));
+    }
+    series
+        .into_iter()
+        .filter(|(_, r)| rising(r))
+        .max_by_key(|(_, r)| r.len())
+        .map(|(name, r)| (name.to_string(), r))
+}
+
+const GROWTH_MIN_READINGS: usize = 4;
+const GROWTH_MIN_RISE: f64 = 1.2;
+
+fn rising(readings: &[(u64, u64)]) -> bool {
+    if readings.len() < GROWTH_MIN_READINGS {
+        return false;
+    }
+    let first = readings[0].1 as f64;
+    let last = readings[readings.len() - 1].1 as f64;
+    let ups = readings.windows(2).filter(|w| w[1].1 > w[0].1).count();
+    let downs = readings.windows(2).filter(|w| w[1].1 < w[0].1).count();
+    let tail = &readings[readings.len() - GROWTH_MIN_READINGS..];
+    first > 0.0
+        && last >= first * GROWTH_MIN_RISE
+        && ups >= 2 * downs.max(1)
+        && tail[tail.len() - 1].1 > tail[0].1
 }
 
 fn fill(template: &str, m: &LogMatch) -> Option<String> {
@@ -160,8 +352,14 @@ fn build(
     group: &[&LogMatch],
     source: &str,
     (seen, first, last): (u64, u64, u64),
-) -> Finding {
+    kills: &KillCounts<'_>,
+) -> Option<Finding> {
     let info = class.info();
+    let growth = if class == FailureClass::MemoryGrowth {
+        Some(memory_growth(group)?)
+    } else {
+        None
+    };
     let best = group
         .iter()
         .min_by_key(|m| (rule_index(m.rule), m.line_no))
@@ -198,9 +396,15 @@ fn build(
     }
     match class {
         FailureClass::OomKill => {
-            if let Some((t, oom_fix)) = oom_evidence(group, source, &mut evidence) {
+            if let Some((t, oom_fix)) = oom_evidence(group, source, kills, &mut evidence) {
                 title = t;
                 fix = oom_fix.to_string();
+            }
+            report_evidence(group, source, &mut title, &mut evidence);
+        }
+        FailureClass::MemoryGrowth => {
+            if let Some((name, readings)) = &growth {
+                title = growth_evidence(name, readings, source, &mut evidence);
             }
         }
         FailureClass::CudaOom => {
@@ -210,7 +414,7 @@ fn build(
                 }
             }
         }
-        FailureClass::GpuXid => {
+        FailureClass::GpuXid | FailureClass::GpuEcc => {
             if let Some((t, xfix)) = xid_evidence(group, source, &mut evidence) {
                 title = t;
                 fix = format!("{xfix}\n{fix}");
@@ -221,11 +425,17 @@ fn build(
     if let Some(m) = best {
         if !matches!(
             class,
-            FailureClass::OomKill | FailureClass::CudaOom | FailureClass::GpuXid
+            FailureClass::OomKill
+                | FailureClass::CudaOom
+                | FailureClass::GpuXid
+                | FailureClass::GpuEcc
+                | FailureClass::MemoryGrowth
         ) || evidence.is_empty()
         {
             for (k, v) in &m.captures {
-                if matches!(k.as_str(), "frame" | "site" | "meaning") {
+                if matches!(k.as_str(), "frame" | "site" | "meaning" | "whose")
+                    || k.ends_with("_bytes")
+                {
                     continue;
                 }
                 evidence.push(Evidence::text(k.replace('_', " "), v.clone(), at(m)));
@@ -252,14 +462,92 @@ fn build(
             source,
         ));
     }
-    Finding {
+    let assessment = assess(class, group, best_rule);
+    if class == FailureClass::WindowsMemoryFault {
+        if let Some(whose) = group.iter().find_map(|m| m.capture("whose")) {
+            evidence.push(Evidence::text("points at", whose, source));
+        }
+    }
+    Some(Finding {
+        assessment: Some(assessment),
         id: info.id.to_string(),
         severity,
         title,
         evidence,
         why,
         fix,
+    })
+}
+
+/// What the kernel's report says beyond the kill: the memory cgroup's limit that was
+/// hit (cgroup v1's `memory: usage … limit … failcnt`), and who held the memory at the
+/// kill (its task table, summed by command).
+fn report_evidence(group: &[&LogMatch], source: &str, title: &mut String, out: &mut Vec<Evidence>) {
+    if let Some(m) = group.iter().find(|m| m.rule == oom_rules::MEMCG_USAGE) {
+        let at = format!("{source}:{}", m.line_no);
+        if let Some(limit) = m.capture("limit") {
+            let e = Evidence::text("memory cgroup limit hit", limit, at.clone());
+            out.push(
+                match m.capture("limit_bytes").and_then(|b| b.parse().ok()) {
+                    Some(b) => e.with_quantity(Quantity::Bytes(b)),
+                    None => e,
+                },
+            );
+            if !title.contains("limit") {
+                title.push_str(&format!(
+                    ": its memory cgroup's limit of {limit} was reached"
+                ));
+            }
+        }
+        if let Some(f) = m.capture("failcnt") {
+            out.push(Evidence::text("times the limit was hit (failcnt)", f, at));
+        }
     }
+    if let Some(m) = group.iter().rev().find(|m| m.rule == oom_rules::TASK_TABLE) {
+        let at = format!("{source}:{}", m.line_no);
+        if let Some(h) = m.capture("holders") {
+            out.push(Evidence::text(
+                "largest holders at the kill (rss by command)",
+                h,
+                at.clone(),
+            ));
+        }
+        if let Some(t) = m.capture("tasks") {
+            out.push(Evidence::text("tasks in the kernel's table", t, at));
+        }
+    }
+}
+
+/// The readings' evidence and the title: from what to what, over how many readings.
+fn growth_evidence(
+    name: &str,
+    readings: &[(u64, u64)],
+    source: &str,
+    out: &mut Vec<Evidence>,
+) -> String {
+    let (first_line, first) = readings[0];
+    let (last_line, last) = readings[readings.len() - 1];
+    let steps = (readings.len() - 1) as u64;
+    let per = last.saturating_sub(first) / steps.max(1);
+    out.push(Evidence::bytes(
+        format!("{name}, first reading"),
+        first,
+        format!("{source}:{first_line}"),
+    ));
+    out.push(Evidence::bytes(
+        format!("{name}, last reading"),
+        last,
+        format!("{source}:{last_line}"),
+    ));
+    out.push(Evidence::bytes("rise per reading (mean)", per, source));
+    out.push(Evidence::count("readings", readings.len() as u64, source));
+    format!(
+        "The job's {name} rose from {} to {} over {} readings ({} per reading)",
+        iec(first),
+        iec(last),
+        readings.len(),
+        iec(per)
+    )
 }
 
 fn frame_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) {
@@ -326,15 +614,25 @@ fn is_mapped_file_reader(frame: &str) -> bool {
 fn oom_evidence(
     group: &[&LogMatch],
     source: &str,
+    counts: &KillCounts<'_>,
     out: &mut Vec<Evidence>,
 ) -> Option<(String, &'static str)> {
-    let kernel: Vec<&LogMatch> = group
+    let mut kernel: Vec<&LogMatch> = group
         .iter()
         .filter(|m| m.rule == oom_rules::KILLED_PROCESS || m.rule == oom_rules::KILL_CONSTRAINT)
         .copied()
         .collect();
     let kills = kmsg::oom_kills(kernel.iter().map(|m| m.line.as_str()));
-    let first = kills.first()?;
+    let first = kills.first()?.clone();
+    let total = (counts.total as usize).max(kills.len());
+    // The largest kills lead the evidence, whichever lines were kept.
+    kernel.extend(counts.largest.iter());
+    kernel.sort_by_key(|m| m.line_no);
+    kernel.dedup_by_key(|m| m.line_no);
+    let mut shown = kmsg::oom_kills(kernel.iter().map(|m| m.line.as_str()));
+    shown.sort_by_key(|k| std::cmp::Reverse(k.anon_rss));
+    shown.dedup_by(|a, b| a.pid == b.pid && a.comm == b.comm);
+    let kills = shown;
     let line_of = |k: &OomKill| {
         let pid = k.pid.to_string();
         let of_pid = |m: &&&LogMatch| m.capture("pid") == Some(pid.as_str());
@@ -347,6 +645,22 @@ fn oom_evidence(
     for k in kills.iter().take(4) {
         out.extend(oom::evidence(k, &line_of(k), None));
     }
+    if total > 4.min(kills.len()) {
+        out.push(Evidence::count(
+            "OOM kills in the log",
+            total as u64,
+            source,
+        ));
+        out.push(Evidence::text(
+            "kills not listed",
+            format!(
+                "{} more (the four that freed the most are listed)",
+                total - 4.min(kills.len())
+            ),
+            source,
+        ));
+    }
+    let first = &first;
     let size = first
         .anon_rss
         .map(|a| format!(" holding {} of anonymous memory", iec(a)))
@@ -358,15 +672,14 @@ fn oom_evidence(
         },
         _ => String::new(),
     };
-    let title = if kills.len() == 1 {
+    let title = if total == 1 {
         format!(
             "The kernel's OOM killer killed {}{size}{limit}",
             oom::victim(first)
         )
     } else {
         format!(
-            "The kernel's OOM killer killed {} processes, first {}{size}{limit}",
-            kills.len(),
+            "The kernel's OOM killer killed {total} processes, first {}{size}{limit}",
             oom::victim(first)
         )
     };

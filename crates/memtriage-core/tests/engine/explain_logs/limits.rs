@@ -13,10 +13,11 @@ fn max_map_count_enomem() {
     assert!(f.fix.starts_with("sysctl -w vm.max_map_count=1048576"));
     let s = scan(b"mmap failed: Cannot allocate memory\n");
     only_finding(&s, FailureClass::MaxMapCount);
-    // ENOMEM from fork is not a mapping limit.
-    assert!(scan(b"OSError: [Errno 12] Cannot allocate memory\n")
-        .findings()
-        .is_empty());
+    // ENOMEM without mmap is not a mapping limit: the host refused memory.
+    only_finding(
+        &scan(b"OSError: [Errno 12] Cannot allocate memory\n"),
+        FailureClass::HostAllocFailure,
+    );
 }
 
 #[test]

@@ -111,7 +111,6 @@ fn innocent_mentions_are_not_failures() {
         "Aborted!",
         "the exit code 1370 is not ours",
         "warning: bus error rate 0",
-        "INFO: task python:123 blocked for more than 120 seconds.",
         "NCCL INFO Channel 00/08 :    0   1   2   3",
         "ProcessGroupNCCL initialization options: TIMEOUT(ms): 600000",
         "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",

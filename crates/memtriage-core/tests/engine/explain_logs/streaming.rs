@@ -81,7 +81,7 @@ fn progress_bar_carriage_returns_end_segments_but_not_lines() {
 
 #[test]
 fn non_utf8_bytes_are_kept_as_escapes() {
-    let log = b"\xff\xfe garbage \xc3\x28\nOut of memory: Killed process 77 (py\xe9thon) total-vm:1024kB, anon-rss:2048kB, file-rss:0kB\n";
+    let log = b"x\xff\xfe garbage \xc3\x28\nOut of memory: Killed process 77 (py\xe9thon) total-vm:1024kB, anon-rss:2048kB, file-rss:0kB\n";
     let s = scan(log);
     let f = only_finding(&s, FailureClass::OomKill);
     assert_eq!(s.matches()[0].line_no, 2);

@@ -19,6 +19,23 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        "signal.sigbus-report",
+        C::MmapBusError,
+        Error,
+        &[
+            "SIGBUS",
+            "Signal 7",
+            "signal 7",
+            "Bus error (7)",
+            "exitcode: -7",
+            "Bus error (core",
+            "Bus Error (core",
+            "总线错误",
+        ],
+        r"EXC_BAD_ACCESS \(SIGBUS\)|interrupted by signal (?:10|7): SIGBUS|(?:^|[^`'\x22A-Za-z0-9_])(?:Bus error|Bus Error|总线错误)\s*\((?:core dumped|core dump|吐核|核心已转储)\)|总线错误|(?:Program|Thread \d+ \x22[^\x22]*\x22) received signal SIGBUS|Signal 7 \(SIGBUS\) received by PID (?P<pid>\d+)|\bexitcode\s*:\s*-7\b|terminated by signal SIGBUS|killed by signal(?: 7\b|:? SIGBUS)|Signal: Bus error \(7\)|\*\*\* SIGBUS \(@0x[0-9a-f]+\) received by PID|Caught signal 7 \(Bus error",
+        "The process died of a bus error (SIGBUS)",
+    ),
+    rule(
         "kernel.block-io-error",
         C::MmapBusError,
         Error,
@@ -47,5 +64,6 @@ pub(super) const MMAP_BUS_ERROR: ClassInfo = ClassInfo {
     fix: "Never overwrite a file that a running job maps: write the new one beside it and rename(2) it into \
           place (os.replace), so the old mapping keeps its pages.\nCheck the disk: dmesg -T | grep -iE 'I/O \
           error|blk_update_request'; smartctl -a /dev/DEV.\nCopy the file to local disk before mapping it \
-          (numpy.memmap, safetensors, torch.load(mmap=True)) when it lives on a network filesystem.",
+          (numpy.memmap, safetensors, torch.load(mmap=True)) when it lives on a network filesystem.",    cause: crate::model::finding::CauseKind::Configuration,
+    confirm: "dmesg -T | grep -iE 'I/O error|bus error'; check whether the mapped file changed size (ls -l) or the disk filled (df -h).",
 };

@@ -3,6 +3,7 @@
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
 use crate::diagnose::ids;
+use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::Error;
 
 pub(super) static RULES: &[Rule] = &[
@@ -15,7 +16,7 @@ pub(super) static RULES: &[Rule] = &[
             C::MmapBusError,
             Error,
             &["Fatal Python error: "],
-            r"^Fatal Python error: (?P<error>Bus error)",
+            r"(?:^|\] )Fatal Python error: (?P<error>Bus error)",
             "Python died of a bus error (SIGBUS) in {site}",
         )
     },
@@ -47,11 +48,30 @@ pub(super) static RULES: &[Rule] = &[
         "{comm} (pid {pid}) crashed: {trap}",
     ),
     rule(
+        "signal.sigsegv-report",
+        C::NativeCrash,
+        Error,
+        &["SIGSEGV", "signal 11", "Signal 11", "(11)", "Segmentation fault", "SIGABRT", "AddressSanitizer"],
+        r"(?:Program|Thread \d+ \x22[^\x22]*\x22) received signal SIG(?:SEGV|ABRT)|\*\*\* Received signal (?:11|6) \*\*\*|AddressSanitizer: SEGV|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID (?P<pid>\d+)|Caught signal 11 \(Segmentation fault|Signal: Segmentation fault \(11\)|Signal 11 \(SIGSEGV\) received by PID (?P<pid2>\d+)|terminated by signal SIGSEGV|(?:killed|terminated) by signal(?: 11\b|:? SIGSEGV)|died with <Signals\.SIGSEGV: 11>|interrupted by signal 11: SIGSEGV|received signal SIGSEGV|Segmentation fault: address not mapped|\bSIGSEGV: segmentation violation",
+        "The process crashed with a segmentation fault (SIGSEGV)",
+    ),
+    Rule {
+        certainty: Likely,
+        ..rule(
+            "exit.sigsegv",
+            C::NativeCrash,
+            Error,
+            &["xit code", "xit Code", "xitcode", "xit status", "code -11", "code: -11", "status 139", "status: 139"],
+            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\s*[:=]?\s*139\b)|(?i:\bexitcode\s*[:=]\s*-11\b)|(?:return|exit|exited with) ?code(?: =|:)? -11\b|returncode=-11\b|(?i:status[ =:]+139\b)",
+            "The process died of SIGSEGV (exit code 139): a segmentation fault",
+        )
+    },
+    rule(
         "shell.segfault",
         C::NativeCrash,
         Error,
-        &["Segmentation fault", "zsh: "],
-        shell_signal!("Segmentation fault|segmentation fault"),
+        &["Segmentation fault", "segmentation fault", "Speicherzugriffsfehler", "Erreur de segmentation", "Violación de segmento", "Ошибка сегментирования", "段错误", "セグメンテーション違反", "Errore di segmentazione", "Falha de segmentação", "zsh: "],
+        shell_signal!("Segmentation fault|segmentation fault|Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Ошибка сегментирования|段错误|セグメンテーション違反|Errore di segmentazione|Falha de segmentação"),
         "The process crashed with a segmentation fault (SIGSEGV)",
     ),
     rule(
@@ -59,7 +79,7 @@ pub(super) static RULES: &[Rule] = &[
         C::NativeCrash,
         Error,
         &["(): ", "double free or corruption", "corrupted size vs"],
-        r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*)$",
+        r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*)$|\*\*\* Error in `[^`]*': (?P<emessage>[^*]+?) ?(?::? 0x[0-9a-f]+)? \*\*\*|(?:^|[^`'\x22])(?P<dmessage>double free or corruption.*)$",
         "glibc detected heap corruption: {message}",
     ),
     rule(
@@ -90,8 +110,8 @@ pub(super) static RULES: &[Rule] = &[
         "shell.aborted",
         C::NativeCrash,
         Error,
-        &["Aborted", "zsh: "],
-        shell_signal!("Aborted|abort"),
+        &["Aborted", "zsh: ", "Abgebrochen", "Abandon", "已放弃", "Аварийный останов"],
+        shell_signal!("Aborted|abort|Abgebrochen|Abandon|已放弃|Аварийный останов"),
         "The process aborted (SIGABRT)",
     ),
 ];
@@ -107,5 +127,6 @@ pub(super) const NATIVE_CRASH: ClassInfo = ClassInfo {
           Get the native stack: ulimit -c unlimited, then gdb -batch -ex bt python core; or run under \
           gdb -ex run --args python train.py.\nHeap corruption: rerun with MALLOC_CHECK_=3, or under \
           valgrind/AddressSanitizer; check that every extension was built against the installed torch/numpy \
-          (pip check; reinstall the wheel that crashes).",
+          (pip check; reinstall the wheel that crashes).",    cause: crate::model::finding::CauseKind::UserCode,
+    confirm: "The native stack: gdb -batch -ex bt python core, or PYTHONFAULTHANDLER=1 for the Python one.",
 };

@@ -7,6 +7,14 @@ use crate::model::finding::Severity::Error;
 
 pub(super) static RULES: &[Rule] = &[
     // ---- CUDA --------------------------------------------------------------------
+    rule(
+        "cuda.ecc-uncorrectable",
+        C::GpuEcc,
+        Error,
+        &["ECC error", "ECC_UNCORRECTABLE", "ECCUncorrectable", "ecc error", "ncorrectable memory error"],
+        r"(?i:uncorrectable ECC error)|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorECCUncorrectable|(?i:double[- ]bit ECC error)|ECC error(?:s)? (?:detected|encountered)|(?i:uncorrectable memory errors?)",
+        "The GPU hit an uncorrectable ECC error in its memory",
+    ),
     Rule {
         optional: &[
             r"Tried to allocate (?P<asked>SIZE)",
@@ -21,7 +29,7 @@ pub(super) static RULES: &[Rule] = &[
             C::CudaOom,
             Error,
             &["CUDA out of memory"],
-            r"CUDA out of memory\.",
+            r"CUDA out of memory\b",
             "CUDA out of memory on GPU {gpu}: asked for {asked} with {free} free of {total}",
         )
     },
@@ -48,24 +56,39 @@ pub(super) static RULES: &[Rule] = &[
         "cuda.runtime-oom",
         C::CudaOom,
         Error,
-        &["CUDA error: out of memory", "CUBLAS_STATUS_ALLOC_FAILED", "cudaError"],
-        r"CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation",
+        &["out of memory", "OUT_OF_MEMORY", "exceed allowed memory", "ALLOC_FAILED", "cudaError", "MemoryAllocation", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "ResourceExhausted", "OOM when allocating", "cache blocks", "KV cache", "KV Cache"],
+        r"(?:CUDA|HIP|MPS backend|cuda|CUDA driver|CUDA runtime|CUDNN|cuDNN|cuBLAS|GPU)(?: error)?:? out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|Cuda failure '?out of memory'?|torch\.(?:cuda\.)?OutOfMemoryError|(?:ResourceExhaustedError|RESOURCE_EXHAUSTED).{0,40}(?:OOM|[Oo]ut of memory)|OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory|No available memory for the cache blocks|(?:larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for KV cache|not enough KV cache|KV cache is (?:not enough|too small))|(?:failed to allocate|Failed to allocate|Could not allocate).{0,60}(?:on device|device memory|GPU memory|GPU)|would exceed allowed memory\. \(out of memory\)|cudaMalloc.{0,200}out of memory|cuda runtime error \(2\) : out of memory",
         "CUDA out of memory (outside PyTorch's caching allocator)",
     ),
+    Rule {
+        certainty: crate::model::finding::Certainty::Likely,
+        why: Some(
+            "cuBLAS and cuDNN fail to initialise or run with these generic statuses most often because the GPU \
+             had no memory left for their workspaces; a version mismatch or a broken driver gives them too.",
+        ),
+        ..rule(
+            "cuda.library-status-likely-oom",
+            C::CudaOom,
+            Error,
+            &["CUBLAS_STATUS_NOT_INITIALIZED", "CUDNN_STATUS_INTERNAL_ERROR", "CUDNN_STATUS_NOT_INITIALIZED", "CUBLAS_STATUS_EXECUTION_FAILED", "cuDNN error", "Failed to get convolution algorithm"],
+            r"(?P<status>CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR|CUDNN_STATUS_NOT_INITIALIZED|CUBLAS_STATUS_EXECUTION_FAILED|Failed to get convolution algorithm)",
+            "{status}: most often the GPU had no memory left for the library's workspace",
+        )
+    },
     rule(
         "cuda.illegal-address",
         C::CudaIllegalMemoryAccess,
         Error,
-        &["illegal memory access", "cudaError"],
-        r"an illegal memory access was encountered|cudaErrorIllegalAddress",
+        &["illegal memory access", "llegal memory access", "thread terminated with exception", "cudaError", "ILLEGAL_ADDRESS", "illegal instruction", "error=77", "error=700"],
+        r"(?i:an illegal memory access was encountered)|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|an illegal instruction was encountered|THCudaCheck FAIL.*error=(?:77|700)\b",
         "CUDA error: an illegal memory access was encountered",
     ),
     rule(
         "cuda.misaligned-or-launch-failure",
         C::CudaIllegalMemoryAccess,
         Error,
-        &["CUDA error: misaligned address", "unspecified launch failure"],
-        r"CUDA error: (?P<error>misaligned address|unspecified launch failure)",
+        &["misaligned address", "unspecified launch failure", "LAUNCH_FAILED", "cudaErrorLaunchFailure", "MISALIGNED_ADDRESS"],
+        r"(?P<error>misaligned address|unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure|CUDA_ERROR_MISALIGNED_ADDRESS)",
         "CUDA error: {error}",
     ),
     rule(
@@ -73,15 +96,15 @@ pub(super) static RULES: &[Rule] = &[
         C::CudaDeviceAssert,
         Error,
         &["Assertion `"],
-        r"(?P<file>[^\s:]+\.cuh?):(?P<line>\d+): .*?Assertion `(?P<assertion>.+)` failed",
+        r"(?:(?P<file>[^\s:]+\.cuh?):(?P<line>\d+): .*?)?Assertion `(?P<assertion>.+)` failed",
         "A CUDA kernel assertion failed in {file}:{line}: {assertion}",
     ),
     rule(
         "cuda.device-side-assert",
         C::CudaDeviceAssert,
         Error,
-        &["device-side assert triggered"],
-        r"device-side assert triggered",
+        &["device-side assert", "CUDA_ERROR_ASSERT", "cudaErrorAssert", "error=59", "error=710"],
+        r"device-side assert(?:ion)? triggered|CUDA_ERROR_ASSERT|cudaErrorAssert|THCudaCheck FAIL.*error=(?:59|710)\b",
         "CUDA error: device-side assert triggered",
     ),
 ];
@@ -95,7 +118,8 @@ pub(super) const CUDA_OOM: ClassInfo = ClassInfo {
     fix: "Lower the peak: a smaller batch (gradient accumulation keeps the effective batch), activation \
           checkpointing (torch.utils.checkpoint), mixed precision (torch.autocast(dtype=torch.bfloat16)); \
           do not keep tensors across steps (loss.item(), not loss, in running totals).\nSee the peak: \
-          torch.cuda.memory_summary(), torch.cuda.max_memory_allocated().",
+          torch.cuda.memory_summary(), torch.cuda.max_memory_allocated().",    cause: crate::model::finding::CauseKind::Capacity,
+    confirm: "torch.cuda.memory_summary() at the failure, or nvidia-smi for other processes on the GPU.",
 };
 
 pub(super) const CUDA_ILLEGAL_MEMORY_ACCESS: ClassInfo = ClassInfo {
@@ -105,7 +129,8 @@ pub(super) const CUDA_ILLEGAL_MEMORY_ACCESS: ClassInfo = ClassInfo {
     title: "CUDA error: an illegal memory access was encountered",
     why: "A GPU kernel read or wrote memory outside any allocation (an out-of-range index, a use after free, \
           a race). The CUDA context is now unusable: every later CUDA call fails.",
-    fix: CUDA_ASYNC_FIX,
+    fix: CUDA_ASYNC_FIX,    cause: crate::model::finding::CauseKind::UserCode,
+    confirm: "CUDA_LAUNCH_BLOCKING=1 python train.py names the failing kernel; compute-sanitizer --tool memcheck names the access.",
 };
 
 pub(super) const CUDA_DEVICE_ASSERT: ClassInfo = ClassInfo {
@@ -115,7 +140,8 @@ pub(super) const CUDA_DEVICE_ASSERT: ClassInfo = ClassInfo {
     title: "CUDA error: device-side assert triggered",
     why: "A check inside a GPU kernel failed, most often an index out of range (a label ≥ num_classes in a \
           loss, a token id ≥ vocabulary size in an embedding). The CUDA context is now unusable.",
-    fix: CUDA_ASYNC_FIX,
+    fix: CUDA_ASYNC_FIX,    cause: crate::model::finding::CauseKind::UserCode,
+    confirm: "CUDA_LAUNCH_BLOCKING=1 python train.py (or run on CPU) names the failing operation and index.",
 };
 
 const CUDA_ASYNC_FIX: &str = "Rerun with CUDA_LAUNCH_BLOCKING=1 python … : CUDA reports errors asynchronously, at a later \

@@ -11,8 +11,8 @@ pub(super) static RULES: &[Rule] = &[
         "dataloader.shm-bus-error",
         C::DataloaderShm,
         Error,
-        &["insufficient shared memory"],
-        r"Unexpected bus error encountered in worker|insufficient shared memory \(shm\)",
+        &["insufficient shared memory", "encountered in worker", "nsufficient Shared memory"],
+        r"(?i:unexpected bus error encountered in worker|insufficient shared memory \(shm\))",
         "A DataLoader worker died of a bus error: /dev/shm is too small",
     ),
     rule(
@@ -63,8 +63,24 @@ pub(super) static RULES: &[Rule] = &[
         C::DataloaderWorkerKilled,
         Error,
         &["DataLoader worker"],
-        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<signal>[^.]+)",
+        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<signal>\w[^.]*)",
         "DataLoader worker (pid {pid}) was killed by signal: {signal}",
+    ),
+    rule(
+        "dataloader.shm-unable-to-write",
+        C::DataloaderShm,
+        Error,
+        &["unable to write to file </torch_"],
+        r"unable to write to file (?P<path></torch_[^>]*>)",
+        "Writing a shared-memory segment ({path}) failed: /dev/shm is full",
+    ),
+    rule(
+        "dataloader.worker-segfault-message",
+        C::DataloaderWorkerKilled,
+        Error,
+        &["Unexpected segment"],
+        r"Unexpected segment\s*ation fault(?: encoun| encountered in worker)?",
+        "A DataLoader worker crashed with a segmentation fault",
     ),
     Rule {
         absorbed_by: Some(C::DataloaderShm),
@@ -73,7 +89,7 @@ pub(super) static RULES: &[Rule] = &[
             C::DataloaderWorkerKilled,
             Error,
             &["DataLoader worker"],
-            r"DataLoader worker \(pid\(s\) (?P<pids>[\d, ]+)\) exited unexpectedly",
+            r"DataLoader worker \(pids?(?:\(s\))? (?P<pids>[\d, ]+)\) exited unexpectedly",
             "DataLoader worker (pid(s) {pids}) exited unexpectedly",
         )
     },
@@ -90,7 +106,8 @@ pub(super) const DATALOADER_SHM: ClassInfo = ClassInfo {
     fix: "Give /dev/shm more room:\n  docker run --shm-size=16g …  (or --ipc=host)\n  Kubernetes: mount an \
           emptyDir with medium: Memory (sizeLimit: 16Gi) at /dev/shm\n  on a host: mount -o remount,size=16G \
           /dev/shm\nOr share through files instead of shm segments: \
-          torch.multiprocessing.set_sharing_strategy('file_system')",
+          torch.multiprocessing.set_sharing_strategy('file_system')",    cause: crate::model::finding::CauseKind::Configuration,
+    confirm: "df -h /dev/shm inside the container while the job runs (64M is Docker's default).",
 };
 
 pub(super) const DATALOADER_WORKER_KILLED: ClassInfo = ClassInfo {
@@ -102,5 +119,6 @@ pub(super) const DATALOADER_WORKER_KILLED: ClassInfo = ClassInfo {
           killer, SIGSEGV a crash in native code run by the worker (a decoder, an augmentation library).",
     fix: "Run with num_workers=0 to get the real error in the main process.\nFor SIGKILL: lower the workers' \
           memory (fewer workers, smaller prefetch_factor; see memtriage inspect --tree PID_OF_MAIN, or memtriage.tree(pid) in Python).\nFor \
-          SIGSEGV: PYTHONFAULTHANDLER=1 python train.py prints the Python stack of the crash.",
+          SIGSEGV: PYTHONFAULTHANDLER=1 python train.py prints the Python stack of the crash.",    cause: crate::model::finding::CauseKind::Capacity,
+    confirm: "For SIGKILL: dmesg -T | grep -i 'killed process' on the node; for SIGSEGV: rerun with num_workers=0.",
 };

@@ -2,34 +2,103 @@
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
 use crate::diagnose::ids;
+use crate::model::finding::CauseKind::Hardware;
 use crate::model::finding::Severity;
 use crate::model::finding::Severity::{Error, Info, Warn};
 
 /// The meaning of the Xid, from the table below.
-fn extract_xid(_msg: &str, out: &mut Vec<(String, String)>) {
+fn extract_xid(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let xid = out
         .iter()
         .find(|(k, _)| k == "xid")
         .and_then(|(_, v)| v.parse::<u32>().ok());
+    // Xid 45 says which Xid it cleans up after: that one is the fault.
+    let detail = out
+        .iter()
+        .find(|(k, _)| k == "detail")
+        .map(|(_, v)| v.clone());
+    if let Some(cause) = detail
+        .as_deref()
+        .and_then(|d| d.split("caused by previous Xid ").nth(1))
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse::<u32>().ok())
+    {
+        out.push(("caused_by_xid".into(), cause.to_string()));
+    }
     let meaning = xid
         .and_then(xid_info)
         .map_or("see NVIDIA's Xid catalog", |x| x.meaning);
     out.push(("meaning".into(), meaning.into()));
+    true
+}
+
+/// NCCL warnings it recovers from on its own: no InfiniBand, so it uses sockets.
+fn extract_nccl_warning(msg: &str, _out: &mut Vec<(String, String)>) -> bool {
+    const RECOVERED: &[&str] = &[
+        "No device found",
+        "Failed to open libibverbs",
+        "Could not find real path",
+        "libnccl-net.so",
+        "NET/Plugin",
+        "No plugin found",
+        "Failed to load libnccl-net",
+        "NCCL_SOCKET_IFNAME",
+        "Unable to load library",
+        "falling back",
+        "Falling back",
+        "using internal implementation",
+        "Using internal network plugin",
+        "No IB devices found",
+        "Attempt to use a closed",
+        "Cuda failure 'out of memory'",
+    ];
+    !RECOVERED.iter().any(|r| msg.contains(r))
 }
 
 pub(super) static RULES: &[Rule] = &[
-    // ---- GPU, NCCL ---------------------------------------------------------------
+    // ---- GPU memory ECC ----------------------------------------------------------
+    Rule {
+        extract: Some(extract_xid),
+        ..rule(
+            "nvidia.xid-ecc",
+            C::GpuEcc,
+            Error,
+            &["Xid"],
+            r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>48|63|64|92|94|95),\s*(?:pid=(?P<pid>[^,\s]+),\s*)?(?:name=(?P<name>[^,]*),\s*)?(?P<detail>.*?)\s*$",
+            "GPU Xid {xid} on {pci}: {meaning}",
+        )
+    },
+    Rule {
+        optional: &[r"(?P<what>(?:SRAM |DRAM |)Uncorrectable(?: Error)?|Double Bit(?: ECC)?|Device Memory|Remapping Failure Occurred|Pending(?: Page Blacklist| Page Retirement)?)"],
+        ..rule(
+            "nvidia-smi.ecc-figures",
+            C::GpuEcc,
+            Error,
+            &["ncorrectable", "Double Bit", "Pending", "Remapping Failure"],
+            r"^\s*(?:(?:SRAM |DRAM |Volatile |Aggregate )?Uncorrectable(?: Error| Parity| SEC-DED)?|Double Bit(?: ECC)?|Remapping Failure Occurred|Pending(?: Page Blacklist| Page Retirement)?)\s*:\s*(?P<value>[1-9]\d*|Yes)\s*$",
+            "nvidia-smi reports GPU memory errors: {what} {value}",
+        )
+    },
+    // ---- other Xids, NCCL ----------------------------------------------------------
     Rule {
         extract: Some(extract_xid),
         ..rule(
             "nvidia.xid",
             C::GpuXid,
             Error,
-            &["NVRM: Xid"],
+            &["Xid"],
             r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+),\s*(?:pid=(?P<pid>[^,\s]+),\s*)?(?:name=(?P<name>[^,]*),\s*)?(?P<detail>.*?)\s*$",
             "GPU Xid {xid} on {pci}: {meaning}",
         )
     },
+    rule(
+        "nvidia.gpu-lost",
+        C::GpuXid,
+        Error,
+        &["fallen off the bus", "Unable to determine the device handle", "GPU is lost", "GPU has fallen off"],
+        r"fallen off the bus|Unable to determine the device handle for GPU|GPU is lost",
+        "The GPU has fallen off the bus: it no longer answers over PCIe",
+    ),
     Rule {
         optional: &[r"\[Rank (?P<rank>\d+)\]"],
         ..rule(
@@ -42,11 +111,19 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        "nccl.error",
+        C::NcclFailure,
+        Error,
+        &["unhandled system error", "unhandled cuda error", "remote process exited", "communicator was aborted", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError", "ncclRemoteError", "NCCL error", "NCCL Error", "internal error - please report"],
+        r"(?i:NCCL error).*?(?P<error>unhandled system error|unhandled cuda error|internal error|invalid usage|remote process exited or there was a network error|invalid argument)|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|NCCL communicator was aborted|(?P<error2>unhandled system error|unhandled cuda error), NCCL version",
+        "NCCL failed: {error}",
+    ),
+    rule(
         "nccl.timeout",
         C::NcclFailure,
         Error,
-        &["imed out", "Timeout at NCCL work", "watchdog got stuck"],
-        r"Some NCCL operations have failed or timed out|Timeout at NCCL work: (?P<work>\d+)|watchdog got stuck for (?P<stuck_s>\d+) seconds|ProcessGroupNCCL.*\b(?:timed out|Timed out)\b",
+        &["imed out", "Timeout at NCCL work", "watchdog got stuck", "detected by watchdog", "ocket Timeout", "Connection reset by peer"],
+        r"Some NCCL operations have failed or timed out|Exception \(either an error or timeout\) detected by watchdog|Timeout at NCCL work: (?P<work>\d+)|watchdog got stuck for (?P<stuck_s>\d+) seconds|ProcessGroupNCCL.*\b(?:timed out|Timed out)\b|(?:NCCL|collective|barrier|allreduce|all_reduce|broadcast).{0,80}(?:timed out|Timed out)|(?i:Socket Timeout)|DistStoreError: .*?timeout|Connection reset by peer.*(?:NCCL|Gloo|c10d)|(?:NCCL|c10d).*Connection reset by peer",
         "NCCL operations timed out",
     ),
     Rule {
@@ -56,6 +133,7 @@ pub(super) static RULES: &[Rule] = &[
              read the warning's text: 'Cuda failure' is a GPU error on that rank, 'NET/IB' or 'NET/Socket' a network \
              problem between nodes.",
         ),
+        extract: Some(extract_nccl_warning),
         ..rule(
             "nccl.warn",
             C::NcclFailure,
@@ -74,7 +152,24 @@ pub(super) const GPU_XID: ClassInfo = ClassInfo {
     title: "The NVIDIA driver reported an Xid error",
     why: "Xid errors are the driver's reports of GPU faults; some are application bugs, others hardware that \
           needs a reset or service.",
-    fix: "See the driver's state: nvidia-smi -q | grep -iA5 -E 'retired|remapp|ecc'.",
+    fix: "See the driver's state: nvidia-smi -q | grep -iA5 -E 'retired|remapp|ecc'.",    cause: crate::model::finding::CauseKind::Hardware,
+    confirm: "nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT; dcgmi diag -r 2 after draining the node.",
+};
+
+pub(super) const GPU_ECC: ClassInfo = ClassInfo {
+    class: C::GpuEcc,
+    name: "gpu_ecc",
+    id: ids::LOG_GPU_ECC,
+    title: "GPU memory has ECC errors",
+    why: "An uncorrectable (double-bit) ECC error means the GPU's memory returned wrong data: the job that read \
+          it dies, and a row or page is retired or remapped. A pending remap takes effect only after a GPU \
+          reset; until then the error can recur. A rising rate of corrected errors is memory wearing out.",
+    fix: "Drain the node (no new jobs), then see the state: nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT.\n\
+          Reset the GPU when it is idle to apply pending remaps: nvidia-smi -r -i GPU (or reboot).\n\
+          Run NVIDIA's diagnostic after a failure: dcgmi diag -r 2 (level 3 for burn-in); a GPU that fails it, \
+          or whose remapping failed (Remapping Failure Occurred: Yes), needs service (RMA).",
+    cause: Hardware,
+    confirm: "nvidia-smi -q -d ECC,ROW_REMAPPER shows the uncorrectable count and any pending remap.",
 };
 
 pub(super) const NCCL_FAILURE: ClassInfo = ClassInfo {
@@ -87,7 +182,8 @@ pub(super) const NCCL_FAILURE: ClassInfo = ClassInfo {
     fix: "Find the rank that did not join: look for an earlier error on another rank or node (an OOM kill in \
           dmesg, a Python exception).\nRecord what each rank was doing: TORCH_NCCL_TRACE_BUFFER_SIZE=2000 \
           TORCH_NCCL_DUMP_ON_TIMEOUT=1 (flight recorder), NCCL_DEBUG=INFO.\nOnly for a step that is \
-          legitimately slow: init_process_group(timeout=timedelta(minutes=30)).",
+          legitimately slow: init_process_group(timeout=timedelta(minutes=30)).",    cause: crate::model::finding::CauseKind::Configuration,
+    confirm: "NCCL_DEBUG=INFO TORCH_NCCL_DUMP_ON_TIMEOUT=1 names the rank and operation; look for an earlier error on another rank.",
 };
 
 /// What each NVIDIA Xid means, how bad it is, and what to do (NVIDIA's Xid catalog).

@@ -11,23 +11,28 @@ pub(super) static RULES: &[Rule] = &[
         C::MemoryPressure,
         Warn,
         &["blocked for more than"],
-        r"^INFO: task (?P<comm>kswapd\d*|kcompactd\d*|khugepaged):(?P<pid>\d+) blocked for more than (?P<seconds>\d+) seconds",
+        r"INFO: task (?P<comm>[^:]+):(?P<pid>\d+) blocked for more than (?P<seconds>\d+) seconds",
         "Memory reclaim stalled: {comm} was blocked for more than {seconds} s",
     ),
     rule(
         "kernel.page-allocation-failure",
         C::MemoryPressure,
         Warn,
-        &["page allocation failure"],
-        r"^(?P<comm>.+?): page allocation failure: order:(?P<order>\d+), mode:(?P<mode>\S+?),?(?:\s|$)",
+        &[
+            "page allocation failure",
+            "page allocation stalls",
+            "-order allocation failed",
+            "kswapd",
+        ],
+        r"(?P<comm>\S+?):? page allocation (?:failure[.:]|stalls for \d+ms,) order:\s?(?P<order>\d+)|__alloc_pages: (?P<order2>\d+)-order allocation failed|^\s*\d+\s+\w+\s+\d+\s+-?\d+\s+\d+\s+\d+\s+\d+\s+R\s+(?:[5-9]\d|100)\.\d\s+[\d.]+\s+[\d:.]+\s+kswapd\d",
         "The kernel failed an order-{order} page allocation for {comm}",
     ),
     rule(
         "kernel.page-fault-bug",
         C::KernelOops,
         Error,
-        &["BUG: unable to handle"],
-        r"^BUG: unable to handle (?P<what>page fault|kernel NULL pointer dereference|kernel paging request) (?:for|at) (?:address:? ?)?(?P<address>[0-9a-fx]+)",
+        &["BUG: unable to handle", "BUG: kernel NULL pointer"],
+        r"BUG: (?:unable to handle (?P<what>page fault|kernel NULL pointer dereference|kernel paging request) (?:for|at) (?:address:? ?)?(?P<address>[0-9a-fx]+)|(?P<what2>kernel NULL pointer dereference), address: (?P<address2>[0-9a-fx]+))",
         "Kernel oops: unable to handle {what} at {address}",
     ),
     rule(
@@ -51,7 +56,7 @@ pub(super) static RULES: &[Rule] = &[
         C::KernelOops,
         Error,
         &["Oops: "],
-        r"^(?:Oops: )+(?P<detail>[0-9a-f]{4}\b.*|[\w -]+ \[#\d+\].*)$",
+        r"^(?:Oops: )+(?P<detail>[0-9a-f]{4}\b.*|[\w :-]+ \[#\d+\].*)$",
         "Kernel oops: {detail}",
     ),
     rule(
@@ -73,7 +78,8 @@ pub(super) const MEMORY_PRESSURE: ClassInfo = ClassInfo {
           re-reading file pages) before or instead of an OOM kill; jobs slow to a crawl.",
     fix: "Measure the job's fault rate and pressure: memtriage run -- python train.py; cat \
           /proc/pressure/memory.\nGive the job headroom (lower its peak, fewer jobs per node) and consider \
-          swap off on dedicated training nodes (swapoff -a) so it fails fast instead of thrashing.",
+          swap off on dedicated training nodes (swapoff -a) so it fails fast instead of thrashing.",    cause: crate::model::finding::CauseKind::Capacity,
+    confirm: "cat /proc/pressure/memory and vmstat 1 while it happens.",
 };
 
 pub(super) const KERNEL_OOPS: ClassInfo = ClassInfo {
@@ -87,5 +93,6 @@ pub(super) const KERNEL_OOPS: ClassInfo = ClassInfo {
     fix: "Read the whole oops (dmesg -T, from the 'BUG:' or 'Oops:' line to the end of its call trace): the \
           module in the RIP line is the suspect (nvidia, a filesystem, a network driver).\nReboot the node; \
           update that driver or kernel; if oopses recur at random addresses, test the RAM (memtest86+, \
-          edac-util).",
+          edac-util).",    cause: crate::model::finding::CauseKind::Driver,
+    confirm: "The module in the oops's RIP line and the taint flags (dmesg -T, from BUG:/Oops: to the end of the trace).",
 };

@@ -32,6 +32,14 @@ pub(super) static RULES: &[Rule] = &[
         "NCCL could not register InfiniBand memory (Cannot allocate memory): the locked-memory limit is too low",
     ),
     rule(
+        "mlock.failed",
+        C::MemlockLimit,
+        Error,
+        &["lock memory", "locking page", "mlock", "memlock"],
+        r"(?i:failed to lock memory|Error locking page|mlock(?:all)?(?:\(\))? (?:failed|errors)|memlock.{0,80}\bcurrently (?:64|8192|65536)\b)",
+        "Locking memory failed: the locked-memory limit is too low",
+    ),
+    rule(
         "fd.ancdata",
         C::TooManyOpenFiles,
         Error,
@@ -60,7 +68,7 @@ pub(super) static RULES: &[Rule] = &[
         C::MaxMapCount,
         Error,
         &["mmap", "max_map_count"],
-        r"\bmmap(?:\(\))?(?: failed)?: Cannot allocate memory|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
+        r"\bmmap(?:\(\))?(?: failed)?: Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
         "mmap failed with Cannot allocate memory: the process is out of memory mappings",
     ),
 ];
@@ -73,7 +81,8 @@ pub(super) const MAX_MAP_COUNT: ClassInfo = ClassInfo {
     why: "Each mapped shard, tensor storage and allocator arena is at least one mapping; the default limit of \
           65530 per process is reached long before memory runs out, and mmap then fails with ENOMEM.",
     fix: "sysctl -w vm.max_map_count=1048576\necho 'vm.max_map_count = 1048576' >> \
-          /etc/sysctl.d/90-memtriage.conf\nCount a process's mappings: wc -l /proc/PID/maps",
+          /etc/sysctl.d/90-memtriage.conf\nCount a process's mappings: wc -l /proc/PID/maps",    cause: crate::model::finding::CauseKind::Configuration,
+    confirm: "sysctl vm.max_map_count against wc -l /proc/PID/maps of the process.",
 };
 
 pub(super) const TOO_MANY_OPEN_FILES: ClassInfo = ClassInfo {
@@ -85,7 +94,8 @@ pub(super) const TOO_MANY_OPEN_FILES: ClassInfo = ClassInfo {
           file descriptor open; many small tensors per batch exhaust RLIMIT_NOFILE (often 1024).",
     fix: "ulimit -n 1048576  (docker run --ulimit nofile=1048576:1048576; LimitNOFILE= in systemd)\nor \
           torch.multiprocessing.set_sharing_strategy('file_system')\nor return fewer, larger tensors per sample \
-          (collate into one array).",
+          (collate into one array).",    cause: crate::model::finding::CauseKind::Configuration,
+    confirm: "ulimit -n in the job's environment against ls /proc/PID/fd | wc -l.",
 };
 
 pub(super) const MEMLOCK_LIMIT: ClassInfo = ClassInfo {
@@ -97,5 +107,6 @@ pub(super) const MEMLOCK_LIMIT: ClassInfo = ClassInfo {
           (often 64 KiB or 8 MiB in containers) makes registration fail with ENOMEM.",
     fix: "ulimit -l unlimited  (before starting the job)\ndocker run --ulimit memlock=-1 … ; systemd: \
           LimitMEMLOCK=infinity; Slurm: PropagateResourceLimitsExcept=MEMLOCK and slurmd with \
-          LimitMEMLOCK=infinity; /etc/security/limits.conf: * - memlock unlimited",
+          LimitMEMLOCK=infinity; /etc/security/limits.conf: * - memlock unlimited",    cause: crate::model::finding::CauseKind::Configuration,
+    confirm: "ulimit -l inside the job's environment (64 or 8192 is too low for RDMA).",
 };

@@ -19,18 +19,19 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::finding::Severity;
+use crate::model::finding::{CauseKind, Certainty, Severity};
 
 macro_rules! shell_signal {
     ($signal:literal) => {
         // With a prefix the command may follow; bare, the signal must be all the line
-        // says, so prose that mentions a segmentation fault is not one.
+        // says (text glued before it by a progress bar is not words), so prose that
+        // mentions a segmentation fault is not one.
         concat!(
-            r"^(?:(?:\[\d+\][+-]?\s+|[+-]\s+|\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+|zsh: )(?:",
+            r"^\s*(?:(?:\[\d+\][+-]?\s+(?:\d+\s+)?|\d+\s+|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+|zsh: )(?:",
             $signal,
-            r")(?:\s+\(core dumped\))?(?:\s+(?P<command>.*?))?|(?:",
+            r")(?::? \d+)?(?:\s+\(core dumped\))?(?:\s+(?P<command>.*?))?|(?:.*?[^\w\s`'\x22:,.(]\s*)?(?:",
             $signal,
-            r")(?:\s+\(core dumped\))?)\s*$"
+            r")(?:: \d+)?(?:\s+\((?:core dumped|Speicherabzug geschrieben|core généré|imagen del núcleo guardada|núcleo despejado)\))?)\s*$"
         )
     };
 }
@@ -40,9 +41,11 @@ mod crash;
 mod cuda;
 mod dataloader;
 pub mod gpu;
+pub mod host;
 mod kernel;
 mod limits;
 pub mod oom;
+mod windows;
 
 /// What kind of failure a line is evidence of. One finding per class seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -80,10 +83,27 @@ pub enum FailureClass {
     MemlockLimit,
     /// The Linux kernel itself faulted (oops, BUG, panic).
     KernelOops,
+    /// A process died of SIGKILL and the text does not say it was the OOM killer (or
+    /// says it was not: Kubernetes `Reason: Error`, Docker `OOMKilled: false`).
+    Sigkill,
+    /// A userspace killer or a scheduler ended the job for memory: systemd-oomd,
+    /// earlyoom, nohang, the kubelet's eviction, Slurm's memory enforcement.
+    UserspaceOomKill,
+    /// A host (CPU RAM) allocation raised instead of the process being killed:
+    /// `MemoryError`, `DefaultCPUAllocator: can't allocate memory`, `ENOMEM` at fork.
+    HostAllocFailure,
+    /// Memory figures the job printed rise step after step: a leak or copy-on-write.
+    MemoryGrowth,
+    /// GPU memory ECC errors: uncorrectable errors, retired or remapped pages.
+    GpuEcc,
+    /// Swap nearly full and pages moving in and out: the machine thrashes.
+    SwapThrashing,
+    /// The Windows face of a memory fault: a bug check, an access violation.
+    WindowsMemoryFault,
 }
 
 impl FailureClass {
-    pub const ALL: [FailureClass; 15] = [
+    pub const ALL: [FailureClass; 22] = [
         FailureClass::OomKill,
         FailureClass::DataloaderShm,
         FailureClass::DataloaderWorkerKilled,
@@ -99,7 +119,19 @@ impl FailureClass {
         FailureClass::TooManyOpenFiles,
         FailureClass::MemlockLimit,
         FailureClass::KernelOops,
+        FailureClass::Sigkill,
+        FailureClass::UserspaceOomKill,
+        FailureClass::HostAllocFailure,
+        FailureClass::MemoryGrowth,
+        FailureClass::GpuEcc,
+        FailureClass::SwapThrashing,
+        FailureClass::WindowsMemoryFault,
     ];
+
+    /// The serde name (`oom_kill`) back to the class.
+    pub fn from_name(name: &str) -> Option<FailureClass> {
+        FailureClass::ALL.into_iter().find(|c| c.as_str() == name)
+    }
 
     pub fn as_str(self) -> &'static str {
         self.info().name
@@ -127,6 +159,10 @@ pub struct ClassInfo {
     pub title: &'static str,
     pub why: &'static str,
     pub fix: &'static str,
+    /// Whom the class points at, unless a rule says otherwise.
+    pub cause: CauseKind,
+    /// The one check that confirms a finding of this class that the text only suggests.
+    pub confirm: &'static str,
 }
 
 #[derive(Debug)]
@@ -153,10 +189,19 @@ pub struct Rule {
     /// The line opens a block of Python's faulthandler output: the stack frames that
     /// follow belong to this match.
     pub faulthandler_block: bool,
+    /// The line heads a table whose rows (which hold no literal) are read by the rule
+    /// with this id while they last (vmstat's rows under its header).
+    pub table_rows: Option<&'static str>,
+    /// How sure a line of this rule makes the diagnosis (most rules quote the failure
+    /// itself: confirmed).
+    pub certainty: Certainty,
+    /// Overrides the class's cause (a Slurm limit is configuration, an OOM capacity).
+    pub cause: Option<CauseKind>,
 }
 
-/// Fills captures from the message of a line the rule matched.
-pub type Extractor = fn(&str, &mut Vec<(String, String)>);
+/// Fills captures from the message of a line the rule matched; `false` when the line,
+/// read whole, is not evidence after all (swap figures of a healthy machine).
+pub type Extractor = fn(&str, &mut Vec<(String, String)>) -> bool;
 
 const fn rule(
     id: &'static str,
@@ -179,6 +224,9 @@ const fn rule(
         absorbed_by: None,
         extract: None,
         faulthandler_block: false,
+        table_rows: None,
+        certainty: Certainty::Confirmed,
+        cause: None,
     }
 }
 
@@ -199,10 +247,12 @@ pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
         dataloader::RULES,
         cuda::RULES,
         limits::RULES,
+        host::RULES,
+        gpu::RULES,
         crash::RULES,
         bus::RULES,
-        gpu::RULES,
         kernel::RULES,
+        windows::RULES,
     ]
     .into_iter()
     .flatten()
@@ -210,7 +260,7 @@ pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
 });
 
 /// Written in the enum's order; a unit test holds it to that.
-pub static CLASSES: [ClassInfo; 15] = [
+pub static CLASSES: [ClassInfo; 22] = [
     oom::OOM_KILL,
     dataloader::DATALOADER_SHM,
     dataloader::DATALOADER_WORKER_KILLED,
@@ -226,6 +276,13 @@ pub static CLASSES: [ClassInfo; 15] = [
     limits::TOO_MANY_OPEN_FILES,
     limits::MEMLOCK_LIMIT,
     kernel::KERNEL_OOPS,
+    oom::SIGKILL,
+    oom::USERSPACE_OOM_KILL,
+    host::HOST_ALLOC_FAILURE,
+    host::MEMORY_GROWTH,
+    gpu::GPU_ECC,
+    host::SWAP_THRASHING,
+    windows::WINDOWS_MEMORY_FAULT,
 ];
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
 use crate::diagnose::{ids, oom};
-use crate::model::finding::Severity::Error;
+use crate::model::finding::CauseKind::{Capacity, Configuration};
+use crate::model::finding::Certainty::{Likely, Possible};
+use crate::model::finding::Severity::{Error, Info, Warn};
 use crate::model::system::OomConstraint;
 use crate::model::units::iec;
 use crate::parse::kmsg;
@@ -12,11 +14,21 @@ use crate::parse::kmsg;
 /// the two the kernel-log parser joins into one kill.
 pub const KILLED_PROCESS: &str = "kernel.oom-killed-process";
 pub const KILL_CONSTRAINT: &str = "kernel.oom-kill-constraint";
+/// cgroup v1's `memory: usage … limit … failcnt` at the kill.
+pub const MEMCG_USAGE: &str = "kernel.memcg-usage";
+/// An exit status of 137 or -9, a launcher's report of SIGKILL.
+pub const EXIT_SIGKILL: &str = "exit.sigkill";
+/// The runtime says the container was not OOM-killed (Docker `OOMKilled: false`,
+/// Kubernetes `Reason: Error`): a SIGKILL beside it is not known to be an OOM kill.
+pub const NOT_OOM_MARKER: &str = "runtime.not-oom-killed";
+/// The task table the OOM killer dumps: read row by row, summed by command.
+pub const TASK_TABLE: &str = "kernel.oom-task-table";
 
 /// Captures from the kernel-log parser, which already reads these lines.
-fn extract_oom_kill(msg: &str, out: &mut Vec<(String, String)>) {
+fn extract_oom_kill(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let Some(kill) = kmsg::oom_kills([msg]).into_iter().next() else {
-        return;
+        // A pasted line with the pid anonymised (`pid XXX`) is still the kill.
+        return true;
     };
     let mut push = |k: &str, v: String| out.push((k.to_string(), v));
     push("pid", kill.pid.to_string());
@@ -38,6 +50,44 @@ fn extract_oom_kill(msg: &str, out: &mut Vec<(String, String)>) {
     if let Some(m) = kill.memcg {
         push("task_memcg", m);
     }
+    if let Some(anon) = kill.anon_rss {
+        push("anon_rss_bytes", anon.to_string());
+    }
+    true
+}
+
+/// A number as the kernel or a user printed it, thousands separators and all.
+fn plain_number(s: &str) -> Option<u64> {
+    let digits: String = s
+        .chars()
+        .filter(|c| !matches!(c, ',' | '.' | '\'' | '_'))
+        .collect();
+    digits.parse().ok()
+}
+
+/// cgroup v1's `memory: usage 2097152kB, limit 2097152kB, failcnt 1234`: the limit
+/// that was hit, as a size.
+fn extract_memcg_usage(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let field = |name: &str| {
+        let at = msg.find(name)? + name.len();
+        let rest = msg[at..].trim_start();
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == ','))
+            .unwrap_or(rest.len());
+        let n = plain_number(&rest[..end])?;
+        // `kB` follows, or nothing on kernels that printed pages' worth in kB anyway.
+        n.checked_mul(1024)
+    };
+    let (Some(usage), Some(limit)) = (field("usage "), field("limit ")) else {
+        return false;
+    };
+    out.push(("usage".into(), iec(usage)));
+    out.push(("limit".into(), iec(limit)));
+    out.push(("limit_bytes".into(), limit.to_string()));
+    if let Some(f) = field("failcnt ") {
+        out.push(("failcnt".into(), (f / 1024).to_string()));
+    }
+    true
 }
 
 pub(super) static RULES: &[Rule] = &[
@@ -49,7 +99,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["Killed process "],
-            r"^(?:(?:Memory cgroup )?[Oo]ut of memory(?: \([a-z_]+\))?: )?Killed process \d+ \(",
+            r"(?:^|[Oo]ut of memory(?: \([a-z_]+\))?: |\s)Killed process (?:\d+|[A-Za-z<>_#*]+) \(",
             "The kernel's OOM killer killed {comm} (pid {pid}) holding {anon_rss} of anonymous memory",
         )
     },
@@ -60,25 +110,99 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["oom-kill:constraint="],
-            r"^oom-kill:constraint=\w+,",
+            r"oom-kill:constraint=\w+,",
             "The kernel's OOM killer killed {comm} (pid {pid})",
         )
     },
+    rule(
+        "kernel.oom-kill-process-score",
+        C::OomKill,
+        Error,
+        &["Kill process ", "VM: killing process", "oom_kill_process", "out_of_memory+0x"],
+        r"(?:Out of memory|Memory cgroup out of memory)(?: \([a-z_]+\))?: Kill process (?P<pid>\d+|\S+)(?: >)? \((?P<comm>.*)\) score (?P<score>\d+)|^VM: killing process (?P<comm2>\S+)|\boom_kill_process\b|\bout_of_memory\+0x",
+        "The kernel's OOM killer killed {comm} (pid {pid}, badness score {score})",
+    ),
     rule(
         "kernel.oom-killer-invoked",
         C::OomKill,
         Error,
         &["invoked oom-killer"],
-        r"^(?P<trigger>.+?) invoked oom-killer: gfp_mask=\S+,? order=(?P<order>\d+)",
-        "{trigger} ran the kernel out of memory and the OOM killer was invoked",
+        r"(?P<trigger>\S+?) invoked oom-killer: (?:gfp_mask=(?P<gfp_mask>[^,\s]+)|.*?order=(?P<order>-?\d+))",
+        "{trigger} ran the machine or its cgroup out of memory and the OOM killer was invoked",
     ),
+    Rule {
+        extract: Some(extract_memcg_usage),
+        ..rule(
+            MEMCG_USAGE,
+            C::OomKill,
+            Error,
+            &["memory: usage "],
+            r"^memory: usage [\d,]+kB, limit [\d,]+kB, failcnt [\d,]+",
+            "A memory cgroup reached its limit of {limit} and the OOM killer was invoked",
+        )
+    },
+    Rule {
+        extract: Some(|_, _| false),
+        table_rows: Some(TASK_TABLE),
+        ..rule(
+            TASK_TABLE,
+            C::OomKill,
+            Error,
+            &["total_vm"],
+            r"\[\s*pid\s*\]\s+uid\s+tgid\s+total_vm\s+rss",
+            "At the kill, {largest_holder} held the most memory: {holders}",
+        )
+    },
+    rule(
+        "kernel.memcg-task-killed",
+        C::OomKill,
+        Error,
+        &["killed as a result of limit of"],
+        r"Task in (?P<task_memcg>\S+) killed as a result of limit of (?P<oom_memcg>\S+)",
+        "The memory cgroup {oom_memcg} reached its limit and the kernel killed a task in it",
+    ),
+    rule(
+        "kernel.oom-reaper",
+        C::OomKill,
+        Error,
+        &["oom_reaper: reaped process"],
+        r"oom_reaper: reaped process (?P<pid>\d+) \((?P<comm>.*?)\)",
+        "The kernel's OOM killer killed {comm} (pid {pid})",
+    ),
+    rule(
+        "kernel.memcg-oom",
+        C::OomKill,
+        Error,
+        &["Memory cgroup out of memory"],
+        r"Memory cgroup out of memory",
+        "A memory cgroup ran out of memory and the OOM killer killed a process in it",
+    ),
+    Rule {
+        certainty: Likely,
+        ..rule(
+            "kernel.out-of-memory",
+            C::OomKill,
+            Error,
+            &["Out of memory: ", "out of memory: Kill", "Out of memory and no killable"],
+            r"^(?:Out of memory: (?:Kill|Killed) process|Out of memory and no killable processes)",
+            "The kernel ran out of memory and the OOM killer was invoked",
+        )
+    },
     // ---- the same kill as others report it ---------------------------------------
+    rule(
+        "docker.oom-killed-true",
+        C::OomKill,
+        Error,
+        &["OOMKilled"],
+        r#""OOMKilled":\s*true"#,
+        "Docker: the container was OOM-killed (it reached its memory limit)",
+    ),
     rule(
         "kubernetes.oomkilled",
         C::OomKill,
         Error,
-        &["OOMKilled"],
-        r"\bOOMKilled\b",
+        &["OOMKilled", "OOM Killed"],
+        r#"Reason:\s+OOMKilled|"reason":\s*"OOM ?Killed"|\bOOMKilled\s+\d+\s|\b\d+/\d+\s+OOMKilled\b|(?:[Tt]erminated|State|state|status|Status).{0,40}\bOOMKilled\b|\bOOMKilled\s*$|reason:\s*OOMKilled"#,
         "Kubernetes: the container was OOMKilled (it reached its memory limit)",
     ),
     rule(
@@ -86,46 +210,142 @@ pub(super) static RULES: &[Rule] = &[
         C::OomKill,
         Error,
         &["kill event"],
-        r"Detected (?P<count>\d+) oom[-_]kill events? in (?:StepId=|step )(?P<step>\d+(?:\.\w+)?)",
+        r"Detected (?P<count>\d+) oom[-_ ]kill event(?:s|\(s\))? in (?:StepId=|step |job )?(?P<step>\S+?)[.,]?(?:\s|$)",
         "Slurm: {count} OOM kill in step {step} (the job's memory cgroup limit was hit)",
     ),
     rule(
         "slurm.task-out-of-memory",
         C::OomKill,
         Error,
-        &["Out Of Memory"],
-        r"^srun: error: (?P<node>[^:\s]+): tasks? (?P<task>[\d,\-\[\]]+): Out Of Memory",
-        "Slurm: task {task} on {node} ran out of memory and was killed",
-    ),
-    rule(
-        "slurm.exceeded-memory-limit",
-        C::OomKill,
-        Error,
-        &["xceeded"],
-        r"(?:Job|Step|StepId=)\s*(?P<step>\S+?) exceeded memory limit|Exceeded job memory limit",
-        "Slurm: the job exceeded its memory limit",
+        &["Out Of Memory", "OUT_OF_MEMORY"],
+        r"srun: error: (?P<node>[^:\s]+): tasks? (?P<task>[\d,\-\[\]]+): Out Of Memory|\bOUT_OF_MEMORY\b",
+        "Slurm: the job ran out of memory and was killed",
     ),
     Rule {
-        fix: Some(SIGKILL_FIX),
+        cause: Some(Configuration),
         ..rule(
-        "exit.sigkill",
-        C::OomKill,
-        Error,
-        &["xit Code", "xit code", "xit status", "exitcode", "with code 137", "SIGKILL"],
-        r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\s*:?\s*137\b)|\bexitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)",
-        "The process was killed by SIGKILL (exit code 137), the mark of an OOM kill",
-    )
+            "ray.memory-monitor",
+            C::OomKill,
+            Error,
+            &["killed due to memory pressure", "due to memory pressure", "Ray killed", "OutOfMemoryError"],
+            r"(?:Task|Worker|Actor).{0,200}?(?:killed|failed) due to (?:the node running low on |)memory pressure|ray\.exceptions\.OutOfMemoryError|Ray killed \d+ worker|(?:Task|Worker) was killed due to the node running low on memory",
+            "Ray's memory monitor killed a worker: the node ran low on memory",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        ..rule(
+            "gunicorn.perhaps-oom",
+            C::OomKill,
+            Error,
+            &["Perhaps out of memory"],
+            r"Worker \(pid:?(?P<pid>\d+)\) was sent SIGKILL! Perhaps out of memory\?",
+            "gunicorn: worker {pid} was killed by SIGKILL, most likely by the OOM killer",
+        )
+    },
+    Rule {
+        certainty: Possible,
+        ..rule(
+            "jupyter.kernel-died",
+            C::OomKill,
+            Warn,
+            &["appears to have died", "Kernel died", "Kernel Restarting", "kernel restarting", "has died, restarting", "KernelRestarter", "restarted"],
+            r"[Kk]ernel(?: for \S+)? appears to have died|Kernel died|Kernel Restarting|KernelRestarter: restarting kernel|Kernel [0-9a-f-]+ died|has died, restarting|kernel [0-9a-f]{8}-[0-9a-f-]{27} restarted",
+            "The Jupyter kernel died: most often the OOM killer ended it",
+        )
     },
     Rule {
         fix: Some(SIGKILL_FIX),
+        certainty: Likely,
+        ..rule(
+            EXIT_SIGKILL,
+            C::OomKill,
+            Error,
+            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "status 137", "status=137", "status: 137", "code 247", "signal 9", "Signal 9"],
+            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\(signal 9\)",
+            "The process was killed by SIGKILL (exit code 137), most often the OOM killer",
+        )
+    },
+    Rule {
+        fix: Some(SIGKILL_FIX),
+        certainty: Likely,
         ..rule(
             "shell.killed",
             C::OomKill,
             Error,
-            &["Killed", "zsh: "],
-            // Bare `Killed` only when it is all the line says, so prose is not a kill.
-            r"^(?:\[\d+\][+-]?\s+|[+-]\s+|\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|^Killed\s*$",
+            &["Killed", "killed", "Getötet", "Процесс убит", "Убито", "已杀死", "已殺死", "強制終了", "Processus arrêté", "Terminado (killed)", "Matado", "Ucciso", "Morto", "Zabity", "Dödad", "Öldürüldü", "죽었음"],
+            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+)(?:Killed|Getötet|Процесс убит|Убито|已杀死|已殺死|強制終了|Processus arrêté|Matado|Ucciso|Morto|Zabity|Dödad|Öldürüldü|죽었음)(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|fish: Job \d+, .* terminated by signal SIGKILL|^(?:.*?[|\]%]\s*)?(?:Killed|Getötet|Processus arrêté|Убито|Процесс убит|已杀死|已殺死|強制終了|Matado|Ucciso|Morto|Zabity|Dödad|Öldürüldü|죽었음)\s*$|^\*\*Killed\*\*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
+        )
+    },
+    // ---- SIGKILL that is known not to be (or not known to be) an OOM kill ----------
+    Rule {
+        certainty: Possible,
+        ..rule(
+            NOT_OOM_MARKER,
+            C::Sigkill,
+            Info,
+            &["OOMKilled", "Reason:", "reason"],
+            r#""OOMKilled":\s*false|OOMKilled[=:]\s*false|^\s*Reason:\s+Error\s*$|"reason":\s*"Error"|Reason \[Error\]"#,
+            "A process died of SIGKILL; the container runtime does not say it was the OOM killer",
+        )
+    },
+    Rule {
+        certainty: Possible,
+        ..rule(
+            "sigkill.by-timeout-or-preemption",
+            C::Sigkill,
+            Info,
+            &["DUE TO TIME LIMIT", "DUE TO PREEMPTION", "DUE TO JOB REQUEUE", "DUE TO NODE FAILURE", "iveness probe", "WORKER TIMEOUT"],
+            r"CANCELLED AT \S+ DUE TO (?P<why>TIME LIMIT|PREEMPTION|JOB REQUEUE|NODE FAILURE)|(?P<probe>[Ll]iveness probe failed|failed liveness probe, will be restarted)|(?P<gunicorn>WORKER TIMEOUT) \(pid:?\d+\)",
+            "A process was killed by its supervisor (a time limit, a preemption or a failed health check), not for memory",
+        )
+    },
+    // ---- userspace killers, evictions, schedulers' limits -------------------------
+    rule(
+        "systemd-oomd.killed",
+        C::UserspaceOomKill,
+        Error,
+        &["systemd-oomd", "due to memory pressure", "due to memory used", "due to swap used", "cgroups for killing", "Memory pressure for "],
+        r"systemd-oomd(?:\[\d+\])?: (?:Killed|Considered) (?P<unit>\S+).*?due to (?:memory pressure|memory used|swap used)|Considered \d+ cgroups for killing|Memory pressure for \S+ is [\d.]+% > |Killed (?P<scope>\S+) due to (?:memory pressure|memory used|swap used)|systemd-oomd(?:\[\d+\])?: .*(?:killed|Killed)",
+        "systemd-oomd killed {unit} for memory pressure",
+    ),
+    rule(
+        "earlyoom.kill",
+        C::UserspaceOomKill,
+        Error,
+        &["earlyoom", "sending SIG", "ow memory! ", "Invoking oom killer"],
+        r"(?i:low memory! (?:at or below SIG(?:TERM|KILL) limits|mem avail))|Invoking oom killer|earlyoom.*(?:sending SIG(?:TERM|KILL)|[Kk]illing process|killed)|^sending SIG(?:TERM|KILL) to process (?P<pid>\d+) uid \d+ \x22(?P<comm>[^\x22]*)\x22|low memory! at least one of the following is under threshold|mem avail:.*sending SIG(?:TERM|KILL)",
+        "earlyoom killed a process because memory ran low",
+    ),
+    rule(
+        "nohang.kill",
+        C::UserspaceOomKill,
+        Error,
+        &["nohang", "Implement a corrective action", "corrective action"],
+        r"nohang.*(?:[Cc]orrective action|SIGKILL|SIGTERM|[Kk]illed)|Implement a corrective action|[Cc]orrective action applied",
+        "nohang killed a process because memory ran low",
+    ),
+    Rule {
+        cause: Some(Capacity),
+        ..rule(
+            "kubelet.eviction",
+            C::UserspaceOomKill,
+            Error,
+            &["low on resource: memory", "MemoryPressure", "Evicted", "eviction", "Eviction"],
+            r"(?:The node was low on resource: memory|low on resource: memory)|Reason:\s+Evicted|\bEvicted\b.*\bmemory\b|\bmemory\b.*\bEvicted\b|(?:[Ee]viction manager|eviction_manager).*(?:memory|pod)|\bEvictionThresholdMet\b.*memory|NodeHasInsufficientMemory|\bMemoryPressure\b.*(?:True|evict)",
+            "The kubelet evicted the pod: the node was low on memory",
+        )
+    },
+    Rule {
+        cause: Some(Configuration),
+        ..rule(
+            "slurm.exceeded-memory-limit",
+            C::UserspaceOomKill,
+            Error,
+            &["xceeded", "EXCEEDED"],
+            r"(?:Job|Step|StepId=)\s*(?P<step>\S+?) exceeded (?:job |step )?memory limit|[Ee]xceeded (?:job|step) memory limit|exceeded virtual memory limit|MEMORY LIMIT EXCEEDED|[Mm]emory limit exceeded",
+            "Slurm: the job exceeded its memory limit and was killed",
         )
     },
 ];
@@ -138,6 +358,40 @@ pub(super) const OOM_KILL: ClassInfo = ClassInfo {
     why: "The kernel (or the memory cgroup of a container, pod or Slurm job) ran out of memory and killed \
           the process using the most; a SIGKILL leaves no Python traceback, only 'Killed' or exit code 137.",
     fix: oom::fix(oom::Limit::Unknown),
+    cause: Capacity,
+    confirm: "The kernel log of the node at that time says so: dmesg -T | grep -iE 'killed process|out of memory' \
+              (or journalctl -k --since …).",
+};
+
+pub(super) const SIGKILL: ClassInfo = ClassInfo {
+    class: C::Sigkill,
+    name: "sigkill",
+    id: ids::LOG_SIGKILL,
+    title: "A process was killed by SIGKILL; nothing says it was the OOM killer",
+    why: "Exit code 137 is 128 + 9, SIGKILL. The OOM killer sends it, but so do a timeout (kubelet's \
+          liveness probe, Slurm's time limit, docker stop after its grace period), a preemption, and a user's \
+          kill -9; here the runtime did not record an OOM kill.",
+    fix: "Find who sent it: the node's kernel log for an OOM kill (dmesg -T | grep -i 'killed process'), the \
+          pod's events (kubectl get events --field-selector involvedObject.name=POD), liveness probe failures, \
+          and the scheduler's record (sacct -j JOB -o State,ExitCode,Reason).",
+    cause: Configuration,
+    confirm: "dmesg -T | grep -iE 'killed process|out of memory' on the node where it ran.",
+};
+
+pub(super) const USERSPACE_OOM_KILL: ClassInfo = ClassInfo {
+    class: C::UserspaceOomKill,
+    name: "userspace_oom_kill",
+    id: ids::LOG_USERSPACE_OOM_KILL,
+    title: "A userspace OOM killer or the scheduler ended the job for memory",
+    why: "Before the kernel's OOM killer acts, userspace can: systemd-oomd and earlyoom kill on memory \
+          pressure or low free memory, the kubelet evicts pods when the node runs low, and Slurm enforces the \
+          job's requested memory. The kernel log then shows no OOM kill.",
+    fix: "Give the job the memory it needs, or need less: request more (sbatch --mem=…, the pod's memory request \
+          and limit), run fewer jobs per node; for systemd-oomd, see oomctl and the unit's ManagedOOMMemoryPressure=; \
+          for earlyoom, its -m/-s thresholds. Measure the job's peak: memtriage run -- python train.py.",
+    cause: Capacity,
+    confirm: "The killer's own log: journalctl -u systemd-oomd / -u earlyoom, kubectl describe node (MemoryPressure), \
+              sacct -j JOB -o State,MaxRSS,ReqMem.",
 };
 
 const SIGKILL_FIX: &str = concat!(

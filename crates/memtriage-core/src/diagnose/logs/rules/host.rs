@@ -1,0 +1,280 @@
+//! Host memory as a job sees it without the kernel log: allocations that raise instead
+//! of killing, memory figures the job printed that keep rising, and swap that is full
+//! and busy.
+
+use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::diagnose::ids;
+use crate::model::finding::CauseKind::{Capacity, Configuration, UserCode};
+use crate::model::finding::Certainty::{Likely, Possible};
+use crate::model::finding::Severity::{Error, Warn};
+use crate::model::units::iec;
+
+/// Swap this full (of its size) is a machine that thrashes when pages move.
+pub const SWAP_FULL_SHARE: f64 = 0.8;
+/// Pages moving in and out of swap at this rate (KiB/s, as vmstat prints si/so).
+pub const SWAP_BUSY_KIB_S: u64 = 1024;
+
+/// One memory figure as people print it: `12.5 GB`, `12,345 MiB`, `3.2G`, `1234M`.
+pub fn size_in_bytes(number: &str, unit: &str) -> Option<u64> {
+    let n: f64 = number.replace(',', "").parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "b" | "" => 1.0,
+        "k" | "kb" | "kib" | "ki" => 1024.0,
+        "m" | "mb" | "mib" | "mi" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" | "gi" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" | "tib" | "ti" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let b = n * mult;
+    (b.is_finite() && b >= 0.0).then_some(b as u64)
+}
+
+fn capture<'a>(out: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    out.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// A figure of the job's memory: kept as bytes under `bytes`, its series under
+/// `series`. The finding is decided over the whole series (report), not per line.
+fn extract_memory_figure(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let Some(bytes) = capture(out, "value")
+        .zip(capture(out, "unit"))
+        .and_then(|(v, u)| size_in_bytes(v, u))
+    else {
+        return false;
+    };
+    let series = capture(out, "label")
+        .unwrap_or("memory")
+        .to_ascii_lowercase();
+    out.push(("bytes".into(), bytes.to_string()));
+    out.push(("series".into(), series));
+    true
+}
+
+/// `Swap: total used free` from free, top or a job: evidence only when nearly full.
+fn extract_swap_full(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let figure = |name: &str, unit: &str| {
+        let v = capture(out, name).or_else(|| capture(out, &format!("{name}2")))?;
+        let (num, suffix): (String, String) = (
+            v.chars()
+                .filter(|c| c.is_ascii_digit() || *c == '.' || *c == ',')
+                .collect(),
+            v.chars().filter(|c| c.is_ascii_alphabetic()).collect(),
+        );
+        let suffix = if suffix.is_empty() { unit } else { &suffix };
+        size_in_bytes(&num, suffix)
+    };
+    let unit = capture(out, "scale").unwrap_or("k").to_string();
+    let unit = match unit.as_str() {
+        "KiB" | "k" | "" => "k",
+        "MiB" => "m",
+        "GiB" => "g",
+        other => other,
+    }
+    .to_string();
+    let total = figure("total", &unit);
+    let used =
+        figure("used", &unit).or_else(|| Some(total?.saturating_sub(figure("free", &unit)?)));
+    let (Some(total), Some(used)) = (total, used) else {
+        return false;
+    };
+    if total == 0 || (used as f64) < SWAP_FULL_SHARE * total as f64 {
+        return false;
+    }
+    out.push(("swap_used".into(), iec(used)));
+    out.push(("swap_total".into(), iec(total)));
+    out.push((
+        "swap_share".into(),
+        format!("{:.0}%", used as f64 * 100.0 / total as f64),
+    ));
+    true
+}
+
+/// A `vmstat` row: swap in use and pages swapped in and out per second.
+#[allow(clippy::ptr_arg)] // the Extractor signature: other extractors push
+fn extract_vmstat_row(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let n = |name: &str| capture(out, name).and_then(|v| v.parse::<u64>().ok());
+    let (Some(si), Some(so)) = (n("si"), n("so")) else {
+        return false;
+    };
+    si + so >= SWAP_BUSY_KIB_S
+}
+
+pub(super) static RULES: &[Rule] = &[
+    // ---- host allocations that raise ---------------------------------------------
+    rule(
+        "torch.cpu-allocator",
+        C::HostAllocFailure,
+        Error,
+        &["DefaultCPUAllocator", "alloc_cpu.cpp", "CPUAllocator.cpp"],
+        r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes|\[enforce fail at (?:alloc_cpu|CPUAllocator)\.cpp:\d+\]",
+        "PyTorch could not allocate {bytes} bytes of host memory (DefaultCPUAllocator)",
+    ),
+    rule(
+        "numpy.unable-to-allocate",
+        C::HostAllocFailure,
+        Error,
+        &["Unable to allocate", "_ArrayMemoryError"],
+        r"Unable to allocate (?P<size>[\d.]+ [KMGTPE]?i?B) for an array with shape (?P<shape>\(.*?\))(?: and data type (?P<dtype>\w+))?|_ArrayMemoryError",
+        "numpy could not allocate {size} for an array of shape {shape}",
+    ),
+    rule(
+        "python.memory-error",
+        C::HostAllocFailure,
+        Error,
+        &["MemoryError"],
+        r"^(?:[\w.]+\.)?MemoryError(?::.*|\s*)$|^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)",
+        "Python raised MemoryError: the process could not get more host memory",
+    ),
+    rule(
+        "windows.paging-file-too-small",
+        C::HostAllocFailure,
+        Error,
+        &["WinError 1455", "paging file is too small", "页面文件太小"],
+        r"WinError 1455|paging file is too small for this operation|页面文件太小",
+        "Windows: the paging file is too small ([WinError 1455]): committed memory ran out",
+    ),
+    Rule {
+        certainty: Likely,
+        // Beside a failed mmap, ENOMEM is the mapping limit's.
+        absorbed_by: Some(C::MaxMapCount),
+        ..rule(
+            "os.enomem",
+            C::HostAllocFailure,
+            Error,
+            &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory"],
+            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|(?:^|: )Cannot allocate memory\s*$|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]",
+            "The system refused a memory allocation (ENOMEM, Cannot allocate memory)",
+        )
+    },
+    rule(
+        "cxx.bad-alloc",
+        C::HostAllocFailure,
+        Error,
+        &["bad_alloc"],
+        r"std::bad_alloc",
+        "A C++ allocation failed (std::bad_alloc): host memory ran out",
+    ),
+    rule(
+        "host.out-of-memory-message",
+        C::HostAllocFailure,
+        Error,
+        &["out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "Out of memory allocating", "out of memory allocating"],
+        r"(?i:out of host memory|failed to allocate host memory|\bmalloc(?:\(\))? failed|out of memory allocating)",
+        "A host memory allocation failed",
+    ),
+    // ---- what the job printed ------------------------------------------------------
+    Rule {
+        extract: Some(extract_swap_full),
+        certainty: Likely,
+        cause: Some(Capacity),
+        ..rule(
+            "free.swap-full",
+            C::SwapThrashing,
+            Warn,
+            &["Swap:"],
+            r"^\s*Swap:\s+(?P<total>[\d.,]+[KMGTkmgt]?i?[Bb]?)\s+(?P<used>[\d.,]+[KMGTkmgt]?i?[Bb]?)\s+(?P<free>[\d.,]+[KMGTkmgt]?i?[Bb]?)\s*$",
+            "Swap is {swap_share} full ({swap_used} of {swap_total}): the machine is thrashing",
+        )
+    },
+    Rule {
+        extract: Some(extract_swap_full),
+        certainty: Likely,
+        cause: Some(Capacity),
+        ..rule(
+            "top.swap-full",
+            C::SwapThrashing,
+            Warn,
+            &["Swap:"],
+            r"^(?:(?P<scale>[KMG]iB) )?Swap:\s*(?:(?P<total>[\d.]+k?) total,\s*(?P<free>[\d.]+k?) free,\s*(?P<used>[\d.]+k?) used|(?P<total2>[\d.]+k?) total,\s*(?P<used2>[\d.]+k?) used,\s*(?P<free2>[\d.]+k?) free)",
+            "Swap is {swap_share} full ({swap_used} of {swap_total}): the machine is thrashing",
+        )
+    },
+    Rule {
+        extract: Some(|_, _| false),
+        table_rows: Some(VMSTAT_ROW),
+        ..rule(
+            "vmstat.header",
+            C::SwapThrashing,
+            Warn,
+            &["swpd"],
+            r"^\s*r\s+b\s+swpd\s+free\s+(?:buff|inact)\s+(?:cache|active)\s+si\s+so\b",
+            "",
+        )
+    },
+    Rule {
+        extract: Some(extract_vmstat_row),
+        certainty: Possible,
+        cause: Some(Capacity),
+        ..rule(
+            VMSTAT_ROW,
+            C::SwapThrashing,
+            Warn,
+            &["\u{0}vmstat-row"],
+            r"^\s*(?P<r>\d+)\s+(?P<b>\d+)\s+(?P<swpd>\d+)\s+(?P<free>\d+)\s+(?P<buff>\d+)\s+(?P<cache>\d+)\s+(?P<si>\d+)\s+(?P<so>\d+)\s+\d+\s+\d+",
+            "vmstat shows pages swapped in and out ({si} KiB/s in, {so} KiB/s out) with {swpd} KiB in swap",
+        )
+    },
+    Rule {
+        extract: Some(extract_memory_figure),
+        certainty: Likely,
+        ..rule(
+            MEMORY_FIGURE,
+            C::MemoryGrowth,
+            Warn,
+            &["emory", "EMORY", "RSS", "rss", "Mem:", "mem:", "mem=", "mem ", "Mem "],
+            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident |used |current |)(?:memory|mem|rss|ram)(?:[ _](?:usage|used|allocated|in use|rss))?)(?:\s*\([^)]*\))?\s*[:=]?\s*(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b))",
+            "Memory rises reading after reading",
+        )
+    },
+];
+
+/// Rows of a `vmstat` table are numbers only: they are read while the table its
+/// header opened lasts (the literal never occurs in text).
+pub const VMSTAT_ROW: &str = "vmstat.swapping";
+/// A memory figure the job printed; a finding only when its series keeps rising.
+pub const MEMORY_FIGURE: &str = "log.memory-figure";
+
+pub(super) const HOST_ALLOC_FAILURE: ClassInfo = ClassInfo {
+    class: C::HostAllocFailure,
+    name: "host_alloc_failure",
+    id: ids::LOG_HOST_ALLOC_FAILURE,
+    title: "A host memory allocation failed",
+    why: "The process asked for more host memory than the system would give it (RAM and swap under the \
+          overcommit policy, a cgroup or ulimit -v limit, or Windows' commit limit of RAM plus paging file). \
+          Unlike an OOM kill this raises in the program, so the traceback says where.",
+    fix: "See what the allocation was and whether it should be that large (a batch or array far larger than \
+          intended, a whole dataset loaded at once).\nLower the peak: smaller batches, load data lazily \
+          (numpy.memmap, a streaming dataset), fewer DataLoader workers; or give the job more memory (more RAM, \
+          a larger cgroup limit, on Windows a larger paging file).\nMeasure the job's peak: memtriage run -- python train.py.",
+    cause: Capacity,
+    confirm: "The traceback names the allocation; memtriage run -- python train.py shows the peak before it.",
+};
+
+pub(super) const MEMORY_GROWTH: ClassInfo = ClassInfo {
+    class: C::MemoryGrowth,
+    name: "memory_growth",
+    id: ids::LOG_MEMORY_GROWTH,
+    title: "Memory rises reading after reading",
+    why: "Memory that keeps rising over steps or epochs runs into the OOM killer in the end: a leak (tensors \
+          kept in a list, a growing cache, loss accumulated with its graph), or DataLoader workers un-sharing \
+          their parent's dataset page by page (copy-on-write through reference counts).",
+    fix: "Confirm and see who grows: memtriage run -- python train.py (per-process growth, copy-on-write in \
+          workers).\nCommon causes: total_loss += loss (use loss.item()), appending outputs without .detach().cpu(), \
+          a dataset of Python lists and dicts read by workers (keep it in numpy arrays), caches without a bound.",
+    cause: UserCode,
+    confirm: "memtriage run -- python train.py measures each process's growth and copy-on-write.",
+};
+
+pub(super) const SWAP_THRASHING: ClassInfo = ClassInfo {
+    class: C::SwapThrashing,
+    name: "swap_thrashing",
+    id: ids::LOG_SWAP_THRASHING,
+    title: "Swap is nearly full and busy: the machine is thrashing",
+    why: "When RAM runs out and swap takes the rest, every step waits on the disk for pages: the job crawls \
+          for hours instead of dying, and the OOM killer comes late or never.",
+    fix: "Give the job the RAM it needs or make it need less (smaller batches, fewer workers, fewer jobs per \
+          node). On dedicated training nodes consider swapoff -a (or a memory cgroup with memory.swap.max=0) \
+          so a job that does not fit fails fast.\nWatch it live: vmstat 1 (si/so columns), cat /proc/pressure/memory.",
+    cause: Configuration,
+    confirm: "vmstat 1 while the job runs: si/so above zero every second and cat /proc/pressure/memory 'full' rising.",
+};

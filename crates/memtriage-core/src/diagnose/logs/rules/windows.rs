@@ -1,0 +1,119 @@
+//! The Windows face of the same faults, which users bring to a Linux team: bug checks
+//! (blue screens and WinDbg's `!analyze -v`), access violations in Event Viewer, exit
+//! statuses and Python's own report.
+
+use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::diagnose::ids;
+use crate::model::finding::CauseKind::{Driver, UserCode};
+use crate::model::finding::Certainty::Likely;
+use crate::model::finding::Severity::Error;
+
+/// The module named as the cause, and whom it points at: the NVIDIA driver, RAM (the
+/// kernel itself, or WinDbg's `memory_corruption`), or the program.
+fn extract_module(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let module = out
+        .iter()
+        .find(|(k, _)| k == "module")
+        .map(|(_, v)| v.to_ascii_lowercase());
+    if let Some(m) = module {
+        let whose =
+            if m.starts_with("nvlddmkm") || m.starts_with("nvwgf") || m.starts_with("nvoglv") {
+                "the NVIDIA display driver"
+            } else if m.starts_with("atikmdag") || m.starts_with("amdkmdag") {
+                "the AMD display driver"
+            } else if m.contains("memory_corruption")
+                || m.starts_with("ntoskrnl")
+                || m.starts_with("ntkrnl")
+            {
+                "RAM or memory corruption (the Windows kernel itself faulted)"
+            } else {
+                "this module"
+            };
+        out.push(("whose".into(), whose.into()));
+    }
+    true
+}
+
+pub(super) static RULES: &[Rule] = &[
+    Rule {
+        extract: Some(extract_module),
+        optional: &[r"(?:What failed|Probably caused by|IMAGE_NAME|MODULE_NAME)\s*:\s*(?P<module>\S+)"],
+        ..rule(
+            "windows.bugcheck-page-fault",
+            C::WindowsMemoryFault,
+            Error,
+            &["PAGE_FAULT_IN_NONPAGED_AREA", "PAGE FAULT IN NONPAGED AREA", "FAULT IN NOT PAGED", "0x00000050", "0x50", "(50)"],
+            r"(?i:PAGED?[_ ]FAULT[_ ]IN[_ ]NO[NT][_ ]?PAGED[_ ]AREA)|(?i:bug ?check(?: code)?|stop code|BugCheckCode)\s*[:=]?\s*(?:0x0*50\b|\(50\)|50\b)|\b0x00000050\b",
+            "Windows bug check PAGE_FAULT_IN_NONPAGED_AREA (0x50): the kernel touched memory that was not there",
+        )
+    },
+    Rule {
+        extract: Some(extract_module),
+        optional: &[r"(?:What failed|Probably caused by|IMAGE_NAME|MODULE_NAME)\s*:\s*(?P<module>\S+)"],
+        ..rule(
+            "windows.bugcheck-memory",
+            C::WindowsMemoryFault,
+            Error,
+            &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1", "0x00000116"],
+            r"(?i:\b(?P<check>MEMORY[_ ]MANAGEMENT|(?:DRIVER[_ ])?IRQL[_ ]NOT[_ ]LESS[_ ]OR[_ ]EQUAL|VIDEO[_ ]TDR[_ ]FAILURE)\b)|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b",
+            "Windows bug check {check}",
+        )
+    },
+    Rule {
+        extract: Some(extract_module),
+        optional: &[r"(?:What failed|Probably caused by|IMAGE_NAME|MODULE_NAME)\s*:\s*(?P<module>\S+)"],
+        ..rule(
+            "windows.analyze-cause",
+            C::WindowsMemoryFault,
+            Error,
+            &["Probably caused by", "What failed", "FAILURE_BUCKET_ID"],
+            r"(?:Probably caused by|What failed)\s*:\s*(?P<module>\S+)|FAILURE_BUCKET_ID:\s*(?P<bucket>\S+)",
+            "Windows crashed; the analysis blames {module}",
+        )
+    },
+    Rule {
+        extract: Some(extract_module),
+        optional: &[r"Faulting module name:\s*(?P<module>[^,\s]+)"],
+        ..rule(
+            "windows.faulting-module",
+            C::WindowsMemoryFault,
+            Error,
+            &["Faulting module", "Exception code: 0xc0000005", "Exception code: 0xC0000005"],
+            r"Faulting module name:\s*(?P<module>[^,\s]+)|Exception code:\s*0x[cC]0000005",
+            "Windows: {module} crashed with an access violation (0xc0000005)",
+        )
+    },
+    Rule {
+        cause: Some(UserCode),
+        certainty: Likely,
+        ..rule(
+            "windows.access-violation",
+            C::WindowsMemoryFault,
+            Error,
+            &["access violation", "3221225477", "1073741819", "C0000005", "c0000005", "ACCESS_VIOLATION", "referenced memory at", "fatal exception: code", "Problem Event Name", "BUGCHECK_CODE", "bugcheck"],
+            r"(?:Windows )?fatal exception: (?:access violation|code 0x[cC]00000(?:05|FD|fd)|code 0x[cC]0000374)|Problem Event Name:\s*(?:BEX64|BEX|APPCRASH)|BUGCHECK_CODE:\s*\w+|rebooted from a bugcheck|[Tt]he bugcheck was: 0x|(?i:exit(?:ed with)? (?:code|status)\s*[:=]?\s*(?:3221225477|-1073741819))|(?i:\b0xC0000005\b)|STATUS_ACCESS_VIOLATION|EXCEPTION_ACCESS_VIOLATION|\b(?:3221225477|-1073741819)\b|referenced memory at 0x[0-9a-fA-F]+\. The memory could not be",
+            "Windows: the process crashed with an access violation (0xC0000005)",
+        )
+    },
+];
+
+pub(super) const WINDOWS_MEMORY_FAULT: ClassInfo = ClassInfo {
+    class: C::WindowsMemoryFault,
+    name: "windows_memory_fault",
+    id: ids::LOG_WINDOWS_MEMORY_FAULT,
+    title: "Windows: a memory fault (bug check or access violation)",
+    why: "A bug check 0x50 (PAGE_FAULT_IN_NONPAGED_AREA) means the kernel or a driver touched memory that is \
+          not there; an access violation (0xC0000005, exit status 3221225477 or -1073741819) the same in a \
+          program. In ML machines the culprit is usually the GPU driver (nvlddmkm.sys), failing or overclocked \
+          RAM (memory_corruption, ntoskrnl.exe), or a native extension built for another CUDA or Python.",
+    fix: "GPU driver (nvlddmkm.sys): a clean reinstall of a known-good driver (DDU, then the NVIDIA installer's \
+          clean install), or roll back to the previous one.\nRAM (memory_corruption, ntoskrnl.exe): run Windows \
+          Memory Diagnostic (mdsched.exe) or MemTest86; turn off overclocking and XMP/EXPO profiles in the BIOS.\n\
+          A program's access violation: check that PyTorch, CUDA and the driver match (python -c \"import torch; \
+          print(torch.__version__, torch.version.cuda)\" against nvidia-smi), reinstall the extension that crashes, \
+          and get its stack with python -X faulthandler.\nCommit limit: let Windows manage the paging file size, \
+          or enlarge it (System > Advanced > Performance > Virtual memory).",
+    cause: Driver,
+    confirm: "The dump's analysis names the module: WinDbg !analyze -v on C:\\Windows\\Minidump (or \
+              Event Viewer > Windows Logs > System, source BugCheck); rerun a memory test.",
+};
