@@ -182,7 +182,8 @@ def main():
         for name, t in rows:
             print(f"{name:<44} {t:>9.3f} {mb / t:>8.0f} {t / mt:>12.2f}x")
         print()
-        print(f"memtriage: {mb / mt:.0f} MB/s (target >= 200 MB/s: {'met' if mb / mt >= 200 else 'NOT met'}), "
+        print(f"memtriage: {mb / mt:.0f} MB/s with {v.get('rules', '?')} rules "
+              f"(target >= 200 MB/s: {'met' if mb / mt >= 200 else 'NOT met'}), "
               f"{mt / ct:.1f}x the time of cat, {gr / mt:.2f}x the speed of grep -E; "
               f"peak RSS {'unknown (no /usr/bin/time)' if mt_rss is None else f'{mt_rss:.1f} MiB'}")
         print(f"memtriage found {len(v['findings'])} findings, {len(v['matches'])} kept matches in {v['lines']} lines: "

@@ -152,7 +152,9 @@ fn explain<'py>(
         )));
     };
     let source = source.to_string();
-    let report = py.detach(move || guard(|| Ok(usecase::explain::text(&source, &bytes))))?;
+    let report = py.detach(move || {
+        guard(|| usecase::explain::checked_text(&source, &bytes).map_err(errors::to_py_err))
+    })?;
     to_py(py, &report)
 }
 

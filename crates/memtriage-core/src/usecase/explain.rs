@@ -25,6 +25,8 @@ pub struct ExplainReport {
     pub source: String,
     pub lines: u64,
     pub bytes: u64,
+    /// Rules in the table the log was read with.
+    pub rules: usize,
     pub matches: Vec<LogMatch>,
     pub findings: Vec<Finding>,
 }
@@ -56,6 +58,7 @@ pub fn read(
     what: &str,
     mut from: impl Read,
 ) -> Result<ExplainReport> {
+    crate::diagnose::logs::check_rules().map_err(Error::internal)?;
     let mut scanner = LogScanner::with_source(evidence);
     let mut buf = vec![0u8; CHUNK];
     loop {
@@ -75,6 +78,12 @@ pub fn read(
 }
 
 /// Scans log text held in memory; `source` names it in the report and the evidence.
+/// An error only where the rule table did not compile.
+pub fn checked_text(source: &str, log: &[u8]) -> Result<ExplainReport> {
+    crate::diagnose::logs::check_rules().map_err(Error::internal)?;
+    Ok(text(source, log))
+}
+
 pub fn text(source: &str, log: &[u8]) -> ExplainReport {
     let mut scanner = LogScanner::with_source(source);
     // Chunks as a file is read; the scanner does not depend on the chunking.
@@ -90,6 +99,7 @@ fn report(source: &str, mut scanner: LogScanner) -> ExplainReport {
         schema: EXPLAIN_SCHEMA,
         source: source.to_string(),
         lines: scanner.lines(),
+        rules: crate::diagnose::logs::RULES.len(),
         bytes: scanner.bytes(),
         findings: scanner.findings(),
         matches: scanner.matches().to_vec(),

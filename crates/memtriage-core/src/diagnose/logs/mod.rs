@@ -105,10 +105,10 @@ pub struct RuleCount {
 
 /// The compiled rule table, built once per process.
 pub(crate) struct Engine {
-    /// Finds where a candidate line is in a whole chunk. Built from the fewest literals
-    /// that every rule literal contains one of, so that it stays within the 64
-    /// patterns that the SIMD (Teddy) search takes; a hit is only a candidate.
-    bulk: AhoCorasick,
+    /// Finds where a candidate line is in a whole chunk: the prefilter's literals
+    /// in groups of at most [`BULK_LIMIT`], each a SIMD (Teddy) search; a hit is
+    /// only a candidate.
+    bulk: Vec<AhoCorasick>,
     /// Tells which literals a candidate line holds (overlapping search), so only their
     /// rules' regexes run.
     literals: AhoCorasick,
@@ -165,10 +165,15 @@ fn build_engine() -> Result<Engine, String> {
         .match_kind(MatchKind::Standard)
         .build(&literals)
         .map_err(|e| format!("the rules' literals: {e}"))?;
-    let bulk = AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostFirst)
-        .build(bulk_literals())
-        .map_err(|e| format!("the prefilter: {e}"))?;
+    let bulk = bulk_literals()
+        .chunks(BULK_LIMIT)
+        .map(|group| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(group)
+                .map_err(|e| format!("the prefilter: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut patterns = Vec::with_capacity(RULES.len());
     for r in RULES.iter() {
         let main = compile(r.id, &rules::expand(r.pattern))?;
@@ -219,11 +224,11 @@ fn build_engine() -> Result<Engine, String> {
     })
 }
 
-/// The prefilter's literals: at most [`BULK_LIMIT`], so that the search of every
-/// byte stays SIMD-fast however many rules there are. Every rule literal contains one
-/// of them; a line that holds none cannot match any rule. Chosen greedily (a set
-/// cover): the substring that covers the most rule literals not yet covered, the
-/// longer on a tie, since a longer one lets fewer healthy lines through.
+/// The prefilter's literals. Every rule literal contains one of them, so a line that
+/// holds none cannot match any rule. Chosen greedily (a set cover): the prefix shared
+/// by the most rule literals not yet covered, the longer on a tie, since a longer one
+/// lets fewer healthy lines through. They are searched in groups of [`BULK_LIMIT`]
+/// (one SIMD pass each): the cost grows with the number of groups, not of rules.
 fn bulk_literals() -> Vec<&'static str> {
     let mut uncovered: Vec<&'static str> = RULES
         .iter()
@@ -235,53 +240,53 @@ fn bulk_literals() -> Vec<&'static str> {
     // A literal that holds another is covered by it.
     let all = uncovered.clone();
     uncovered.retain(|l| !all.iter().any(|o| o != l && l.contains(o)));
-    // How many uncovered literals hold each candidate substring.
-    let subs_of = |lit: &'static str| -> Vec<&'static str> {
-        let mut subs: Vec<&'static str> = Vec::new();
-        for (start, _) in lit.char_indices() {
-            for end in start + BULK_MIN..=(start + BULK_MAX).min(lit.len()) {
-                if lit.is_char_boundary(end) {
-                    subs.push(&lit[start..end]);
-                }
-            }
-        }
-        subs.sort_unstable();
-        subs.dedup();
-        subs
-    };
-    let mut counts: std::collections::HashMap<&'static str, usize> = Default::default();
-    let subs: Vec<Vec<&'static str>> = uncovered.iter().map(|l| subs_of(l)).collect();
-    for list in &subs {
-        for s in list {
-            *counts.entry(s).or_default() += 1;
-        }
-    }
+    // Tiers from long to short: a long shared substring is rare in healthy text, a
+    // short one (`error`, `tion`) is everywhere. A substring is chosen only where it
+    // covers two literals or more; a literal left over stands for itself.
     let mut covered = vec![false; uncovered.len()];
     let mut chosen: Vec<&'static str> = Vec::new();
-    loop {
-        let best = counts
+    for tier in BULK_TIERS {
+        let mut counts: std::collections::HashMap<&'static str, usize> = Default::default();
+        let subs: Vec<Vec<&'static str>> = uncovered
             .iter()
-            .filter(|(_, c)| **c > 0)
-            .max_by(|a, b| {
-                a.1.cmp(b.1)
-                    .then(a.0.len().cmp(&b.0.len()))
-                    .then(b.0.cmp(a.0))
+            .enumerate()
+            .map(|(i, lit)| {
+                if covered[i] {
+                    Vec::new()
+                } else {
+                    substrings(lit, tier)
+                }
             })
-            .map(|(s, _)| *s);
-        let Some(best) = best else { break };
-        chosen.push(best);
-        for (i, lit) in uncovered.iter().enumerate() {
-            if !covered[i] && lit.contains(best) {
-                covered[i] = true;
-                for s in &subs[i] {
-                    if let Some(c) = counts.get_mut(s) {
-                        *c -= 1;
+            .collect();
+        for list in &subs {
+            for s in list {
+                *counts.entry(s).or_default() += 1;
+            }
+        }
+        loop {
+            let best = counts
+                .iter()
+                .filter(|(_, c)| **c >= 2)
+                .max_by(|a, b| {
+                    a.1.cmp(b.1)
+                        .then(a.0.len().cmp(&b.0.len()))
+                        .then(b.0.cmp(a.0))
+                })
+                .map(|(s, _)| *s);
+            let Some(best) = best else { break };
+            chosen.push(best);
+            for (i, lit) in uncovered.iter().enumerate() {
+                if !covered[i] && lit.contains(best) {
+                    covered[i] = true;
+                    for s in &subs[i] {
+                        if let Some(c) = counts.get_mut(s) {
+                            *c -= 1;
+                        }
                     }
                 }
             }
         }
     }
-    // What is left (shorter than BULK_MIN) stands for itself.
     for (i, lit) in uncovered.iter().enumerate() {
         if !covered[i] && !chosen.iter().any(|c| lit.contains(c)) {
             chosen.push(lit);
@@ -292,12 +297,29 @@ fn bulk_literals() -> Vec<&'static str> {
     chosen
 }
 
+/// The prefixes of `lit` from `min` bytes up to [`BULK_MAX`]. Prefixes, not any
+/// substring: a literal starts where its rule's author began a word, and Teddy tells
+/// candidates by their first bytes, which mid-word fragments (`ocess`, `emory`) share
+/// with most of a healthy log.
+fn substrings(lit: &'static str, min: usize) -> Vec<&'static str> {
+    let mut subs: Vec<&'static str> = Vec::new();
+    for end in min..=BULK_MAX.min(lit.len()) {
+        if lit.is_char_boundary(end) {
+            subs.push(&lit[..end]);
+        }
+    }
+    subs.sort_unstable();
+    subs.dedup();
+    subs
+}
+
 /// aho-corasick's Teddy (the SIMD search) takes at most 64 patterns; past that the
-/// bulk scan falls back to an automaton several times slower.
+/// bulk scan falls back to an automaton several times slower, so the prefilter is
+/// cut into groups of at most this many, each searched by Teddy.
 pub const BULK_LIMIT: usize = 64;
-/// Shorter substrings would let too many healthy lines through to the rules.
-const BULK_MIN: usize = 5;
-/// Longer ones cover no more literals, and cost the search nothing more.
+/// Substring lengths tried for the cover, longest first.
+const BULK_TIERS: [usize; 3] = [BULK_MAX, 8, 6];
+/// The longest substring considered for the cover; longer ones cover no more.
 const BULK_MAX: usize = 10;
 
 /// The message of a line: without a kernel-log, journal or launcher prefix.
@@ -331,6 +353,35 @@ fn clip(seg: &[u8]) -> (&[u8], bool) {
         cut -= 1;
     }
     (&seg[..cut], true)
+}
+
+/// Where one prefilter group last searched a region from, and what it found.
+#[derive(Debug, Clone, Copy, Default)]
+struct Searched {
+    from: Option<usize>,
+    hit: Option<usize>,
+}
+
+/// The first prefilter hit at or after `pos`, from any group. A group's earlier
+/// answer stands while it lies ahead, so each group reads each byte about once.
+fn next_hit(
+    engine: &Engine,
+    region: &[u8],
+    pos: usize,
+    searched: &mut [Searched],
+) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (group, s) in engine.bulk.iter().zip(searched.iter_mut()) {
+        let still_ahead = s.from.is_some_and(|f| f <= pos) && s.hit.is_none_or(|h| h >= pos);
+        if !still_ahead {
+            s.from = Some(pos);
+            s.hit = group.find(&region[pos..]).map(|m| pos + m.start());
+        }
+        if let Some(h) = s.hit {
+            best = Some(best.map_or(h, |b: usize| b.min(h)));
+        }
+    }
+    best
 }
 
 fn count_newlines(bytes: &[u8]) -> u64 {
@@ -374,6 +425,9 @@ fn is_markdown_heading(msg: &str) -> bool {
     let hashes = msg.bytes().take_while(|b| *b == b'#').count();
     (1..=6).contains(&hashes) && msg.as_bytes().get(hashes) == Some(&b' ')
 }
+
+/// A line shorter than this was not wrapped by a terminal or a paste.
+const WRAP_MIN: usize = 40;
 
 /// Bytes before a matching line looked at for prose that quotes it as an example.
 const CONTEXT: usize = 400;
@@ -571,6 +625,7 @@ impl LogScanner {
     /// `region` ends with a line end. Segments with no literal are skipped wholesale.
     fn scan_complete(&mut self, engine: &Engine, region: &[u8]) {
         let mut pos = 0;
+        let mut searched = vec![Searched::default(); engine.bulk.len()];
         while pos < region.len() {
             let end = if self.block.is_some() || self.table.is_some() || self.pending_join.is_some()
             {
@@ -579,17 +634,22 @@ impl LogScanner {
                 self.segment(engine, &region[pos..end]);
                 end
             } else {
-                let Some(hit) = engine.bulk.find(&region[pos..]) else {
+                let Some(hit) = next_hit(engine, region, pos, &mut searched) else {
                     self.newlines += count_newlines(&region[pos..]);
                     return;
                 };
-                let hit = pos + hit.start();
+
                 let start = memrchr2(b'\n', b'\r', &region[pos..hit]).map_or(pos, |i| pos + i + 1);
                 let end = memchr2(b'\n', b'\r', &region[hit..]).map_or(region.len(), |i| hit + i);
                 self.newlines += count_newlines(&region[pos..start]);
                 // A literal past the examined prefix cannot count; one inside it is
                 // re-found there, so both paths decide alike.
-                if hit - start < MAX_LINE {
+                // Most prefilter hits are healthy lines that hold a fragment of a
+                // literal but no literal: told cheaply, before any decoding.
+                let worth_reading = hit - start < MAX_LINE
+                    && (self.pending_join.is_some()
+                        || engine.literals.is_match(clip(&region[start..end]).0));
+                if worth_reading {
                     self.context.clear();
                     self.context
                         .extend_from_slice(&region[start.saturating_sub(CONTEXT)..start]);
@@ -650,7 +710,7 @@ impl LogScanner {
                     return;
                 }
             }
-        } else if !blank && self.had_literal {
+        } else if !blank && self.had_literal && line.len() >= WRAP_MIN {
             self.pending_join = Some((line_no, line));
         }
     }
@@ -776,7 +836,7 @@ impl LogScanner {
     }
 
     fn record(&mut self, m: LogMatch) {
-        if m.rule == rules::host::MEMORY_FIGURE {
+        if m.capture("series").is_some() {
             if self.figures.len() >= 2 * KEEP_FIRST {
                 self.figures.remove(KEEP_FIRST);
             }
@@ -895,13 +955,12 @@ mod tests {
 
     #[test]
     fn bulk_literals_fit_the_simd_search() {
-        // However many rules there are, the prefilter stays within Teddy's 64
-        // patterns: its literals are substrings chosen to cover the rules' literals.
+        // Each group of BULK_LIMIT literals is one more SIMD pass over every byte:
+        // bench/explain_bench.py prints the count beside the throughput. More than
+        // four passes would halve it again.
         let lits = bulk_literals();
-        // Past BULK_LIMIT the search is no longer Teddy's: bench/explain_bench.py
-        // prints the count beside the throughput.
         assert!(
-            lits.len() <= 3 * BULK_LIMIT,
+            lits.len() <= 4 * BULK_LIMIT,
             "{} bulk literals: {lits:?}",
             lits.len()
         );

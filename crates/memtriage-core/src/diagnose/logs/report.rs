@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::rules::gpu::xid_info;
-use super::rules::{host as host_rules, oom as oom_rules, FailureClass, Rule, RULES};
+use super::rules::{oom as oom_rules, FailureClass, Rule, RULES};
 use super::{LogMatch, RuleCount, INNERMOST_FRAME};
 use crate::diagnose::oom;
 use crate::model::finding::{
@@ -295,7 +295,7 @@ fn xid_cause(xid: u32) -> CauseKind {
 /// fifth or more from first to last, most steps went up, and it still rose at the end.
 fn memory_growth(group: &[&LogMatch]) -> Option<(String, Vec<(u64, u64)>)> {
     let mut series: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
-    for m in group.iter().filter(|m| m.rule == host_rules::MEMORY_FIGURE) {
+    for m in group.iter().filter(|m| m.capture("series").is_some()) {
         let (Some(name), Some(bytes)) = (
             m.capture("series"),
             m.capture("bytes").and_then(|b| b.parse::<u64>().ok()),
@@ -355,11 +355,27 @@ fn build(
     kills: &KillCounts<'_>,
 ) -> Option<Finding> {
     let info = class.info();
+    // Figures are evidence only as a series; what the text says in words stands alone.
+    let said = group.iter().any(|m| m.capture("series").is_none());
     let growth = if class == FailureClass::MemoryGrowth {
-        Some(memory_growth(group)?)
+        match memory_growth(group) {
+            Some(g) => Some(g),
+            None if said => None,
+            None => return None,
+        }
     } else {
         None
     };
+    let group: Vec<&LogMatch> = if growth.is_none() && said {
+        group
+            .iter()
+            .filter(|m| m.capture("series").is_none())
+            .copied()
+            .collect()
+    } else {
+        group.to_vec()
+    };
+    let group = &group[..];
     let best = group
         .iter()
         .min_by_key(|m| (rule_index(m.rule), m.line_no))
@@ -404,7 +420,8 @@ fn build(
         }
         FailureClass::MemoryGrowth => {
             if let Some((name, readings)) = &growth {
-                title = growth_evidence(name, readings, source, &mut evidence);
+                let as_printed = group.iter().any(|m| m.capture("as_printed").is_some());
+                title = growth_evidence(name, readings, as_printed, source, &mut evidence);
             }
         }
         FailureClass::CudaOom => {
@@ -522,11 +539,29 @@ fn report_evidence(group: &[&LogMatch], source: &str, title: &mut String, out: &
 fn growth_evidence(
     name: &str,
     readings: &[(u64, u64)],
+    as_printed: bool,
     source: &str,
     out: &mut Vec<Evidence>,
 ) -> String {
     let (first_line, first) = readings[0];
     let (last_line, last) = readings[readings.len() - 1];
+    if as_printed {
+        out.push(Evidence::text(
+            format!("{name}, first reading"),
+            first.to_string(),
+            format!("{source}:{first_line}"),
+        ));
+        out.push(Evidence::text(
+            format!("{name}, last reading"),
+            last.to_string(),
+            format!("{source}:{last_line}"),
+        ));
+        out.push(Evidence::count("readings", readings.len() as u64, source));
+        return format!(
+            "The job's {name} rose from {first} to {last} (units as printed) over {} readings",
+            readings.len()
+        );
+    }
     let steps = (readings.len() - 1) as u64;
     let per = last.saturating_sub(first) / steps.max(1);
     out.push(Evidence::bytes(

@@ -13,8 +13,8 @@ pub(super) static RULES: &[Rule] = &[
             "shell.bus-error",
             C::MmapBusError,
             Error,
-            &["Bus error", "zsh: "],
-            shell_signal!("Bus error|bus error"),
+            &["Bus error", "bus error", "Bus-Zugriffsfehler", "Erreur du bus", "总线错误", "Error del bus", "Ошибка шины", "zsh: "],
+            shell_signal!("Bus error|bus error|Bus-Zugriffsfehler|Erreur du bus|总线错误|Error del bus|Ошибка шины"),
             "The process died of a bus error (SIGBUS)",
         )
     },

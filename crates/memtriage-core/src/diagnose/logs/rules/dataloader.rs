@@ -66,6 +66,17 @@ pub(super) static RULES: &[Rule] = &[
         r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<signal>\w[^.]*)",
         "DataLoader worker (pid {pid}) was killed by signal: {signal}",
     ),
+    Rule {
+        certainty: crate::model::finding::Certainty::Possible,
+        ..rule(
+            "df.dev-shm-full",
+            C::DataloaderShm,
+            Error,
+            &["/dev/shm"],
+            r"^\S+\s+[\d.,]+[KMGTP]?i?\s+[\d.,]+[KMGTP]?i?\s+[\d.,]+[KMGTP]?i?\s+(?P<pct>9\d|100)%\s+/dev/shm\s*$",
+            "/dev/shm is {pct}% full: shared memory is running out",
+        )
+    },
     rule(
         "dataloader.shm-unable-to-write",
         C::DataloaderShm,

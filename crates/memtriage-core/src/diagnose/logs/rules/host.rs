@@ -36,15 +36,17 @@ fn capture<'a>(out: &'a [(String, String)], name: &str) -> Option<&'a str> {
 /// A figure of the job's memory: kept as bytes under `bytes`, its series under
 /// `series`. The finding is decided over the whole series (report), not per line.
 fn extract_memory_figure(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
-    let Some(bytes) = capture(out, "value")
-        .zip(capture(out, "unit"))
-        .and_then(|(v, u)| size_in_bytes(v, u))
-    else {
+    let unit = capture(out, "unit").unwrap_or("");
+    let Some(bytes) = capture(out, "value").and_then(|v| size_in_bytes(v, unit)) else {
         return false;
     };
     let series = capture(out, "label")
-        .unwrap_or("memory")
+        .unwrap_or("used memory (free)")
         .to_ascii_lowercase();
+    if unit.is_empty() {
+        // free -g, --giga: the scale is the command line's, not the output's.
+        out.push(("as_printed".into(), "yes".into()));
+    }
     out.push(("bytes".into(), bytes.to_string()));
     out.push(("series".into(), series));
     true
@@ -87,6 +89,14 @@ fn extract_swap_full(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
         format!("{:.0}%", used as f64 * 100.0 / total as f64),
     ));
     true
+}
+
+/// A `sar -S` row: evidence when swap is nearly full.
+#[allow(clippy::ptr_arg)] // the Extractor signature: other extractors push
+fn extract_sar_swap_row(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    capture(out, "pct")
+        .and_then(|p| p.parse::<f64>().ok())
+        .is_some_and(|p| p >= SWAP_FULL_SHARE * 100.0)
 }
 
 /// A `vmstat` row: swap in use and pages swapped in and out per second.
@@ -215,15 +225,63 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
+        extract: Some(|_, _| false),
+        table_rows: Some("sar.swap-row"),
+        ..rule(
+            "sar.swap-header",
+            C::SwapThrashing,
+            Warn,
+            &["%swpused"],
+            r"kbswpfree\s+kbswpused\s+%swpused",
+            "",
+        )
+    },
+    Rule {
+        extract: Some(extract_sar_swap_row),
+        certainty: Likely,
+        cause: Some(Capacity),
+        ..rule(
+            "sar.swap-row",
+            C::SwapThrashing,
+            Warn,
+            &["\u{0}sar-row"],
+            r"^\S+(?:\s+[AP]M)?\s+(?P<free>\d+)\s+(?P<used>\d+)\s+(?P<pct>[\d.]+)\b",
+            "sar -S shows swap {pct}% used",
+        )
+    },
+    Rule {
+        certainty: Possible,
+        cause: Some(Capacity),
+        ..rule(
+            "prose.swap-full",
+            C::SwapThrashing,
+            Warn,
+            &["swap", "Swap", "SWAP"],
+            r"(?i:\bswap\b[^.\n]{0,40}?(?:\bfull\b|\b100\s?%|\b9[5-9](?:[.,]\d+)?\s?%)|\b(?:RAM|memory)\b[^.\n]{0,40}\bfull\b[^.\n]{0,40}\bswap\b)",
+            "The text says swap was full: the machine was thrashing",
+        )
+    },
+    Rule {
         extract: Some(extract_memory_figure),
         certainty: Likely,
         ..rule(
-            MEMORY_FIGURE,
+            "free.memory-used",
             C::MemoryGrowth,
             Warn,
-            &["emory", "EMORY", "RSS", "rss", "Mem:", "mem:", "mem=", "mem ", "Mem "],
-            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident |used |current |)(?:memory|mem|rss|ram)(?:[ _](?:usage|used|allocated|in use|rss))?)(?:\s*\([^)]*\))?\s*[:=]?\s*(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b))",
+            &["Mem:"],
+            r"^\s*Mem:\s+[\d.,]+[KMGTkmgt]?i?\s+(?P<value>[\d.,]+)(?P<unit>[KMGTkmgt]?i?)\s+[\d.,]+[KMGTkmgt]?i?\s",
             "Memory rises reading after reading",
+        )
+    },
+    Rule {
+        certainty: Possible,
+        ..rule(
+            "prose.memory-growth",
+            C::MemoryGrowth,
+            Warn,
+            &["leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from"],
+            r"(?i:\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|ris\w*|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>\d[\d.]*\s*[KMGT]i?B?) to (?P<to>\d[\d.]*\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>\d[\d.]*\s*[KMGT]i?B) per (?:epoch|step|iteration|batch|hour|minute)|\bmemory (?:leak|usage) (?:occurs|happens|grows|increases) (?:every|each|per) (?:epoch|step|iteration|batch))",
+            "The text says memory kept growing",
         )
     },
 ];
@@ -231,8 +289,6 @@ pub(super) static RULES: &[Rule] = &[
 /// Rows of a `vmstat` table are numbers only: they are read while the table its
 /// header opened lasts (the literal never occurs in text).
 pub const VMSTAT_ROW: &str = "vmstat.swapping";
-/// A memory figure the job printed; a finding only when its series keeps rising.
-pub const MEMORY_FIGURE: &str = "log.memory-figure";
 
 pub(super) const HOST_ALLOC_FAILURE: ClassInfo = ClassInfo {
     class: C::HostAllocFailure,

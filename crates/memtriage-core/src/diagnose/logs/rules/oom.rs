@@ -202,7 +202,7 @@ pub(super) static RULES: &[Rule] = &[
         C::OomKill,
         Error,
         &["OOMKilled", "OOM Killed"],
-        r#"Reason:\s+OOMKilled|"reason":\s*"OOM ?Killed"|\bOOMKilled\s+\d+\s|\b\d+/\d+\s+OOMKilled\b|(?:[Tt]erminated|State|state|status|Status).{0,40}\bOOMKilled\b|\bOOMKilled\s*$|reason:\s*OOMKilled"#,
+        r#"Reason:\s+OOMKilled|"reason":\s*"OOM ?Killed"|\bOOMKilled\s+\d+\s|\b\d+/\d+\s+OOMKilled\b|(?:[Tt]erminated|State|state|status|Status).{0,40}\bOOMKilled(?:[^=:"\w]|$)|\bOOMKilled\s*$|reason:\s*OOMKilled"#,
         "Kubernetes: the container was OOMKilled (it reached its memory limit)",
     ),
     rule(
@@ -273,7 +273,7 @@ pub(super) static RULES: &[Rule] = &[
             "shell.killed",
             C::OomKill,
             Error,
-            &["Killed", "killed", "Getötet", "Процесс убит", "Убито", "已杀死", "已殺死", "強制終了", "Processus arrêté", "Terminado (killed)", "Matado", "Ucciso", "Morto", "Zabity", "Dödad", "Öldürüldü", "죽었음"],
+            &["Killed", "Getötet", "Процесс убит", "Убито", "已杀死", "已殺死", "強制終了", "Processus arrêté", "Terminado (killed)", "Matado", "Ucciso", "Morto", "Zabity", "Dödad", "Öldürüldü", "죽었음"],
             r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+)(?:Killed|Getötet|Процесс убит|Убито|已杀死|已殺死|強制終了|Processus arrêté|Matado|Ucciso|Morto|Zabity|Dödad|Öldürüldü|죽었음)(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|fish: Job \d+, .* terminated by signal SIGKILL|^(?:.*?[|\]%]\s*)?(?:Killed|Getötet|Processus arrêté|Убито|Процесс убит|已杀死|已殺死|強制終了|Matado|Ucciso|Morto|Zabity|Dödad|Öldürüldü|죽었음)\s*$|^\*\*Killed\*\*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
@@ -285,7 +285,7 @@ pub(super) static RULES: &[Rule] = &[
             NOT_OOM_MARKER,
             C::Sigkill,
             Info,
-            &["OOMKilled", "Reason:", "reason"],
+            &["OOMKilled", "Reason:", "\"reason\"", "Reason ["],
             r#""OOMKilled":\s*false|OOMKilled[=:]\s*false|^\s*Reason:\s+Error\s*$|"reason":\s*"Error"|Reason \[Error\]"#,
             "A process died of SIGKILL; the container runtime does not say it was the OOM killer",
         )

@@ -42,7 +42,7 @@ pub(super) static RULES: &[Rule] = &[
             "windows.bugcheck-page-fault",
             C::WindowsMemoryFault,
             Error,
-            &["PAGE_FAULT_IN_NONPAGED_AREA", "PAGE FAULT IN NONPAGED AREA", "FAULT IN NOT PAGED", "0x00000050", "0x50", "(50)"],
+            &["PAGE_FAULT_IN_NONPAGED_AREA", "PAGE FAULT IN NONPAGED AREA", "FAULT IN NOT PAGED", "0x00000050", "ugcheck", "ug check", "ugCheck", "ug Check", "top code", "Stop code", "STOP CODE", "BUG CHECK", "BUGCHECK"],
             r"(?i:PAGED?[_ ]FAULT[_ ]IN[_ ]NO[NT][_ ]?PAGED[_ ]AREA)|(?i:bug ?check(?: code)?|stop code|BugCheckCode)\s*[:=]?\s*(?:0x0*50\b|\(50\)|50\b)|\b0x00000050\b",
             "Windows bug check PAGE_FAULT_IN_NONPAGED_AREA (0x50): the kernel touched memory that was not there",
         )
