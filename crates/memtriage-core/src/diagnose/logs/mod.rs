@@ -356,10 +356,55 @@ fn clip(seg: &[u8]) -> (&[u8], bool) {
 }
 
 /// Where one prefilter group last searched a region from, and what it found.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Searched {
     from: Option<usize>,
     hit: Option<usize>,
+    /// All the group's hits in the region, found in advance, and the first not passed.
+    known: Option<(Vec<usize>, usize)>,
+}
+
+/// Regions at least this large are searched by the prefilter groups in parallel.
+const PARALLEL_MIN: usize = 1 << 20;
+
+fn parallelism() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// Every group's hits in the region (the first on each line), as [`Searched`]
+/// answers that [`next_hit`] then takes in turn.
+fn search_in_parallel(engine: &Engine, region: &[u8]) -> Vec<Searched> {
+    let hits: Vec<Vec<usize>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = engine.bulk[1..]
+            .iter()
+            .map(|group| scope.spawn(move || line_hits(group, region)))
+            .collect();
+        let mut all = vec![line_hits(&engine.bulk[0], region)];
+        for w in workers {
+            all.push(w.join().unwrap_or_default());
+        }
+        all
+    });
+    hits.into_iter()
+        .map(|h| Searched {
+            from: None,
+            hit: None,
+            known: Some((h, 0)),
+        })
+        .collect()
+}
+
+/// The first hit of `group` on each line of `region` that has one.
+fn line_hits(group: &AhoCorasick, region: &[u8]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(m) = group.find(&region[pos..]) {
+        let hit = pos + m.start();
+        out.push(hit);
+        pos = memchr2(b'\n', b'\r', &region[hit..]).map_or(region.len(), |i| hit + i + 1);
+    }
+    out
 }
 
 /// The first prefilter hit at or after `pos`, from any group. A group's earlier
@@ -372,6 +417,15 @@ fn next_hit(
 ) -> Option<usize> {
     let mut best: Option<usize> = None;
     for (group, s) in engine.bulk.iter().zip(searched.iter_mut()) {
+        if let Some((hits, next)) = &mut s.known {
+            while hits.get(*next).is_some_and(|h| *h < pos) {
+                *next += 1;
+            }
+            if let Some(h) = hits.get(*next) {
+                best = Some(best.map_or(*h, |b: usize| b.min(*h)));
+            }
+            continue;
+        }
         let still_ahead = s.from.is_some_and(|f| f <= pos) && s.hit.is_none_or(|h| h >= pos);
         if !still_ahead {
             s.from = Some(pos);
@@ -626,6 +680,11 @@ impl LogScanner {
     fn scan_complete(&mut self, engine: &Engine, region: &[u8]) {
         let mut pos = 0;
         let mut searched = vec![Searched::default(); engine.bulk.len()];
+        // A large region is searched by every prefilter group at once, one thread
+        // each; then each group's answer is already known wherever it is asked.
+        if region.len() >= PARALLEL_MIN && engine.bulk.len() > 1 && parallelism() > 1 {
+            searched = search_in_parallel(engine, region);
+        }
         while pos < region.len() {
             let end = if self.block.is_some() || self.table.is_some() || self.pending_join.is_some()
             {

@@ -191,3 +191,26 @@ mod chunking {
         }
     }
 }
+
+#[test]
+fn a_region_searched_in_parallel_finds_what_small_chunks_find() {
+    // Fed whole, a region over 1 MiB is searched by the prefilter groups in parallel;
+    // fed in small chunks, group by group. Every fixture's failures, spread through
+    // 8 MiB of healthy lines, must come out the same either way.
+    let mut log = Vec::new();
+    for (_, bytes) in all_fixtures() {
+        for i in 0..2000 {
+            log.extend_from_slice(
+                format!("step {i} | loss 0.5 | killed_frac=0.1 | peak memory 3.1 GiB\n").as_bytes(),
+            );
+        }
+        log.extend_from_slice(&bytes);
+        log.push(b'\n');
+    }
+    let whole = scan(&log);
+    let chunked = scan_chunked(&log, 7, 4096);
+    assert!(whole.matches().len() > 20, "{}", whole.matches().len());
+    assert_eq!(chunked.matches(), whole.matches());
+    assert_eq!(chunked.findings(), whole.findings());
+    assert_eq!(chunked.lines(), whole.lines());
+}
