@@ -4,7 +4,9 @@
 //! output said (the log scanner's findings, passed in).
 
 use crate::diagnose::{cow, growth, ids, logs, oom};
-use crate::model::finding::{Evidence, Finding, Quantity, Severity};
+use crate::model::finding::{
+    Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
+};
 use crate::model::run::{signal_name, ProcessSummary, RunReport};
 use crate::model::system::OomKill;
 use crate::model::units::iec;
@@ -64,8 +66,44 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
             None => findings.push(t),
         }
     }
+    for f in &mut findings {
+        if f.assessment.is_none() {
+            f.assessment = system_assessment(&f.id);
+        }
+    }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     findings
+}
+
+/// What the run itself measured is confirmed: the kernel's report of the kill, the
+/// signal the job died of, the cgroup's figures. Only the cause of a SIGKILL that was
+/// not the OOM killer, and a growth that has not yet failed, stay open.
+fn system_assessment(id: &str) -> Option<Assessment> {
+    let (certainty, cause, confirm) = match id {
+        ids::RUN_OOM_KILLED | ids::RUN_NEAR_LIMIT | ids::RUN_MAJOR_FAULT_STORM | ids::RUN_SWAP_THRASHING => {
+            (Certainty::Confirmed, CauseKind::Capacity, "")
+        }
+        ids::RUN_SEGFAULT | ids::RUN_ABORT | ids::FORK_COPY_ON_WRITE => (Certainty::Confirmed, CauseKind::UserCode, ""),
+        ids::RUN_BUS_ERROR_SHM | ids::RUN_SHM_FULL | ids::RUN_BUS_ERROR_MMAP => {
+            (Certainty::Confirmed, CauseKind::Configuration, "")
+        }
+        ids::RUN_KILLED => (
+            Certainty::Possible,
+            CauseKind::Configuration,
+            "Who sent it: a scheduler's or container runtime's log for the time of the kill.",
+        ),
+        ids::RUN_LEAK_LIKE_GROWTH => (
+            Certainty::Likely,
+            CauseKind::UserCode,
+            "A longer run: memtriage run --limit SIZE -- … shows whether it stops growing before the limit.",
+        ),
+        _ => return None,
+    };
+    Some(Assessment {
+        certainty,
+        cause,
+        confirm: confirm.to_string(),
+    })
 }
 
 /// What the system measured that bears on a failure only the output reported: a

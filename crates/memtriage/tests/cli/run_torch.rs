@@ -3,7 +3,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::support::{finding_ids, memtriage, python_can_import, run_report, BIN};
+use crate::support::{finding_ids, is_root, memtriage, python_can_import, run_report, BIN};
 
 // A skipped test says why in the test output.
 #[allow(clippy::print_stderr)]
@@ -340,4 +340,102 @@ fn torchrun_two_ranks(
         String::from_utf8_lossy(&out.stderr)
     );
     run_report(&out.stderr)
+}
+
+/// A torchrun rank OOM-killed under `--limit`: the run confirms what torchrun's own
+/// report (exitcode -9, SIGKILL) only suggests, and says so.
+#[test]
+fn torchrun_rank_oom_killed_under_a_limit_is_confirmed() {
+    if !torch_available() {
+        return;
+    }
+    if !is_root() {
+        eprintln!("skipped: --limit needs root to make a cgroup");
+        return;
+    }
+    let out = memtriage()
+        .args([
+            "run",
+            "--json",
+            "--interval",
+            "200ms",
+            "--limit",
+            "1500M",
+            "--",
+        ])
+        .args(["python3", "-m", "torch.distributed.run"])
+        .args(["--nproc_per_node", "2", "--master_port", "29519"])
+        .arg(script("torchrun_rank_oom.py"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("rank 1 survived"),
+        "rank 1 was to be killed"
+    );
+    let report = run_report(&out.stderr);
+    let oom = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "run.oom-killed")
+        .unwrap_or_else(|| panic!("no OOM finding in {:?}", finding_ids(&report)));
+    assert_eq!(oom["certainty"], "confirmed", "{oom}");
+    assert_eq!(oom["cause"], "capacity", "{oom}");
+    // torchrun's own words are evidence of the same failure, not a second one.
+    let text = oom.to_string();
+    assert!(
+        text.contains("exitcode") || text.contains("SIGKILL") || text.contains("Signal 9"),
+        "torchrun's report joins the finding: {text}"
+    );
+    assert!(
+        !finding_ids(&report).contains(&"log.oom-kill".to_string()),
+        "{:?}",
+        finding_ids(&report)
+    );
+}
+
+/// numpy's `Unable to allocate` under `run`: the allocation raised instead of the
+/// process being killed, and the finding says so with the size asked for.
+#[test]
+fn a_numpy_allocation_that_fails_is_a_host_allocation_failure() {
+    if !python_can_import("numpy") {
+        eprintln!("skipped: numpy is not installed for python3");
+        return;
+    }
+    let mut cmd = memtriage();
+    cmd.args(["run", "--json"]);
+    if is_root() {
+        cmd.args(["--limit", "256M"]);
+    }
+    // 1 PiB: more than any machine's RAM and swap, so the kernel refuses it at once.
+    let out = cmd
+        .args([
+            "--",
+            "python3",
+            "-c",
+            "import numpy; numpy.ones((1 << 22, 1 << 22, 8))",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "the job's own exit status");
+    let report = run_report(&out.stderr);
+    let f = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "log.host-alloc-failure")
+        .unwrap_or_else(|| panic!("no host allocation finding in {:?}", finding_ids(&report)));
+    assert_eq!(f["certainty"], "confirmed", "{f}");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("1.00 PiB for an array of shape (4194304, 4194304, 8)"),
+        "{}",
+        f["title"]
+    );
 }

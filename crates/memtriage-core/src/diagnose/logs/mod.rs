@@ -219,7 +219,7 @@ fn build_engine() -> Result<Engine, String> {
         // 3 or 4 numeric columns by kernel era, then the name.
         task_row: fixed(
             "task row",
-            r"^(?:\[\s*\d+\]\s+)?\d+\s+\d+\s+\d+\s+(?P<rss>\d+)\s+(?:-?\d+\s+){3,4}(?P<name>\S.*?)\s*$",
+            r"^\s*(?:\[\s*\d+\]\s+)?\d+\s+\d+\s+\d+\s+(?P<rss>\d+)\s+(?:-?\d+\s+){3,4}(?P<name>\S.*?)\s*$",
         )?,
     })
 }
@@ -737,6 +737,10 @@ impl LogScanner {
             self.close_block();
         }
         if self.table.is_some() {
+            if bytes.is_empty() {
+                // The empty segment between `\r` and `\n` of a CRLF line.
+                return;
+            }
             let text = escape_bytes(bytes);
             let msg = normalize(engine, &text);
             if self.table_row(engine, line_no, &text, &msg) {

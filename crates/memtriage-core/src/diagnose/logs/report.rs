@@ -383,11 +383,16 @@ fn build(
     let best_rule = best
         .and_then(|m| rule_of(m.rule))
         .filter(|r| r.class == class);
-    let severity = group
-        .iter()
-        .map(|m| severity_of(m))
-        .max()
-        .unwrap_or(Severity::Warn);
+    // A SIGKILL of unknown cause claims no failure of its own.
+    let severity = if class == FailureClass::Sigkill {
+        Severity::Info
+    } else {
+        group
+            .iter()
+            .map(|m| severity_of(m))
+            .max()
+            .unwrap_or(Severity::Warn)
+    };
     let mut title = best
         .zip(best_rule)
         .and_then(|(m, r)| fill(r.title, m))

@@ -20,6 +20,7 @@ mod gpu;
 mod kernel;
 mod limits;
 mod oom;
+mod real_world;
 mod streaming;
 
 fn fixture(name: &str) -> Vec<u8> {

@@ -124,7 +124,7 @@ pub(super) static RULES: &[Rule] = &[
         C::HostAllocFailure,
         Error,
         &["Unable to allocate", "_ArrayMemoryError"],
-        r"Unable to allocate (?P<size>[\d.]+ [KMGTPE]?i?B) for an array with shape (?P<shape>\(.*?\))(?: and data type (?P<dtype>\w+))?|_ArrayMemoryError",
+        r"(?:_ArrayMemoryError: )?Unable to allocate (?P<size>[\d.]+ [KMGTPE]?i?B) for an array with shape (?P<shape>\(.*?\))(?: and data type (?P<dtype>\w+))?|_ArrayMemoryError",
         "numpy could not allocate {size} for an array of shape {shape}",
     ),
     rule(
