@@ -3,7 +3,9 @@
 
 use std::process::{Command, Stdio};
 
-use crate::support::{finding_ids, is_root, memtriage, python_can_import, run_report, BIN};
+use crate::support::{
+    finding, finding_ids, is_root, memtriage, python_can_import, run_report, BIN,
+};
 
 // A skipped test says why in the test output.
 #[allow(clippy::print_stderr)]
@@ -43,13 +45,7 @@ fn dataloader_workers_through_a_tiny_dev_shm_are_diagnosed() {
         .unwrap();
     assert_ne!(out.status.code(), Some(0), "the loader cannot finish");
     let report = run_report(&out.stderr);
-    let ids = finding_ids(&report);
-    let shm = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "log.dataloader-shm")
-        .unwrap_or_else(|| panic!("no shared-memory finding in {ids:?}"));
+    let shm = finding(&report, "log.dataloader-shm");
     let text = shm.to_string();
     assert!(
         text.contains("--shm-size"),
@@ -89,12 +85,7 @@ fn forked_workers_iterating_python_objects_show_copy_on_write() {
     );
     assert_eq!(out.stdout, b"finished\n");
     let report = run_report(&out.stderr);
-    let f = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "fork.copy-on-write")
-        .unwrap_or_else(|| panic!("no copy-on-write finding in {:?}", finding_ids(&report)));
+    let f = finding(&report, "fork.copy-on-write");
     assert!(
         f["title"].as_str().unwrap().starts_with("2 forked workers"),
         "{}",
@@ -376,12 +367,7 @@ fn torchrun_rank_oom_killed_under_a_limit_is_confirmed() {
         "rank 1 was to be killed"
     );
     let report = run_report(&out.stderr);
-    let oom = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "run.oom-killed")
-        .unwrap_or_else(|| panic!("no OOM finding in {:?}", finding_ids(&report)));
+    let oom = finding(&report, "run.oom-killed");
     assert_eq!(oom["certainty"], "confirmed", "{oom}");
     assert_eq!(oom["cause"], "capacity", "{oom}");
     // torchrun's own words are evidence of the same failure, not a second one.
@@ -423,12 +409,7 @@ fn a_numpy_allocation_that_fails_is_a_host_allocation_failure() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "the job's own exit status");
     let report = run_report(&out.stderr);
-    let f = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "log.host-alloc-failure")
-        .unwrap_or_else(|| panic!("no host allocation finding in {:?}", finding_ids(&report)));
+    let f = finding(&report, "log.host-alloc-failure");
     assert_eq!(f["certainty"], "confirmed", "{f}");
     assert!(
         f["title"]

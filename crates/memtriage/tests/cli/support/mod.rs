@@ -237,6 +237,17 @@ pub fn finding_ids(report: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// The report's finding with this id; the test fails, naming the ids there were, when
+/// there is none.
+pub fn finding<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} finding in {:?}", finding_ids(report)))
+}
+
 /// Runs `memtriage run --json --interval 100ms ARGS…` with no stdin; its output and
 /// the report it printed on stderr.
 pub fn run_json(args: &[&str]) -> (Output, serde_json::Value) {
