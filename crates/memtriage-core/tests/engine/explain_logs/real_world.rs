@@ -209,3 +209,22 @@ fn swap_nearly_full_is_thrashing_with_the_figures() {
     assert!(f.title.contains("97%"), "{}", f.title);
     assert_eq!(f.severity, Severity::Warn);
 }
+
+#[test]
+fn a_failure_users_report_in_their_own_words() {
+    only_finding(
+        &scan(b"When I change it to layer3, the terminal shows 'Bus error' after printing the line.\n"),
+        FailureClass::MmapBusError,
+    );
+    only_finding(
+        &scan(b"the run abruptly erred with \"Segmentation fault\" on the second epoch\n"),
+        FailureClass::NativeCrash,
+    );
+    // Documentation telling the reader what they may see is not a report.
+    assert!(
+        scan(b"Otherwise you will get `Segmentation fault` when importing it.\n")
+            .findings()
+            .iter()
+            .all(|f| f.severity < Severity::Warn)
+    );
+}

@@ -35,6 +35,17 @@ pub(super) static RULES: &[Rule] = &[
         r"EXC_BAD_ACCESS \(SIGBUS\)|interrupted by signal (?:10|7): SIGBUS|(?:^|[^`'\x22A-Za-z0-9_])(?:Bus error|Bus Error|总线错误)\s*\((?:core dumped|core dump|吐核|核心已转储)\)|总线错误|(?:Program|Thread \d+ \x22[^\x22]*\x22) received signal SIGBUS|Signal 7 \(SIGBUS\) received by PID (?P<pid>\d+)|\bexitcode\s*:\s*-7\b|terminated by signal SIGBUS|killed by signal(?: 7\b|:? SIGBUS)|Signal: Bus error \(7\)|\*\*\* SIGBUS \(@0x[0-9a-f]+\) received by PID|Caught signal 7 \(Bus error",
         "The process died of a bus error (SIGBUS)",
     ),
+    Rule {
+        certainty: crate::model::finding::Certainty::Likely,
+        ..rule(
+            "prose.reported-bus-error",
+            C::MmapBusError,
+            Error,
+            &["Bus error", "bus error", "Bus Error"],
+            concat!(r#"(?i:(?:\b(?:I|we|it|terminal|console|process|program|job|script|training|python)\b[^.\n]{0,40}?\b(?:shows?|showed|got|gets?|getting|see|saw|fails?|failed|prints?|printed|reports?|reported|gives?|gave|returns?|returned)|\b(?:erred|errored|crash(?:es|ed)|dies|died|aborts?|aborted)\b[^.\n]{0,10}?\bwith)\b[^.\n]{0,20}?["'`*]+"#, r"bus error\b)"),
+            "The text reports a bus error (SIGBUS)",
+        )
+    },
     rule(
         "kernel.block-io-error",
         C::MmapBusError,

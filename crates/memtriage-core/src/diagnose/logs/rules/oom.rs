@@ -261,8 +261,8 @@ pub(super) static RULES: &[Rule] = &[
             EXIT_SIGKILL,
             C::OomKill,
             Error,
-            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "status 137", "status=137", "status: 137", "code 247", "signal 9", "Signal 9"],
-            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\(signal 9\)",
+            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "status 137", "status=137", "status: 137", "code 247", "signal 9", "Signal 9", "unexpected, 137"],
+            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|Exiting \(unexpected, 137\)|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\(signal 9\)",
             "The process was killed by SIGKILL (exit code 137), most often the OOM killer",
         )
     },
@@ -296,8 +296,8 @@ pub(super) static RULES: &[Rule] = &[
             "sigkill.by-timeout-or-preemption",
             C::Sigkill,
             Info,
-            &["DUE TO TIME LIMIT", "DUE TO PREEMPTION", "DUE TO JOB REQUEUE", "DUE TO NODE FAILURE", "iveness probe", "WORKER TIMEOUT"],
-            r"CANCELLED AT \S+ DUE TO (?P<why>TIME LIMIT|PREEMPTION|JOB REQUEUE|NODE FAILURE)|(?P<probe>[Ll]iveness probe failed|failed liveness probe, will be restarted)|(?P<gunicorn>WORKER TIMEOUT) \(pid:?\d+\)",
+            &["DUE TO TIME LIMIT", "DUE TO PREEMPTION", "DUE TO JOB REQUEUE", "DUE TO NODE FAILURE", "iveness probe", "WORKER TIMEOUT", "KILL request", "kill request"],
+            r"CANCELLED AT \S+ DUE TO (?P<why>TIME LIMIT|PREEMPTION|JOB REQUEUE|NODE FAILURE)|(?i:\bhandling (?:a )?kill request\b|\breceived (?:a )?kill request\b)|(?P<probe>[Ll]iveness probe failed|failed liveness probe, will be restarted)|(?P<gunicorn>WORKER TIMEOUT) \(pid:?\d+\)",
             "A process was killed by its supervisor (a time limit, a preemption or a failed health check), not for memory",
         )
     },
