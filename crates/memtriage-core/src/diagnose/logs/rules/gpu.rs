@@ -63,7 +63,7 @@ pub(super) static RULES: &[Rule] = &[
             "nvidia.xid-ecc",
             C::GpuEcc,
             Error,
-            &["Xid"],
+            &["Xid ("],
             r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>48|63|64|92|94|95),\s*(?:pid=(?P<pid>[^,\s]+),\s*)?(?:name=(?P<name>[^,]*),\s*)?(?P<detail>.*?)\s*$",
             "GPU Xid {xid} on {pci}: {meaning}",
         )
@@ -86,7 +86,7 @@ pub(super) static RULES: &[Rule] = &[
             "nvidia.xid",
             C::GpuXid,
             Error,
-            &["Xid"],
+            &["Xid ("],
             r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+),\s*(?:pid=(?P<pid>[^,\s]+),\s*)?(?:name=(?P<name>[^,]*),\s*)?(?P<detail>.*?)\s*$",
             "GPU Xid {xid} on {pci}: {meaning}",
         )
