@@ -45,7 +45,12 @@ impl Decoder {
             Kind::Utf16 { big_endian } => Decoded::Converted(self.utf16(chunk, big_endian)),
             Kind::Undecided => {
                 self.held.extend_from_slice(chunk);
-                if self.held.len() < SNIFF {
+                // Most logs tell at once: no mark and no NUL in the first two bytes is
+                // not UTF-16, so a live job's first line is not held back.
+                let plainly_utf8 = self.held.len() >= 2
+                    && !matches!(self.held[0], 0xEF | 0xFF | 0xFE | 0)
+                    && self.held[1] != 0;
+                if self.held.len() < SNIFF && !plainly_utf8 {
                     return Decoded::Converted(Vec::new());
                 }
                 Decoded::Converted(self.decide())
