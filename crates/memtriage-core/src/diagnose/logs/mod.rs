@@ -375,22 +375,36 @@ fn parallelism() -> usize {
 /// Every group's hits in the region (the first on each line), as [`Searched`]
 /// answers that [`next_hit`] then takes in turn.
 fn search_in_parallel(engine: &Engine, region: &[u8]) -> Vec<Searched> {
-    let hits: Vec<Vec<usize>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = engine.bulk[1..]
-            .iter()
-            .map(|group| scope.spawn(move || line_hits(group, region)))
+    // As many threads as cores, each searching its share of the groups: more threads
+    // than cores would only take turns.
+    let workers = parallelism().min(engine.bulk.len());
+    // A group whose thread failed keeps no answer and is searched as it is asked.
+    let mut hits: Vec<Option<Vec<usize>>> = vec![None; engine.bulk.len()];
+    std::thread::scope(|scope| {
+        let spawned: Vec<_> = (1..workers)
+            .map(|w| {
+                scope.spawn(move || {
+                    (w..engine.bulk.len())
+                        .step_by(workers)
+                        .map(|g| (g, line_hits(&engine.bulk[g], region)))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        let mut all = vec![line_hits(&engine.bulk[0], region)];
-        for w in workers {
-            all.push(w.join().unwrap_or_default());
+        for g in (0..engine.bulk.len()).step_by(workers) {
+            hits[g] = Some(line_hits(&engine.bulk[g], region));
         }
-        all
+        for handle in spawned {
+            for (g, h) in handle.join().unwrap_or_default() {
+                hits[g] = Some(h);
+            }
+        }
     });
     hits.into_iter()
         .map(|h| Searched {
             from: None,
             hit: None,
-            known: Some((h, 0)),
+            known: h.map(|h| (h, 0)),
         })
         .collect()
 }
