@@ -24,6 +24,14 @@ def test_explain_finds_the_failures_of_a_log():
     assert "pt_main_thread" in oom.title and "7731" in oom.title
     assert any("train.log:2" in e.source for e in oom.evidence)
     assert oom.fix
+    # How sure, and whom to call: the kernel's own line proves the kill.
+    assert oom.certainty == "confirmed" and oom.cause == "capacity"
+
+
+def test_a_sigkill_alone_is_likely_oom_and_says_what_would_confirm_it():
+    (f,) = memtriage.explain("Error: container exited with code 137\n")
+    assert f.id == "log.oom-kill" and f.certainty == "likely"
+    assert "dmesg" in f.confirm
 
 
 def test_explain_and_doctor_carry_the_schema_of_the_commands_json():

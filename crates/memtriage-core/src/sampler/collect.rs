@@ -209,11 +209,7 @@ impl Collector {
     /// Reads `smaps_rollup` of the process whose memory moved most since its last
     /// attempt (never-tried processes first), if the budget allows.
     fn read_one_pss(&mut self, t: f64, processes: &mut [ProcessSample]) -> Option<PssAttempt> {
-        let ledger = self.ledger.as_mut()?;
-        if !ledger.allows(Instant::now()) {
-            return None;
-        }
-        let (i, _) = processes
+        let (i, _, never_tried) = processes
             .iter()
             .enumerate()
             .filter_map(|(i, p)| Some((i, self.tracked.get(&p.pid)?, p)))
@@ -221,7 +217,14 @@ impl Collector {
                 None => u64::MAX,
                 Some(at) => p.minor_faults.saturating_sub(at) + 1,
             })
-            .map(|(i, _, p)| (i, p.pid))?;
+            .map(|(i, tr, p)| (i, p.pid, tr.minor_faults_at_attempt.is_none()))?;
+        // A forked worker's first reading is what tells what it copied from its parent:
+        // it is taken even past the budget (once per worker); later ones wait for it.
+        let first_look_at_worker = never_tried && processes[i].forked_without_exec == Some(true);
+        let ledger = self.ledger.as_mut()?;
+        if !ledger.allows(Instant::now()) && !first_look_at_worker {
+            return None;
+        }
         let parent = match processes[i].forked_without_exec {
             Some(true) => Some(processes[i].ppid),
             _ => None,

@@ -130,7 +130,9 @@ class Finding(Record):
     """A diagnosis: ``id``, ``severity`` (ok|info|warn|error), ``title``,
     ``evidence`` (each with ``label``, ``value``, ``source``, and, where the value is
     one measurement, ``quantity`` and ``unit``: bytes, count, ratio or seconds),
-    ``why`` and ``fix``.
+    ``why`` and ``fix``. A diagnosis of a failure (``explain``, ``run``) also has
+    ``certainty`` (confirmed|likely|possible), ``cause`` (capacity, configuration,
+    user_code, driver, hardware) and ``confirm``, the check that would confirm it.
 
     ``str(finding)`` renders it as the CLI does.
     """

@@ -6,7 +6,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 N = 1_000_000
-ITEMS = 20
+ITEMS = 40
 
 
 class Objects(Dataset):
