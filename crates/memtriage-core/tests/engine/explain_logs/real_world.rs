@@ -228,3 +228,29 @@ fn a_failure_users_report_in_their_own_words() {
             .all(|f| f.severity < Severity::Warn)
     );
 }
+
+#[test]
+fn memory_the_job_printed_rising_is_growth_with_its_slope() {
+    let mut log = String::new();
+    for epoch in 0..8u32 {
+        log.push_str(&format!(
+            "epoch {epoch} loss 0.{} | RSS: {:.1} GB\n",
+            9 - epoch,
+            2.0 + f64::from(epoch) * 0.5
+        ));
+    }
+    let f = only_finding(&scan(log.as_bytes()), FailureClass::MemoryGrowth);
+    assert_eq!(f.severity, Severity::Warn);
+    assert!(
+        f.title
+            .contains("rose from 2.0 GiB to 5.5 GiB over 8 readings"),
+        "{}",
+        f.title
+    );
+    assert_eq!(evidence(&f, "rise per reading (mean)"), "512 MiB");
+    // A flat series is not growth.
+    let flat: String = (0..8)
+        .map(|e| format!("epoch {e} | RSS: 2.0 GB\n"))
+        .collect();
+    assert!(scan(flat.as_bytes()).findings().is_empty());
+}

@@ -70,8 +70,8 @@ pub(super) static RULES: &[Rule] = &[
         "shell.segfault",
         C::NativeCrash,
         Error,
-        &["Segmentation fault", "segmentation fault", "Speicherzugriffsfehler", "Erreur de segmentation", "Violación de segmento", "Ошибка сегментирования", "段错误", "セグメンテーション違反", "Errore di segmentazione", "Falha de segmentação", "zsh: "],
-        shell_signal!("Segmentation fault|segmentation fault|Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Ошибка сегментирования|段错误|セグメンテーション違反|Errore di segmentazione|Falha de segmentação"),
+        &["Segmentation fault", "segmentation fault", "Speicherzugriffsfehler", "Erreur de segmentation", "Violación de segmento", "Ошибка сегментирования", "段错误", "セグメンテーション違反", "zsh: "],
+        shell_signal!("Segmentation fault|segmentation fault|Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Ошибка сегментирования|段错误|セグメンテーション違反"),
         "The process crashed with a segmentation fault (SIGSEGV)",
     ),
     Rule {

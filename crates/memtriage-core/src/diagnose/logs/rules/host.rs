@@ -274,6 +274,20 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
+        extract: Some(extract_memory_figure),
+        certainty: Likely,
+        ..rule(
+            "job.memory-figure",
+            C::MemoryGrowth,
+            Warn,
+            // The labels jobs print their own memory under; plain `mem` or `memory`
+            // would put most lines of a training log through the rules.
+            &["emory usage", "emory_usage", "emory used", "RSS:", "RSS=", "rss:", "rss=", "RAM usage", "RAM used", "mem_usage"],
+            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident )?(?:memory[ _]usage|memory used|mem_usage|rss|ram usage|ram used))\s*[:=]\s*(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b)?)",
+            "Memory rises reading after reading",
+        )
+    },
+    Rule {
         certainty: Possible,
         ..rule(
             "prose.memory-growth",

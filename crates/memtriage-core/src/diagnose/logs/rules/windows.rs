@@ -42,7 +42,7 @@ pub(super) static RULES: &[Rule] = &[
             "windows.bugcheck-page-fault",
             C::WindowsMemoryFault,
             Error,
-            &["PAGE_FAULT_IN_NONPAGED_AREA", "PAGE FAULT IN NONPAGED AREA", "FAULT IN NOT PAGED", "0x00000050", "ugcheck", "ug check", "ugCheck", "ug Check", "top code", "Stop code", "STOP CODE", "BUG CHECK", "BUGCHECK"],
+            &["PAGE_FAULT_IN_NONPAGED_AREA", "PAGE FAULT IN NONPAGED AREA", "FAULT IN NOT PAGED", "0x00000050", "ugcheck", "ugCheck", "BUGCHECK", "top code"],
             r"(?i:PAGED?[_ ]FAULT[_ ]IN[_ ]NO[NT][_ ]?PAGED[_ ]AREA)|(?i:bug ?check(?: code)?|stop code|BugCheckCode)\s*[:=]?\s*(?:0x0*50\b|\(50\)|50\b)|\b0x00000050\b",
             "Windows bug check PAGE_FAULT_IN_NONPAGED_AREA (0x50): the kernel touched memory that was not there",
         )
@@ -54,7 +54,7 @@ pub(super) static RULES: &[Rule] = &[
             "windows.bugcheck-memory",
             C::WindowsMemoryFault,
             Error,
-            &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1", "0x00000116"],
+            &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1"],
             r"(?i:\b(?P<check>MEMORY[_ ]MANAGEMENT|(?:DRIVER[_ ])?IRQL[_ ]NOT[_ ]LESS[_ ]OR[_ ]EQUAL|VIDEO[_ ]TDR[_ ]FAILURE)\b)|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b",
             "Windows bug check {check}",
         )
