@@ -39,7 +39,17 @@ struct Tracked {
     /// whose reading fails (not ours to read) waits its turn like the others instead
     /// of being picked first at every tick.
     minor_faults_at_attempt: Option<u64>,
+    /// Readings of a forked worker taken past the PSS budget (see [`WORKER_READINGS`]).
+    readings_past_budget: u8,
 }
+
+/// A forked worker is read past the PSS budget at its first sight and whenever it
+/// has touched [`WORKER_COPY_FAULTS`] pages since its last reading, this many times at
+/// most: what it copied from its parent is what its readings are for, and one
+/// expensive reading of another worker must not starve it.
+const WORKER_READINGS: u8 = 3;
+/// 64 MiB of 4 KiB pages.
+const WORKER_COPY_FAULTS: u64 = 16 * 1024;
 
 /// The state sampling keeps between ticks.
 pub struct Collector {
@@ -200,6 +210,7 @@ impl Collector {
                     stat,
                     last: None,
                     minor_faults_at_attempt: None,
+                    readings_past_budget: 0,
                 },
             );
             self.order.push(pid);
@@ -209,21 +220,30 @@ impl Collector {
     /// Reads `smaps_rollup` of the process whose memory moved most since its last
     /// attempt (never-tried processes first), if the budget allows.
     fn read_one_pss(&mut self, t: f64, processes: &mut [ProcessSample]) -> Option<PssAttempt> {
-        let (i, _, never_tried) = processes
+        let moved = |tr: &Tracked, p: &ProcessSample| match tr.minor_faults_at_attempt {
+            None => u64::MAX,
+            Some(at) => p.minor_faults.saturating_sub(at) + 1,
+        };
+        let (i, pid, faults) = processes
             .iter()
             .enumerate()
             .filter_map(|(i, p)| Some((i, self.tracked.get(&p.pid)?, p)))
-            .max_by_key(|(_, tr, p)| match tr.minor_faults_at_attempt {
-                None => u64::MAX,
-                Some(at) => p.minor_faults.saturating_sub(at) + 1,
-            })
-            .map(|(i, tr, p)| (i, p.pid, tr.minor_faults_at_attempt.is_none()))?;
-        // A forked worker's first reading is what tells what it copied from its parent:
-        // it is taken even past the budget (once per worker); later ones wait for it.
-        let first_look_at_worker = never_tried && processes[i].forked_without_exec == Some(true);
+            .max_by_key(|(_, tr, p)| moved(tr, p))
+            .map(|(i, tr, p)| (i, p.pid, moved(tr, p)))?;
+        let worker_copying = processes[i].forked_without_exec == Some(true)
+            && faults > WORKER_COPY_FAULTS
+            && self
+                .tracked
+                .get(&pid)
+                .is_some_and(|tr| tr.readings_past_budget < WORKER_READINGS);
         let ledger = self.ledger.as_mut()?;
-        if !ledger.allows(Instant::now()) && !first_look_at_worker {
-            return None;
+        if !ledger.allows(Instant::now()) {
+            if !worker_copying {
+                return None;
+            }
+            if let Some(tr) = self.tracked.get_mut(&pid) {
+                tr.readings_past_budget += 1;
+            }
         }
         let parent = match processes[i].forked_without_exec {
             Some(true) => Some(processes[i].ppid),
