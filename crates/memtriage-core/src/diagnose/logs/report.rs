@@ -81,12 +81,11 @@ fn severity_of(m: &LogMatch) -> Severity {
 
 /// A SIGKILL is an OOM kill only while nothing says otherwise: beside the runtime's
 /// `OOMKilled: false` or `Reason: Error` it is a SIGKILL of unknown cause.
-fn sigkill_class(m: &LogMatch, not_oom: bool) -> FailureClass {
-    let plain_sigkill = PLAIN_SIGKILL.contains(&m.rule);
-    if not_oom && plain_sigkill {
+fn sigkill_class(rule: &str, class: FailureClass, not_oom: bool) -> FailureClass {
+    if not_oom && PLAIN_SIGKILL.contains(&rule) {
         FailureClass::Sigkill
     } else {
-        m.class
+        class
     }
 }
 
@@ -108,23 +107,16 @@ pub(super) fn findings(
         .chain(open)
         .filter(|m| m.rule != oom_rules::NOT_OOM_MARKER)
         .map(|m| LogMatch {
-            class: sigkill_class(m, not_oom),
+            class: sigkill_class(m.rule, m.class, not_oom),
             ..m.clone()
         })
         .collect();
     let counts: Vec<RuleCount> = counts
         .iter()
         .filter(|c| c.rule != oom_rules::NOT_OOM_MARKER)
-        .map(|c| {
-            let plain_sigkill = PLAIN_SIGKILL.contains(&c.rule);
-            RuleCount {
-                class: if not_oom && plain_sigkill {
-                    FailureClass::Sigkill
-                } else {
-                    c.class
-                },
-                ..*c
-            }
+        .map(|c| RuleCount {
+            class: sigkill_class(c.rule, c.class, not_oom),
+            ..*c
         })
         .collect();
     let counts = &counts[..];

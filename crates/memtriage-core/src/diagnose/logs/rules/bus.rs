@@ -42,7 +42,7 @@ pub(super) static RULES: &[Rule] = &[
             C::MmapBusError,
             Error,
             &["Bus error", "bus error", "Bus Error"],
-            concat!(r#"(?i:(?:\b(?:I|we|it|terminal|console|process|program|job|script|training|python)\b[^.\n]{0,40}?\b(?:shows?|showed|got|gets?|getting|see|saw|fails?|failed|prints?|printed|reports?|reported|gives?|gave|returns?|returned)|\b(?:erred|errored|crash(?:es|ed)|dies|died|aborts?|aborted)\b[^.\n]{0,10}?\bwith)\b[^.\n]{0,20}?["'`*]+"#, r"bus error\b)"),
+            reported!("shows?|showed|got|gets?|getting|see|saw|fails?|failed|prints?|printed|reports?|reported|gives?|gave|returns?|returned", "bus error"),
             "The text reports a bus error (SIGBUS)",
         )
     },

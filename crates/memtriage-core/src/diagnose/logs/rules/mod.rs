@@ -36,6 +36,22 @@ macro_rules! shell_signal {
     };
 }
 
+/// A failure someone reports in their own words: "I get 'Bus error'", "the terminal
+/// shows …", "it crashed with …", the signal's name quoted after the verb. `$told`
+/// lists the verbs that count for a subject other than I or we: a tense that
+/// documentation, which says what a program does in the present, does not use.
+macro_rules! reported {
+    ($told:literal, $signal:literal) => {
+        concat!(
+            r#"(?i:(?:\b(?:I|we)\b[^.\n]{0,40}?\b(?:shows?|showed|got|gets?|getting|see|saw|fails?|failed|prints?|printed|gives?|gave)|\b(?:it|terminal|console|process|program|job|script|training|python)\b[^.\n]{0,40}?\b(?:"#,
+            $told,
+            r#")|\b(?:erred|errored|crash(?:es|ed)|dies|died|aborts?|aborted)\b[^.\n]{0,10}?\bwith)\b[^.\n]{0,20}?["'`*]+"#,
+            $signal,
+            r"\b)"
+        )
+    };
+}
+
 mod bus;
 mod crash;
 mod cuda;
