@@ -158,9 +158,15 @@ pub struct ExplainArgs {
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
 
-    /// Machine-readable output (schema memtriage.explain/v1).
+    /// Machine-readable output (schema memtriage.explain/v1; with --rules,
+    /// memtriage.rules/v1).
     #[arg(long)]
     pub json: bool,
+
+    /// List the rules logs are read with (id, class, severity, certainty, and the
+    /// literals a line must hold for the rule to be tried) instead of reading a log.
+    #[arg(long, conflicts_with = "file")]
+    pub rules: bool,
 }
 
 #[derive(Debug, Args)]

@@ -47,9 +47,10 @@ struct Tracked {
 /// has touched [`WORKER_COPY_FAULTS`] pages since its last reading, this many times at
 /// most: what it copied from its parent is what its readings are for, and one
 /// expensive reading of another worker must not starve it.
-const WORKER_READINGS: u8 = 3;
-/// 64 MiB of 4 KiB pages.
-const WORKER_COPY_FAULTS: u64 = 16 * 1024;
+const WORKER_READINGS: u8 = 4;
+/// 32 MiB of 4 KiB pages: a worker that copies 96 MiB is read at least once after
+/// most of its copying, however the ticks fall.
+const WORKER_COPY_FAULTS: u64 = 8 * 1024;
 
 /// The state sampling keeps between ticks.
 pub struct Collector {

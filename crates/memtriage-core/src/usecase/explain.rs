@@ -6,11 +6,55 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::diagnose::logs::{LogMatch, LogScanner};
+use crate::diagnose::logs::{FailureClass, LogMatch, LogScanner};
 use crate::error::{Error, Result};
-use crate::model::finding::Finding;
+use crate::model::finding::{Certainty, Finding, Severity};
 
 pub const EXPLAIN_SCHEMA: &str = "memtriage.explain/v1";
+pub const RULES_SCHEMA: &str = "memtriage.rules/v1";
+
+/// The rule table `explain` reads logs with (`memtriage.rules/v1`), in match order.
+#[derive(Debug, Serialize)]
+pub struct RuleTable {
+    pub schema: &'static str,
+    pub rules: Vec<RuleSummary>,
+}
+
+/// One rule: what it recognises and the literals a line must hold for its regex to
+/// be tried.
+#[derive(Debug, Serialize)]
+pub struct RuleSummary {
+    pub id: &'static str,
+    pub class: FailureClass,
+    pub severity: Severity,
+    pub certainty: Certainty,
+    pub literals: Vec<&'static str>,
+}
+
+/// The rule table; an error where it did not compile.
+pub fn rules() -> Result<RuleTable> {
+    crate::diagnose::logs::check_rules().map_err(Error::internal)?;
+    let rules = crate::diagnose::logs::RULES
+        .iter()
+        .map(|r| RuleSummary {
+            id: r.id,
+            class: r.class,
+            severity: r.severity,
+            certainty: r.certainty,
+            // The NUL-led literal of a rule reached only through a table header.
+            literals: r
+                .literals
+                .iter()
+                .copied()
+                .filter(|l| !l.starts_with('\0'))
+                .collect(),
+        })
+        .collect();
+    Ok(RuleTable {
+        schema: RULES_SCHEMA,
+        rules,
+    })
+}
 
 /// Large enough that the scanner's prefilter groups search each chunk in parallel
 /// (from 1 MiB), small enough to stay a bounded buffer.

@@ -4,7 +4,7 @@
 
 use crate::diagnose::logs::LogScanner;
 use crate::diagnose::run::{diagnose, Inputs};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::finding::Finding;
 use crate::model::run::RunReport;
 use crate::probe::root::Root;
@@ -81,8 +81,13 @@ fn text_findings(stdout: &JobOutput, stderr: &JobOutput) -> Vec<Finding> {
 }
 
 /// Runs the job to its end (its output passes through to this process's stdout and
-/// stderr) and diagnoses it. Errors only when the job cannot be started.
+/// stderr) and diagnoses it. Errors only when the job cannot be started (or the
+/// log rules did not compile).
 pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
+    // The rule table is built before the job starts: built on the job's first line
+    // instead, it kept the scanner busy while a short job ended and the output drain
+    // ran out, and the lines after the first passed through unread.
+    crate::diagnose::logs::check_rules().map_err(Error::internal)?;
     let mut result = supervise::run(
         root,
         config,

@@ -14,6 +14,16 @@ use crate::render;
 use crate::render::printer::Printer;
 
 pub fn run(_ctx: &Context, args: &ExplainArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
+    if args.rules {
+        let table = explain::rules()?;
+        if args.json {
+            serde_json::to_writer_pretty(&mut p.out, &table)?;
+            writeln!(p.out)?;
+        } else {
+            render::explain::write_rules(&mut p.out, &table)?;
+        }
+        return Ok(ExitStatus::Success);
+    }
     let path = args.file.as_deref().filter(|p| *p != Path::new("-"));
     let report = match path {
         Some(path) => explain::file(path)?,

@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use memtriage_core::model::finding::Finding;
+use memtriage_core::usecase::explain::RuleTable;
 
 use super::findings;
 use super::style::Style;
@@ -28,4 +29,21 @@ pub fn write(
             bytes as f64 / 1e6
         )
     }
+}
+
+/// One rule a line, in match order: id, class, severity, certainty, literals.
+pub fn write_rules(out: &mut dyn Write, table: &RuleTable) -> io::Result<()> {
+    for r in &table.rules {
+        let literals: Vec<String> = r.literals.iter().map(|l| format!("{l:?}")).collect();
+        writeln!(
+            out,
+            "{:<40} {:<22} {:<5} {:<9} {}",
+            r.id,
+            r.class.as_str(),
+            r.severity.as_str(),
+            r.certainty.as_str(),
+            literals.join(" ")
+        )?;
+    }
+    writeln!(out, "{} rules", table.rules.len())
 }

@@ -185,3 +185,27 @@ fn no_argument_on_a_terminal_exits_2_with_what_to_do() {
     assert!(said.contains("no log given: name a file"), "{said}");
     assert!(said.contains("dmesg | memtriage explain"), "{said}");
 }
+
+#[test]
+fn lists_its_rules() {
+    let out = memtriage()
+        .args(["explain", "--rules", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(table["schema"], "memtriage.rules/v1");
+    let rules = table["rules"].as_array().unwrap();
+    assert!(rules.len() >= 100, "{} rules", rules.len());
+    assert!(rules
+        .iter()
+        .all(|r| r["literals"].as_array().is_some_and(|l| !l.is_empty())
+            || r["id"].as_str().is_some()));
+
+    let people = memtriage().args(["explain", "--rules"]).output().unwrap();
+    let listing = text(&people.stdout);
+    assert!(
+        listing.contains("oom_kill") && listing.ends_with(&format!("{} rules\n", rules.len())),
+        "{listing}"
+    );
+}

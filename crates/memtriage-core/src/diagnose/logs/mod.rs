@@ -13,19 +13,20 @@
 //! an empty segment). Line numbers count `\n` only, so they agree with `wc -l` and an
 //! editor. Only the first [`MAX_LINE`] bytes of a segment are examined.
 //!
-//! Speed: all the rules' literals are searched for in the whole of each chunk at once
-//! (Aho-Corasick, SIMD-accelerated); a segment without one is never looked at. Only the
-//! rare segment that holds one is decoded and tried against its rules' regexes.
+//! Speed: `prefilter` finds the rules' literals in the whole of each chunk at once
+//! (SIMD searches of a few anchors); a segment without one is never looked at. Only
+//! the rare segment that holds one is decoded and tried against its rules' regexes.
 
 mod encoding;
 mod faulthandler;
+mod prefilter;
 mod report;
 pub(crate) mod rules;
 mod tables;
 
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use memchr::{memchr2, memrchr2};
 use regex::Regex;
 use serde::{Serialize, Serializer};
@@ -105,10 +106,8 @@ pub struct RuleCount {
 
 /// The compiled rule table, built once per process.
 pub(crate) struct Engine {
-    /// Finds where a candidate line is in a whole chunk: the prefilter's literals
-    /// in groups of at most [`BULK_LIMIT`], each a SIMD (Teddy) search; a hit is
-    /// only a candidate.
-    bulk: Vec<AhoCorasick>,
+    /// Finds where a candidate line is in a whole chunk.
+    prefilter: prefilter::Prefilter,
     /// Tells which literals a candidate line holds (overlapping search), so only their
     /// rules' regexes run.
     literals: AhoCorasick,
@@ -161,19 +160,14 @@ fn build_engine() -> Result<Engine, String> {
             }
         }
     }
+    // A DFA: candidate lines are searched overlapping, where the default (an NFA)
+    // is several times slower, and a few hundred literals make a small one.
     let ac = AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::DFA))
         .match_kind(MatchKind::Standard)
         .build(&literals)
         .map_err(|e| format!("the rules' literals: {e}"))?;
-    let bulk = bulk_literals()
-        .chunks(BULK_LIMIT)
-        .map(|group| {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostFirst)
-                .build(group)
-                .map_err(|e| format!("the prefilter: {e}"))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let prefilter = prefilter::Prefilter::new(&literals)?;
     let mut patterns = Vec::with_capacity(RULES.len());
     for r in RULES.iter() {
         let main = compile(r.id, &rules::expand(r.pattern))?;
@@ -198,7 +192,7 @@ fn build_engine() -> Result<Engine, String> {
     }
     let fixed = |what: &str, p: &str| compile(what, p);
     Ok(Engine {
-        bulk,
+        prefilter,
         literals: ac,
         literal_rules,
         patterns,
@@ -223,104 +217,6 @@ fn build_engine() -> Result<Engine, String> {
         )?,
     })
 }
-
-/// The prefilter's literals. Every rule literal contains one of them, so a line that
-/// holds none cannot match any rule. Chosen greedily (a set cover): the prefix shared
-/// by the most rule literals not yet covered, the longer on a tie, since a longer one
-/// lets fewer healthy lines through. They are searched in groups of [`BULK_LIMIT`]
-/// (one SIMD pass each): the cost grows with the number of groups, not of rules.
-fn bulk_literals() -> Vec<&'static str> {
-    let mut uncovered: Vec<&'static str> = RULES
-        .iter()
-        .flat_map(|r| r.literals.iter().copied())
-        .filter(|l| !never_occurs(l))
-        .collect();
-    uncovered.sort_unstable();
-    uncovered.dedup();
-    // A literal that holds another is covered by it.
-    let all = uncovered.clone();
-    uncovered.retain(|l| !all.iter().any(|o| o != l && l.contains(o)));
-    // Tiers from long to short: a long shared substring is rare in healthy text, a
-    // short one (`error`, `tion`) is everywhere. A substring is chosen only where it
-    // covers two literals or more; a literal left over stands for itself.
-    let mut covered = vec![false; uncovered.len()];
-    let mut chosen: Vec<&'static str> = Vec::new();
-    for tier in BULK_TIERS {
-        let mut counts: std::collections::HashMap<&'static str, usize> = Default::default();
-        let subs: Vec<Vec<&'static str>> = uncovered
-            .iter()
-            .enumerate()
-            .map(|(i, lit)| {
-                if covered[i] {
-                    Vec::new()
-                } else {
-                    substrings(lit, tier)
-                }
-            })
-            .collect();
-        for list in &subs {
-            for s in list {
-                *counts.entry(s).or_default() += 1;
-            }
-        }
-        loop {
-            let best = counts
-                .iter()
-                .filter(|(_, c)| **c >= 2)
-                .max_by(|a, b| {
-                    a.1.cmp(b.1)
-                        .then(a.0.len().cmp(&b.0.len()))
-                        .then(b.0.cmp(a.0))
-                })
-                .map(|(s, _)| *s);
-            let Some(best) = best else { break };
-            chosen.push(best);
-            for (i, lit) in uncovered.iter().enumerate() {
-                if !covered[i] && lit.contains(best) {
-                    covered[i] = true;
-                    for s in &subs[i] {
-                        if let Some(c) = counts.get_mut(s) {
-                            *c -= 1;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    for (i, lit) in uncovered.iter().enumerate() {
-        if !covered[i] && !chosen.iter().any(|c| lit.contains(c)) {
-            chosen.push(lit);
-        }
-    }
-    chosen.sort_unstable();
-    chosen.dedup();
-    chosen
-}
-
-/// The prefixes of `lit` from `min` bytes up to [`BULK_MAX`]. Prefixes, not any
-/// substring: a literal starts where its rule's author began a word, and Teddy tells
-/// candidates by their first bytes, which mid-word fragments (`ocess`, `emory`) share
-/// with most of a healthy log.
-fn substrings(lit: &'static str, min: usize) -> Vec<&'static str> {
-    let mut subs: Vec<&'static str> = Vec::new();
-    for end in min..=BULK_MAX.min(lit.len()) {
-        if lit.is_char_boundary(end) {
-            subs.push(&lit[..end]);
-        }
-    }
-    subs.sort_unstable();
-    subs.dedup();
-    subs
-}
-
-/// aho-corasick's Teddy (the SIMD search) takes at most 64 patterns; past that the
-/// bulk scan falls back to an automaton several times slower, so the prefilter is
-/// cut into groups of at most this many, each searched by Teddy.
-pub const BULK_LIMIT: usize = 64;
-/// Substring lengths tried for the cover, longest first.
-const BULK_TIERS: [usize; 3] = [BULK_MAX, 8, 6];
-/// The longest substring considered for the cover; longer ones cover no more.
-const BULK_MAX: usize = 10;
 
 /// The message of a line: without a kernel-log, journal or launcher prefix.
 fn normalize(engine: &Engine, text: &str) -> String {
@@ -377,22 +273,23 @@ fn parallelism() -> usize {
 fn search_in_parallel(engine: &Engine, region: &[u8]) -> Vec<Searched> {
     // As many threads as cores, each searching its share of the groups: more threads
     // than cores would only take turns.
-    let workers = parallelism().min(engine.bulk.len());
+    let groups = engine.prefilter.groups();
+    let workers = parallelism().min(groups);
     // A group whose thread failed keeps no answer and is searched as it is asked.
-    let mut hits: Vec<Option<Vec<usize>>> = vec![None; engine.bulk.len()];
+    let mut hits: Vec<Option<Vec<usize>>> = vec![None; groups];
     std::thread::scope(|scope| {
         let spawned: Vec<_> = (1..workers)
             .map(|w| {
                 scope.spawn(move || {
-                    (w..engine.bulk.len())
+                    (w..groups)
                         .step_by(workers)
-                        .map(|g| (g, line_hits(&engine.bulk[g], region)))
+                        .map(|g| (g, line_hits(engine, g, region)))
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
-        for g in (0..engine.bulk.len()).step_by(workers) {
-            hits[g] = Some(line_hits(&engine.bulk[g], region));
+        for g in (0..groups).step_by(workers) {
+            hits[g] = Some(line_hits(engine, g, region));
         }
         for handle in spawned {
             for (g, h) in handle.join().unwrap_or_default() {
@@ -410,11 +307,10 @@ fn search_in_parallel(engine: &Engine, region: &[u8]) -> Vec<Searched> {
 }
 
 /// The first hit of `group` on each line of `region` that has one.
-fn line_hits(group: &AhoCorasick, region: &[u8]) -> Vec<usize> {
+fn line_hits(engine: &Engine, group: usize, region: &[u8]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut pos = 0;
-    while let Some(m) = group.find(&region[pos..]) {
-        let hit = pos + m.start();
+    while let Some(hit) = engine.prefilter.find(group, region, pos) {
         out.push(hit);
         pos = memchr2(b'\n', b'\r', &region[hit..]).map_or(region.len(), |i| hit + i + 1);
     }
@@ -430,7 +326,7 @@ fn next_hit(
     searched: &mut [Searched],
 ) -> Option<usize> {
     let mut best: Option<usize> = None;
-    for (group, s) in engine.bulk.iter().zip(searched.iter_mut()) {
+    for (group, s) in searched.iter_mut().enumerate() {
         if let Some((hits, next)) = &mut s.known {
             while hits.get(*next).is_some_and(|h| *h < pos) {
                 *next += 1;
@@ -443,7 +339,7 @@ fn next_hit(
         let still_ahead = s.from.is_some_and(|f| f <= pos) && s.hit.is_none_or(|h| h >= pos);
         if !still_ahead {
             s.from = Some(pos);
-            s.hit = group.find(&region[pos..]).map(|m| pos + m.start());
+            s.hit = engine.prefilter.find(group, region, pos);
         }
         if let Some(h) = s.hit {
             best = Some(best.map_or(h, |b: usize| b.min(h)));
@@ -693,10 +589,11 @@ impl LogScanner {
     /// `region` ends with a line end. Segments with no literal are skipped wholesale.
     fn scan_complete(&mut self, engine: &Engine, region: &[u8]) {
         let mut pos = 0;
-        let mut searched = vec![Searched::default(); engine.bulk.len()];
+        let groups = engine.prefilter.groups();
+        let mut searched = vec![Searched::default(); groups];
         // A large region is searched by every prefilter group at once, one thread
         // each; then each group's answer is already known wherever it is asked.
-        if region.len() >= PARALLEL_MIN && engine.bulk.len() > 1 && parallelism() > 1 {
+        if region.len() >= PARALLEL_MIN && groups > 1 && parallelism() > 1 {
             searched = search_in_parallel(engine, region);
         }
         while pos < region.len() {
@@ -1031,27 +928,36 @@ mod tests {
     }
 
     #[test]
-    fn bulk_literals_fit_the_simd_search() {
-        // Each group of BULK_LIMIT literals is one more SIMD pass over every byte:
-        // bench/explain_bench.py prints the count beside the throughput. More than
-        // four passes would halve it again.
-        let lits = bulk_literals();
-        assert!(
-            lits.len() <= 4 * BULK_LIMIT,
-            "{} bulk literals: {lits:?}",
-            lits.len()
-        );
-        // Short literals let through too many healthy lines.
-        assert!(lits.iter().all(|l| l.len() >= 3), "{lits:?}");
+    fn the_prefilter_finds_every_rule_literal() {
+        let e = engine().unwrap();
         for rule in RULES.iter() {
             for lit in rule.literals.iter().filter(|l| !never_occurs(l)) {
+                let line = format!("[ 12.5] x {lit} y");
+                let found = (0..e.prefilter.groups())
+                    .filter_map(|g| e.prefilter.find(g, line.as_bytes(), 0))
+                    .min();
+                // Found where it is (or a literal inside it, which another rule names).
                 assert!(
-                    lits.iter().any(|b| lit.contains(b)),
-                    "{}: {lit} uncovered",
+                    found.is_some_and(|at| (10..10 + lit.len()).contains(&at)),
+                    "{}: {lit:?} at {found:?}",
                     rule.id
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_prefilter_takes_two_passes() {
+        // Each group of anchors is one more SIMD pass over every byte: a third would
+        // cost explain a third of its speed. Choose the anchors again for the table
+        // (python3 bench/prefilter_anchors.py) when this fails.
+        let e = engine().unwrap();
+        assert!(
+            e.prefilter.groups() <= 2,
+            "{} anchors in {} groups",
+            e.prefilter.anchors(),
+            e.prefilter.groups()
+        );
     }
 
     #[test]

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Choose the anchors of explain's prefilter for the current rule table.
+
+explain finds candidate lines by searching every byte of a log for short anchors
+(SIMD, 64 anchors per pass), then checking the rule literals an anchor stands for
+where it is found. Fewer anchors mean fewer passes; anchors that healthy text rarely
+holds mean fewer checks. This picks, greedily, the substrings of the rule literals
+(4 to 16 bytes) that cover the most literals not yet covered per unit of cost, where
+the cost of an anchor grows with how often it occurs in healthy text:
+
+  - the healthy logs of the corpus (corpus/healthy: real jobs, and prose that talks
+    about memory), and
+  - a synthetic training log (bench/explain_bench.py's generator, failures removed).
+
+It writes crates/memtriage-core/src/diagnose/logs/anchors.json in the order chosen
+(the engine gives each literal the first anchor it holds). Run it after adding rules
+when the engine's test `the_prefilter_takes_two_passes` fails:
+
+  cargo build --release -p memtriage && python3 bench/prefilter_anchors.py
+"""
+
+import argparse
+import collections
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import explain_bench  # noqa: E402
+
+OUT = os.path.join(ROOT, "crates", "memtriage-core", "src", "diagnose", "logs", "anchors.json")
+MIN_LEN, MAX_LEN = 4, 16
+SYNTHETIC_BYTES = 4_000_000
+
+
+def rule_literals(binary):
+    table = json.loads(subprocess.check_output([binary, "explain", "--rules", "--json"]))
+    literals = sorted({lit for rule in table["rules"] for lit in rule["literals"]})
+    # A literal that holds another is found wherever that one is.
+    return [lit for lit in literals if not any(o != lit and o in lit for o in literals)]
+
+
+def healthy_samples():
+    real = "".join(
+        open(p, encoding="utf-8", errors="replace").read()
+        for p in sorted(glob.glob(os.path.join(ROOT, "corpus", "healthy", "*.log")))
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "train.log")
+        explain_bench.generate(path, SYNTHETIC_BYTES, seed=3)
+        synthetic = open(path, encoding="utf-8", errors="replace").read()
+    for failure in explain_bench.FAILURES:
+        synthetic = synthetic.replace(failure, "")
+    return real, synthetic
+
+
+def substrings(literal):
+    raw = literal.encode()
+    out = set()
+    for start in range(len(raw)):
+        for end in range(start + MIN_LEN, min(len(raw), start + MAX_LEN) + 1):
+            try:
+                out.add(raw[start:end].decode())
+            except UnicodeDecodeError:
+                continue  # not cut where characters begin
+    return out
+
+
+def cover(literals):
+    covers = collections.defaultdict(set)
+    for i, lit in enumerate(literals):
+        for sub in substrings(lit):
+            covers[sub].add(i)
+    return covers
+
+
+def costs(covers, real, synthetic, synthetic_weight):
+    """Per anchor: its occurrences per MB of healthy text (each one found is checked
+    against its literals). The synthetic log is weighted up: a training loop prints
+    the same lines millions of times."""
+    per_mb = {}
+
+    def occurrences(text):
+        if text not in per_mb:
+            n = real.count(text) / len(real) * 1e6
+            n += synthetic_weight * synthetic.count(text) / len(synthetic) * 1e6
+            per_mb[text] = n
+        return per_mb[text]
+
+    out = {}
+    for sub in covers:
+        out[sub] = occurrences(sub)
+    return out
+
+
+def choose(covers, occurrences, n_literals, weight):
+    """Greedy weighted set cover, then anchors left redundant by later ones dropped."""
+    cost = {s: 1 + weight * occurrences[s] for s in covers}
+    uncovered = set(range(n_literals))
+    chosen = []
+    while uncovered:
+        best = max(covers, key=lambda s: (len(covers[s] & uncovered) / cost[s], len(s), s))
+        chosen.append(best)
+        uncovered -= covers[best]
+    for anchor in sorted(chosen, key=lambda s: -cost[s]):
+        others = set().union(*(covers[o] for o in chosen if o != anchor))
+        if covers[anchor] <= others:
+            chosen.remove(anchor)
+    return chosen
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "memtriage"))
+    ap.add_argument("--budget", type=int, default=128, help="most anchors (64 per SIMD pass; default 128)")
+    ap.add_argument("--synthetic-weight", type=float, default=10.0)
+    args = ap.parse_args()
+    literals = rule_literals(args.binary)
+    real, synthetic = healthy_samples()
+    covers = cover(literals)
+    occurrences = costs(covers, real, synthetic, args.synthetic_weight)
+    # The most weight on rarity that still fits the budget.
+    for weight in (0.003, 0.002, 0.0015, 0.001, 0.0007, 0.0005, 0.0003, 0.0002, 0.0001, 0.0):
+        chosen = choose(covers, occurrences, len(literals), weight)
+        if len(chosen) <= args.budget:
+            break
+    print(f"weight {weight}: {sum(occurrences[a] for a in chosen):.0f} occurrences per MB of healthy text")
+    with open(OUT, "w", encoding="utf-8") as f:
+        json.dump(chosen, f, ensure_ascii=False, indent=0)
+        f.write("\n")
+    print(f"{len(chosen)} anchors for {len(literals)} literals -> {os.path.relpath(OUT, ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

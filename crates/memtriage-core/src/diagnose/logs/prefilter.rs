@@ -1,0 +1,240 @@
+//! The bulk search that finds, in a whole chunk of log, the lines worth reading.
+//!
+//! Every byte of a log passes through here, so its cost sets `explain`'s speed. It
+//! searches for short *anchors* with aho-corasick's Teddy (a SIMD search of at most
+//! [`GROUP_LIMIT`] patterns per pass), then checks, at each anchor found, the rule
+//! literals that anchor stands for. The number of passes grows with the number of
+//! anchors, not of rules: a new rule whose literals hold an existing anchor costs
+//! nothing, so the table can grow to hundreds of rules at two passes.
+//!
+//! Which anchors are used is data (`anchors.json`), chosen by
+//! `bench/prefilter_anchors.py` as the fewest substrings of the rule literals that
+//! healthy text (the corpus's healthy logs, a synthetic training log) rarely holds. A
+//! literal that holds none of them becomes its own anchor, so a rule added without
+//! choosing anchors again is still found, at the price of more passes; a test keeps
+//! the count within two.
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+/// aho-corasick's Teddy takes at most 64 patterns; past that it falls back to an
+/// automaton several times slower, so anchors are searched in groups of this many.
+pub const GROUP_LIMIT: usize = 64;
+
+/// The longest anchor made from a literal that none of the chosen anchors covers:
+/// Teddy tells candidates by their first bytes, and the check reads the rest.
+const OWN_ANCHOR_MAX: usize = 16;
+
+/// The anchors chosen for the current rule table (a JSON array of strings).
+const CHOSEN: &str = include_str!("anchors.json");
+
+/// A rule literal that an anchor stands for, and where in it the anchor begins.
+#[derive(Debug)]
+struct Check {
+    literal: &'static [u8],
+    offset: usize,
+}
+
+#[derive(Debug)]
+struct Group {
+    searcher: AhoCorasick,
+    /// For each of the group's anchors, the literals to check where it is found.
+    checks: Vec<Vec<Check>>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Prefilter {
+    groups: Vec<Group>,
+}
+
+impl Prefilter {
+    /// Anchors for `literals`: the chosen ones that cover some literal, then, for a
+    /// literal none covers, its own first bytes.
+    pub fn new(literals: &[&'static str]) -> Result<Prefilter, String> {
+        let chosen: Vec<String> = serde_json::from_str(CHOSEN)
+            .map_err(|e| format!("the prefilter's anchors.json: {e}"))?;
+        Self::with_anchors(literals, &chosen)
+    }
+
+    fn with_anchors(literals: &[&'static str], chosen: &[String]) -> Result<Prefilter, String> {
+        let mut anchors: Vec<String> = Vec::new();
+        let mut owner: Vec<usize> = Vec::with_capacity(literals.len());
+        for lit in literals {
+            let found = anchors
+                .iter()
+                .position(|a| lit.contains(a.as_str()))
+                .or_else(|| {
+                    let a = chosen
+                        .iter()
+                        .find(|a| !a.is_empty() && lit.contains(a.as_str()))?;
+                    anchors.push(a.clone());
+                    Some(anchors.len() - 1)
+                });
+            let index = found.unwrap_or_else(|| {
+                anchors.push(own_anchor(lit).to_string());
+                anchors.len() - 1
+            });
+            owner.push(index);
+        }
+        // An anchor that holds another is redundant: every literal that holds it holds
+        // the other. Dropping it also leaves no anchor the prefix of another, so at
+        // most one anchor begins at any byte and leftmost-first search misses none.
+        let mut keep: Vec<usize> = (0..anchors.len()).collect();
+        for i in 0..anchors.len() {
+            let inner = (0..anchors.len())
+                .filter(|&j| j != i && anchors[i].contains(anchors[j].as_str()))
+                .find(|&j| anchors[j].len() < anchors[i].len() || j < i);
+            if let Some(j) = inner {
+                keep[i] = keep[j];
+            }
+        }
+        // Follow chains (a ⊃ b ⊃ c) to the anchor that stays.
+        for i in 0..keep.len() {
+            let mut k = keep[i];
+            while keep[k] != k {
+                k = keep[k];
+            }
+            keep[i] = k;
+        }
+        let mut slots: Vec<Option<usize>> = vec![None; anchors.len()];
+        let mut kept: Vec<&str> = Vec::new();
+        for (i, a) in anchors.iter().enumerate() {
+            if keep[i] == i {
+                slots[i] = Some(kept.len());
+                kept.push(a);
+            }
+        }
+        let mut checks: Vec<Vec<Check>> = (0..kept.len()).map(|_| Vec::new()).collect();
+        for (lit, &a) in literals.iter().zip(&owner) {
+            let slot = slots[keep[a]].expect("a kept anchor has a slot");
+            let offset = lit
+                .find(kept[slot])
+                .expect("a literal holds the anchor it was given");
+            checks[slot].push(Check {
+                literal: lit.as_bytes(),
+                offset,
+            });
+        }
+        let mut groups = Vec::new();
+        let mut checks = checks.into_iter();
+        for names in kept.chunks(GROUP_LIMIT) {
+            let searcher = AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(names)
+                .map_err(|e| format!("the prefilter: {e}"))?;
+            groups.push(Group {
+                searcher,
+                checks: checks.by_ref().take(names.len()).collect(),
+            });
+        }
+        Ok(Prefilter { groups })
+    }
+
+    /// How many SIMD passes each byte gets.
+    pub fn groups(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// How many anchors are searched in all.
+    #[cfg(test)]
+    pub fn anchors(&self) -> usize {
+        self.groups.iter().map(|g| g.checks.len()).sum()
+    }
+
+    /// Where a rule literal that begins at or after `start` begins, among those of
+    /// one group: the first by where its anchor is.
+    pub fn find(&self, group: usize, haystack: &[u8], start: usize) -> Option<usize> {
+        let group = &self.groups[group];
+        let mut from = start;
+        while from < haystack.len() {
+            let m = group.searcher.find(&haystack[from..])?;
+            let at = from + m.start();
+            let confirmed = group.checks[m.pattern().as_usize()]
+                .iter()
+                .filter(|c| at >= start + c.offset)
+                .find(|c| haystack[at - c.offset..].starts_with(c.literal));
+            if let Some(c) = confirmed {
+                return Some(at - c.offset);
+            }
+            from = at + 1;
+        }
+        None
+    }
+}
+
+/// A literal's first bytes, cut where a character begins.
+fn own_anchor(lit: &str) -> &str {
+    let mut end = lit.len().min(OWN_ANCHOR_MAX);
+    while !lit.is_char_boundary(end) {
+        end -= 1;
+    }
+    &lit[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finds(p: &Prefilter, text: &str) -> Vec<usize> {
+        let mut out = Vec::new();
+        for g in 0..p.groups() {
+            let mut from = 0;
+            while let Some(at) = p.find(g, text.as_bytes(), from) {
+                out.push(at);
+                from = at + 1;
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn an_anchor_alone_is_not_a_hit() {
+        let p = Prefilter::with_anchors(&["out of memory"], &["emor".into()]).unwrap();
+        assert_eq!(p.anchors(), 1);
+        assert_eq!(
+            finds(&p, "peak memory 3 GiB, no error"),
+            Vec::<usize>::new()
+        );
+        assert_eq!(finds(&p, "x: CUDA out of memory"), vec![8]);
+    }
+
+    #[test]
+    fn a_literal_no_anchor_covers_is_its_own() {
+        let p = Prefilter::with_anchors(&["Killed", "Bus error"], &["illed".into()]).unwrap();
+        assert_eq!(p.anchors(), 2);
+        assert_eq!(finds(&p, "Bus error (core dumped)"), vec![0]);
+        assert_eq!(finds(&p, "bash: line 1: 42 Killed"), vec![17]);
+    }
+
+    #[test]
+    fn overlapping_anchors_miss_nothing() {
+        // `kill` is found first at the same place `killed` would be; the longer anchor
+        // is dropped, its literal checked under the shorter.
+        let p = Prefilter::with_anchors(
+            &["killed by signal", "kill event"],
+            &["killed".into(), "kill".into()],
+        )
+        .unwrap();
+        assert_eq!(p.anchors(), 1);
+        assert_eq!(
+            finds(&p, "a kill event; worker killed by signal 9"),
+            vec![2, 21]
+        );
+    }
+
+    #[test]
+    fn a_hit_too_near_the_start_for_its_literal_is_checked_safely() {
+        let p = Prefilter::with_anchors(&["Out of memory"], &["memory".into()]).unwrap();
+        assert_eq!(finds(&p, "memory"), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn many_anchors_fill_several_groups() {
+        let lits: Vec<&'static str> = (0..130)
+            .map(|i| &*Box::leak(format!("literal-{i:03}-x").into_boxed_str()))
+            .collect();
+        let p = Prefilter::with_anchors(&lits, &[]).unwrap();
+        assert_eq!(p.groups(), 3);
+        assert_eq!(finds(&p, "zz literal-129-x"), vec![3]);
+    }
+}
