@@ -208,6 +208,39 @@ fn swap_nearly_full_is_thrashing_with_the_figures() {
     );
     assert!(f.title.contains("97%"), "{}", f.title);
     assert_eq!(f.severity, Severity::Warn);
+
+    // top: a swap device too large to fill, but gigabytes in it and nothing available.
+    let f = only_finding(
+        &scan(b"KiB Mem : 16363244 total,   329000 free, 15569480 used,   464764 buff/cache\nKiB Swap: 16707580 total, 10609236 free,  6098344 used.   275080 avail Mem\n"),
+        FailureClass::SwapThrashing,
+    );
+    assert!(
+        f.title
+            .contains("holds 5.8 GiB (37% of 15.9 GiB) with 269 MiB of memory available"),
+        "{}",
+        f.title
+    );
+    // The same swap with memory to spare is a machine that swapped once, not thrashing.
+    assert!(
+        scan(b"KiB Swap: 16707580 total, 10609236 free,  6098344 used.  8275080 avail Mem\n")
+            .findings()
+            .is_empty()
+    );
+
+    // A progress bar's own RAM and swap figures.
+    let f = only_finding(
+        &scan("3/3 11.3G 1.362: 63% 40/63 16.1s/it   MPS alloc= 0.37 GB | RAM= 16.3/17.2 GB (95.2%) | swap= 23.78 GB\n".as_bytes()),
+        FailureClass::SwapThrashing,
+    );
+    assert!(
+        f.title
+            .starts_with("RAM 95.2% used (16.3/17.2 GB) with 23.8 GiB in swap"),
+        "{}",
+        f.title
+    );
+    assert!(scan(b"RAM= 9.1/17.2 GB (52.9%) | swap= 0.00 GB\n")
+        .findings()
+        .is_empty());
 }
 
 #[test]

@@ -13,6 +13,11 @@ use crate::model::units::iec;
 pub const SWAP_FULL_SHARE: f64 = 0.8;
 /// Pages moving in and out of swap at this rate (KiB/s, as vmstat prints si/so).
 pub const SWAP_BUSY_KIB_S: u64 = 1024;
+/// Swap holding this much while memory is exhausted is a machine paging its working
+/// set, however large the swap device is.
+pub const SWAP_CARRYING_BYTES: u64 = 1 << 30;
+/// Memory this used (percent, as a job or a progress bar prints RAM use) is exhausted.
+pub const RAM_EXHAUSTED_PCT: f64 = 90.0;
 
 /// One memory figure as people print it: `12.5 GB`, `12,345 MiB`, `3.2G`, `1234M`.
 pub fn size_in_bytes(number: &str, unit: &str) -> Option<u64> {
@@ -79,15 +84,48 @@ fn extract_swap_full(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let (Some(total), Some(used)) = (total, used) else {
         return false;
     };
-    if total == 0 || (used as f64) < SWAP_FULL_SHARE * total as f64 {
+    if total == 0 {
         return false;
     }
+    // top's `avail Mem` beside it: gigabytes in swap with next to nothing available
+    // is thrashing even on a swap device too large to fill.
+    let avail = figure("avail", &unit);
+    let full = used as f64 >= SWAP_FULL_SHARE * total as f64;
+    let carrying = used >= SWAP_CARRYING_BYTES && avail.is_some_and(|a| a.saturating_mul(8) < used);
+    if !full && !carrying {
+        return false;
+    }
+    let share = format!("{:.0}%", used as f64 * 100.0 / total as f64);
+    let state = match avail {
+        Some(a) if carrying && !full => format!(
+            "holds {} ({share} of {}) with {} of memory available",
+            iec(used),
+            iec(total),
+            iec(a)
+        ),
+        _ => format!("is {share} full ({} of {})", iec(used), iec(total)),
+    };
+    out.push(("swap_state".into(), state));
     out.push(("swap_used".into(), iec(used)));
     out.push(("swap_total".into(), iec(total)));
-    out.push((
-        "swap_share".into(),
-        format!("{:.0}%", used as f64 * 100.0 / total as f64),
-    ));
+    out.push(("swap_share".into(), share));
+    true
+}
+
+/// A job's own `RAM= 16.3/17.2 GB (95.2%) | swap= 23.78 GB` (progress bars print
+/// it each step): evidence when memory is exhausted and swap carries gigabytes.
+fn extract_ram_and_swap(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let pct = capture(out, "ram_pct").and_then(|p| p.parse::<f64>().ok());
+    let swap = capture(out, "swap")
+        .zip(capture(out, "swap_unit"))
+        .and_then(|(n, u)| size_in_bytes(n, u));
+    let (Some(pct), Some(swap)) = (pct, swap) else {
+        return false;
+    };
+    if pct < RAM_EXHAUSTED_PCT || swap < SWAP_CARRYING_BYTES {
+        return false;
+    }
+    out.push(("swap_used".into(), iec(swap)));
     true
 }
 
@@ -183,7 +221,7 @@ pub(super) static RULES: &[Rule] = &[
             Warn,
             &["Swap:"],
             r"^\s*Swap:\s+(?P<total>[\d.,]+[KMGTkmgt]?i?[Bb]?)\s+(?P<used>[\d.,]+[KMGTkmgt]?i?[Bb]?)\s+(?P<free>[\d.,]+[KMGTkmgt]?i?[Bb]?)\s*$",
-            "Swap is {swap_share} full ({swap_used} of {swap_total}): the machine is thrashing",
+            "Swap {swap_state}: the machine is thrashing",
         )
     },
     Rule {
@@ -195,8 +233,21 @@ pub(super) static RULES: &[Rule] = &[
             C::SwapThrashing,
             Warn,
             &["Swap:"],
-            r"^(?:(?P<scale>[KMG]iB) )?Swap:\s*(?:(?P<total>[\d.]+k?) total,\s*(?P<free>[\d.]+k?) free,\s*(?P<used>[\d.]+k?) used|(?P<total2>[\d.]+k?) total,\s*(?P<used2>[\d.]+k?) used,\s*(?P<free2>[\d.]+k?) free)",
-            "Swap is {swap_share} full ({swap_used} of {swap_total}): the machine is thrashing",
+            r"^(?:(?P<scale>[KMG]iB) )?Swap:\s*(?:(?P<total>[\d.]+k?) total,\s*(?P<free>[\d.]+k?) free,\s*(?P<used>[\d.]+k?) used|(?P<total2>[\d.]+k?) total,\s*(?P<used2>[\d.]+k?) used,\s*(?P<free2>[\d.]+k?) free)(?:[.,]\s*(?P<avail>[\d.]+k?) avail Mem)?",
+            "Swap {swap_state}: the machine is thrashing",
+        )
+    },
+    Rule {
+        extract: Some(extract_ram_and_swap),
+        certainty: Likely,
+        cause: Some(Capacity),
+        ..rule(
+            "job.ram-and-swap",
+            C::SwapThrashing,
+            Warn,
+            &["RAM=", "RAM:"],
+            r"\bRAM[=:]\s*(?P<ram_used>[\d.]+)\s*/\s*(?P<ram_total>[\d.]+)\s*(?P<ram_unit>[KMGT]i?B)\s*\((?P<ram_pct>[\d.]+)\s*%\).*?\b[Ss]wap[=:]\s*(?P<swap>[\d.]+)\s*(?P<swap_unit>[KMGT]i?B)",
+            "RAM {ram_pct}% used ({ram_used}/{ram_total} {ram_unit}) with {swap_used} in swap: the machine is thrashing",
         )
     },
     Rule {
