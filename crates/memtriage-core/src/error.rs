@@ -20,8 +20,10 @@ pub enum Error {
     #[error("{what}: {detail}")]
     NotFound { what: String, detail: String },
 
+    /// What refused it depends on who asked: as root, the kernel's ptrace check.
     #[error(
-        "pid {pid}: permission denied reading {what} (run as root, or as the process's owner)"
+        "pid {pid}: reading {what}: {}",
+        crate::probe::procdir::denied_reason()
     )]
     PermissionDenied { pid: i32, what: String },
 

@@ -8,7 +8,9 @@ use memtriage_core::sampler::DEFAULT_INTERVAL;
 use memtriage_core::usecase::inspect::SortKey;
 
 use crate::render::style::ColorChoice;
-use crate::values::{profile_parser, sort_parser, ByteOffset, ByteSize, Interval, ThreadCount};
+use crate::values::{
+    profile_parser, sort_parser, ByteOffset, ByteSize, Interval, MemoryLimit, ThreadCount,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -101,7 +103,7 @@ pub struct RunArgs {
     /// Run the job in a new memory cgroup with this limit (e.g. 4G, 512M), as a
     /// container or Slurm job would; removed afterwards.
     #[arg(long, value_name = "SIZE")]
-    pub limit: Option<ByteSize>,
+    pub limit: Option<MemoryLimit>,
 
     /// Time between samples of the job's processes, 10ms to 1h (e.g. 500ms, 2s).
     #[arg(long, value_name = "DURATION", default_value_t = Interval(DEFAULT_INTERVAL))]

@@ -22,6 +22,26 @@ impl FromStr for ByteSize {
     }
 }
 
+/// A memory limit for `run --limit`: a size of at least the engine's floor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryLimit(pub u64);
+
+impl FromStr for MemoryLimit {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let min = memtriage_core::supervise::limit::MIN_LIMIT;
+        let bytes = parse_size(text).map_err(|e| e.detail)?;
+        if bytes < min {
+            return Err(format!(
+                "under {}, a job is killed while it starts: give it room to run (e.g. 256M)",
+                memtriage_core::model::units::iec(min)
+            ));
+        }
+        Ok(MemoryLimit(bytes))
+    }
+}
+
 /// Reader threads for `warm`: at least one, at most the engine's maximum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThreadCount(pub usize);
@@ -153,6 +173,16 @@ fn help(profile: Profile) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_limit_too_small_to_start_a_job_is_refused() {
+        assert!("1".parse::<MemoryLimit>().is_err());
+        assert!("4k"
+            .parse::<MemoryLimit>()
+            .unwrap_err()
+            .contains("killed while it starts"));
+        assert_eq!("4M".parse(), Ok(MemoryLimit(4 << 20)));
+    }
 
     #[test]
     fn sizes_are_the_engines() {

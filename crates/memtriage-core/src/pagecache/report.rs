@@ -55,12 +55,11 @@ pub fn inspect(
     with_mappers: bool,
 ) -> Result<FileReport> {
     let meter = Meter::open(path)?;
-    if !meter.trustworthy() {
+    if let Some((why, fix)) = meter.unknown_reason() {
         return Err(crate::error::Error::refused(
             path.display().to_string(),
-            "residency unknown: this kernel has no cachestat (Linux 6.5+) and mincore \
-             hides the page cache of files you neither own nor may write",
-            "run as root or as the file's owner",
+            format!("residency unknown: {why}"),
+            fix,
         ));
     }
     let size = meter.size();
@@ -72,7 +71,7 @@ pub fn inspect(
     };
     let segs = parts.iter().map(Residency::fraction).collect();
     let (tensors, tensors_error) = if safetensors::is_safetensors(path) {
-        match safetensors::read_header(path) {
+        match safetensors::read_header_untouched(path, &meter) {
             Ok(h) => (
                 Some(
                     h.tensors

@@ -69,6 +69,9 @@ pub struct Meter {
     /// False where mincore answers "resident" for every page whatever the truth: the
     /// kernel hides page-cache state of files the caller neither owns nor may write.
     trustworthy: bool,
+    /// Why cachestat did not answer (a kernel without it, or one that refuses this
+    /// caller this file).
+    cachestat_refused: Option<&'static str>,
 }
 
 impl Meter {
@@ -89,9 +92,15 @@ impl Meter {
             method: Method::Cachestat,
             mincore: None,
             trustworthy: true,
+            cachestat_refused: None,
         };
         // Asked of one page: a question about the whole file would walk all of it.
-        if meter.cachestat(0, page).is_none() {
+        if let Err(errno) = meter.try_cachestat(0, page) {
+            meter.cachestat_refused = Some(if errno == libc::EPERM {
+                "cachestat refuses files you neither own nor may write"
+            } else {
+                "this kernel has no cachestat (Linux 6.5+)"
+            });
             meter.method = Method::Mincore;
             meter.mincore =
                 Some(mincore_map(&meter.file, meter.size, page).map_err(|e| Error::io(path, e))?);
@@ -104,6 +113,20 @@ impl Meter {
     /// file the caller owns or may write, or as root).
     pub fn trustworthy(&self) -> bool {
         self.trustworthy
+    }
+
+    /// Why the counts are not real, and what would make them so; `None` where they are.
+    pub fn unknown_reason(&self) -> Option<(String, &'static str)> {
+        if self.trustworthy {
+            return None;
+        }
+        Some((
+            format!(
+                "{}, and mincore hides the page cache of files you neither own nor may write",
+                self.cachestat_refused.unwrap_or("cachestat did not answer")
+            ),
+            "run as the file's owner or as root",
+        ))
     }
 
     /// Every page overlapping the range is cached (the range widened to whole pages:
@@ -130,6 +153,11 @@ impl Meter {
 
     /// `len` 0 means to the end of the file.
     fn cachestat(&self, off: u64, len: u64) -> Option<Cachestat> {
+        self.try_cachestat(off, len).ok()
+    }
+
+    /// cachestat(2), or the errno it failed with.
+    fn try_cachestat(&self, off: u64, len: u64) -> std::result::Result<Cachestat, i32> {
         let range = CachestatRange { off, len };
         let mut out = Cachestat::default();
         // SAFETY: cachestat reads `range` and writes `out`, both live locals.
@@ -142,7 +170,11 @@ impl Meter {
                 0u32,
             )
         };
-        (rc == 0).then_some(out)
+        if rc == 0 {
+            Ok(out)
+        } else {
+            Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+        }
     }
 
     /// Residency of `len` bytes from `off` (clamped to the file).

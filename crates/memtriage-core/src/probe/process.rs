@@ -207,6 +207,16 @@ impl ProcessReader {
 
         let cgroup = match self.cgroups.as_mut().filter(|_| !kernel_thread) {
             None => None,
+            // An exited task's /proc/PID/cgroup reads as the root cgroup: its own is
+            // gone, and the root's usage is not the process's.
+            Some(_) if zombie => {
+                note(
+                    "cgroup",
+                    "unknown: the process has exited (a zombie); the kernel shows the root cgroup for it"
+                        .to_string(),
+                );
+                None
+            }
             Some(reader) => match dir.read("cgroup") {
                 Ok(b) => {
                     let membership =

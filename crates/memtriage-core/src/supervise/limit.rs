@@ -12,6 +12,10 @@ use crate::model::process::CgroupVersion;
 use crate::probe::cgroup::{CgroupDir, CgroupFiles, Hierarchies};
 use crate::probe::root::Root;
 
+/// The smallest limit a job can start under: below it the process is killed while it
+/// execs, before it has a name, and the run would diagnose nothing useful.
+pub const MIN_LIMIT: u64 = 4 << 20;
+
 pub struct JobCgroup {
     pub version: CgroupVersion,
     pub dir: PathBuf,
@@ -24,6 +28,15 @@ impl JobCgroup {
     /// Creates `memtriage-run-PID` at the top of the hierarchy that has the memory
     /// controller (a v2 cgroup with processes cannot enable controllers below it).
     pub fn create(root: &Root, limit: u64) -> Result<Self> {
+        if limit < MIN_LIMIT {
+            return Err(Error::bad_input(
+                format!("memory limit {}", crate::model::units::iec(limit)),
+                format!(
+                    "under {}, a job is killed while it starts: give it room to run (e.g. 256M)",
+                    crate::model::units::iec(MIN_LIMIT)
+                ),
+            ));
+        }
         let hierarchies = Hierarchies::discover(root)?;
         let Some(hierarchy) = hierarchies.preferred() else {
             return Err(Error::refused(

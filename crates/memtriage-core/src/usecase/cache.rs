@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::pagecache::files;
+use crate::pagecache::files::{self, Skipped};
 use crate::pagecache::report::{self, FileReport, CACHE_SCHEMA};
 use crate::probe::root::Root;
 
@@ -17,6 +17,9 @@ pub const SEGMENTS: usize = 24;
 pub struct CacheReport {
     pub schema: &'static str,
     pub files: Vec<FileReport>,
+    /// Files and directories a walk found but could not measure (deleted meanwhile,
+    /// or refused), with the reason.
+    pub skipped: Vec<Skipped>,
 }
 
 impl CacheReport {
@@ -31,12 +34,11 @@ impl CacheReport {
 /// `mappers`, each file lists the processes that map it (this reads every process's
 /// maps).
 pub fn residency(root: &Root, paths: &[PathBuf], mappers: bool) -> Result<CacheReport> {
-    let files = files::expand(paths)?
-        .iter()
-        .map(|p| report::inspect(root, p, SEGMENTS, mappers))
-        .collect::<Result<Vec<_>>>()?;
+    let (files, skipped) =
+        files::walk(paths)?.each(|p| report::inspect(root, p, SEGMENTS, mappers))?;
     Ok(CacheReport {
         schema: CACHE_SCHEMA,
         files,
+        skipped,
     })
 }

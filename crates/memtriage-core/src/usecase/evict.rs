@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::pagecache::files;
+use crate::pagecache::files::{self, Skipped};
 use crate::pagecache::mappers::{self, Mapper};
 use crate::pagecache::residency::Meter;
 use crate::pagecache::warm::evict_file;
@@ -18,14 +18,20 @@ pub const EVICT_SCHEMA: &str = "memtriage.evict/v1";
 pub struct EvictReport {
     pub schema: &'static str,
     pub files: Vec<EvictedFile>,
+    /// Files and directories a walk found but could not evict (deleted meanwhile, or
+    /// refused), with the reason.
+    pub skipped: Vec<Skipped>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvictedFile {
     pub path: String,
     pub size: u64,
-    pub cached_before: u64,
-    pub cached_after: u64,
+    /// `None` where the kernel would not say (see `unknown`).
+    pub cached_before: Option<u64>,
+    pub cached_after: Option<u64>,
+    /// Why the cached figures are unknown (the pages were still dropped).
+    pub unknown: Option<String>,
     /// Dirty pages stay until written back (`None` where the kernel cannot say).
     pub dirty_after: Option<u64>,
     /// Processes that map the file: their pages cannot be dropped. Looked for only
@@ -35,29 +41,35 @@ pub struct EvictedFile {
 
 /// Evicts the regular files under `paths` (directories are walked).
 pub fn evict(root: &Root, paths: &[PathBuf]) -> Result<EvictReport> {
-    let files = files::expand(paths)?
-        .iter()
-        .map(|p| {
-            let before = Meter::open(p)?.whole();
-            evict_file(p)?;
-            let after = Meter::open(p)?.whole();
-            let mapped_by = if after.cached > 0 {
-                mappers::find(root, p)
-            } else {
-                Vec::new()
-            };
-            Ok(EvictedFile {
-                path: p.display().to_string(),
-                size: before.bytes,
-                cached_before: before.cached,
-                cached_after: after.cached,
-                dirty_after: after.dirty,
-                mapped_by,
-            })
+    let (files, skipped) = files::walk(paths)?.each(|p| {
+        let meter = Meter::open(p)?;
+        // For a file whose residency the kernel hides from this caller, mincore
+        // answers "all cached" before and after: figures that would be invented.
+        let unknown = meter
+            .unknown_reason()
+            .map(|(why, fix)| format!("{why}: {fix}"));
+        let known = |m: &Meter| unknown.is_none().then(|| m.whole());
+        let before = known(&meter);
+        evict_file(p)?;
+        let after = known(&Meter::open(p)?);
+        let mapped_by = if after.is_none_or(|a| a.cached > 0) {
+            mappers::find(root, p)
+        } else {
+            Vec::new()
+        };
+        Ok(EvictedFile {
+            path: p.display().to_string(),
+            size: meter.size(),
+            cached_before: before.map(|b| b.cached),
+            cached_after: after.map(|a| a.cached),
+            dirty_after: after.and_then(|a| a.dirty),
+            mapped_by,
+            unknown,
         })
-        .collect::<Result<Vec<_>>>()?;
+    })?;
     Ok(EvictReport {
         schema: EVICT_SCHEMA,
         files,
+        skipped,
     })
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::lock::{total_size, LockOptions};
 use crate::error::{Error, Result};
 use crate::model::system::ProactiveReclaim;
-use crate::pagecache::files;
+use crate::pagecache::files::{self, Skipped, Walk};
 use crate::pagecache::lock::{self, Locked};
 use crate::pagecache::residency::Meter;
 use crate::pagecache::warm::{warm_file, WarmOptions, WarmStats};
@@ -42,6 +42,9 @@ pub struct WarmReport {
     /// Agents that will page the files out again once they sit idle (unless locked);
     /// `None` where they cannot be read (DAMON's files are root's).
     pub proactive_reclaim: Option<Vec<ProactiveReclaim>>,
+    /// Files and directories a walk found but could not warm (deleted meanwhile, or
+    /// refused), with the reason.
+    pub skipped: Vec<Skipped>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,6 +74,7 @@ pub fn reaching_page_cache(all: &[ProactiveReclaim]) -> Vec<&ProactiveReclaim> {
 /// A warm that passed every check: the files to read and how.
 #[derive(Debug)]
 pub struct WarmPlan {
+    walk: Walk,
     files: Vec<PathBuf>,
     options: WarmOptions,
     lock: Option<LockOptions>,
@@ -87,7 +91,28 @@ pub fn plan(root: &Root, request: &WarmRequest) -> Result<WarmPlan> {
             format!("choose between 1 and {MAX_THREADS} reader threads"),
         ));
     }
-    let files = files::expand(&request.paths)?;
+    let walk = files::walk(&request.paths)?;
+    let files = walk.paths();
+    let offset = request.options.offset;
+    if offset > 0 {
+        // A range that starts past the end of a file the caller named would read
+        // nothing and say nothing; in a walked directory, smaller files are expected.
+        for t in walk.targets.iter().filter(|t| !t.walked) {
+            let len = std::fs::metadata(&t.path)
+                .map_err(|e| Error::io(&t.path, e))?
+                .len();
+            if offset >= len {
+                return Err(Error::bad_input(
+                    t.path.display().to_string(),
+                    format!(
+                        "the offset {} is at or past the end of the file ({} long): nothing to warm",
+                        crate::model::units::iec(offset),
+                        crate::model::units::iec(len)
+                    ),
+                ));
+            }
+        }
+    }
     if let Some(l) = request.lock {
         // Refused before reading anything: a lock that cannot be granted should not
         // first push the machine's page cache around.
@@ -104,6 +129,7 @@ pub fn plan(root: &Root, request: &WarmRequest) -> Result<WarmPlan> {
         })
         .sum();
     Ok(WarmPlan {
+        walk,
         files,
         options: opts,
         lock: request.lock,
@@ -124,20 +150,16 @@ impl WarmPlan {
     /// Reads the files in; `progress` is told of each batch of bytes read.
     pub fn warm(&self, root: &Root, progress: &(dyn Fn(u64) + Sync)) -> Result<WarmReport> {
         let began = Instant::now();
-        let files = self
-            .files
-            .iter()
-            .map(|p| {
-                let stats = warm_file(p, self.options, progress)?;
-                let meter = Meter::open(p)?;
-                Ok(WarmedFile {
-                    path: p.display().to_string(),
-                    stats,
-                    cached_after: meter.whole().cached,
-                    size: meter.size(),
-                })
+        let (files, skipped) = self.walk.each(|p| {
+            let stats = warm_file(p, self.options, progress)?;
+            let meter = Meter::open(p)?;
+            Ok(WarmedFile {
+                path: p.display().to_string(),
+                stats,
+                cached_after: meter.whole().cached,
+                size: meter.size(),
             })
-            .collect::<Result<Vec<_>>>()?;
+        })?;
         Ok(WarmReport {
             schema: WARM_SCHEMA,
             bytes_read: files.iter().map(|w| w.stats.read).sum(),
@@ -145,6 +167,7 @@ impl WarmPlan {
             files,
             locked: None,
             proactive_reclaim: damon::read(root).ok(),
+            skipped,
         })
     }
 
@@ -154,7 +177,13 @@ impl WarmPlan {
         let Some(options) = self.lock else {
             return Ok(None);
         };
-        let held = lock::lock(&self.files, options.hugepages)?;
+        // What was warmed: a walked file that vanished meanwhile is not locked.
+        let warmed: Vec<PathBuf> = report
+            .files
+            .iter()
+            .map(|f| PathBuf::from(&f.path))
+            .collect();
+        let held = lock::lock(&warmed, options.hugepages)?;
         report.locked = Some(held.bytes);
         Ok(Some(held))
     }

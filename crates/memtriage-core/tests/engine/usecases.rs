@@ -212,7 +212,9 @@ fn evict_warm_and_cache_take_a_file_from_cold_to_cached() {
     let ev = evict::evict(&Root::host(), std::slice::from_ref(&f)).unwrap();
     assert_eq!(ev.schema, "memtriage.evict/v1");
     assert_eq!(ev.files[0].size, 16 * MIB);
-    assert!(ev.files[0].cached_after < 2 * MIB);
+    assert!(ev.files[0].cached_after.unwrap() < 2 * MIB);
+    assert_eq!(ev.files[0].unknown, None);
+    assert!(ev.skipped.is_empty());
     assert!(ev.files[0].mapped_by.is_empty());
     let plan = warm::plan(&Root::host(), &warm_request(std::slice::from_ref(&f), None)).unwrap();
     assert_eq!(plan.bytes(), 16 * MIB);
@@ -262,7 +264,7 @@ fn evict_names_the_processes_that_keep_pages_cached() {
     unsafe { libc::munmap(ptr, len) };
     let e = &ev.files[0];
     assert!(
-        e.cached_after >= 4 * MIB - 64 * 1024,
+        e.cached_after.unwrap() >= 4 * MIB - 64 * 1024,
         "mapped pages stay: {e:?}"
     );
     let me = std::process::id() as i32;
@@ -274,7 +276,7 @@ fn evict_names_the_processes_that_keep_pages_cached() {
     assert_eq!(mine.mapped, 4 * MIB);
     let again = evict::evict(&Root::host(), &[f]).unwrap();
     assert!(again.files[0].mapped_by.is_empty());
-    assert!(again.files[0].cached_after < MIB);
+    assert!(again.files[0].cached_after.unwrap() < MIB);
 }
 
 #[test]
@@ -359,4 +361,52 @@ fn bad_warm_and_cache_requests_are_bad_input() {
     let broken: Vec<&str> = r.broken_headers().collect();
     assert_eq!(broken.len(), 1);
     assert!(broken[0].contains("implausible"), "{broken:?}");
+}
+
+/// A `.safetensors` file of `tensors` tensors of 4 KiB each, its header tens of KiB.
+fn write_safetensors(dir: &Path, tensors: usize) -> PathBuf {
+    let entries: Vec<String> = (0..tensors)
+        .map(|i| {
+            format!(
+                r#""layer.{i}.weight":{{"dtype":"F32","shape":[1024],"data_offsets":[{},{}]}}"#,
+                i * 4096,
+                (i + 1) * 4096
+            )
+        })
+        .collect();
+    let json = format!("{{{}}}", entries.join(","));
+    let p = dir.join("model.safetensors");
+    let mut f = std::fs::File::create(&p).unwrap();
+    f.write_all(&(json.len() as u64).to_le_bytes()).unwrap();
+    f.write_all(json.as_bytes()).unwrap();
+    f.write_all(&vec![7u8; tensors * 4096]).unwrap();
+    f.sync_all().unwrap();
+    p
+}
+
+#[test]
+fn a_cold_safetensors_file_and_its_tensors_agree_and_stay_cold() {
+    let d = scratch();
+    let f = write_safetensors(d.path(), 1500);
+    evict::evict(&Root::host(), std::slice::from_ref(&f)).unwrap();
+    assert_eq!(cached(&f), 0, "evicted");
+    let r = cache::residency(&Root::host(), std::slice::from_ref(&f), false).unwrap();
+    let file = &r.files[0];
+    let tensors = file.tensors.as_ref().expect("tensors");
+    assert_eq!(tensors.len(), 1500);
+    let in_tensors: u64 = tensors.iter().map(|t| t.cached).sum();
+    assert_eq!((file.cached, in_tensors), (0, 0), "{:?}", &tensors[..3]);
+    // Reading the header left nothing behind for the next look either.
+    assert_eq!(cached(&f), 0);
+}
+
+#[test]
+fn a_warm_header_stays_warm() {
+    let d = scratch();
+    let f = write_safetensors(d.path(), 200);
+    // Written just now: in the page cache, header and all.
+    let before = cached(&f);
+    assert!(before > 0);
+    cache::residency(&Root::host(), std::slice::from_ref(&f), false).unwrap();
+    assert_eq!(cached(&f), before);
 }

@@ -125,6 +125,12 @@ class Report(list):
     def to_dict(self) -> Dict[str, Any]:
         return _plain(self._report)
 
+    @property
+    def skipped(self) -> List["Record"]:
+        """What a directory walk found but could not work on: ``path`` and ``reason``
+        (deleted meanwhile, or refused). Empty where nothing was skipped."""
+        return [Record(s) for s in self._report.get("skipped", [])]
+
 
 class Finding(Record):
     """A diagnosis: ``id``, ``severity`` (ok|info|warn|error), ``title``,

@@ -15,8 +15,10 @@ The records are the ``files`` of ``memtriage cache/warm/evict --json`` (schemas
 ``memtriage.cache/v1``, ``memtriage.warm/v1``, ``memtriage.evict/v1``).
 Nothing here changes the machine unless called. Every call releases the GIL.
 Errors: ``FileNotFoundError``/``OSError`` for unreadable paths, ``ValueError`` for
-special files, bad arguments or a broken safetensors header, ``PermissionError`` for
-a refused lock.
+special files or bad arguments, ``PermissionError`` for a refused lock or a file whose
+residency the kernel hides from you. Inside a directory, a file deleted or refused
+while it is walked is not an error: it is listed in the report's ``skipped`` (``path``,
+``reason``) and the other files are measured.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ def residency(path: Union[PathLike, Sequence[PathLike]], *, mappers: bool = True
     """One record per file: ``size``, ``cached``, ``dirty``, ``segments`` (cached share
     of up to 24 consecutive parts, split on page boundaries), ``tensors``
     (``.safetensors``: name, dtype, shape, bytes, cached) and ``mapped_by`` (pid, comm,
-    mapped, resident; skipped with ``mappers=False``, which reads every process's maps)."""
+    mapped, resident; skipped with ``mappers=False``, which reads every process's maps).
+    A ``.safetensors`` file whose header is broken has ``tensors`` None and
+    ``tensors_error`` saying why; its residency is still measured."""
     report = _native.cache_residency(_paths(path), mappers)
     return Report([Record(r) for r in report["files"]], report)
 
@@ -127,7 +131,9 @@ def _warn_if_reclaimed() -> None:
 def evict(path: Union[PathLike, Sequence[PathLike]]) -> Report:
     """Drop files' pages from the page cache. Records: ``size``, ``cached_before``,
     ``cached_after``, ``dirty_after`` (dirty pages stay until written back) and
-    ``mapped_by`` (pid, comm, mapped, resident: pages a process maps stay too)."""
+    ``mapped_by`` (pid, comm, mapped, resident: pages a process maps stay too). For a
+    file whose residency the kernel hides from you, the cached figures are None and
+    ``unknown`` says why (the pages are still dropped)."""
     report = _native.cache_evict(_paths(path))
     return Report([Record(r) for r in report["files"]], report)
 

@@ -21,6 +21,7 @@ pub fn cache(ctx: &Context, args: &CacheArgs, p: &mut Printer) -> anyhow::Result
     } else {
         let style = p.out.style();
         render::cache::write_cache(&mut p.out, &style, &report.files, args.tensors)?;
+        render::cache::write_skipped(&mut p.out, &report.skipped)?;
     }
     // A .safetensors file whose header is broken is bad input, whatever else was shown.
     let mut bad = false;

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use memtriage_core::usecase::inspect::{self, InspectRequest, Targets};
+use memtriage_core::usecase::inspect::{self, InspectRequest, SortKey, Targets};
 
 use super::Context;
 use crate::cli::InspectArgs;
@@ -36,7 +36,13 @@ pub fn run(ctx: &Context, args: &InspectArgs, p: &mut Printer) -> anyhow::Result
         writeln!(p.out)?;
     } else {
         let style = p.out.style();
-        render::inspect::write(&mut p.out, &style, args.all, &report)?;
+        render::inspect::write(
+            &mut p.out,
+            &style,
+            args.all,
+            args.sort == SortKey::Faults,
+            &report,
+        )?;
     }
     for e in &report.errors {
         p.error(&e.error)?;

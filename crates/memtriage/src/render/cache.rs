@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use memtriage_core::model::system::ProactiveReclaim;
+use memtriage_core::pagecache::files::Skipped;
 use memtriage_core::pagecache::report::FileReport;
 use memtriage_core::pagecache::warm::WarmStats;
 
@@ -127,6 +128,15 @@ fn write_warmed(
     cached_after: u64,
     size: u64,
 ) -> io::Result<()> {
+    if s.read == 0 && s.bytes > 0 && s.already_cached >= s.bytes {
+        // Nothing read: a rate of 0 B/s would read as a disk that failed.
+        return writeln!(
+            out,
+            "warmed {path}: nothing to read, {} already in the page cache ({} of the file)",
+            iec(s.already_cached),
+            percent(cached_after, size)
+        );
+    }
     write!(
         out,
         "warmed {path}: read {} in {:.2} s ({}), {} now in the page cache",
@@ -186,6 +196,7 @@ pub fn write_warm(out: &mut dyn Write, w: &WarmReport) -> io::Result<()> {
             rate(w.bytes_read, w.seconds)
         )?;
     }
+    write_skipped(out, &w.skipped)?;
     if let (None, Some(reclaim)) = (w.locked, w.page_cache_reclaim()) {
         write_reclaim_note(out, &reclaim)?;
     }
@@ -209,14 +220,23 @@ pub fn write_released(err: &mut dyn Write) -> io::Result<()> {
 /// `evict`'s text: a line per file, and why pages stayed.
 pub fn write_evict(out: &mut dyn Write, output: &EvictReport) -> io::Result<()> {
     for e in &output.files {
+        let (Some(before), Some(after)) = (e.cached_before, e.cached_after) else {
+            writeln!(
+                out,
+                "evicted {}: cached before and after unknown ({})",
+                e.path,
+                e.unknown.as_deref().unwrap_or("the kernel would not say")
+            )?;
+            continue;
+        };
         write!(
             out,
             "evicted {}: {} cached before, {} after",
             e.path,
-            iec(e.cached_before),
-            iec(e.cached_after)
+            iec(before),
+            iec(after)
         )?;
-        if e.cached_after > 0 {
+        if after > 0 {
             let mut why = Vec::new();
             if let Some(d) = e.dirty_after.filter(|d| *d > 0) {
                 why.push(format!(
@@ -232,6 +252,23 @@ pub fn write_evict(out: &mut dyn Write, output: &EvictReport) -> io::Result<()> 
             }
         }
         writeln!(out)?;
+    }
+    write_skipped(out, &output.skipped)
+}
+
+/// The files a walk found but could not work on, after the ones it did.
+pub fn write_skipped(out: &mut dyn Write, skipped: &[Skipped]) -> io::Result<()> {
+    if skipped.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "skipped {} file{} found by the walk:",
+        skipped.len(),
+        if skipped.len() == 1 { "" } else { "s" }
+    )?;
+    for s in skipped {
+        writeln!(out, "  {} ({})", s.path, s.reason)?;
     }
     Ok(())
 }

@@ -23,13 +23,14 @@ pub fn write(
     out: &mut dyn Write,
     style: &Style,
     every_process: bool,
+    sorted_by_faults: bool,
     c: &InspectReport,
 ) -> io::Result<()> {
     for t in &c.trees {
         write_tree(out, style, t)?;
     }
     if every_process || c.processes.len() > BLOCKS_UP_TO {
-        write_table(out, &c.processes)?;
+        write_table(out, &c.processes, sorted_by_faults)?;
     } else {
         for p in &c.processes {
             write_block(out, style, p)?;
@@ -46,23 +47,34 @@ pub fn write(
     Ok(())
 }
 
-fn write_table(out: &mut dyn Write, processes: &[ProcessSnapshot]) -> io::Result<()> {
-    let mut t = table::new(&["PID", "USER", "RSS", "PSS", "USS", "SWAP", "COMMAND"], 2);
+/// `faults`: rows sorted by faults show them (minor and major), or the order would
+/// follow a figure nobody sees.
+fn write_table(out: &mut dyn Write, processes: &[ProcessSnapshot], faults: bool) -> io::Result<()> {
+    let mut header = vec!["PID", "USER", "RSS", "PSS", "USS", "SWAP"];
+    if faults {
+        header.extend(["MINFLT", "MAJFLT"]);
+    }
+    header.push("COMMAND");
+    let mut t = table::new(&header, 2);
     let (mut rss, mut pss, mut uss, mut swap) = (0, 0, 0, 0);
     for p in processes {
         rss += p.rss().unwrap_or(0);
         pss += p.pss().unwrap_or(0);
         uss += p.uss().unwrap_or(0);
         swap += p.swap().unwrap_or(0);
-        t.add_row(vec![
+        let mut row = vec![
             p.pid.to_string(),
             user(p),
             iec_opt(p.rss()),
             iec_opt(p.pss()),
             iec_opt(p.uss()),
             iec_opt(p.swap()),
-            truncate(&p.command(), 80),
-        ]);
+        ];
+        if faults {
+            row.extend([p.faults.minor.to_string(), p.faults.major.to_string()]);
+        }
+        row.push(truncate(&p.command(), 80));
+        t.add_row(row);
     }
     left_align_last(&mut t);
     writeln!(out, "{}", table::to_string(&t))?;
@@ -330,6 +342,14 @@ fn write_tree(out: &mut dyn Write, style: &Style, t: &TreeSnapshot) -> io::Resul
 }
 
 fn write_maps(out: &mut dyn Write, style: &Style, m: &MapsReport) -> io::Result<()> {
+    if m.regions.is_empty() {
+        // A kernel thread (or a process gone to zombie) has no user address space.
+        return writeln!(
+            out,
+            "pid {} maps no memory regions (a kernel thread or an exited process has no user address space)\n",
+            m.pid
+        );
+    }
     writeln!(
         out,
         "{}",

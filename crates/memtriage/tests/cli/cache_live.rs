@@ -5,17 +5,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::support::{is_root, memtriage, python_can_import, succeeded_json, wait_until, MIB};
-
-/// A scratch directory on the real disk (not tmpfs: its pages are not a cache).
-fn scratch() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("memtriage-cache-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
+use crate::support::{
+    disk_scratch, is_root, memtriage, python_can_import, succeeded_json, wait_until, MIB,
+};
 
 fn write_file(dir: &Path, name: &str, bytes: u64) -> PathBuf {
     let path = dir.join(name);
@@ -47,7 +39,7 @@ fn run_ok(args: &[&str]) -> String {
 
 #[test]
 fn evict_then_warm_takes_a_file_from_cold_to_fully_cached() {
-    let dir = scratch();
+    let dir = disk_scratch();
     let f = write_file(dir.path(), "weights.bin", 128 * MIB);
     let p = f.to_str().unwrap();
     run_ok(&["evict", p]);
@@ -87,7 +79,7 @@ fn evict_then_warm_takes_a_file_from_cold_to_fully_cached() {
 
 #[test]
 fn warming_half_a_file_caches_about_half() {
-    let dir = scratch();
+    let dir = disk_scratch();
     let f = write_file(dir.path(), "half.bin", 512 * MIB);
     let p = f.to_str().unwrap();
     run_ok(&["evict", p]);
@@ -118,7 +110,7 @@ fn write_safetensors(dir: &Path) -> (PathBuf, u64) {
 
 #[test]
 fn per_tensor_residency_shows_which_tensors_are_cold() {
-    let dir = scratch();
+    let dir = disk_scratch();
     let (path, data_start) = write_safetensors(dir.path());
     let p = path.to_str().unwrap();
     run_ok(&["evict", p]);
@@ -162,7 +154,7 @@ fn per_tensor_residency_on_a_file_written_by_the_safetensors_package() {
         eprintln!("skipped: the Python safetensors package (with torch) is not installed");
         return;
     }
-    let dir = scratch();
+    let dir = disk_scratch();
     let path = dir.path().join("hf.safetensors");
     let script = format!(
         "import torch; from safetensors.torch import save_file; save_file({{'embed.weight': torch.zeros(1000, 64), 'lm_head.bias': torch.ones(10, dtype=torch.float16)}}, {:?})",
@@ -206,7 +198,7 @@ fn lazy_mmap_faults(path: &Path) -> u64 {
 
 #[test]
 fn a_mapping_after_warm_takes_no_more_faults_than_after_a_sequential_cat() {
-    let dir = scratch();
+    let dir = disk_scratch();
     let f = write_file(dir.path(), "folios.bin", 256 * MIB);
     let p = f.to_str().unwrap();
     run_ok(&["evict", p]);
@@ -232,7 +224,7 @@ fn a_mapping_after_warm_takes_no_more_faults_than_after_a_sequential_cat() {
 
 #[test]
 fn lock_holds_the_file_until_sigterm_and_respects_max() {
-    let dir = scratch();
+    let dir = disk_scratch();
     let f = write_file(dir.path(), "pinned.bin", 64 * MIB);
     let p = f.to_str().unwrap();
     let refused = memtriage()
@@ -275,7 +267,7 @@ fn an_unprivileged_lock_beyond_rlimit_memlock_is_refused() {
         return;
     }
     use std::os::unix::process::CommandExt;
-    let dir = scratch();
+    let dir = disk_scratch();
     let f = write_file(dir.path(), "big.bin", 64 * MIB);
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
     let out = memtriage()
@@ -294,7 +286,7 @@ fn an_unprivileged_lock_beyond_rlimit_memlock_is_refused() {
 
 #[test]
 fn bad_inputs_are_clear_errors_with_exit_2() {
-    let dir = scratch();
+    let dir = disk_scratch();
     let d = dir.path();
     let fifo = d.join("fifo");
     assert!(Command::new("mkfifo")
@@ -364,7 +356,7 @@ fn bad_inputs_are_clear_errors_with_exit_2() {
 
 #[test]
 fn empty_files_symlink_loops_and_directories_are_walked() {
-    let dir = scratch();
+    let dir = disk_scratch();
     let d = dir.path().join("tree");
     std::fs::create_dir_all(d.join("sub")).unwrap();
     std::fs::write(d.join("empty.bin"), b"").unwrap();
@@ -385,7 +377,7 @@ fn empty_files_symlink_loops_and_directories_are_walked() {
 
 #[test]
 fn a_file_that_shrinks_while_warmed_does_not_crash_the_tool() {
-    let dir = scratch();
+    let dir = disk_scratch();
     let f = write_file(dir.path(), "shrinking.bin", 512 * MIB);
     let p = f.to_str().unwrap().to_string();
     run_ok(&["evict", &p]);
@@ -428,7 +420,7 @@ fn a_file_that_shrinks_while_warmed_does_not_crash_the_tool() {
 
 #[test]
 fn regression_warm_offset_0_is_the_start_of_the_file() {
-    let dir = scratch();
+    let dir = disk_scratch();
     let f = write_file(dir.path(), "start.bin", 16 * MIB);
     let p = f.to_str().unwrap();
     run_ok(&["evict", p]);
@@ -436,4 +428,29 @@ fn regression_warm_offset_0_is_the_start_of_the_file() {
     let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
     let read = v["bytes_read"].as_u64().unwrap();
     assert_eq!(read, 8 * MIB, "the first 8 MiB, from offset 0: {v}");
+}
+
+#[test]
+fn warm_past_the_end_is_an_error_and_a_cached_file_reads_nothing() {
+    let dir = disk_scratch();
+    let f = write_file(dir.path(), "small.bin", 4 * MIB);
+    let path = f.to_str().unwrap();
+    let out = memtriage()
+        .args(["warm", path, "--offset", "6M"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("offset 6.0 MiB is at or past the end of the file (4.0 MiB long)"),
+        "{err}"
+    );
+    // Written just now, so already cached: nothing read, and no 0 B/s.
+    run_ok(&["warm", path]);
+    let again = run_ok(&["warm", path]);
+    assert!(
+        again.contains("nothing to read, 4.0 MiB already in the page cache"),
+        "{again}"
+    );
+    assert!(!again.contains("0 B/s"), "{again}");
 }

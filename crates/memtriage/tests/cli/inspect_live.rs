@@ -290,6 +290,12 @@ fn a_zombie_is_shown_with_its_memory_unreadable_not_zero() {
     );
     let reasons = zombie["unreadable"].to_string();
     assert!(reasons.contains("zombie"), "{reasons}");
+    // Not the root cgroup's usage passed off as the process's own.
+    assert!(zombie["cgroup"].is_null(), "{zombie}");
+    assert!(
+        reasons.contains("the kernel shows the root cgroup for it"),
+        "{reasons}"
+    );
     sh.kill().unwrap();
     sh.wait().unwrap();
 }
@@ -397,4 +403,53 @@ fn a_process_named_with_non_utf8_bytes_and_parentheses_is_shown_faithfully() {
     drop(py.stdin.take());
     py.wait().unwrap();
     assert_eq!(process(&v, py.id() as i32)["comm"], "caf\\xe9 (x) y");
+}
+
+/// Where the kernel refuses root pid 1's maps (a sandboxed init, a container without
+/// CAP_SYS_PTRACE), "run as root" would be advice the user already follows: the
+/// message names the ptrace check.
+#[test]
+fn maps_refused_to_root_name_the_ptrace_check() {
+    if !is_root() {
+        eprintln!("skipped: needs root to be refused as root");
+        return;
+    }
+    match std::fs::read("/proc/1/maps") {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
+        _ => {
+            eprintln!("skipped: this kernel lets root read pid 1's maps");
+            return;
+        }
+    }
+    let out = memtriage()
+        .args(["inspect", "--maps", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the kernel's ptrace access check refused") && !err.contains("run as root"),
+        "{err}"
+    );
+}
+
+#[test]
+fn maps_of_a_kernel_thread_say_there_are_none_and_sort_by_faults_shows_them() {
+    let out = memtriage()
+        .args(["inspect", "--maps", "2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("pid 2 maps no memory regions"), "{text}");
+    assert!(!text.contains("KIND"), "no empty table: {text}");
+
+    let out = memtriage()
+        .args(["inspect", "--all", "--sort", "faults"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().next().unwrap_or("").contains("MINFLT"),
+        "{text}"
+    );
 }

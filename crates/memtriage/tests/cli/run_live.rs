@@ -521,3 +521,16 @@ fn regression_run_colours_its_summary_by_stderr_not_stdout() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("\x1b[1mmemtriage:"), "{shown:?}");
 }
+
+#[test]
+fn a_limit_too_small_to_start_the_job_is_a_usage_error() {
+    for limit in ["1", "4k"] {
+        let out = memtriage()
+            .args(["run", "--limit", limit, "--", "true"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("a job is killed while it starts"), "{err}");
+    }
+}

@@ -63,37 +63,16 @@ pub(super) fn thp(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
             write("enabled", "madvise"),
         ));
     }
-    if enabled != "never" {
-        match (defrag, profile) {
-            (Some("always"), Profile::Training) => out.push(finding(
-                ids::THP_DEFRAG_ALWAYS,
-                Severity::Info,
-                "THP defrag is `always`: page faults may stall in compaction".into(),
-                evidence.clone(),
-                "With defrag=always a page fault that finds no free 2 MiB page compacts memory \
-                 synchronously; steps that allocate take random pauses.",
-                write("defrag", "defer+madvise"),
-            )),
-            (Some("always"), _) => out.push(finding(
-                ids::THP_DEFRAG_ALWAYS,
-                Severity::Warn,
-                "THP defrag is `always`: page faults stall in direct compaction".into(),
-                evidence.clone(),
-                "With defrag=always any page fault that finds no free 2 MiB page compacts memory \
-                 synchronously: tail latency spikes of tens of milliseconds under memory pressure.",
-                write("defrag", "defer+madvise"),
-            )),
-            (Some("madvise"), Profile::Inference) => out.push(finding(
-                ids::THP_DEFRAG_MADVISE,
-                Severity::Info,
-                "THP defrag is `madvise`; latency-sensitive serving prefers `defer+madvise`".into(),
-                evidence.clone(),
-                "With defrag=madvise, regions that ask for huge pages (PyTorch, jemalloc) compact \
-                 synchronously on fault; defer+madvise compacts in the background for everyone else.",
-                write("defrag", "defer+madvise"),
-            )),
-            _ => {}
-        }
+    if let Some(f) = defrag_finding(enabled, defrag, profile) {
+        let (id, severity, title, why, value) = f;
+        out.push(finding(
+            id,
+            severity,
+            title,
+            evidence.clone(),
+            why,
+            write("defrag", value),
+        ));
     }
     if out.is_empty() {
         out.push(finding(
@@ -109,6 +88,58 @@ pub(super) fn thp(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         ));
     }
     out
+}
+
+type DefragAdvice = (&'static str, Severity, String, &'static str, &'static str);
+
+/// What the defrag setting costs, judged with `enabled`: huge pages are only allocated
+/// where `enabled` allows (with `madvise`, only in regions that ask: PyTorch's
+/// allocator, jemalloc), so the same defrag value stalls different faults. `always`,
+/// `madvise` and `defer+madvise` all compact synchronously in regions that ask;
+/// `always` does so everywhere when `enabled` is `always`; `defer` never stalls.
+fn defrag_finding(enabled: &str, defrag: Option<&str>, profile: Profile) -> Option<DefragAdvice> {
+    let defrag = defrag?;
+    if enabled == "never" {
+        return None;
+    }
+    let everywhere = defrag == "always" && enabled == "always";
+    let in_regions_that_ask = matches!(defrag, "always" | "madvise" | "defer+madvise");
+    match profile {
+        Profile::Training if everywhere => Some((
+            ids::THP_DEFRAG_ALWAYS,
+            Severity::Info,
+            "THP defrag is `always`: page faults may stall in compaction".into(),
+            "With enabled=always and defrag=always a page fault that finds no free 2 MiB page \
+             compacts memory synchronously; steps that allocate take random pauses. \
+             defer+madvise keeps the stall to regions that ask for huge pages and compacts in \
+             the background for the rest.",
+            "defer+madvise",
+        )),
+        Profile::Training => None,
+        _ if everywhere => Some((
+            ids::THP_DEFRAG_ALWAYS,
+            Severity::Warn,
+            "THP defrag is `always`: page faults stall in direct compaction".into(),
+            "With enabled=always and defrag=always any page fault that finds no free 2 MiB \
+             page compacts memory synchronously: tail latency spikes of tens of milliseconds \
+             under memory pressure. defer never stalls a fault: kcompactd makes huge pages in \
+             the background.",
+            "defer",
+        )),
+        Profile::Inference if in_regions_that_ask => Some((
+            ids::THP_DEFRAG_MADVISE,
+            Severity::Info,
+            format!(
+                "THP defrag is `{defrag}`: regions that ask for huge pages stall in compaction on fault"
+            ),
+            "PyTorch's allocator and jemalloc ask for huge pages (madvise); with this defrag \
+             value their page faults compact memory synchronously when no 2 MiB page is free, \
+             a latency spike in serving. defer never stalls a fault: kcompactd makes huge pages \
+             in the background.",
+            "defer",
+        )),
+        _ => None,
+    }
 }
 
 pub(super) fn hugepages(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
@@ -185,4 +216,55 @@ pub(super) fn hugepages(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn advice(
+        enabled: &str,
+        defrag: &str,
+        profile: Profile,
+    ) -> Option<(&'static str, &'static str)> {
+        defrag_finding(enabled, Some(defrag), profile).map(|(id, _, _, _, value)| (id, value))
+    }
+
+    #[test]
+    fn defrag_advice_follows_the_whole_thp_state() {
+        use Profile::{Inference, Shared, Training};
+        let always = Some((ids::THP_DEFRAG_ALWAYS, "defer+madvise"));
+        let stalls_everywhere = Some((ids::THP_DEFRAG_ALWAYS, "defer"));
+        let stalls_where_asked = Some((ids::THP_DEFRAG_MADVISE, "defer"));
+        for defrag in ["always", "defer", "defer+madvise", "madvise", "never"] {
+            assert_eq!(advice("never", defrag, Inference), None, "{defrag}");
+        }
+        let cases = [
+            ("always", "always", Training, always),
+            ("always", "always", Inference, stalls_everywhere),
+            ("always", "always", Shared, stalls_everywhere),
+            ("always", "madvise", Training, None),
+            ("always", "madvise", Inference, stalls_where_asked),
+            ("always", "defer+madvise", Inference, stalls_where_asked),
+            ("always", "defer", Inference, None),
+            ("always", "never", Inference, None),
+            // enabled=madvise: only regions that ask get huge pages at all, so `always`
+            // stalls no more faults than `madvise`, and defer+madvise's background
+            // compaction for everyone else has no one to serve.
+            ("madvise", "always", Training, None),
+            ("madvise", "always", Inference, stalls_where_asked),
+            ("madvise", "madvise", Inference, stalls_where_asked),
+            ("madvise", "defer+madvise", Inference, stalls_where_asked),
+            ("madvise", "defer", Inference, None),
+            ("madvise", "madvise", Training, None),
+            ("madvise", "madvise", Shared, None),
+        ];
+        for (enabled, defrag, profile, want) in cases {
+            assert_eq!(
+                advice(enabled, defrag, profile),
+                want,
+                "{enabled} {defrag} {profile:?}"
+            );
+        }
+    }
 }

@@ -12,6 +12,7 @@ const THP: &str = "/sys/kernel/mm/transparent_hugepage";
 #[test]
 fn thp_defrag_always_hurts_latency() {
     let fake = Fake::new();
+    fake.write(&format!("{THP}/enabled"), "[always] madvise never\n");
     fake.write(
         &format!("{THP}/defrag"),
         "[always] defer defer+madvise madvise never\n",
@@ -21,7 +22,7 @@ fn thp_defrag_always_hurts_latency() {
     assert_eq!(d.severity, Severity::Warn);
     assert!(
         d.fix
-            .contains("echo defer+madvise > /sys/kernel/mm/transparent_hugepage/defrag"),
+            .contains("echo defer > /sys/kernel/mm/transparent_hugepage/defrag"),
         "{}",
         d.fix
     );
@@ -29,30 +30,50 @@ fn thp_defrag_always_hurts_latency() {
         severity(&fake.audit(Profile::Shared), "thp.defrag-always"),
         Severity::Warn
     );
+    let training = fake.audit(Profile::Training);
+    let t = get(&training, "thp.defrag-always");
+    assert_eq!(t.severity, Severity::Info);
+    assert!(t.fix.contains("echo defer+madvise >"), "{}", t.fix);
+
+    // With enabled=madvise only regions that ask get huge pages: `always` stalls no
+    // more faults than `madvise`, and training is not told to change it.
+    fake.write(&format!("{THP}/enabled"), "always [madvise] never\n");
     assert_eq!(
-        severity(&fake.audit(Profile::Training), "thp.defrag-always"),
-        Severity::Info
+        severity(&fake.audit(Profile::Training), "thp.ok"),
+        Severity::Ok
     );
+    let f = fake.audit(Profile::Inference);
+    assert!(f.iter().all(|x| x.id != "thp.defrag-always"));
+    assert!(get(&f, "thp.defrag-madvise").fix.contains("echo defer >"));
 }
 
 #[test]
 fn thp_defrag_madvise_is_only_flagged_for_inference() {
     let fake = Fake::new();
-    assert_eq!(
-        severity(&fake.audit(Profile::Inference), "thp.defrag-madvise"),
-        Severity::Info
-    );
+    let f = fake.audit(Profile::Inference);
+    let d = get(&f, "thp.defrag-madvise");
+    assert_eq!(d.severity, Severity::Info);
+    assert!(d.fix.contains("echo defer >"), "{}", d.fix);
     assert_eq!(
         severity(&fake.audit(Profile::Training), "thp.ok"),
         Severity::Ok
     );
+    // defer+madvise stalls the same regions as madvise (the ones that ask).
     fake.write(
         &format!("{THP}/defrag"),
         "always defer [defer+madvise] madvise never\n",
     );
+    assert_eq!(
+        severity(&fake.audit(Profile::Inference), "thp.defrag-madvise"),
+        Severity::Info
+    );
+    fake.write(
+        &format!("{THP}/defrag"),
+        "always [defer] defer+madvise madvise never\n",
+    );
     let f = fake.audit(Profile::Inference);
     assert_eq!(severity(&f, "thp.ok"), Severity::Ok);
-    assert_eq!(evidence(get(&f, "thp.ok"), "defrag"), "defer+madvise");
+    assert_eq!(evidence(get(&f, "thp.ok"), "defrag"), "defer");
 }
 
 #[test]

@@ -260,3 +260,15 @@ pub fn run_json(args: &[&str]) -> (Output, serde_json::Value) {
     let report = run_report(&out.stderr);
     (out, report)
 }
+
+/// A scratch directory on the real disk (not tmpfs, whose pages are not a cache that
+/// can be evicted), readable by other users for the tests that run as one.
+pub fn disk_scratch() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("memtriage-test-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
