@@ -201,18 +201,16 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
             .with_quantity(Quantity::Bytes(l.limit)),
         );
     }
-    evidence.push(
-        Evidence::text(
-            "peak RSS of the job's processes together",
-            format!(
-                "{} at {:.1} s",
-                iec(r.peak_tree_rss.bytes),
-                r.peak_tree_rss.at_seconds
-            ),
-            "/proc/PID/stat",
-        )
-        .with_quantity(Quantity::Bytes(r.peak_tree_rss.bytes)),
-    );
+    if let Some(peak) = r.peak_tree_rss {
+        evidence.push(
+            Evidence::text(
+                "peak RSS of the job's processes together",
+                format!("{} at {:.1} s", iec(peak.bytes), peak.at_seconds),
+                "/proc/PID/stat",
+            )
+            .with_quantity(Quantity::Bytes(peak.bytes)),
+        );
+    }
     if let Some(max) = r.kernel_max_rss {
         evidence.push(
             Evidence::text(

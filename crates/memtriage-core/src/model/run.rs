@@ -266,8 +266,9 @@ pub struct RunReport {
     pub pid: i32,
     pub wall_seconds: f64,
     pub outcome: Outcome,
-    /// Highest sum of the job's processes' RSS among the samples.
-    pub peak_tree_rss: Peak,
+    /// Highest sum of the job's processes' RSS among the samples; `None` where no
+    /// sample read any (the job ended first): unknown, not 0 B.
+    pub peak_tree_rss: Option<Peak>,
     /// The kernel's high-water mark of the job's main process and the children it
     /// waited for (`ru_maxrss`): not a sum, and not sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]

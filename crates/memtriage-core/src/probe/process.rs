@@ -118,7 +118,7 @@ impl ProcessReader {
         };
 
         let threads_from_stat = stat.num_threads.max(0) as u64;
-        let (uid, threads, memory, status_read) = if self.detail.status {
+        let (uid, threads, mut memory, status_read) = if self.detail.status {
             let len = dir
                 .read_into("status", buf, true)
                 .map_err(|e| hard_error(pid, "status", e))?;
@@ -189,6 +189,18 @@ impl ProcessReader {
         } else {
             None
         };
+
+        // smaps_rollup refused (another user's process): `status` is readable by
+        // anyone and still gives RSS by kind and swap, which `-` would hide.
+        if rollup.is_none() && memory.is_none() && !status_read && !kernel_thread && !zombie {
+            match dir.read_into("status", buf, true) {
+                Ok(len) => memory = status::parse(&buf[..len]).memory,
+                Err(ReadError::Gone) if process_gone(&dir) => {
+                    return Err(Error::NoSuchProcess { pid })
+                }
+                Err(e) => note("memory", e.reason()),
+            }
+        }
 
         let oom = if !self.detail.oom {
             None

@@ -13,7 +13,7 @@ use crate::sampler::Sample;
 #[derive(Debug, Default)]
 pub struct RunTimeline {
     pub stats: SamplingStats,
-    pub peak_tree_rss: Peak,
+    pub peak_tree_rss: Option<Peak>,
     pub peak_tree_pss: Option<Peak>,
     pub peak_shm_used: Option<Peak>,
     pub shm_size: Option<u64>,
@@ -38,8 +38,17 @@ pub struct RunTimeline {
 }
 
 fn update_opt(peak: &mut Option<Peak>, value: Option<u64>, at: f64) {
-    if let Some(v) = value {
-        peak.get_or_insert_with(Peak::default).update(v, at);
+    match (peak.as_mut(), value) {
+        (Some(p), Some(v)) => p.update(v, at),
+        // The first reading is the peak, when it was read (a zero too: a default
+        // peak would have kept the time 0.0 of no reading).
+        (None, Some(v)) => {
+            *peak = Some(Peak {
+                bytes: v,
+                at_seconds: at,
+            })
+        }
+        (_, None) => {}
     }
 }
 
@@ -87,16 +96,16 @@ impl RunTimeline {
             sum.last_seen_seconds = t;
             sum.minor_faults = p.minor_faults;
             sum.major_faults = p.major_faults;
-            match &mut sum.peak_rss {
-                Some(peak) => peak.update(p.rss, t),
-                None => {
-                    sum.peak_rss = Some(Peak {
-                        bytes: p.rss,
-                        at_seconds: t,
-                    })
-                }
+            // The kernel's RSS counters are per-CPU batches since 6.2, read without
+            // summing: a process only just forked can read 0 though it has pages. A
+            // zero from them measures no peak; smaps_rollup's sum, where read, is exact.
+            let rss = (p.rss > 0)
+                .then_some(p.rss)
+                .or_else(|| p.rollup.as_ref().map(|r| r.rss));
+            update_opt(&mut sum.peak_rss, rss, t);
+            if rss.is_some() {
+                update_opt(&mut sum.peak_uss_estimate, Some(p.uss_estimate), t);
             }
-            update_opt(&mut sum.peak_uss_estimate, Some(p.uss_estimate), t);
             if p.forked_without_exec.is_some() {
                 sum.forked_without_exec = p.forked_without_exec;
             }
@@ -134,7 +143,12 @@ impl RunTimeline {
         for pid in ranked_now {
             self.tell_rank_from_worker(pid);
         }
-        self.peak_tree_rss.update(sample.total_rss(), t);
+        // A sample of processes that all read 0 (gone, or not yet counted by the
+        // kernel) measured nothing.
+        let total = sample.total_rss();
+        if total > 0 {
+            update_opt(&mut self.peak_tree_rss, Some(total), t);
+        }
 
         if let Some(attempt) = &sample.pss_attempt {
             let cost = attempt.cost.as_secs_f64();

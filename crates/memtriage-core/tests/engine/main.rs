@@ -13,6 +13,10 @@ mod cgroup;
 mod corpus;
 mod doctor;
 mod explain_logs;
+mod fuzz_replay;
+/// The fuzz targets' bodies, shared with the libFuzzer binaries in `fuzz/`.
+#[path = "../../../../fuzz/targets.rs"]
+mod fuzz_targets;
 mod maps_live;
 mod parsers_never_panic;
 mod sampler_live;

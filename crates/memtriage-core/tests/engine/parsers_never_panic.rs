@@ -1,47 +1,18 @@
 //! Every parser takes any bytes without panicking: arbitrary input, and every
 //! truncation of real kernel text (a file cut short mid-read is the common case).
 
-use memtriage_core::parse::{
-    cgroup, environ, kmsg, kv, limits, meminfo, mountinfo, passwd, pressure, proc_connector,
-    safetensors, smaps, smaps_rollup, stat, status, swaps, text, thp, uptime,
-};
 use proptest::prelude::*;
 
+use crate::fuzz_targets::TARGETS;
+
+/// Every parser's fuzz target (the log scanner has tests of its own: scanning each
+/// prefix of a large file twice would take minutes here).
 fn all_parsers(bytes: &[u8]) {
-    let lossy = String::from_utf8_lossy(bytes);
-    let _ = smaps::parse(bytes);
-    let _ = status::parse(bytes);
-    let _ = smaps_rollup::parse(bytes);
-    let _ = kv::sizes(bytes).count();
-    let _ = kv::counters(&lossy).count();
-    let _ = text::escape_bytes(bytes);
-    let _ = text::split_cmdline(bytes);
-    let _ = mountinfo::parse(&lossy);
-    let _ = mountinfo::unescape_octal(&lossy);
-    let _ = cgroup::parse_membership(&lossy);
-    let _ = cgroup::parse_v1_limit(&lossy);
-    let _ = cgroup::parse_v2_limit(&lossy);
-    let _ = stat::parse(bytes);
-    let _ = status::cap_eff(&lossy);
-    let _ = meminfo::parse(&lossy);
-    let _ = swaps::parse(&lossy);
-    let _ = pressure::parse(&lossy);
-    let _ = thp::selected(&lossy);
-    let _ = mountinfo::tmpfs_size(&lossy);
-    let _ = limits::limit(&lossy, "Max locked memory");
-    let _ = uptime::parse(&lossy);
-    let _ = passwd::parse(&lossy);
-    let _ = proc_connector::parse_datagram(bytes);
-    let _ = environ::rank(bytes);
-    // The header's JSON as it follows the length field, whatever sizes are claimed.
-    let len = bytes.len() as u64;
-    for (file_size, declared) in [(len + 8, len), (len, len), (0, len), (u64::MAX, u64::MAX)] {
-        let _ = safetensors::parse(file_size, declared, bytes);
+    for (name, target) in TARGETS {
+        if *name != "logs" {
+            target(bytes);
+        }
     }
-    for line in lossy.lines() {
-        let _ = kmsg::parse_line(line);
-    }
-    let _ = kmsg::oom_kills(lossy.lines());
 }
 
 /// Real text from this process and from captured kernel output.

@@ -56,12 +56,7 @@ fn write_table(out: &mut dyn Write, processes: &[ProcessSnapshot], faults: bool)
     }
     header.push("COMMAND");
     let mut t = table::new(&header, 2);
-    let (mut rss, mut pss, mut uss, mut swap) = (0, 0, 0, 0);
     for p in processes {
-        rss += p.rss().unwrap_or(0);
-        pss += p.pss().unwrap_or(0);
-        uss += p.uss().unwrap_or(0);
-        swap += p.swap().unwrap_or(0);
         let mut row = vec![
             p.pid.to_string(),
             user(p),
@@ -78,21 +73,53 @@ fn write_table(out: &mut dyn Write, processes: &[ProcessSnapshot], faults: bool)
     }
     left_align_last(&mut t);
     writeln!(out, "{}", table::to_string(&t))?;
-    let unreadable = processes.iter().filter(|p| p.rollup.is_none()).count();
+    write_sums(out, processes)
+}
+
+/// One figure summed over the processes where it was readable, and how many it left
+/// out: a sum that silently skipped other users' processes would read as the total.
+fn sum_line(
+    processes: &[ProcessSnapshot],
+    name: &str,
+    note: &str,
+    figure: fn(&ProcessSnapshot) -> Option<u64>,
+) -> String {
+    let known: Vec<u64> = processes.iter().filter_map(figure).collect();
+    let left_out = processes.len() - known.len();
+    let total = iec(known.iter().sum());
+    if left_out == 0 {
+        format!("{name} {total}{note}")
+    } else {
+        format!(
+            "{name} {total} of {} ({left_out} unreadable, left out)",
+            known.len()
+        )
+    }
+}
+
+fn write_sums(out: &mut dyn Write, processes: &[ProcessSnapshot]) -> io::Result<()> {
     writeln!(
         out,
-        "\n{} {}: RSS {} (sum; shared pages counted in each), PSS {} (true total), USS {}, swap {}",
+        "\n{} {}: {}, {}, {}, {}",
         processes.len(),
         plural(processes.len(), "process", "processes"),
-        iec(rss),
-        iec(pss),
-        iec(uss),
-        iec(swap)
+        sum_line(
+            processes,
+            "RSS",
+            " (sum; shared pages counted in each)",
+            |p| p.rss()
+        ),
+        sum_line(processes, "PSS", " (true total)", |p| p.pss()),
+        sum_line(processes, "USS", "", |p| p.uss()),
+        sum_line(processes, "swap", "", |p| p.swap()),
     )?;
+    let unreadable = processes.iter().filter(|p| p.rollup.is_none()).count();
     if unreadable > 0 {
         writeln!(
             out,
-            "PSS/USS of {unreadable} {} unreadable, shown as - (`inspect PID` says why)",
+            "PSS/USS of {unreadable} {} unreadable (smaps_rollup refused: other users' \
+             processes need root), shown as -; RSS and swap from /proc/PID/status, which \
+             anyone may read (`inspect PID` says why)",
             plural(unreadable, "process", "processes")
         )?;
     }

@@ -24,14 +24,16 @@ pub fn write(
         r.wall_seconds
     )?;
     let row = |out: &mut dyn Write, key: &str, value: String| writeln!(out, "  {key:<10} {value}");
-    let mut memory = if r.sampling.ticks == 0 {
-        "not sampled (the job ended before the first sample)".to_string()
-    } else {
-        format!(
+    let mut memory = match r.peak_tree_rss {
+        _ if r.sampling.ticks == 0 => {
+            "not sampled (the job ended before the first sample)".to_string()
+        }
+        None => "peak RSS not measured (the job ended before a sample read its memory)".to_string(),
+        Some(peak) => format!(
             "peak RSS {} at {:.1} s (all processes, sampled)",
-            iec(r.peak_tree_rss.bytes),
-            r.peak_tree_rss.at_seconds
-        )
+            iec(peak.bytes),
+            peak.at_seconds
+        ),
     };
     if let Some(p) = r.peak_tree_pss {
         memory.push_str(&format!(

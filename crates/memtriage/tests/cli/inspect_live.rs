@@ -336,6 +336,35 @@ fn another_users_process_reads_as_unreadable_not_zero() {
         "{reasons}"
     );
     assert!(u(p, "memory.rss") >= 8 * MIB, "status stays readable");
+
+    // The same in the every-process table: RSS shown, and each sum says what it left
+    // out rather than pass the caller's processes off as the machine's.
+    let all = memtriage()
+        .args(["inspect", "--all", "--json"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&all.stdout).unwrap();
+    let p = process(&v, h.pid);
+    assert!(p["rollup"].is_null(), "{p}");
+    assert!(u(p, "memory.rss") >= 8 * MIB, "{p}");
+    let table = memtriage()
+        .args(["inspect", "--all"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&table.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{} ", h.pid)))
+        .unwrap_or_else(|| panic!("no row for {}: {text}", h.pid));
+    assert!(row.contains(" MiB"), "RSS shown, not -: {row}");
+    assert!(
+        text.contains("unreadable, left out") && text.contains("from /proc/PID/status"),
+        "{text}"
+    );
 }
 
 #[test]

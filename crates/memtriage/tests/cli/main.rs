@@ -7,7 +7,6 @@ mod support;
 mod cache_live;
 mod doctor_cli;
 mod explain_cli;
-mod harness_pagecache;
 mod html_browser;
 mod inspect_captured;
 mod inspect_live;

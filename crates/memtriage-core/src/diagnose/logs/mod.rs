@@ -380,8 +380,13 @@ pub struct LogScanner {
     /// Memory figures the job printed: evidence only as a series (growth), so kept
     /// apart from the matches (the first and last [`KEEP_FIRST`] of them).
     figures: Vec<LogMatch>,
-    /// Up to [`CONTEXT`] bytes before the line being read, where the chunk has them.
+    /// Up to [`CONTEXT`] bytes before the line being read.
     context: Vec<u8>,
+    /// The last [`CONTEXT`] bytes of the input read so far, so a line at the start of
+    /// a chunk has the context it would have had in one piece.
+    recent: Vec<u8>,
+    /// `recent` as it was where the open partial line began.
+    partial_context: Vec<u8>,
 }
 
 /// `## CUDA out of memory`: a document's section title names an error, it is not one.
@@ -453,6 +458,8 @@ impl LogScanner {
             had_literal: false,
             figures: Vec::new(),
             context: Vec::new(),
+            recent: Vec::new(),
+            partial_context: Vec::new(),
         }
     }
 
@@ -507,17 +514,21 @@ impl LogScanner {
         if self.partial_open {
             let Some(i) = memchr2(b'\n', b'\r', rest) else {
                 self.keep_partial(rest);
+                self.remember(rest);
                 return;
             };
             self.keep_partial(&rest[..i]);
             let seg = std::mem::take(&mut self.partial);
+            self.context = std::mem::take(&mut self.partial_context);
             self.segment(engine, &seg);
+            self.context.clear();
             self.partial = seg;
             self.partial.clear();
             self.partial_open = false;
             if rest[i] == b'\n' {
                 self.newlines += 1;
             }
+            self.remember(&rest[..=i]);
             rest = &rest[i + 1..];
         }
         let (complete, tail) = match memrchr2(b'\n', b'\r', rest) {
@@ -525,10 +536,21 @@ impl LogScanner {
             None => (&rest[..0], rest),
         };
         self.scan_complete(engine, complete);
+        self.remember(complete);
         if !tail.is_empty() {
+            self.partial_context.clone_from(&self.recent);
             self.keep_partial(tail);
+            self.remember(tail);
             self.partial_open = true;
         }
+    }
+
+    /// Keeps the last [`CONTEXT`] bytes of the input, `bytes` being the next read.
+    fn remember(&mut self, bytes: &[u8]) {
+        let keep = &bytes[bytes.len().saturating_sub(CONTEXT)..];
+        self.recent.extend_from_slice(keep);
+        let excess = self.recent.len().saturating_sub(CONTEXT);
+        self.recent.drain(..excess);
     }
 
     /// The end of the input: a last line without `\n` is examined, and a faulthandler
@@ -542,7 +564,9 @@ impl LogScanner {
         }
         if self.partial_open {
             let seg = std::mem::take(&mut self.partial);
+            self.context = std::mem::take(&mut self.partial_context);
             self.segment(engine, &seg);
+            self.context.clear();
             self.partial_open = false;
         }
         self.close_block();
@@ -621,8 +645,14 @@ impl LogScanner {
                         || engine.literals.is_match(clip(&region[start..end]).0));
                 if worth_reading {
                     self.context.clear();
-                    self.context
-                        .extend_from_slice(&region[start.saturating_sub(CONTEXT)..start]);
+                    let before = &region[start.saturating_sub(CONTEXT)..start];
+                    if before.len() < CONTEXT {
+                        let earlier = CONTEXT - before.len();
+                        let r = &self.recent;
+                        self.context
+                            .extend_from_slice(&r[r.len().saturating_sub(earlier)..]);
+                    }
+                    self.context.extend_from_slice(before);
                     self.segment(engine, &region[start..end]);
                     self.context.clear();
                 }

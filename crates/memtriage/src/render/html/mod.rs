@@ -50,11 +50,15 @@ pub fn page(r: &Record) -> String {
         Some(s) => {
             let _ = write!(
                 body,
-                "<p class=\"outcome\">{} after {:.1} s · peak RSS {} at {:.1} s{}</p>",
+                "<p class=\"outcome\">{} after {:.1} s · {}{}</p>",
                 esc(&s.outcome.describe()),
                 s.wall_seconds,
-                iec(s.peak_tree_rss.bytes),
-                s.peak_tree_rss.at_seconds,
+                s.peak_tree_rss
+                    .map_or("peak RSS not measured".to_string(), |p| format!(
+                        "peak RSS {} at {:.1} s",
+                        iec(p.bytes),
+                        p.at_seconds
+                    )),
                 s.peak_tree_pss
                     .map(|p| format!(" · peak PSS {}", iec(p.bytes)))
                     .unwrap_or_default()

@@ -1,0 +1,65 @@
+//! Output, reports and recordings onto a full device (`/dev/full`, ENOSPC on every
+//! write): the job's status passes through, the failure is said, nothing panics.
+
+use std::fs::OpenOptions;
+use std::process::Stdio;
+
+use crate::support::memtriage;
+
+fn full() -> std::fs::File {
+    OpenOptions::new().write(true).open("/dev/full").unwrap()
+}
+
+#[test]
+fn the_jobs_status_survives_a_full_disk_for_the_record_and_the_report() {
+    for flag in ["--record", "--report"] {
+        let out = memtriage()
+            .args(["run", flag, "/dev/full", "--", "sh", "-c", "exit 3"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{flag}: the job's own status\n{err}"
+        );
+        assert!(err.contains("No space left on device"), "{flag}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn a_full_stdout_is_an_error_that_says_so() {
+    for args in [
+        &["inspect", "--all"][..],
+        &["doctor", "--json"][..],
+        &["explain", "--rules"][..],
+    ] {
+        let out = memtriage()
+            .args(args)
+            .stdout(full())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("No space left on device") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {err}");
+    }
+    // The job's own output onto a full disk is the job's business: its status passes.
+    let out = memtriage()
+        .args(["run", "--", "sh", "-c", "echo hello; exit 5"])
+        .stdout(full())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
