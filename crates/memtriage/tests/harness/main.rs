@@ -13,3 +13,4 @@ mod support;
 mod full_disk;
 mod pagecache;
 mod processes;
+mod unknown_not_zero;

@@ -123,3 +123,53 @@ fn run_keeps_the_status_of_a_job_that_churns_processes() {
         }
     }
 }
+
+/// A process that renames itself and execs itself again and again under one pid,
+/// read while it does: every read succeeds and names it by one of its names.
+#[test]
+fn a_process_that_renames_and_execs_itself_while_read_is_read_whole() {
+    let code = r#"
+import ctypes, os, sys, time
+n = int(sys.argv[1])
+libc = ctypes.CDLL(None)
+for i in range(20):
+    libc.prctl(15, ("mt-%d-%d" % (n, i)).encode(), 0, 0, 0)
+    time.sleep(0.002)
+os.execv(sys.executable, [sys.executable, "-c", sys.argv[2], str(n + 1), sys.argv[2]])
+"#;
+    // The interpreter itself, not a launcher (pyenv's shim runs python as its child).
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    let python = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let mut child = Command::new(&python)
+        .args(["-c", code, "0", code])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let named = (0..500).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with("mt-"))
+    });
+    assert!(named, "the process renamed itself");
+    for _ in 0..ITERATIONS {
+        for args in [
+            vec!["inspect", pid.as_str(), "--json"],
+            vec!["inspect", "--maps", pid.as_str(), "--json"],
+        ] {
+            let v = succeeded_json(memtriage().args(&args).output().unwrap(), &args);
+            let p = &v["processes"][0];
+            assert_eq!(p["pid"], child.id(), "{args:?}: {v}");
+            let comm = p["comm"].as_str().unwrap();
+            assert!(
+                comm.starts_with("mt-") || comm.starts_with("python"),
+                "{args:?}: named by one of its names: {comm}"
+            );
+            no_invented_zero(&v, std::slice::from_ref(p));
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
