@@ -63,3 +63,42 @@ fn a_full_stdout_is_an_error_that_says_so() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A recording that fills its tmpfs partway through: the job's status passes, the
+/// failure is a note, and what was written reads back as a record cut short.
+#[test]
+fn a_recording_that_fills_its_disk_midway_is_kept_as_far_as_it_got() {
+    if !crate::support::is_root() {
+        eprintln!("skipped: needs root to mount a small tmpfs");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().to_str().unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8k", "tmpfs", mnt])
+        .status()
+        .unwrap();
+    assert!(mounted.success());
+    let record = dir.path().join("run.jsonl");
+    let out = memtriage()
+        .args(["run", "--interval", "10ms", "--record"])
+        .arg(&record)
+        .args(["--", "sh", "-c", "sleep 1; exit 4"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let read_back = memtriage().arg("report").arg(&record).output().unwrap();
+    let _ = std::process::Command::new("umount").arg(mnt).status();
+    assert_eq!(out.status.code(), Some(4), "the job's own status\n{err}");
+    assert!(
+        err.contains("No space left on device") && err.contains("cut short"),
+        "{err}"
+    );
+    let back = String::from_utf8_lossy(&read_back.stdout);
+    assert_eq!(read_back.status.code(), Some(0), "{back}");
+    assert!(
+        back.contains("samples; no final report: the file is truncated"),
+        "the record reads back as far as it got, and says it was cut short:\n{back}"
+    );
+}
