@@ -99,6 +99,26 @@ fn a_refused_read_is_null_never_zero() {
         "doctor.system",
         &mut found,
     );
+    // `run` of the same job by each: nobody cannot read the kernel log (kills are
+    // then unknown, with a note), nothing else may read as 0.
+    let job = [
+        "--",
+        "python3",
+        "-c",
+        "import time; b = bytearray(40 << 20); time.sleep(0.6)",
+    ];
+    let run_json = |nobody: bool| {
+        let mut cmd = memtriage();
+        cmd.args(["run", "--json", "--interval", "50ms"])
+            .args(job)
+            .current_dir("/tmp");
+        if nobody {
+            cmd.uid(65534).gid(65534);
+        }
+        crate::support::run_report(&cmd.output().unwrap().stderr)
+    };
+    let (root, user) = (run_json(false), run_json(true));
+    invented_zeros(&root, &user, "run", &mut found);
     assert!(
         found.zeros.is_empty(),
         "zeros where root read figures:\n{}",
