@@ -29,8 +29,14 @@ for t in "${targets[@]}"; do
     while read -r target dir; do
         [ "$target" = "$t" ] && seeds+=("../$dir")
     done < <(grep -v '^#' seeds.txt)
-    echo "fuzz: $t for ${seconds}s"
+    echo "fuzz: $t for ${seconds}s (full output: fuzz/target/fuzz-$t.log)"
+    mkdir -p target
+    status=0
     cargo +nightly fuzz run "$t" "corpus/$t" "${seeds[@]}" -- \
         -max_total_time="$seconds" -artifact_prefix="artifacts/$t/" -max_len=65536 \
-        -rss_limit_mb=2048 -print_final_stats=1 2>&1 | tail -n 12
+        -rss_limit_mb=2048 -print_final_stats=1 >"target/fuzz-$t.log" 2>&1 || status=$?
+    # The stats, or the failure: the panic message and the input that caused it.
+    grep -E "^(Done|stat::)|panicked|assertion|left:|right:|cut at|Test unit written|SUMMARY" \
+        "target/fuzz-$t.log" | head -n 20
+    [ "$status" -eq 0 ] || exit "$status"
 done

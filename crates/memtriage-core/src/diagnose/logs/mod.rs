@@ -545,6 +545,20 @@ impl LogScanner {
         }
     }
 
+    /// The [`CONTEXT`] bytes before `start` in `region`, reaching back into earlier
+    /// input where the region begins too near, as they would be in one piece.
+    fn set_context(&mut self, region: &[u8], start: usize) {
+        self.context.clear();
+        let before = &region[start.saturating_sub(CONTEXT)..start];
+        if before.len() < CONTEXT {
+            let earlier = CONTEXT - before.len();
+            let r = &self.recent;
+            self.context
+                .extend_from_slice(&r[r.len().saturating_sub(earlier)..]);
+        }
+        self.context.extend_from_slice(before);
+    }
+
     /// Keeps the last [`CONTEXT`] bytes of the input, `bytes` being the next read.
     fn remember(&mut self, bytes: &[u8]) {
         let keep = &bytes[bytes.len().saturating_sub(CONTEXT)..];
@@ -625,7 +639,9 @@ impl LogScanner {
             {
                 // Inside a faulthandler block or a table every line counts, literal or not.
                 let end = memchr2(b'\n', b'\r', &region[pos..]).map_or(region.len(), |i| pos + i);
+                self.set_context(region, pos);
                 self.segment(engine, &region[pos..end]);
+                self.context.clear();
                 end
             } else {
                 let Some(hit) = next_hit(engine, region, pos, &mut searched) else {
@@ -644,15 +660,7 @@ impl LogScanner {
                     && (self.pending_join.is_some()
                         || engine.literals.is_match(clip(&region[start..end]).0));
                 if worth_reading {
-                    self.context.clear();
-                    let before = &region[start.saturating_sub(CONTEXT)..start];
-                    if before.len() < CONTEXT {
-                        let earlier = CONTEXT - before.len();
-                        let r = &self.recent;
-                        self.context
-                            .extend_from_slice(&r[r.len().saturating_sub(earlier)..]);
-                    }
-                    self.context.extend_from_slice(before);
+                    self.set_context(region, start);
                     self.segment(engine, &region[start..end]);
                     self.context.clear();
                 }
