@@ -30,15 +30,11 @@ impl FromStr for MemoryLimit {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let min = memtriage_core::supervise::limit::MIN_LIMIT;
         let bytes = parse_size(text).map_err(|e| e.detail)?;
-        if bytes < min {
-            return Err(format!(
-                "under {}, a job is killed while it starts: give it room to run (e.g. 256M)",
-                memtriage_core::model::units::iec(min)
-            ));
+        match memtriage_core::supervise::limit::too_small(bytes) {
+            Some(why) => Err(why),
+            None => Ok(MemoryLimit(bytes)),
         }
-        Ok(MemoryLimit(bytes))
     }
 }
 

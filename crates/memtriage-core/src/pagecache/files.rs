@@ -12,6 +12,8 @@ use crate::error::{Error, ErrorKind, Result};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub path: PathBuf,
+    /// Its size when the walk found it.
+    pub size: u64,
     /// Found by walking a directory rather than named by the caller: gone or refused
     /// when it is reached, it is skipped, not an error that loses every other file.
     pub walked: bool,
@@ -34,6 +36,11 @@ pub struct Walk {
 impl Walk {
     pub fn paths(&self) -> Vec<PathBuf> {
         self.targets.iter().map(|t| t.path.clone()).collect()
+    }
+
+    /// Bytes of all the files, as the walk found them.
+    pub fn size(&self) -> u64 {
+        self.targets.iter().map(|t| t.size).sum()
     }
 
     /// `op` on each file, in order. A walked file that `op` finds vanished or refused
@@ -95,16 +102,12 @@ pub fn walk(paths: &[PathBuf]) -> Result<Walk> {
             check_regular(p, &meta)?;
             out.targets.push(Target {
                 path: p.clone(),
+                size: meta.len(),
                 walked: false,
             });
         }
     }
     Ok(out)
-}
-
-/// The paths of [`walk`], for callers that treat every file alike.
-pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    Ok(walk(paths)?.paths())
 }
 
 fn check_regular(p: &Path, meta: &std::fs::Metadata) -> Result<()> {
@@ -149,6 +152,7 @@ fn walk_entries(entries: std::fs::ReadDir, seen: &mut HashSet<(u64, u64)>, out: 
         } else if meta.is_file() {
             out.targets.push(Target {
                 path: p,
+                size: meta.len(),
                 walked: true,
             });
         }

@@ -16,6 +16,16 @@ use crate::probe::root::Root;
 /// execs, before it has a name, and the run would diagnose nothing useful.
 pub const MIN_LIMIT: u64 = 4 << 20;
 
+/// Why `limit` is too small to run a job under; `None` where it is not.
+pub fn too_small(limit: u64) -> Option<String> {
+    (limit < MIN_LIMIT).then(|| {
+        format!(
+            "under {}, a job is killed while it starts: give it room to run (e.g. 256M)",
+            crate::model::units::iec(MIN_LIMIT)
+        )
+    })
+}
+
 pub struct JobCgroup {
     pub version: CgroupVersion,
     pub dir: PathBuf,
@@ -28,13 +38,10 @@ impl JobCgroup {
     /// Creates `memtriage-run-PID` at the top of the hierarchy that has the memory
     /// controller (a v2 cgroup with processes cannot enable controllers below it).
     pub fn create(root: &Root, limit: u64) -> Result<Self> {
-        if limit < MIN_LIMIT {
+        if let Some(why) = too_small(limit) {
             return Err(Error::bad_input(
                 format!("memory limit {}", crate::model::units::iec(limit)),
-                format!(
-                    "under {}, a job is killed while it starts: give it room to run (e.g. 256M)",
-                    crate::model::units::iec(MIN_LIMIT)
-                ),
+                why,
             ));
         }
         let hierarchies = Hierarchies::discover(root)?;
@@ -163,5 +170,23 @@ struct JobCgroupDir {
 impl Drop for JobCgroupDir {
     fn drop(&mut self) {
         let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_limit_too_small_to_start_a_job_is_bad_input_before_any_cgroup_is_made() {
+        let e = JobCgroup::create(&Root::host(), 4096)
+            .err()
+            .expect("refused");
+        assert_eq!(e.kind(), crate::error::ErrorKind::BadInput);
+        assert!(
+            e.to_string().contains("a job is killed while it starts"),
+            "{e}"
+        );
+        assert!(too_small(MIN_LIMIT).is_none());
     }
 }

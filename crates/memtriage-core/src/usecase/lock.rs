@@ -1,7 +1,7 @@
 //! `lock`: pin files in memory (map and mlock them) after the checks that keep the
 //! machine out of the OOM killer.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::error::Result;
 use crate::pagecache::files;
@@ -20,22 +20,13 @@ pub struct LockOptions {
 /// The regular files under `paths`, if locking them all would be allowed; refused
 /// otherwise, before anything is read.
 pub fn check(root: &Root, paths: &[PathBuf], options: LockOptions) -> Result<Vec<PathBuf>> {
-    let files = files::expand(paths)?;
-    lock::check(root, total_size(&files), options.max)?;
-    Ok(files)
+    let walk = files::walk(paths)?;
+    lock::check(root, walk.size(), options.max)?;
+    Ok(walk.paths())
 }
 
 /// Checks, then locks the files under `paths`; they stay locked until the returned
 /// value is dropped.
 pub fn hold(root: &Root, paths: &[PathBuf], options: LockOptions) -> Result<Locked> {
     lock::lock(&check(root, paths, options)?, options.hugepages)
-}
-
-/// Bytes of the files as they are now (a file that vanished counts nothing).
-pub(super) fn total_size(files: &[impl AsRef<Path>]) -> u64 {
-    files
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum()
 }

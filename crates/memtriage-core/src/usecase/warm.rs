@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::lock::{total_size, LockOptions};
+use super::lock::LockOptions;
 use crate::error::{Error, Result};
 use crate::model::system::ProactiveReclaim;
 use crate::pagecache::files::{self, Skipped, Walk};
@@ -75,7 +75,6 @@ pub fn reaching_page_cache(all: &[ProactiveReclaim]) -> Vec<&ProactiveReclaim> {
 #[derive(Debug)]
 pub struct WarmPlan {
     walk: Walk,
-    files: Vec<PathBuf>,
     options: WarmOptions,
     lock: Option<LockOptions>,
     bytes: u64,
@@ -92,15 +91,12 @@ pub fn plan(root: &Root, request: &WarmRequest) -> Result<WarmPlan> {
         ));
     }
     let walk = files::walk(&request.paths)?;
-    let files = walk.paths();
     let offset = request.options.offset;
     if offset > 0 {
         // A range that starts past the end of a file the caller named would read
         // nothing and say nothing; in a walked directory, smaller files are expected.
         for t in walk.targets.iter().filter(|t| !t.walked) {
-            let len = std::fs::metadata(&t.path)
-                .map_err(|e| Error::io(&t.path, e))?
-                .len();
+            let len = t.size;
             if offset >= len {
                 return Err(Error::bad_input(
                     t.path.display().to_string(),
@@ -116,21 +112,20 @@ pub fn plan(root: &Root, request: &WarmRequest) -> Result<WarmPlan> {
     if let Some(l) = request.lock {
         // Refused before reading anything: a lock that cannot be granted should not
         // first push the machine's page cache around.
-        lock::check(root, total_size(&files), l.max)?;
+        lock::check(root, walk.size(), l.max)?;
     }
     let opts = request.options;
-    let bytes = files
+    let bytes = walk
+        .targets
         .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| {
-            let len = m.len();
-            let start = opts.offset.min(len);
-            opts.length.map_or(len - start, |l| l.min(len - start))
+        .map(|t| {
+            let start = opts.offset.min(t.size);
+            opts.length
+                .map_or(t.size - start, |l| l.min(t.size - start))
         })
         .sum();
     Ok(WarmPlan {
         walk,
-        files,
         options: opts,
         lock: request.lock,
         bytes,
@@ -138,13 +133,9 @@ pub fn plan(root: &Root, request: &WarmRequest) -> Result<WarmPlan> {
 }
 
 impl WarmPlan {
-    /// Bytes in the ranges to warm, as the files are now (for a progress bar).
+    /// Bytes in the ranges to warm, as the files were found (for a progress bar).
     pub fn bytes(&self) -> u64 {
         self.bytes
-    }
-
-    pub fn files(&self) -> &[PathBuf] {
-        &self.files
     }
 
     /// Reads the files in; `progress` is told of each batch of bytes read.
