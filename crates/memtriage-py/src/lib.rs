@@ -108,8 +108,22 @@ fn tree(
 ) -> PyResult<Bound<'_, PyAny>> {
     let pid = pid_or_self(pid)?;
     let detail = detail(fields)?;
-    let t = py.detach(|| engine(|| inspect::tree(&Root::host(), detail, pid)))?;
+    let t = py.detach(|| {
+        engine(|| {
+            let root = Root::host();
+            let gpu = memtriage_core::probe::gpu::report(&root);
+            inspect::tree(&root, detail, pid, Some(&gpu))
+        })
+    })?;
     to_py(py, &t)
+}
+
+/// The machine's NVIDIA GPUs and the processes holding their memory
+/// (`memtriage.gpu/v1`); `available: false` with a `reason` where there are none.
+#[pyfunction]
+fn gpu(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    let g = py.detach(|| guard(|| Ok(memtriage_core::probe::gpu::report(&Root::host()))))?;
+    to_py(py, &g)
 }
 
 /// The machine's memory settings (`memtriage.system/v1`).
@@ -176,6 +190,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(snapshot_many, m)?)?;
     m.add_function(wrap_pyfunction!(tree, m)?)?;
     m.add_function(wrap_pyfunction!(system, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu, m)?)?;
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;

@@ -129,6 +129,21 @@ pub const LOG_GPU_ECC: &str = "log.gpu-ecc";
 pub const LOG_SWAP_THRASHING: &str = "log.swap-thrashing";
 pub const LOG_WINDOWS_MEMORY_FAULT: &str = "log.windows-memory-fault";
 
+// ---- doctor, inspect, run: NVIDIA GPUs (NVML, the driver's Xids)
+pub const GPU_OK: &str = "gpu.ok";
+pub const GPU_ABSENT: &str = "gpu.absent";
+pub const GPU_NVML_FAILED: &str = "gpu.nvml-failed";
+pub const GPU_PERSISTENCE_OFF: &str = "gpu.persistence-off";
+pub const GPU_ECC_UNCORRECTED: &str = "gpu.ecc-uncorrected";
+pub const GPU_REMAP_PENDING: &str = "gpu.remap-pending";
+pub const GPU_REMAP_FAILED: &str = "gpu.remap-failed";
+pub const GPU_XID: &str = "gpu.xid";
+pub const GPU_ORPHAN_MEMORY: &str = "gpu.orphan-memory";
+pub const GPU_MIG: &str = "gpu.mig";
+pub const GPU_PIDS_UNJOINABLE: &str = "gpu.pids-unjoinable";
+pub const GPU_WORKER_CONTEXT: &str = "gpu.worker-context";
+pub const GPU_XIDS_UNREADABLE: &str = "gpu.xids-unreadable";
+
 /// Every id above, for tests that hold the registry to its scheme.
 pub const ALL: &[&str] = &[
     MEMORY_OK,
@@ -232,6 +247,19 @@ pub const ALL: &[&str] = &[
     LOG_GPU_ECC,
     LOG_SWAP_THRASHING,
     LOG_WINDOWS_MEMORY_FAULT,
+    GPU_OK,
+    GPU_ABSENT,
+    GPU_NVML_FAILED,
+    GPU_PERSISTENCE_OFF,
+    GPU_ECC_UNCORRECTED,
+    GPU_REMAP_PENDING,
+    GPU_REMAP_FAILED,
+    GPU_XID,
+    GPU_ORPHAN_MEMORY,
+    GPU_MIG,
+    GPU_PIDS_UNJOINABLE,
+    GPU_WORKER_CONTEXT,
+    GPU_XIDS_UNREADABLE,
 ];
 
 #[cfg(test)]

@@ -11,8 +11,10 @@
 
 pub mod cow;
 pub mod doctor;
+pub mod gpu;
 pub mod growth;
 pub mod ids;
 pub mod logs;
 pub mod oom;
 pub mod run;
+pub mod xid;

@@ -10,6 +10,7 @@
 //! quoted for display (`shell`).
 
 pub mod finding;
+pub mod gpu;
 pub mod growth;
 pub mod maps;
 pub mod process;

@@ -31,6 +31,10 @@ pub struct ProcessSnapshot {
     pub faults: Faults,
     pub oom: Option<Oom>,
     pub cgroup: Option<CgroupMemory>,
+    /// GPU memory it holds (NVML); `None` when NVML could not be read or its pids
+    /// joined (the report's `gpu` says why): unknown, not 0.
+    #[serde(default)]
+    pub gpu: Option<super::gpu::ProcessGpuMemory>,
     /// What could not be read, and why.
     pub unreadable: Vec<Unreadable>,
 }

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::gpu::{GpuReport, KernelXid};
 use crate::model::process::{CgroupMemory, Unreadable};
 
 pub const SYSTEM_SCHEMA: &str = "memtriage.system/v1";
@@ -54,6 +55,13 @@ pub struct SystemSnapshot {
     /// `pageout` schemes, the DAMON_RECLAIM module); empty when none runs.
     #[serde(default)]
     pub proactive_reclaim: Vec<ProactiveReclaim>,
+    /// The NVIDIA GPUs (NVML), or why none could be read; `None` for a captured tree.
+    #[serde(default)]
+    pub gpu: Option<GpuReport>,
+    /// Xid errors the NVIDIA driver logged since boot, oldest first; `None` when the
+    /// kernel log could not be read.
+    #[serde(default)]
+    pub xids: Option<Vec<KernelXid>>,
     /// What could not be read, and why. `field` names the snapshot field.
     pub unreadable: Vec<Unreadable>,
 }
@@ -100,6 +108,8 @@ impl SystemSnapshot {
             oom_kill_count: None,
             oom_kills: None,
             proactive_reclaim: Vec::new(),
+            gpu: None,
+            xids: None,
             unreadable: Vec::new(),
         }
     }

@@ -26,6 +26,9 @@ pub struct TreeTotals {
     pub swap: u64,
     /// Processes whose PSS/USS could not be read (not in the sums).
     pub unreadable: usize,
+    /// GPU memory the tree's processes hold, summed; `None` when unknown (no NVML).
+    #[serde(default)]
+    pub gpu: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,6 +5,7 @@
 //! Shared by the live reader of `/dev/kmsg` and by whatever explains saved logs, so a
 //! line with any prefix it does not know still yields the kernel message in it.
 
+use crate::model::gpu::KernelXid;
 use crate::model::system::{OomConstraint, OomKill};
 
 /// One kernel log line, split into what is known about it and the message.
@@ -269,6 +270,51 @@ fn empty_kill(line: &LogLine) -> OomKill {
     }
 }
 
+/// The NVIDIA driver's Xid reports in a stream of log lines, oldest first:
+/// `NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.`
+/// (`pid=` and `name=` only on drivers that print them).
+pub fn xid_events<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<KernelXid> {
+    lines
+        .into_iter()
+        .filter_map(|raw| {
+            let line = parse_line(raw);
+            let mut xid = parse_xid(&line.message)?;
+            xid.timestamp = line.timestamp;
+            xid.wall_time = line.wall_time;
+            Some(xid)
+        })
+        .collect()
+}
+
+fn parse_xid(msg: &str) -> Option<KernelXid> {
+    let rest = find_after(msg, "NVRM: Xid (")?;
+    let (pci, rest) = rest.split_once("): ")?;
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let xid: u32 = rest[..digits].parse().ok()?;
+    let mut rest = rest[digits..].trim_start_matches([',', ' ']);
+    let mut pid = None;
+    let mut name = None;
+    if let Some(after) = rest.strip_prefix("pid=") {
+        let (value, tail) = after.split_once(',').unwrap_or((after, ""));
+        pid = value.trim().parse::<i32>().ok();
+        rest = tail.trim_start();
+    }
+    if let Some(after) = rest.strip_prefix("name=") {
+        let (value, tail) = after.split_once(',').unwrap_or((after, ""));
+        name = Some(value.trim().to_string()).filter(|n| !n.is_empty() && n != "<unknown>");
+        rest = tail.trim_start();
+    }
+    Some(KernelXid {
+        xid,
+        pci: pci.trim_start_matches("PCI:").to_string(),
+        pid,
+        name,
+        detail: rest.trim().to_string(),
+        timestamp: None,
+        wall_time: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,5 +500,36 @@ mod tests {
         ]);
         assert_eq!(kills.len(), 1);
         assert_eq!(kills[0].anon_rss, None);
+    }
+
+    #[test]
+    fn xid_lines_of_each_driver_era() {
+        let lines = [
+            "[ 4242.000001] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.",
+            "<3>[  100.5] NVRM: Xid (0000:86:00): 48, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.",
+            "Nov 21 06:16:42 gpu-7 kernel: NVRM: Xid (PCI:0000:b7:00): 13, pid='<unknown>', name=<unknown>, Graphics Exception: ESR 0x50da30=0x10000e 0x50da34=0x0",
+            "NVRM: GPU at PCI:0000:3b:00: GPU-1c2e",
+        ];
+        let xids = xid_events(lines);
+        assert_eq!(xids.len(), 3);
+        assert_eq!(
+            (xids[0].xid, xids[0].pci.as_str(), xids[0].pid),
+            (79, "0000:3b:00", Some(1234))
+        );
+        assert_eq!(xids[0].name.as_deref(), Some("python3"));
+        assert_eq!(xids[0].detail, "GPU has fallen off the bus.");
+        assert_eq!(xids[0].timestamp, Some(4242.000001));
+        assert_eq!(
+            (xids[1].xid, xids[1].pid, xids[1].name.as_deref()),
+            (48, None, None)
+        );
+        assert!(xids[1]
+            .detail
+            .starts_with("An uncorrectable double bit error"));
+        assert_eq!(
+            (xids[2].xid, xids[2].pid, xids[2].name.as_deref()),
+            (13, None, None)
+        );
+        assert_eq!(xids[2].wall_time.as_deref(), Some("Nov 21 06:16:42"));
     }
 }

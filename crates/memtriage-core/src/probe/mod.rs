@@ -15,6 +15,7 @@ pub mod cgroup;
 pub mod damon;
 pub mod environ;
 pub mod fork;
+pub mod gpu;
 pub mod kmsg;
 pub mod maps;
 pub mod mounts;

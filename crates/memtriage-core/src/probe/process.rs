@@ -278,6 +278,7 @@ impl ProcessReader {
             },
             oom,
             cgroup,
+            gpu: None,
             unreadable,
         })
     }

@@ -108,13 +108,18 @@ pub fn read(root: &Root) -> SystemSnapshot {
                 .ok_or_else(|| "no oom_kill line (kernel before 4.13)".to_string());
             s.parsed("oom_kill_count", VMSTAT, n)
         });
-    s.snap.oom_kills = match read_kmsg(root) {
-        Ok(lines) => Some(kmsg::oom_kills(lines.iter().map(String::as_str))),
+    match read_kmsg(root) {
+        Ok(lines) => {
+            s.snap.oom_kills = Some(kmsg::oom_kills(lines.iter().map(String::as_str)));
+            s.snap.xids = Some(kmsg::xid_events(lines.iter().map(String::as_str)));
+        }
         Err(e) => {
             s.unreadable("oom_kills", &e.to_string());
-            None
+            s.unreadable("xids", &e.to_string());
         }
-    };
+    }
+    // A captured tree has no GPU of its own; NVML would read this machine's.
+    s.snap.gpu = root.is_host().then(|| super::gpu::report(root));
     r.snap
 }
 

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::diagnose::cow;
+use crate::diagnose::{cow, gpu};
 use crate::error::{Error, Result};
+use crate::model::gpu::GpuReport;
 use crate::model::maps::{MapsReport, MAPS_SCHEMA};
 use crate::model::process::{ProcessSnapshot, PROCESS_SCHEMA};
 use crate::model::tree::{TreeNode, TreeSnapshot, TREE_SCHEMA};
@@ -14,7 +15,7 @@ use crate::parse::stat::MemoryLayout;
 use crate::probe::procdir::ProcDir;
 use crate::probe::process::{all_pids, default_threads, pids_matching, read_many, Detail};
 use crate::probe::root::Root;
-use crate::probe::{fork, maps, tree};
+use crate::probe::{self, fork, maps, tree};
 
 pub const INSPECT_SCHEMA: &str = "memtriage.inspect/v1";
 
@@ -106,6 +107,10 @@ pub struct InspectReport {
     pub maps: Vec<MapsReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub maps_schema: Option<&'static str>,
+    /// The machine's NVIDIA GPUs and who holds their memory, or why they could not be
+    /// read (`available: false` and a `reason`); `None` only for a captured tree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuReport>,
     /// Pids that could not be read, with why.
     pub errors: Vec<PidError>,
     /// How many pids were asked for (a listing: how many existed).
@@ -174,11 +179,28 @@ pub fn detail(fields: Option<&[String]>) -> Result<Detail> {
     Ok(d)
 }
 
-/// One process and its descendants (`memtriage.tree/v1`), with totals and findings.
-pub fn tree(root: &Root, detail: Detail, pid: i32) -> Result<TreeSnapshot> {
+/// One process and its descendants (`memtriage.tree/v1`), with totals and findings;
+/// GPU memory per process when `gpu` is given.
+pub fn tree(
+    root: &Root,
+    detail: Detail,
+    pid: i32,
+    gpu: Option<&GpuReport>,
+) -> Result<TreeSnapshot> {
     let mut snapshot = tree::read(root, detail, pid)?;
     snapshot.findings = cow::findings(&cow_processes(root, &snapshot.nodes));
+    if let Some(report) = gpu {
+        snapshot.totals.gpu = gpu::attribute(report, &mut snapshot.nodes);
+        snapshot
+            .findings
+            .extend(gpu::worker_contexts(&snapshot.nodes));
+    }
     Ok(snapshot)
+}
+
+/// NVML's report where the root is this machine (a captured tree has no GPU).
+fn gpu_report(root: &Root) -> Option<GpuReport> {
+    root.is_host().then(|| probe::gpu::report(root))
 }
 
 /// The tree's processes as the copy-on-write rule takes them: each one's layout
@@ -234,6 +256,7 @@ fn read_copied(root: &Root, pid: i32, ppid: i32) -> Option<cow::Copied> {
 pub fn inspect(root: &Root, request: &InspectRequest) -> Result<InspectReport> {
     let listing = request.targets == Targets::All;
     let pids = resolve(root, &request.targets)?;
+    let gpu = gpu_report(root);
     let mut report = InspectReport {
         schema: INSPECT_SCHEMA,
         process_schema: PROCESS_SCHEMA,
@@ -242,18 +265,20 @@ pub fn inspect(root: &Root, request: &InspectRequest) -> Result<InspectReport> {
         tree_schema: None,
         maps: Vec::new(),
         maps_schema: None,
+        gpu: None,
         errors: Vec::new(),
         requested: pids.len(),
         listing,
     };
     if request.tree {
         for &pid in &pids {
-            match self::tree(root, Detail::full(), pid) {
+            match self::tree(root, Detail::full(), pid, gpu.as_ref()) {
                 Ok(t) => report.trees.push(t),
                 Err(error) => report.errors.push(PidError { pid, error }),
             }
         }
         report.tree_schema = (!report.trees.is_empty()).then_some(TREE_SCHEMA);
+        report.gpu = gpu;
         return Ok(report);
     }
     let detail = if listing {
@@ -279,6 +304,12 @@ pub fn inspect(root: &Root, request: &InspectRequest) -> Result<InspectReport> {
         }
         report.maps_schema = (!report.maps.is_empty()).then_some(MAPS_SCHEMA);
     }
+    if let Some(g) = &gpu {
+        for p in &mut report.processes {
+            p.gpu = g.memory_of(p.pid);
+        }
+    }
+    report.gpu = gpu;
     sort(&mut report.processes, request.sort);
     Ok(report)
 }

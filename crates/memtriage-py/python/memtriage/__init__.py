@@ -8,6 +8,8 @@ not be read is ``None``, never 0, and the snapshot's ``unreadable`` says why.
 - ``tree(pid=None)``: a process and its descendants, totals, copy-on-write finding.
 - ``system()`` and ``doctor(profile="training")``: the machine's memory settings
   and the findings of auditing them.
+- ``gpu()``: NVIDIA GPUs through NVML (memory, ECC, remaps, who holds memory), or
+  why they cannot be read (``available`` false and a ``reason``).
 - ``track()``: faults, peak RSS/PSS and wall time of a block (context manager or
   decorator).
 - ``explain(text)``: findings for a log (OOM kills, shm bus errors, CUDA OOM, …).
@@ -38,6 +40,7 @@ __all__ = [
     "snapshots",
     "tree",
     "system",
+    "gpu",
     "doctor",
     "explain",
     "track",
@@ -87,8 +90,9 @@ def snapshots(
 
 def tree(pid: Optional[int] = None, *, fields: Optional[Iterable[str]] = None) -> TreeSnapshot:
     """A process (this one by default) and all its descendants, parents first, with
-    ``totals`` (sum of RSS, total PSS, sum of USS, swap) and ``findings`` such as
-    ``fork.copy-on-write`` (forked workers that copied their parent's memory)."""
+    ``totals`` (sum of RSS, total PSS, sum of USS, swap, GPU memory) and ``findings``
+    such as ``fork.copy-on-write`` (forked workers that copied their parent's memory)
+    and ``gpu.worker-context`` (a worker holding a CUDA context of its own)."""
     return TreeSnapshot(_native.tree(pid, _fields(fields)))
 
 
@@ -96,6 +100,14 @@ def system() -> Record:
     """The machine's memory settings and state (``memtriage.system/v1``): meminfo,
     swap, pressure, THP, hugepages, vm sysctls, /dev/shm, limits, cgroup, OOM kills."""
     return Record(_native.system())
+
+
+def gpu() -> Record:
+    """The machine's NVIDIA GPUs (``memtriage.gpu/v1``): per device memory, ECC counts,
+    retired/remapped memory, persistence and MIG mode, and the processes holding GPU
+    memory joined to this machine's pids. Without a GPU or driver, ``available`` is
+    false and ``reason`` says why; nothing is raised."""
+    return Record(_native.gpu())
 
 
 def doctor(profile: str = "training") -> Report:

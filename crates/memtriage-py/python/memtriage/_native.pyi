@@ -32,6 +32,10 @@ def tree(pid: Optional[int] = None, fields: Optional[Sequence[str]] = None) -> D
 def system() -> Dict[str, Any]:
     """The machine's memory settings (``memtriage.system/v1``)."""
 
+def gpu() -> Dict[str, Any]:
+    """NVIDIA GPUs and who holds their memory (``memtriage.gpu/v1``); ``available``
+    false with a ``reason`` where NVML cannot be used."""
+
 def doctor(profile: str = "training") -> Dict[str, Any]:
     """``{"schema", "profile", "system", "findings"}`` (``memtriage.doctor/v1``);
     ValueError for an unknown profile."""

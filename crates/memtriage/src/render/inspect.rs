@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use comfy_table::Table;
+use memtriage_core::model::gpu::{GpuReport, PidJoin};
 use memtriage_core::model::maps::MapsReport;
 use memtriage_core::model::process::{CgroupVersion, ProcessSnapshot};
 use memtriage_core::model::tree::TreeSnapshot;
@@ -26,11 +27,12 @@ pub fn write(
     sorted_by_faults: bool,
     c: &InspectReport,
 ) -> io::Result<()> {
+    let gpu = gpu_known(c.gpu.as_ref());
     for t in &c.trees {
-        write_tree(out, style, t)?;
+        write_tree(out, style, t, gpu)?;
     }
     if every_process || c.processes.len() > BLOCKS_UP_TO {
-        write_table(out, &c.processes, sorted_by_faults)?;
+        write_table(out, &c.processes, sorted_by_faults, gpu)?;
     } else {
         for p in &c.processes {
             write_block(out, style, p)?;
@@ -44,13 +46,52 @@ pub fn write(
             write_maps(out, style, m)?;
         }
     }
+    if !every_process {
+        write_gpu_note(out, style, c.gpu.as_ref())?;
+    }
     Ok(())
+}
+
+/// Whether per-process GPU figures are known (NVML read and its pids joined).
+fn gpu_known(gpu: Option<&GpuReport>) -> bool {
+    gpu.is_some_and(|g| g.available && g.pids.as_ref().is_some_and(PidJoin::joinable))
+}
+
+/// Once, why GPU memory is not shown: no GPU, NVML refused, or a container's pids.
+fn write_gpu_note(out: &mut dyn Write, style: &Style, gpu: Option<&GpuReport>) -> io::Result<()> {
+    let Some(g) = gpu else { return Ok(()) };
+    let note = match (&g.reason, &g.pids) {
+        (Some(reason), _) => reason.clone(),
+        (None, Some(PidJoin::Impossible { reason })) => reason.clone(),
+        _ => return Ok(()),
+    };
+    writeln!(out, "{}", style.dim(&format!("GPU: {note}")))
+}
+
+/// `GPU 0 2.0 GiB, GPU 1 512 MiB`, `none`, or `-` when unknown.
+fn gpu_cell(p: &ProcessSnapshot) -> String {
+    match &p.gpu {
+        None => "-".into(),
+        Some(g) => match g.total {
+            Some(0) => "0 B".into(),
+            Some(total) => iec(total),
+            None => "unknown".into(),
+        },
+    }
 }
 
 /// `faults`: rows sorted by faults show them (minor and major), or the order would
 /// follow a figure nobody sees.
-fn write_table(out: &mut dyn Write, processes: &[ProcessSnapshot], faults: bool) -> io::Result<()> {
+fn write_table(
+    out: &mut dyn Write,
+    processes: &[ProcessSnapshot],
+    faults: bool,
+    gpu: bool,
+) -> io::Result<()> {
     let mut header = vec!["PID", "USER", "RSS", "PSS", "USS", "SWAP"];
+    if gpu {
+        header.push("GPU");
+    }
     if faults {
         header.extend(["MINFLT", "MAJFLT"]);
     }
@@ -65,6 +106,9 @@ fn write_table(out: &mut dyn Write, processes: &[ProcessSnapshot], faults: bool)
             iec_opt(p.uss()),
             iec_opt(p.swap()),
         ];
+        if gpu {
+            row.push(gpu_cell(p));
+        }
         if faults {
             row.extend([p.faults.minor.to_string(), p.faults.major.to_string()]);
         }
@@ -316,31 +360,49 @@ fn write_block(out: &mut dyn Write, style: &Style, p: &ProcessSnapshot) -> io::R
         }
         row(out, "cgroup", text)?;
     }
+    if let Some(g) = &p.gpu {
+        let text = if g.devices.is_empty() {
+            "none held".to_string()
+        } else {
+            g.devices
+                .iter()
+                .map(|d| format!("GPU {} {}", d.index, iec_opt(d.used)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        row(out, "gpu", text)?;
+    }
     for u in &p.unreadable {
         row(out, "unreadable", format!("{}: {}", u.field, u.reason))?;
     }
     writeln!(out)
 }
 
-fn write_tree(out: &mut dyn Write, style: &Style, t: &TreeSnapshot) -> io::Result<()> {
-    let mut tab = table::new(
-        &[
-            "PID", "RSS", "PSS", "USS", "SWAP", "MINFLT", "MAJFLT", "COMMAND",
-        ],
-        1,
-    );
+fn write_tree(out: &mut dyn Write, style: &Style, t: &TreeSnapshot, gpu: bool) -> io::Result<()> {
+    let mut header = vec!["PID", "RSS", "PSS", "USS", "SWAP"];
+    if gpu {
+        header.push("GPU");
+    }
+    header.extend(["MINFLT", "MAJFLT", "COMMAND"]);
+    let mut tab = table::new(&header, 1);
     for n in &t.nodes {
         let p = &n.process;
-        tab.add_row(vec![
+        let mut row = vec![
             p.pid.to_string(),
             iec_opt(p.rss()),
             iec_opt(p.pss()),
             iec_opt(p.uss()),
             iec_opt(p.swap()),
+        ];
+        if gpu {
+            row.push(gpu_cell(p));
+        }
+        row.extend([
             p.faults.minor.to_string(),
             p.faults.major.to_string(),
             format!("{}{}", "  ".repeat(n.depth), truncate(&p.command(), 70)),
         ]);
+        tab.add_row(row);
     }
     left_align_last(&mut tab);
     writeln!(out, "{}", table::to_string(&tab))?;
@@ -356,6 +418,9 @@ fn write_tree(out: &mut dyn Write, style: &Style, t: &TreeSnapshot) -> io::Resul
         iec(s.uss_sum),
         iec(s.swap)
     )?;
+    if let Some(g) = s.gpu {
+        writeln!(out, "  GPU memory held by the tree: {}", iec(g))?;
+    }
     if s.unreadable > 0 {
         writeln!(
             out,

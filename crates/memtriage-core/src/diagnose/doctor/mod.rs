@@ -14,6 +14,7 @@ use crate::model::finding::{Evidence, Finding, Severity};
 use crate::model::system::SystemSnapshot;
 
 pub mod cgroup;
+pub mod gpu;
 pub mod hugepages;
 pub mod kills;
 pub mod limits;
@@ -81,7 +82,7 @@ type Rule = fn(&SystemSnapshot, Profile) -> Vec<Finding>;
 
 /// All findings, most severe first; within a severity, in the order of the rules.
 pub fn audit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
-    const RULES: [Rule; 16] = [
+    const RULES: [Rule; 17] = [
         memory::memory,
         kills::oom,
         cgroup::cgroup,
@@ -98,6 +99,7 @@ pub fn audit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         numa::numa,
         kills::panic_on_oom,
         reclaim::proactive_reclaim,
+        gpu::gpu,
     ];
     let mut out: Vec<Finding> = RULES.iter().flat_map(|rule| rule(sys, profile)).collect();
     out.sort_by_key(|f| std::cmp::Reverse(f.severity));

@@ -8,10 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use super::rules::gpu::xid_info;
 use super::rules::{oom as oom_rules, FailureClass, Rule, RULES};
 use super::{LogMatch, RuleCount, INNERMOST_FRAME};
 use crate::diagnose::oom;
+use crate::diagnose::xid;
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
@@ -73,7 +73,7 @@ fn severity_of(m: &LogMatch) -> Severity {
             .or_else(|| m.capture("xid"))
             .and_then(|x| x.parse().ok());
         return xid
-            .and_then(xid_info)
+            .and_then(xid::lookup)
             .map_or(Severity::Warn, |x| x.severity);
     }
     rule_of(m.rule).map_or(Severity::Warn, |r| r.severity)
@@ -245,7 +245,7 @@ fn assess(class: FailureClass, group: &[&LogMatch], best_rule: Option<&Rule>) ->
             if let Some(xid) = group
                 .iter()
                 .filter_map(|m| m.capture("xid")?.parse::<u32>().ok())
-                .max_by_key(|x| xid_info(*x).map(|i| i.severity))
+                .max_by_key(|x| xid::lookup(*x).map(|i| i.severity))
             {
                 cause = xid_cause(xid);
             }
@@ -276,11 +276,7 @@ fn assess(class: FailureClass, group: &[&LogMatch], best_rule: Option<&Rule>) ->
 
 /// Whom an Xid points at, as NVIDIA's catalogue tags them.
 fn xid_cause(xid: u32) -> CauseKind {
-    match xid {
-        13 | 31 | 43 | 45 => CauseKind::UserCode,
-        48 | 63 | 64 | 74 | 79 | 92 | 94 | 95 => CauseKind::Hardware,
-        _ => CauseKind::Driver,
-    }
+    xid::lookup(xid).map_or(CauseKind::Driver, xid::Xid::cause_kind)
 }
 
 /// Readings of one memory figure the job printed, in order; growth when it rose by a
@@ -830,11 +826,8 @@ fn xid_evidence(
     let (m, _) = worst?;
     let xid: u32 = m.capture("xid")?.parse().ok()?;
     let pci = m.capture("pci").unwrap_or("?");
-    Some(match xid_info(xid) {
-        Some(x) => (
-            format!("GPU Xid {xid} on {pci}: {}", x.meaning),
-            x.fix.to_string(),
-        ),
+    Some(match xid::lookup(xid) {
+        Some(x) => (format!("GPU Xid {xid} on {pci}: {}", x.meaning), x.fix()),
         None => (
             format!("GPU Xid {xid} on {pci}"),
             format!("Xid {xid} is not in memtriage's table: look it up in NVIDIA's Xid catalog."),

@@ -1,12 +1,11 @@
 //! The GPU driver's Xid errors (and what each means) and NCCL's collectives.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::diagnose::ids;
+use crate::diagnose::{ids, xid};
 use crate::model::finding::CauseKind::Hardware;
-use crate::model::finding::Severity;
-use crate::model::finding::Severity::{Error, Info, Warn};
+use crate::model::finding::Severity::{Error, Warn};
 
-/// The meaning of the Xid, from the table below.
+/// The meaning of the Xid, from the catalogue.
 fn extract_xid(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let xid = out
         .iter()
@@ -26,8 +25,8 @@ fn extract_xid(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
         out.push(("caused_by_xid".into(), cause.to_string()));
     }
     let meaning = xid
-        .and_then(xid_info)
-        .map_or("see NVIDIA's Xid catalog", |x| x.meaning);
+        .and_then(xid::lookup)
+        .map_or("see NVIDIA's Xid catalog", |x| x.meaning.as_str());
     out.push(("meaning".into(), meaning.into()));
     true
 }
@@ -185,99 +184,3 @@ pub(super) const NCCL_FAILURE: ClassInfo = ClassInfo {
           legitimately slow: init_process_group(timeout=timedelta(minutes=30)).",    cause: crate::model::finding::CauseKind::Configuration,
     confirm: "NCCL_DEBUG=INFO TORCH_NCCL_DUMP_ON_TIMEOUT=1 names the rank and operation; look for an earlier error on another rank.",
 };
-
-/// What each NVIDIA Xid means, how bad it is, and what to do (NVIDIA's Xid catalog).
-pub struct XidInfo {
-    pub xid: u32,
-    pub meaning: &'static str,
-    pub severity: Severity,
-    pub fix: &'static str,
-}
-
-const XID_APP_FIX: &str = "Usually a bug in the application's kernels: rerun with CUDA_LAUNCH_BLOCKING=1 and \
-     compute-sanitizer --tool memcheck python train.py. If it recurs across different programs on this GPU, \
-     suspect the hardware.";
-const XID_RESET_FIX: &str =
-    "Drain the node and reset the GPU: nvidia-smi -r -i GPU (or reboot); check \
-     nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT. If it recurs, the GPU needs service (RMA).";
-
-pub static XIDS: &[XidInfo] = &[
-    XidInfo {
-        xid: 13,
-        meaning: "graphics engine exception (typically an out-of-range access in a kernel)",
-        severity: Error,
-        fix: XID_APP_FIX,
-    },
-    XidInfo {
-        xid: 31,
-        meaning: "GPU memory page fault (a kernel accessed an invalid address)",
-        severity: Error,
-        fix: XID_APP_FIX,
-    },
-    XidInfo {
-        xid: 43,
-        meaning: "GPU stopped processing (the application hit a fault and was stopped; the GPU is healthy)",
-        severity: Warn,
-        fix: "Look for the application's own error (an illegal memory access, an assert) just before it.",
-    },
-    XidInfo {
-        xid: 45,
-        meaning: "preemptive cleanup after earlier errors (the driver tore down a process that was killed or crashed)",
-        severity: Info,
-        fix: "A consequence, not a cause: look for the earlier Xid, OOM kill or crash that ended the process.",
-    },
-    XidInfo {
-        xid: 48,
-        meaning: "double-bit ECC error (an uncorrectable GPU memory error)",
-        severity: Error,
-        fix: XID_RESET_FIX,
-    },
-    XidInfo {
-        xid: 63,
-        meaning: "ECC page retirement or row remapping recorded",
-        severity: Warn,
-        fix: "Reset the GPU when it is idle to apply the remapping: nvidia-smi -r -i GPU. Watch for it recurring.",
-    },
-    XidInfo {
-        xid: 64,
-        meaning: "ECC page retirement or row remapping failed",
-        severity: Error,
-        fix: XID_RESET_FIX,
-    },
-    XidInfo {
-        xid: 74,
-        meaning: "NVLink error",
-        severity: Error,
-        fix: "Check the links: nvidia-smi nvlink -s and -e; drain the node, reset the GPUs or reboot; recurring \
-              errors need the NVLink bridge or baseboard serviced.",
-    },
-    XidInfo {
-        xid: 79,
-        meaning: "GPU has fallen off the bus (no longer reachable over PCIe)",
-        severity: Error,
-        fix: "Drain the node and reboot it; check power, thermals (nvidia-smi -q -d TEMPERATURE,POWER before it \
-              happens) and the PCIe link (lspci -vv, reseat the card). Recurring: service the GPU or the slot.",
-    },
-    XidInfo {
-        xid: 92,
-        meaning: "high single-bit ECC error rate (GPU memory is degrading)",
-        severity: Warn,
-        fix: "Watch it: nvidia-smi -q -d ECC; plan to replace the GPU if the rate keeps rising.",
-    },
-    XidInfo {
-        xid: 94,
-        meaning: "contained ECC error (an uncorrectable error, confined to the application that hit it)",
-        severity: Error,
-        fix: "Restart the affected job; the GPU stays usable. Reset it when idle (nvidia-smi -r) to remap the row.",
-    },
-    XidInfo {
-        xid: 95,
-        meaning: "uncontained ECC error (every application on the GPU is affected)",
-        severity: Error,
-        fix: XID_RESET_FIX,
-    },
-];
-
-pub fn xid_info(xid: u32) -> Option<&'static XidInfo> {
-    XIDS.iter().find(|x| x.xid == xid)
-}
