@@ -27,8 +27,13 @@ venv="$target/py-venv"
 [ -x "$venv/bin/python" ] || "$py" -m venv --system-site-packages "$venv"
 "$venv/bin/python" -m pip install -q --no-index --force-reinstall "$wheel"
 
+# The stand-in for libnvidia-ml that the GPU tests load (no GPU needed).
+cargo build --locked -q -p memtriage-fake-nvml
+fake_nvml="$(realpath "$target/debug/libmemtriage_fake_nvml.so")"
+
 # pytest exits 5 when it collected no test: set -e makes that a failure too.
-MEMTRIAGE_WHEEL="$(realpath "$wheel")" "$venv/bin/python" -m pytest crates/memtriage-py/tests -ra
+MEMTRIAGE_WHEEL="$(realpath "$wheel")" MEMTRIAGE_FAKE_NVML="$fake_nvml" \
+  "$venv/bin/python" -m pytest crates/memtriage-py/tests -ra
 
 # Diagnosis accuracy on the real-log corpus, through what users install: the release
 # binary and the wheel (a regex feature that only dev-dependencies enabled once dropped

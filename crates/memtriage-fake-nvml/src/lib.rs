@@ -207,6 +207,16 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByIndex_v2(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetIndex(d: nvmlDevice_t, index: *mut c_uint) -> nvmlReturn_t {
+    if device(d).is_none() {
+        return INVALID;
+    }
+    // SAFETY: as the caller's contract.
+    unsafe { *index = (d as usize - 1) as c_uint };
+    OK
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn nvmlDeviceGetName(
     d: nvmlDevice_t,
     buf: *mut c_char,

@@ -151,6 +151,7 @@ impl Tracker {
                     pss: pss.then_some(PssBudget::SELF),
                     system: false,
                     exe: false,
+                    gpu: false,
                     ..SamplerConfig::new(Scope::Pids(vec![std::process::id() as i32]), interval)
                 };
                 let sink_peaks = Arc::clone(&peaks);

@@ -3,7 +3,7 @@
 //! records, the cgroup's counters, /dev/shm use), and joined with what the job's
 //! output said (the log scanner's findings, passed in).
 
-use crate::diagnose::{cow, growth, ids, logs, oom};
+use crate::diagnose::{cow, gpu, growth, ids, logs, oom};
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
@@ -45,6 +45,7 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     findings.extend(copy_on_write(r));
     findings.extend(major_fault_storm(r));
     findings.extend(thrashing(r));
+    findings.extend(r.gpu.as_ref().map(gpu::run_events).unwrap_or_default());
     findings.extend(
         r.growth
             .as_ref()
@@ -109,6 +110,23 @@ fn system_assessment(id: &str) -> Option<Assessment> {
 /// What the system measured that bears on a failure only the output reported: a
 /// shared-memory error gets /dev/shm's size and its peak use during the run.
 fn add_system_evidence(f: &mut Finding, r: &RunReport) {
+    if f.id == ids::LOG_CUDA_OOM {
+        if let Some(g) = &r.gpu {
+            let job: std::collections::HashSet<i32> = r.processes.iter().map(|p| p.pid).collect();
+            f.evidence
+                .extend(gpu::oom_evidence(g, |pid| job.contains(&pid)));
+            if let Some((index, others, total)) = gpu::crowded_device(g, |pid| job.contains(&pid)) {
+                f.fix = format!(
+                    "Other processes held {} of GPU {index}'s {} when the job ran out: run it on a \
+                     free GPU (nvidia-smi --query-compute-apps=pid,used_memory --format=csv shows \
+                     who holds what; CUDA_VISIBLE_DEVICES=N picks one), or end them.\n{}",
+                    iec(others),
+                    iec(total),
+                    f.fix
+                );
+            }
+        }
+    }
     if f.id == ids::LOG_DATALOADER_SHM {
         if let Some(size) = r.shm_size {
             f.evidence.push(

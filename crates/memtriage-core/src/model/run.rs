@@ -148,6 +148,10 @@ pub struct ProcessSummary {
     pub anon_huge_pages: Option<u64>,
     pub minor_faults: u64,
     pub major_faults: u64,
+    /// Most GPU memory it held over every device among the samples (NVML); `None`
+    /// when GPUs were not read (no NVML, or pids that cannot be joined).
+    #[serde(default)]
+    pub peak_gpu: Option<Peak>,
     /// Set when memtriage reaped it (the job's main process, or an orphan it adopted).
     pub outcome: Option<Outcome>,
 }
@@ -179,6 +183,7 @@ impl ProcessSummary {
             anon_huge_pages: None,
             minor_faults: 0,
             major_faults: 0,
+            peak_gpu: None,
             outcome: None,
         }
     }
@@ -314,6 +319,9 @@ pub struct RunReport {
     /// The tree read in full when its memory reached 90% of the ceiling.
     #[serde(default)]
     pub near_ceiling: Option<CeilingSnapshot>,
+    /// GPU memory while the job ran (NVML), or why it could not be read.
+    #[serde(default)]
+    pub gpu: Option<RunGpu>,
     pub findings: Vec<Finding>,
     /// What could not be measured, and why.
     pub notes: Vec<String>,
@@ -406,6 +414,10 @@ pub struct RecordedSample {
     pub minor_faults_per_second: f64,
     #[serde(default)]
     pub major_faults_per_second: f64,
+    /// GPU memory the job's processes held, summed over devices; `None` when GPUs
+    /// were not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_used: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -469,4 +481,56 @@ impl RunReport {
             .fold((0u64, 0u64), |(h, a), (ph, pa)| (h + ph, a + pa));
         (anon > 0).then(|| huge as f64 / anon as f64)
     }
+}
+
+/// The GPUs while a job ran: each device's peak, the job's share, who else held
+/// memory when the job held the most, and the driver's events.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunGpu {
+    pub available: bool,
+    /// Why GPUs were not read (`available` false): no NVML, or NVML refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub devices: Vec<RunGpuDevice>,
+    /// Every holder of GPU memory at the tick when the job's processes held the most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_job_peak: Option<GpuAtPeak>,
+    /// Xid and ECC events NVML reported while the job ran.
+    #[serde(default)]
+    pub events: Vec<GpuEvent>,
+    /// Why events were not followed, when they were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_unavailable: Option<String>,
+    /// NVML reads: how many, their total and slowest time.
+    pub reads: u64,
+    pub read_seconds: f64,
+    pub read_max_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunGpuDevice {
+    pub index: u32,
+    pub total: Option<u64>,
+    /// Memory used on the device by everyone, at its highest.
+    pub peak_used: Option<Peak>,
+    /// Memory the job's processes held on it, at its highest.
+    pub peak_job: Option<Peak>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuAtPeak {
+    pub at_seconds: f64,
+    pub devices: Vec<super::gpu::GpuTick>,
+}
+
+/// An event NVML delivered while the job ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuEvent {
+    pub at_seconds: f64,
+    pub index: Option<u32>,
+    /// `xid`, `ecc-double-bit` or `ecc-single-bit`.
+    pub kind: String,
+    /// The Xid's number, for `xid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xid: Option<u64>,
 }

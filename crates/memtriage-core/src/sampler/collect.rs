@@ -5,14 +5,16 @@ use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;
 use std::time::Instant;
 
+use crate::model::gpu::PidJoin;
 use crate::parse::smaps_rollup;
 use crate::parse::stat;
 use crate::probe::fork;
+use crate::probe::gpu::{self, Gpus};
 use crate::probe::procdir::ProcDir;
 use crate::probe::root::Root;
 
 use super::budget::PssLedger;
-use super::sample::{CgroupSample, ProcessSample, PssAttempt, PssReading, Sample};
+use super::sample::{CgroupSample, GpuSample, ProcessSample, PssAttempt, PssReading, Sample};
 use super::scope::Members;
 use super::{system, SamplerConfig};
 
@@ -70,6 +72,8 @@ pub struct Collector {
     /// When the last tick was taken, for fault rates.
     last_tick: Option<f64>,
     buf: Vec<u8>,
+    /// NVML and how its pids join ours, when the config asked for GPUs and there are.
+    gpus: Option<(&'static Gpus, PidJoin)>,
 }
 
 impl Collector {
@@ -87,7 +91,18 @@ impl Collector {
             seq: 0,
             last_tick: None,
             buf: vec![0; 1024],
+            gpus: None,
         }
+        .with_gpus()
+    }
+
+    fn with_gpus(mut self) -> Self {
+        if self.config.gpu {
+            self.gpus = gpu::gpus()
+                .ok()
+                .map(|g| (g, gpu::pid_join(&self.config.root)));
+        }
+        self
     }
 
     pub fn config(&self) -> &SamplerConfig {
@@ -169,6 +184,14 @@ impl Collector {
             usage: cg.usage(),
             oom_kills: cg.oom_kills(),
         });
+        let gpu = self.gpus.as_ref().map(|(g, join)| {
+            let started = Instant::now();
+            let devices = g.tick(&self.config.root, join);
+            GpuSample {
+                devices,
+                cost: started.elapsed(),
+            }
+        });
         let seq = self.seq;
         self.seq += 1;
         Sample {
@@ -180,6 +203,7 @@ impl Collector {
             pss_attempt,
             system,
             cgroup,
+            gpu,
         }
     }
 

@@ -29,7 +29,9 @@ use crate::probe::root::Root;
 
 pub use budget::PssBudget;
 pub use collect::Collector;
-pub use sample::{CgroupSample, ProcessSample, PssAttempt, PssReading, Sample, SystemSample};
+pub use sample::{
+    CgroupSample, GpuSample, ProcessSample, PssAttempt, PssReading, Sample, SystemSample,
+};
 pub use scope::Scope;
 
 /// Every descendant of this process now: what [`Scope::Supervised`] would sample.
@@ -56,13 +58,16 @@ pub struct SamplerConfig {
     pub exe: bool,
     /// A memory cgroup whose usage and OOM kills each tick reads.
     pub cgroup: Option<CgroupDir>,
+    /// Every NVIDIA GPU's memory and who holds it, each tick (NVML; skipped at no
+    /// cost where there is none).
+    pub gpu: bool,
     /// The zero of [`Sample::t`].
     pub epoch: Instant,
     pub root: Root,
 }
 
 impl SamplerConfig {
-    /// Everything read (PSS on the default budget, machine-wide figures, executables),
+    /// Everything read (PSS on the default budget, machine-wide figures, executables, GPUs),
     /// on the host, with `t` counted from now.
     pub fn new(scope: Scope, interval: Duration) -> Self {
         SamplerConfig {
@@ -72,6 +77,7 @@ impl SamplerConfig {
             system: true,
             exe: true,
             cgroup: None,
+            gpu: true,
             epoch: Instant::now(),
             root: Root::host(),
         }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::model::gpu::GpuTick;
 use crate::model::process::Rollup;
 use crate::parse::stat::MemoryLayout;
 
@@ -24,6 +25,29 @@ pub struct Sample {
     pub system: Option<SystemSample>,
     /// The watched cgroup, when the sampler was given one.
     pub cgroup: Option<CgroupSample>,
+    /// Every NVIDIA GPU's memory and the processes holding it (the scope's and any
+    /// other), when the sampler was asked for GPUs and NVML is present.
+    pub gpu: Option<GpuSample>,
+}
+
+/// The GPUs at one tick, and what reading them cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSample {
+    pub devices: Vec<GpuTick>,
+    pub cost: Duration,
+}
+
+impl GpuSample {
+    /// GPU memory `pid` holds over every device (0 when it holds none), or `None`
+    /// when a device could not say how much.
+    pub fn held_by(&self, pid: i32) -> Option<u64> {
+        self.devices
+            .iter()
+            .flat_map(|d| d.processes.iter())
+            .filter(|p| p.pid == Some(pid))
+            .map(|p| p.used)
+            .sum()
+    }
 }
 
 /// One process at one tick.
@@ -170,6 +194,7 @@ impl Sample {
             pss_attempt: None,
             system: None,
             cgroup: None,
+            gpu: None,
         }
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod child;
 pub mod descendants;
+pub mod gpu_events;
 pub mod growth;
 pub mod limit;
 pub mod oom_score;
@@ -75,9 +76,37 @@ pub struct RunResult<O> {
     pub recording: Option<record::Recorder>,
 }
 
+/// The GPUs' part of the report: what the samples kept, the driver's events, or why
+/// there was nothing to read.
+fn run_gpu(
+    sampled: Option<crate::model::run::RunGpu>,
+    events: Option<gpu_events::GpuEventWatch>,
+) -> Option<crate::model::run::RunGpu> {
+    let mut gpu = match (sampled, crate::probe::gpu::gpus()) {
+        (Some(g), _) => g,
+        (None, Ok(_)) => crate::model::run::RunGpu {
+            available: true,
+            ..Default::default()
+        },
+        (None, Err(reason)) => {
+            return Some(crate::model::run::RunGpu {
+                available: false,
+                reason: Some(reason.to_string()),
+                ..Default::default()
+            })
+        }
+    };
+    if let Some(watch) = events {
+        let (seen, unavailable) = watch.finish();
+        gpu.events = seen;
+        gpu.events_unavailable = unavailable;
+    }
+    Some(gpu)
+}
+
 /// What the run loop waits on.
 enum Event {
-    Sample(Sample),
+    Sample(Box<Sample>),
     /// A failure line the job printed, seen for the first time: sampled at once.
     FailureLine(String),
     /// A process of the job exec'd: the program it became is sampled at once.
@@ -239,10 +268,11 @@ pub fn run<O: OutputObserver + 'static>(
             system: true,
             exe: true,
             cgroup: watch,
+            gpu: true,
             epoch: start,
             root: root.clone(),
         },
-        move |sample| events.send(Event::Sample(sample)).is_ok(),
+        move |sample| events.send(Event::Sample(Box::new(sample))).is_ok(),
     );
     // The job is running by now: without a sampler it is still supervised to its end.
     let mut notes = Vec::new();
@@ -255,6 +285,7 @@ pub fn run<O: OutputObserver + 'static>(
             None
         }
     };
+    let gpu_events = gpu_events::GpuEventWatch::start(start);
     let mut timeline = RunTimeline::new(config.interval.as_millis() as u64, root);
     let mut reaped: Vec<Reaped> = Vec::new();
     let mut main_exit: Option<Reaped> = None;
@@ -269,7 +300,7 @@ pub fn run<O: OutputObserver + 'static>(
     let mut last_exec_sample = None;
     while main_exit.is_none() {
         match arrived.recv() {
-            Ok(Event::Sample(sample)) => on_sample(sample, &mut recorder),
+            Ok(Event::Sample(sample)) => on_sample(*sample, &mut recorder),
             Ok(Event::Reaped(r)) => {
                 if let Some(rec) = recorder.as_mut() {
                     rec.event(
@@ -314,7 +345,7 @@ pub fn run<O: OutputObserver + 'static>(
     let mut late_exits = Vec::new();
     while let Ok(event) = arrived.try_recv() {
         match event {
-            Event::Sample(sample) => on_sample(sample, &mut recorder),
+            Event::Sample(sample) => on_sample(*sample, &mut recorder),
             Event::Reaped(r) => late_exits.push(r),
             Event::FailureLine(line) => record_failure_line(&mut recorder, start, job, &line),
             Event::Exec => {}
@@ -445,6 +476,7 @@ pub fn run<O: OutputObserver + 'static>(
     if timeline.peak_tree_pss.is_none() {
         notes.push("PSS was not read: the job ended before every process had a reading".into());
     }
+    let gpu = run_gpu(timeline.gpu.take(), gpu_events);
     let report = RunReport {
         schema: RUN_SCHEMA.into(),
         command: config
@@ -497,6 +529,7 @@ pub fn run<O: OutputObserver + 'static>(
         sampling: timeline.stats,
         growth,
         near_ceiling,
+        gpu,
         findings: Vec::new(),
         notes,
     };

@@ -5,10 +5,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::model::run::{Peak, ProcessSummary, RecordedProcess, RecordedSample, SamplingStats};
+use crate::model::run::{
+    GpuAtPeak, Peak, ProcessSummary, RecordedProcess, RecordedSample, RunGpu, RunGpuDevice,
+    SamplingStats,
+};
 use crate::probe::environ;
 use crate::probe::root::Root;
-use crate::sampler::Sample;
+use crate::sampler::{GpuSample, Sample};
 
 #[derive(Debug, Default)]
 pub struct RunTimeline {
@@ -27,6 +30,10 @@ pub struct RunTimeline {
     pub swap_in_out_start: Option<(u64, u64)>,
     pub swap_in_out_end: Option<(u64, u64)>,
     pub peak_psi_full_avg10: Option<f64>,
+    /// Set once a sample carried GPU readings.
+    pub gpu: Option<RunGpu>,
+    /// The job's GPU memory summed over devices at `gpu.at_job_peak`.
+    gpu_job_peak: u64,
     summaries: HashMap<i32, ProcessSummary>,
     /// Pids in the order first seen.
     order: Vec<i32>,
@@ -139,6 +146,9 @@ impl RunTimeline {
                 update_opt(&mut sum.peak_uss_estimate, Some(uss), t);
             }
         }
+        if let Some(g) = &sample.gpu {
+            self.feed_gpu(sample, g);
+        }
         // After the loop, so a parent first seen in the same sample has its rank.
         for pid in ranked_now {
             self.tell_rank_from_worker(pid);
@@ -189,6 +199,55 @@ impl RunTimeline {
                 self.first_cgroup_oom_kills.get_or_insert(k);
                 self.last_cgroup_oom_kills = Some(k);
             }
+        }
+    }
+
+    fn feed_gpu(&mut self, sample: &Sample, g: &GpuSample) {
+        let t = sample.t;
+        for p in &sample.processes {
+            if let Some(sum) = self.summaries.get_mut(&p.pid) {
+                update_opt(&mut sum.peak_gpu, g.held_by(p.pid), t);
+            }
+        }
+        let run = self.gpu.get_or_insert_with(|| RunGpu {
+            available: true,
+            ..RunGpu::default()
+        });
+        let cost = g.cost.as_secs_f64();
+        run.reads += 1;
+        run.read_seconds += cost;
+        run.read_max_ms = run.read_max_ms.max(cost * 1000.0);
+        let job: HashSet<i32> = sample.processes.iter().map(|p| p.pid).collect();
+        let mut job_total = 0u64;
+        for d in &g.devices {
+            let held: u64 = d
+                .processes
+                .iter()
+                .filter(|p| p.pid.is_some_and(|pid| job.contains(&pid)))
+                .filter_map(|p| p.used)
+                .sum();
+            job_total += held;
+            let device = match run.devices.iter_mut().find(|x| x.index == d.index) {
+                Some(x) => x,
+                None => {
+                    run.devices.push(RunGpuDevice {
+                        index: d.index,
+                        total: d.total,
+                        peak_used: None,
+                        peak_job: None,
+                    });
+                    run.devices.last_mut().expect("just pushed")
+                }
+            };
+            update_opt(&mut device.peak_used, d.used, t);
+            update_opt(&mut device.peak_job, Some(held), t);
+        }
+        if job_total > self.gpu_job_peak || run.at_job_peak.is_none() {
+            self.gpu_job_peak = job_total;
+            run.at_job_peak = Some(GpuAtPeak {
+                at_seconds: t,
+                devices: g.devices.clone(),
+            });
         }
     }
 
@@ -249,6 +308,13 @@ impl RunTimeline {
             psi_some_avg10: system.psi_some_avg10,
             minor_faults_per_second: sample.minor_faults_per_second,
             major_faults_per_second: sample.major_faults_per_second,
+            gpu_used: sample.gpu.as_ref().and_then(|g| {
+                sample
+                    .processes
+                    .iter()
+                    .map(|p| g.held_by(p.pid))
+                    .sum::<Option<u64>>()
+            }),
         }
     }
 }

@@ -135,6 +135,9 @@ pub fn write(
     if !system.is_empty() {
         row(out, "system", system.join(", "))?;
     }
+    if let Some(text) = gpu_row(r) {
+        row(out, "gpu", text)?;
+    }
     if let Some(adj) = r.oom_score_adj {
         row(
             out,
@@ -248,6 +251,61 @@ pub fn write(
         return Ok(());
     }
     super::findings::write(out, style, &r.findings)
+}
+
+/// Each device's peak and the job's share, the largest holders of the job, and what
+/// reading NVML cost; or why GPUs were not read, unless there simply are none.
+fn gpu_row(r: &RunReport) -> Option<String> {
+    let g = r.gpu.as_ref()?;
+    if !g.available {
+        let reason = g.reason.as_deref()?;
+        return (!reason.starts_with("no NVIDIA GPU found")).then(|| format!("not read: {reason}"));
+    }
+    if g.devices.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<String> = g
+        .devices
+        .iter()
+        .map(|d| {
+            let total = d.total.map_or("?".to_string(), iec);
+            let all = d.peak_used.map_or("?".to_string(), |p| iec(p.bytes));
+            match d.peak_job.filter(|p| p.bytes > 0) {
+                Some(job) => format!(
+                    "GPU {} peak {all} of {total} (the job {} at {:.1} s)",
+                    d.index,
+                    iec(job.bytes),
+                    job.at_seconds
+                ),
+                None => format!("GPU {} peak {all} of {total} (none by the job)", d.index),
+            }
+        })
+        .collect();
+    let mut holders: Vec<_> = r
+        .processes
+        .iter()
+        .filter_map(|p| Some((p, p.peak_gpu.filter(|g| g.bytes > 0)?)))
+        .collect();
+    holders.sort_by_key(|(_, peak)| std::cmp::Reverse(peak.bytes));
+    if !holders.is_empty() {
+        let shown: Vec<String> = holders
+            .iter()
+            .take(4)
+            .map(|(p, peak)| format!("{} {}", p.label(), iec(peak.bytes)))
+            .collect();
+        parts.push(format!("largest: {}", shown.join(", ")));
+    }
+    if g.reads > 0 {
+        parts.push(format!(
+            "NVML read {:.2} ms per sample (longest {:.2} ms)",
+            g.read_seconds * 1000.0 / g.reads as f64,
+            g.read_max_ms
+        ));
+    }
+    if let Some(why) = &g.events_unavailable {
+        parts.push(format!("Xid events not followed: {why}"));
+    }
+    Some(parts.join("; "))
 }
 
 /// `report --html`: where the page went.

@@ -7,6 +7,7 @@ mod support;
 mod cache_live;
 mod doctor_cli;
 mod explain_cli;
+mod gpu_nvml;
 mod html_browser;
 mod inspect_captured;
 mod inspect_live;

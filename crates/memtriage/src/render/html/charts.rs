@@ -366,6 +366,65 @@ pub fn faults(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
     svg
 }
 
+/// The job's GPU memory (NVML, summed over devices) against the devices' size, where
+/// the recording has GPU readings; `None` otherwise.
+pub fn gpu(r: &Record, time: &TimeAxis, markers: &[Marker]) -> Option<String> {
+    let points: Vec<(f64, u64)> = r
+        .samples
+        .iter()
+        .filter_map(|s| Some((s.t, s.gpu_used?)))
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    let capacity: Option<u64> = r.summary.as_ref().and_then(|s| {
+        let g = s.gpu.as_ref()?;
+        let used: Vec<_> = g
+            .devices
+            .iter()
+            .filter(|d| d.peak_job.is_some_and(|p| p.bytes > 0))
+            .collect();
+        (!used.is_empty()).then(|| used.iter().filter_map(|d| d.total).sum())
+    });
+    let y_max = points
+        .iter()
+        .map(|(_, b)| *b)
+        .max()
+        .unwrap_or(0)
+        .max(capacity.unwrap_or(0));
+    let frame = Frame {
+        time,
+        scale: ticks::bytes(y_max as f64),
+        top: TOP,
+    };
+    let mut svg = String::new();
+    frame.open(&mut svg, "gpu", "GPU memory over time");
+    let pts: Vec<String> = points
+        .iter()
+        .map(|(t, b)| format!("{:.1},{:.1}", time.x(*t), frame.y(*b as f64)))
+        .collect();
+    let _ = write!(
+        svg,
+        r##"<polyline class="gpu" points="{}" fill="none" stroke="#59a14f" stroke-width="2"/>"##,
+        pts.join(" ")
+    );
+    if let Some(c) = capacity {
+        let y = frame.y(c as f64);
+        let _ = write!(
+            svg,
+            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#c00" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" class="limit">GPU memory {}</text>"##,
+            WIDTH - RIGHT,
+            LEFT + 4.0,
+            y - 4.0,
+            memtriage_core::model::units::iec(c)
+        );
+    }
+    frame.markers(&mut svg, markers, &vec![None; markers.len()]);
+    svg.push_str("</svg>");
+    svg.push_str(r##"<p class="legend"><span><i style="background:#59a14f"></i>the job's GPU memory (all its processes, all devices)</span></p>"##);
+    Some(svg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

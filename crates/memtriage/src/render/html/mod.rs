@@ -72,6 +72,9 @@ pub fn page(r: &Record) -> String {
     let time = charts::TimeAxis::of(r);
     let marks = markers::markers(r, time.end(), time.merge_seconds());
     let _ = write!(body, "<h2>Memory</h2>{}", charts::memory(r, &time, &marks));
+    if let Some(gpu) = charts::gpu(r, &time, &marks) {
+        let _ = write!(body, "<h2>GPU memory</h2>{gpu}");
+    }
     let _ = write!(
         body,
         "<h2>Page faults</h2>{}",
