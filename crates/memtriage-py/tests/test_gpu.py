@@ -39,7 +39,8 @@ def in_fresh_python(code: str, **env: str):
 
 def test_without_nvml_gpu_says_why_and_tree_leaves_gpu_unknown():
     got = in_fresh_python(
-        "print(json.dumps({'gpu': dict(memtriage.gpu()), 'tree': dict(memtriage.tree()['totals'])}))",
+        "print(json.dumps({'gpu': memtriage.gpu().to_dict(), "
+        "'tree': memtriage.tree()['totals'].to_dict()}))",
         MEMTRIAGE_NVML_LIB="/nonexistent/libnvidia-ml.so.1",
     )
     assert got["gpu"]["available"] is False
@@ -67,8 +68,8 @@ def test_gpu_lists_devices_and_joins_a_live_process(tmp_path):
         (tmp_path / "nvml.json").write_text(json.dumps(config))
         got = in_fresh_python(
             f"g = memtriage.gpu(); t = memtriage.tree({child.pid})\n"
-            "print(json.dumps({'gpu': dict(g), 'total': t['totals']['gpu'], "
-            "'node': t['nodes'][0]['process']['gpu']}))",
+            "print(json.dumps({'gpu': g.to_dict(), 'total': t['totals']['gpu'], "
+            "'node': t['nodes'][0]['process']['gpu'].to_dict()}))",
             MEMTRIAGE_NVML_LIB=lib,
             FAKE_NVML_CONFIG=str(tmp_path / "nvml.json"),
         )

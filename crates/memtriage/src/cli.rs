@@ -44,6 +44,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Diagnose a saved log (dmesg, journalctl, pod logs, Slurm output, a script's output)
     Explain(ExplainArgs),
+    /// Explain a CUDA out-of-memory from a torch memory snapshot: fragmentation or real demand
+    ExplainSnapshot(ExplainSnapshotArgs),
     /// How much of files is in the page cache (per tensor for .safetensors), and who maps them
     Cache(CacheArgs),
     /// Read files into the page cache at the disk's speed; --lock pins them in memory
@@ -169,6 +171,27 @@ pub struct ExplainArgs {
     /// literals a line must hold for the rule to be tried) instead of reading a log.
     #[arg(long, conflicts_with = "file")]
     pub rules: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainSnapshotArgs {
+    /// A pickle written by torch.cuda.memory._dump_snapshot (or by `memtriage run` on a
+    /// CUDA out-of-memory).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The size the failed allocation asked for ("Tried to allocate 2.00 GiB"), for a
+    /// snapshot saved without history, which does not record it.
+    #[arg(long, value_name = "SIZE")]
+    pub requested: Option<crate::values::ByteSize>,
+
+    /// The GPU the allocation failed on (with --requested).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "requested")]
+    pub device: u32,
+
+    /// Machine-readable output (schema memtriage.cuda-snapshot/v1).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

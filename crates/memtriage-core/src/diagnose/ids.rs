@@ -144,6 +144,11 @@ pub const GPU_PIDS_UNJOINABLE: &str = "gpu.pids-unjoinable";
 pub const GPU_WORKER_CONTEXT: &str = "gpu.worker-context";
 pub const GPU_XIDS_UNREADABLE: &str = "gpu.xids-unreadable";
 
+// ---- explain-snapshot, explain_oom(): the CUDA caching allocator's snapshot
+pub const CUDA_SNAPSHOT_FRAGMENTATION: &str = "cuda-snapshot.fragmentation";
+pub const CUDA_SNAPSHOT_REAL_DEMAND: &str = "cuda-snapshot.real-demand";
+pub const CUDA_SNAPSHOT_STATE: &str = "cuda-snapshot.state";
+
 /// Every id above, for tests that hold the registry to its scheme.
 pub const ALL: &[&str] = &[
     MEMORY_OK,
@@ -260,6 +265,9 @@ pub const ALL: &[&str] = &[
     GPU_PIDS_UNJOINABLE,
     GPU_WORKER_CONTEXT,
     GPU_XIDS_UNREADABLE,
+    CUDA_SNAPSHOT_FRAGMENTATION,
+    CUDA_SNAPSHOT_REAL_DEMAND,
+    CUDA_SNAPSHOT_STATE,
 ];
 
 #[cfg(test)]

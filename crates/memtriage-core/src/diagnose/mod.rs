@@ -10,6 +10,7 @@
 //! - [`ids`]: the registry of every finding id.
 
 pub mod cow;
+pub mod cuda_snapshot;
 pub mod doctor;
 pub mod gpu;
 pub mod growth;

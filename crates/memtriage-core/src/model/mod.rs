@@ -9,6 +9,7 @@
 //! findings (`finding`), the one IEC size formatter (`units`), and command lines
 //! quoted for display (`shell`).
 
+pub mod cuda_snapshot;
 pub mod finding;
 pub mod gpu;
 pub mod growth;

@@ -13,6 +13,7 @@
 use std::fmt;
 
 pub mod cgroup;
+pub mod cuda_snapshot;
 pub mod environ;
 pub mod kmsg;
 pub mod kv;
@@ -20,6 +21,7 @@ pub mod limits;
 pub mod meminfo;
 pub mod mountinfo;
 pub mod passwd;
+pub mod pickle;
 pub mod pressure;
 pub mod proc_connector;
 pub mod record;

@@ -11,6 +11,7 @@ mod support;
 
 mod cgroup;
 mod corpus;
+mod cuda_snapshot;
 mod doctor;
 mod explain_logs;
 mod fuzz_replay;

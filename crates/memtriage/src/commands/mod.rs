@@ -6,6 +6,7 @@ mod bench;
 mod cache;
 mod doctor;
 mod explain;
+mod explain_snapshot;
 mod inspect;
 mod report;
 mod run;
@@ -34,5 +35,6 @@ pub fn run(cli: &Cli, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         Command::Bench(BenchCommand::Load(args)) => bench::load(&ctx, args, p),
         Command::Report(args) => report::run(&ctx, args, p),
         Command::Explain(args) => explain::run(&ctx, args, p),
+        Command::ExplainSnapshot(args) => explain_snapshot::run(args, p),
     }
 }

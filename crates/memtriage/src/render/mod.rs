@@ -14,6 +14,7 @@ pub mod inspect;
 pub mod printer;
 pub mod progress;
 pub mod run;
+pub mod snapshot;
 pub mod style;
 pub mod table;
 pub mod units;

@@ -1,0 +1,557 @@
+//! Python pickles of plain data (protocols 0 to 5), read into [`Py`] values without
+//! running anything: a class, a function or a `__reduce__` the pickle names becomes
+//! [`Py::Opaque`], never an import or a call. Objects the pickle shares (its memo)
+//! stay shared (`Rc`), so a snapshot that refers to one stack frame a thousand times
+//! holds it once, and a pickle of references cannot blow up into copies.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// A value of the pickle.
+#[derive(Debug, Clone)]
+pub enum Py {
+    None,
+    Bool(bool),
+    /// Integers up to 128 bits; larger ones are [`Py::Opaque`].
+    Int(i128),
+    Float(f64),
+    Str(Rc<str>),
+    Bytes(Rc<[u8]>),
+    List(Rc<RefCell<Vec<Py>>>),
+    Tuple(Rc<[Py]>),
+    Dict(Rc<RefCell<Vec<(Py, Py)>>>),
+    /// A set or frozenset.
+    Set(Rc<RefCell<Vec<Py>>>),
+    /// An object of a class, a global, an integer too large: not plain data.
+    Opaque,
+}
+
+impl Py {
+    /// The value of `key` in a dict with string keys.
+    pub fn get(&self, key: &str) -> Option<Py> {
+        let Py::Dict(d) = self else { return None };
+        d.borrow()
+            .iter()
+            .find(|(k, _)| matches!(k, Py::Str(s) if &**s == key))
+            .map(|(_, v)| v.clone())
+    }
+
+    /// The items of a list or tuple.
+    pub fn items(&self) -> Option<Vec<Py>> {
+        match self {
+            Py::List(l) => Some(l.borrow().clone()),
+            Py::Tuple(t) => Some(t.to_vec()),
+            _ => None,
+        }
+    }
+
+    pub fn int(&self) -> Option<i128> {
+        match self {
+            Py::Int(i) => Some(*i),
+            Py::Bool(b) => Some(i128::from(*b)),
+            _ => None,
+        }
+    }
+
+    pub fn str(&self) -> Option<&str> {
+        match self {
+            Py::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn is_dict(&self) -> bool {
+        matches!(self, Py::Dict(_))
+    }
+}
+
+/// Why bytes are not a pickle this reader takes, with the byte offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PickleError {
+    pub offset: usize,
+    pub what: String,
+}
+
+impl std::fmt::Display for PickleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (at byte {})", self.what, self.offset)
+    }
+}
+
+impl PickleError {
+    /// The input ended before the pickle's STOP.
+    pub fn truncated(&self) -> bool {
+        self.what.starts_with("the pickle ends")
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    stack: Vec<Py>,
+    marks: Vec<usize>,
+    memo: Vec<Option<Py>>,
+}
+
+/// Reads one pickle; bytes after its STOP are ignored, as Python's `pickle.load` does.
+pub fn read(bytes: &[u8]) -> Result<Py, PickleError> {
+    let mut r = Reader {
+        bytes,
+        at: 0,
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo: Vec::new(),
+    };
+    r.run()
+}
+
+impl<'a> Reader<'a> {
+    fn fail<T>(&self, what: impl Into<String>) -> Result<T, PickleError> {
+        Err(PickleError {
+            offset: self.at,
+            what: what.into(),
+        })
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], PickleError> {
+        match self
+            .at
+            .checked_add(n)
+            .filter(|end| *end <= self.bytes.len())
+        {
+            Some(end) => {
+                let s = &self.bytes[self.at..end];
+                self.at = end;
+                Ok(s)
+            }
+            None => self.fail("the pickle ends before its STOP (truncated)"),
+        }
+    }
+
+    fn byte(&mut self) -> Result<u8, PickleError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn le(&mut self, n: usize) -> Result<u64, PickleError> {
+        let b = self.take(n)?;
+        Ok(b.iter()
+            .rev()
+            .fold(0u64, |acc, x| (acc << 8) | u64::from(*x)))
+    }
+
+    fn sized(&mut self, n: usize) -> Result<usize, PickleError> {
+        let len = self.le(n)?;
+        usize::try_from(len).or_else(|_| self.fail("a length beyond memory"))
+    }
+
+    fn line(&mut self) -> Result<&'a [u8], PickleError> {
+        let rest = &self.bytes[self.at..];
+        match memchr::memchr(b'\n', rest) {
+            Some(i) => {
+                let l = &rest[..i];
+                self.at += i + 1;
+                Ok(l.strip_suffix(b"\r").unwrap_or(l))
+            }
+            None => self.fail("the pickle ends before its STOP (truncated)"),
+        }
+    }
+
+    fn pop(&mut self) -> Result<Py, PickleError> {
+        match self.stack.pop() {
+            Some(v) => Ok(v),
+            None => self.fail("a malformed pickle (it pops an empty stack)"),
+        }
+    }
+
+    fn top(&mut self) -> Result<&mut Py, PickleError> {
+        if self.stack.is_empty() {
+            return self.fail("a malformed pickle (it uses an empty stack)");
+        }
+        let last = self.stack.len() - 1;
+        Ok(&mut self.stack[last])
+    }
+
+    /// The values pushed since the last MARK, which is dropped.
+    fn since_mark(&mut self) -> Result<Vec<Py>, PickleError> {
+        let Some(mark) = self.marks.pop() else {
+            return self.fail("a malformed pickle (no MARK)");
+        };
+        if mark > self.stack.len() {
+            return self.fail("a malformed pickle (MARK beyond the stack)");
+        }
+        Ok(self.stack.split_off(mark))
+    }
+
+    fn text(&self, b: &[u8]) -> Py {
+        Py::Str(String::from_utf8_lossy(b).into())
+    }
+
+    fn put(&mut self, index: usize) -> Result<(), PickleError> {
+        let v = self.top()?.clone();
+        if index > self.memo.len() + (1 << 24) {
+            return self.fail("a memo index far beyond the values read");
+        }
+        if self.memo.len() <= index {
+            self.memo.resize(index + 1, None);
+        }
+        self.memo[index] = Some(v);
+        Ok(())
+    }
+
+    fn get(&mut self, index: usize) -> Result<(), PickleError> {
+        match self.memo.get(index).cloned().flatten() {
+            Some(v) => {
+                self.stack.push(v);
+                Ok(())
+            }
+            None => self.fail(format!("a malformed pickle (memo {index} is unset)")),
+        }
+    }
+
+    fn set_items(&mut self, items: Vec<Py>) -> Result<(), PickleError> {
+        if items.len() % 2 != 0 {
+            return self.fail("a malformed pickle (a key without a value)");
+        }
+        let Py::Dict(d) = self.top()?.clone() else {
+            // SETITEMS on an object being built (`__setstate__` data): not plain data.
+            return Ok(());
+        };
+        let mut d = d.borrow_mut();
+        let mut it = items.into_iter();
+        while let (Some(k), Some(v)) = (it.next(), it.next()) {
+            match d.iter_mut().find(|(old, _)| same_key(old, &k)) {
+                Some(slot) => slot.1 = v,
+                None => d.push((k, v)),
+            }
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, items: Vec<Py>) -> Result<(), PickleError> {
+        match self.top()?.clone() {
+            Py::List(l) | Py::Set(l) => l.borrow_mut().extend(items),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn run(&mut self) -> Result<Py, PickleError> {
+        loop {
+            let op = self.byte()?;
+            match op {
+                0x80 => {
+                    let proto = self.byte()?;
+                    if proto > 5 {
+                        return self
+                            .fail(format!("pickle protocol {proto} (5 is the newest known)"));
+                    }
+                }
+                0x95 => {
+                    self.take(8)?;
+                }
+                b'.' => return self.pop(),
+                b'(' => self.marks.push(self.stack.len()),
+                b'0' => {
+                    self.pop()?;
+                }
+                b'1' => {
+                    self.since_mark()?;
+                }
+                b'2' => {
+                    let v = self.top()?.clone();
+                    self.stack.push(v);
+                }
+                b'N' => self.stack.push(Py::None),
+                0x88 => self.stack.push(Py::Bool(true)),
+                0x89 => self.stack.push(Py::Bool(false)),
+                b'J' => {
+                    let v = self.le(4)? as u32 as i32;
+                    self.stack.push(Py::Int(i128::from(v)));
+                }
+                b'K' => {
+                    let v = self.byte()?;
+                    self.stack.push(Py::Int(i128::from(v)));
+                }
+                b'M' => {
+                    let v = self.le(2)?;
+                    self.stack.push(Py::Int(i128::from(v)));
+                }
+                0x8a | 0x8b => {
+                    let n = if op == 0x8a {
+                        usize::from(self.byte()?)
+                    } else {
+                        self.sized(4)?
+                    };
+                    let b = self.take(n)?;
+                    self.stack.push(long(b));
+                }
+                b'I' | b'L' => {
+                    let l = self.line()?;
+                    let s = String::from_utf8_lossy(l);
+                    let s = s.trim_end_matches('L');
+                    let v = match s {
+                        "00" => Py::Bool(false),
+                        "01" => Py::Bool(true),
+                        _ => s.parse::<i128>().map_or(Py::Opaque, Py::Int),
+                    };
+                    self.stack.push(v);
+                }
+                b'F' => {
+                    let l = self.line()?;
+                    let v = String::from_utf8_lossy(l)
+                        .parse::<f64>()
+                        .unwrap_or(f64::NAN);
+                    self.stack.push(Py::Float(v));
+                }
+                b'G' => {
+                    let b = self.take(8)?;
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(b);
+                    self.stack.push(Py::Float(f64::from_be_bytes(a)));
+                }
+                0x8c | b'X' | 0x8d => {
+                    let n = match op {
+                        0x8c => usize::from(self.byte()?),
+                        b'X' => self.sized(4)?,
+                        _ => self.sized(8)?,
+                    };
+                    let b = self.take(n)?;
+                    let v = self.text(b);
+                    self.stack.push(v);
+                }
+                b'V' => {
+                    let l = self.line()?;
+                    let v = self.text(l);
+                    self.stack.push(v);
+                }
+                b'S' => {
+                    let l = self.line()?;
+                    let inner = l.get(1..l.len().saturating_sub(1)).unwrap_or_default();
+                    let v = self.text(inner);
+                    self.stack.push(v);
+                }
+                b'T' | b'U' | b'B' | b'C' | 0x8e | 0x96 => {
+                    let n = match op {
+                        b'U' | b'C' => usize::from(self.byte()?),
+                        b'T' | b'B' => self.sized(4)?,
+                        _ => self.sized(8)?,
+                    };
+                    let b = self.take(n)?;
+                    // Python 2 strings (T, U) are text to Python 3 (encoding="ASCII").
+                    let v = if matches!(op, b'T' | b'U') {
+                        self.text(b)
+                    } else {
+                        Py::Bytes(b.into())
+                    };
+                    self.stack.push(v);
+                }
+                b']' => self.stack.push(Py::List(Rc::default())),
+                b'l' => {
+                    let items = self.since_mark()?;
+                    self.stack.push(Py::List(Rc::new(RefCell::new(items))));
+                }
+                b')' => self.stack.push(Py::Tuple(Rc::from(Vec::new()))),
+                b't' => {
+                    let items = self.since_mark()?;
+                    self.stack.push(Py::Tuple(items.into()));
+                }
+                0x85..=0x87 => {
+                    let n = usize::from(op - 0x84);
+                    if self.stack.len() < n {
+                        return self.fail("a malformed pickle (a tuple of missing values)");
+                    }
+                    let items = self.stack.split_off(self.stack.len() - n);
+                    self.stack.push(Py::Tuple(items.into()));
+                }
+                b'}' => self.stack.push(Py::Dict(Rc::default())),
+                b'd' => {
+                    let items = self.since_mark()?;
+                    self.stack.push(Py::Dict(Rc::default()));
+                    self.set_items(items)?;
+                }
+                b's' => {
+                    let v = self.pop()?;
+                    let k = self.pop()?;
+                    self.set_items(vec![k, v])?;
+                }
+                b'u' => {
+                    let items = self.since_mark()?;
+                    self.set_items(items)?;
+                }
+                b'a' => {
+                    let v = self.pop()?;
+                    self.append(vec![v])?;
+                }
+                b'e' | 0x90 => {
+                    let items = self.since_mark()?;
+                    self.append(items)?;
+                }
+                0x8f => self.stack.push(Py::Set(Rc::default())),
+                0x91 => {
+                    let items = self.since_mark()?;
+                    self.stack.push(Py::Set(Rc::new(RefCell::new(items))));
+                }
+                b'p' => {
+                    let l = self.line()?;
+                    let i = String::from_utf8_lossy(l)
+                        .parse::<usize>()
+                        .or_else(|_| self.fail("a bad PUT"))?;
+                    self.put(i)?;
+                }
+                b'q' => {
+                    let i = usize::from(self.byte()?);
+                    self.put(i)?;
+                }
+                b'r' => {
+                    let i = self.sized(4)?;
+                    self.put(i)?;
+                }
+                0x94 => {
+                    let i = self.memo.len();
+                    self.put(i)?;
+                }
+                b'g' => {
+                    let l = self.line()?;
+                    let i = String::from_utf8_lossy(l)
+                        .parse::<usize>()
+                        .or_else(|_| self.fail("a bad GET"))?;
+                    self.get(i)?;
+                }
+                b'h' => {
+                    let i = usize::from(self.byte()?);
+                    self.get(i)?;
+                }
+                b'j' => {
+                    let i = self.sized(4)?;
+                    self.get(i)?;
+                }
+                // A global (class or function) is named, never imported.
+                b'c' => {
+                    self.line()?;
+                    self.line()?;
+                    self.stack.push(Py::Opaque);
+                }
+                0x93 => {
+                    self.pop()?;
+                    self.pop()?;
+                    self.stack.push(Py::Opaque);
+                }
+                // Calls and object builds are not run: the result is opaque.
+                b'R' | 0x81 => {
+                    self.pop()?;
+                    self.pop()?;
+                    self.stack.push(Py::Opaque);
+                }
+                0x92 => {
+                    self.pop()?;
+                    self.pop()?;
+                    self.pop()?;
+                    self.stack.push(Py::Opaque);
+                }
+                b'b' => {
+                    self.pop()?;
+                }
+                b'i' => {
+                    self.line()?;
+                    self.line()?;
+                    self.since_mark()?;
+                    self.stack.push(Py::Opaque);
+                }
+                b'o' => {
+                    self.since_mark()?;
+                    self.stack.push(Py::Opaque);
+                }
+                0x82 => {
+                    self.take(1)?;
+                    self.stack.push(Py::Opaque);
+                }
+                0x83 => {
+                    self.take(2)?;
+                    self.stack.push(Py::Opaque);
+                }
+                0x84 => {
+                    self.take(4)?;
+                    self.stack.push(Py::Opaque);
+                }
+                other => {
+                    return self.fail(format!(
+                        "not a pickle of plain data (opcode 0x{other:02x}: persistent ids and \
+                         out-of-band buffers are not read)"
+                    ))
+                }
+            }
+        }
+    }
+}
+
+fn same_key(a: &Py, b: &Py) -> bool {
+    match (a, b) {
+        (Py::Str(x), Py::Str(y)) => x == y,
+        (Py::Int(x), Py::Int(y)) => x == y,
+        (Py::Bool(x), Py::Bool(y)) => x == y,
+        (Py::None, Py::None) => true,
+        _ => false,
+    }
+}
+
+/// Little-endian two's complement, as LONG1 and LONG4 store it.
+fn long(b: &[u8]) -> Py {
+    if b.is_empty() {
+        return Py::Int(0);
+    }
+    if b.len() > 16 {
+        return Py::Opaque;
+    }
+    let negative = b[b.len() - 1] & 0x80 != 0;
+    let mut buf = [if negative { 0xff } else { 0 }; 16];
+    buf[..b.len()].copy_from_slice(b);
+    Py::Int(i128::from_le_bytes(buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_values_of_protocol_4() {
+        // pickle.dumps({"a": [1, -2, 300, 2**64], "b": (True, None, "é")}, protocol=4)
+        let bytes = b"\x80\x04\x95/\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01a\x94]\x94(K\x01J\xfe\xff\xff\xffM,\x01\x8a\t\x00\x00\x00\x00\x00\x00\x00\x00\x01e\x8c\x01b\x94\x88N\x8c\x02\xc3\xa9\x94\x87\x94u.";
+        let v = read(bytes).unwrap();
+        let a = v.get("a").unwrap().items().unwrap();
+        let ints: Vec<i128> = a.iter().map(|x| x.int().unwrap()).collect();
+        assert_eq!(ints, [1, -2, 300, 1 << 64]);
+        let b = v.get("b").unwrap().items().unwrap();
+        assert!(matches!(b[0], Py::Bool(true)));
+        assert!(matches!(b[1], Py::None));
+        assert_eq!(b[2].str(), Some("é"));
+    }
+
+    #[test]
+    fn shared_objects_stay_shared_and_globals_are_not_run() {
+        // x = [1]; pickle.dumps([x, x, x], protocol=2)
+        let bytes = b"\x80\x02]q\x00(]q\x01K\x01ah\x01h\x01e.";
+        let v = read(bytes).unwrap();
+        let items = v.items().unwrap();
+        assert_eq!(items.len(), 3);
+        let (Py::List(a), Py::List(b)) = (&items[0], &items[2]) else {
+            panic!("{items:?}")
+        };
+        assert!(Rc::ptr_eq(a, b));
+        // pickle.dumps(os.system, protocol=0): a global, read as opaque.
+        let v = read(b"cposix\nsystem\np0\n.").unwrap();
+        assert!(matches!(v, Py::Opaque));
+        // A REDUCE is never called: `os.system("x")`.
+        let v = read(b"cposix\nsystem\n(S'x'\ntR.").unwrap();
+        assert!(matches!(v, Py::Opaque));
+    }
+
+    #[test]
+    fn truncated_and_malformed_say_so() {
+        let e = read(b"\x80\x04}\x94").unwrap_err();
+        assert!(e.truncated(), "{e}");
+        assert!(read(b"").unwrap_err().truncated());
+        assert!(!read(b"a").unwrap_err().truncated());
+        assert!(read(b"\x80\x09.").unwrap_err().what.contains("protocol 9"));
+        assert!(read(b"h\x05.").unwrap_err().what.contains("memo 5"));
+    }
+}

@@ -1,0 +1,52 @@
+//! `explain-snapshot`: a pickled CUDA memory snapshot (`torch.cuda.memory._dump_snapshot`)
+//! read and explained; the same for a snapshot handed over in memory (Python's
+//! `memtriage.torch.explain_oom()`).
+
+use std::path::Path;
+
+use crate::diagnose::cuda_snapshot;
+use crate::error::{Error, Result};
+use crate::model::cuda_snapshot::{OomEvent, SnapshotReport};
+use crate::parse::cuda_snapshot as parse;
+
+/// The failed request as the caller knows it (the error's "Tried to allocate"), for a
+/// snapshot whose history does not record it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnownOom {
+    pub device: u32,
+    pub requested: u64,
+    pub device_free: Option<u64>,
+}
+
+impl KnownOom {
+    fn event(self) -> (u32, OomEvent) {
+        (
+            self.device,
+            OomEvent {
+                requested: self.requested,
+                device_free: self.device_free,
+            },
+        )
+    }
+}
+
+pub fn file(path: &Path, oom: Option<KnownOom>) -> Result<SnapshotReport> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let name = path.display().to_string();
+    bytes_of(&bytes, &name, oom)
+}
+
+/// `source` names the snapshot in the report and in errors.
+pub fn bytes_of(bytes: &[u8], source: &str, oom: Option<KnownOom>) -> Result<SnapshotReport> {
+    let snap = parse::parse(bytes).map_err(|why| {
+        Error::bad_input(
+            source,
+            format!("{why}; save one with torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")"),
+        )
+    })?;
+    Ok(cuda_snapshot::analyse(
+        &snap,
+        oom.map(KnownOom::event),
+        source,
+    ))
+}
