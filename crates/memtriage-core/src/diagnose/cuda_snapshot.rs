@@ -154,6 +154,20 @@ fn site(frames: &[Frame]) -> Option<String> {
     Some(format!("{file}:{} in {}", f.line, f.name))
 }
 
+fn site_evidence(site: &AllocationSite) -> Evidence {
+    Evidence::text(
+        "allocated at",
+        format!(
+            "{} ({} in {})",
+            site.site,
+            iec(site.bytes),
+            counted(site.blocks, "block", "blocks")
+        ),
+        "allocation history",
+    )
+    .with_quantity(Quantity::Bytes(site.bytes))
+}
+
 /// The default pool of the size class a request is served from.
 fn pool_for(s: &DeviceAllocatorState, requested: u64) -> Option<&PoolState> {
     let name = if requested > SMALL_REQUEST {
@@ -199,19 +213,7 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
             "blocks",
         ));
     }
-    evidence.extend(s.top_sites.iter().map(|site| {
-        Evidence::text(
-            "allocated at",
-            format!(
-                "{} ({} in {})",
-                site.site,
-                iec(site.bytes),
-                counted(site.blocks, "block", "blocks")
-            ),
-            "allocation history",
-        )
-        .with_quantity(Quantity::Bytes(site.bytes))
-    }));
+    evidence.extend(s.top_sites.iter().map(site_evidence));
     let sites_hint = if history {
         ""
     } else {
@@ -345,18 +347,7 @@ fn state_finding(s: &DeviceAllocatorState, history: bool) -> Finding {
             "segments",
         ));
     }
-    evidence.extend(s.top_sites.iter().map(|site| {
-        Evidence::text(
-            "allocated at",
-            format!(
-                "{} ({} in {})",
-                site.site,
-                iec(site.bytes),
-                counted(site.blocks, "block", "blocks")
-            ),
-            "allocation history",
-        )
-    }));
+    evidence.extend(s.top_sites.iter().map(site_evidence));
     Finding {
         assessment: None,
         id: ids::CUDA_SNAPSHOT_STATE.into(),
