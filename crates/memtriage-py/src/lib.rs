@@ -118,6 +118,34 @@ fn tree(
     to_py(py, &t)
 }
 
+/// A pickled CUDA memory snapshot explained (`memtriage.cuda-snapshot/v1`);
+/// `requested` (and `device_free`) describe the failed allocation when the snapshot's
+/// history does not.
+#[pyfunction]
+#[pyo3(signature = (data, source, requested=None, device=0, device_free=None))]
+fn explain_snapshot<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    source: &str,
+    requested: Option<u64>,
+    device: u32,
+    device_free: Option<u64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let data = data.to_vec();
+    let source = source.to_string();
+    let oom = requested.map(|requested| usecase::explain_snapshot::KnownOom {
+        device,
+        requested,
+        device_free,
+    });
+    let report = py.detach(move || {
+        guard(|| {
+            usecase::explain_snapshot::bytes_of(&data, &source, oom).map_err(errors::to_py_err)
+        })
+    })?;
+    to_py(py, &report)
+}
+
 /// The machine's NVIDIA GPUs and the processes holding their memory
 /// (`memtriage.gpu/v1`); `available: false` with a `reason` where there are none.
 #[pyfunction]
@@ -191,6 +219,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree, m)?)?;
     m.add_function(wrap_pyfunction!(system, m)?)?;
     m.add_function(wrap_pyfunction!(gpu, m)?)?;
+    m.add_function(wrap_pyfunction!(explain_snapshot, m)?)?;
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;

@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +89,54 @@ def test_dataloader_without_workers_reports_none():
     loader = torch.utils.data.DataLoader(list(range(4)), num_workers=0)
     w = mt.dataloader_workers(iter(loader))
     assert w.workers == [] and w.totals.uss == 0
+
+
+SNAPSHOTS = Path(__file__).resolve().parents[2] / "memtriage-core" / "tests" / "fixtures" / "cuda-snapshots"
+
+
+def test_explain_oom_tells_fragmentation_from_a_saved_snapshot():
+    from memtriage.torch import explain_oom
+
+    report = explain_oom(SNAPSHOTS / "fragmented.pickle")
+    assert report.schema == "memtriage.cuda-snapshot/v1"
+    (f,) = report
+    assert f.id == "cuda-snapshot.fragmentation"
+    assert "expandable_segments:True" in f.fix
+    device = report.to_dict()["devices"][0]
+    assert device["oom"]["requested"] == 4 << 30
+    assert device["top_sites"][0]["site"] == "model.py:131 in forward"
+
+
+def test_explain_oom_takes_the_request_from_the_exception():
+    import pickle
+
+    from memtriage.torch import explain_oom
+
+    with open(SNAPSHOTS / "no-history.pickle", "rb") as fh:
+        snap = pickle.load(fh)
+    exc = torch.OutOfMemoryError(
+        "CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has a total capacity of "
+        "79.11 GiB of which 512.00 MiB is free. Of the allocated memory 6.00 GiB is allocated by PyTorch"
+    )
+    (f,) = explain_oom(snap, exc=exc)
+    assert f.id == "cuda-snapshot.real-demand"
+    assert f.assessment.certainty == "confirmed"
+    assert "3.0 GiB asked for" in f.title
+    # 1.5 GiB fits the 2 GiB free block: that snapshot is not the moment of failure.
+    (f,) = explain_oom(snap, requested=3 << 29)
+    assert f.id == "cuda-snapshot.state"
+
+
+def test_explain_oom_refuses_what_is_not_a_snapshot(tmp_path):
+    from memtriage.torch import explain_oom
+
+    with pytest.raises(ValueError, match="the pickle holds no dict"):
+        explain_oom(SNAPSHOTS / "not-a-snapshot.pickle")
+    cut = tmp_path / "cut.pickle"
+    cut.write_bytes((SNAPSHOTS / "fragmented.pickle").read_bytes()[:500])
+    with pytest.raises(ValueError, match="truncated"):
+        explain_oom(cut)
+    with pytest.raises(FileNotFoundError):
+        explain_oom(tmp_path / "missing.pickle")
+    with pytest.raises(TypeError):
+        explain_oom(42)

@@ -136,6 +136,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub perf: bool,
 
+    /// Do not put memtriage's startup hook on the job's PYTHONPATH. By default a
+    /// Python job that imports torch records the CUDA allocator's history from CUDA's
+    /// first use and, on a CUDA out-of-memory, saves its snapshot (beside --record
+    /// FILE, in FILE.cuda-oom/, else in a temporary directory) for the summary to
+    /// explain. The job's code is never changed.
+    #[arg(long)]
+    pub no_cuda_snapshot: bool,
+
     /// The command and its arguments, after `--`.
     #[arg(required = true, value_name = "CMD", allow_hyphen_values = true)]
     pub command: Vec<std::ffi::OsString>,

@@ -137,3 +137,24 @@ pub struct AllocationSite {
     pub bytes: u64,
     pub blocks: u64,
 }
+
+/// The failed request as the caller knows it (the error's "Tried to allocate"), for a
+/// snapshot whose history does not record it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnownOom {
+    pub device: u32,
+    pub requested: u64,
+    pub device_free: Option<u64>,
+}
+
+impl KnownOom {
+    pub fn event(self) -> (u32, OomEvent) {
+        (
+            self.device,
+            OomEvent {
+                requested: self.requested,
+                device_free: self.device_free,
+            },
+        )
+    }
+}

@@ -322,6 +322,10 @@ pub struct RunReport {
     /// GPU memory while the job ran (NVML), or why it could not be read.
     #[serde(default)]
     pub gpu: Option<RunGpu>,
+    /// CUDA allocator snapshots the job's Python processes saved on an out-of-memory
+    /// (`memtriage explain-snapshot FILE` reads each).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuda_snapshots: Vec<String>,
     pub findings: Vec<Finding>,
     /// What could not be measured, and why.
     pub notes: Vec<String>,

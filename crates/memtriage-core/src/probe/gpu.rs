@@ -39,7 +39,22 @@ static GPUS: OnceLock<Result<Gpus, String>> = OnceLock::new();
 
 /// The machine's GPUs, or why there are none to read (in words for people).
 pub fn gpus() -> Result<&'static Gpus, &'static str> {
-    GPUS.get_or_init(start).as_ref().map_err(String::as_str)
+    GPUS.get_or_init(start_on_a_large_stack)
+        .as_ref()
+        .map_err(String::as_str)
+}
+
+/// NVML's loader fills a table of every function of the library on the stack (over
+/// 256 KiB in a debug build): started from a sampler's small stack it overflowed.
+/// It runs on a thread of its own, whoever asks first.
+fn start_on_a_large_stack() -> Result<Gpus, String> {
+    std::thread::Builder::new()
+        .name("memtriage-nvml-init".into())
+        .stack_size(16 << 20)
+        .spawn(start)
+        .map_err(|e| format!("NVML was not tried: no thread to start it ({e})"))?
+        .join()
+        .unwrap_or_else(|_| Err("NVML failed to start (its loader panicked)".into()))
 }
 
 /// The whole report, or an absent one with the reason.
@@ -430,5 +445,22 @@ fn gpu_process(root: &Root, join: &PidJoin, kind: GpuProcessKind, p: &ProcessInf
         },
         gpu_instance: p.gpu_instance_id,
         compute_instance: p.compute_instance_id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sampler's thread has 256 KiB; NVML's loader alone took more (the run
+    /// aborted with a stack overflow when the sampler was first to ask).
+    #[test]
+    fn regression_nvml_starts_from_a_thread_with_a_small_stack() {
+        let tried = std::thread::Builder::new()
+            .stack_size(128 << 10)
+            .spawn(|| start_on_a_large_stack().err())
+            .unwrap()
+            .join();
+        assert!(tried.is_ok(), "the small thread survived");
     }
 }

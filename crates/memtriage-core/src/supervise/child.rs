@@ -21,8 +21,10 @@ pub struct Started {
 /// Python stack. The job dies with memtriage (PR_SET_PDEATHSIG), and joins
 /// `cgroup_procs` (an open `cgroup.procs`) before exec so everything it allocates
 /// is charged there. `oom_score_adj` is set before exec, so every worker inherits it.
+/// `env`: variables set for the job on top of this process's environment.
 pub fn spawn(
     command: &[OsString],
+    env: &[(OsString, OsString)],
     cgroup_procs: Option<&OwnedFd>,
     oom_score_adj: Option<i32>,
 ) -> Result<Started> {
@@ -31,6 +33,7 @@ pub fn spawn(
         .ok_or_else(|| Error::bad_input("command", "none given: name the program to run"))?;
     let mut cmd = Command::new(program);
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     if std::env::var_os("PYTHONFAULTHANDLER").is_none() {
         cmd.env("PYTHONFAULTHANDLER", "1");
     }

@@ -7,6 +7,7 @@
 //! the caller; `usecase::run` diagnoses it.
 
 pub mod child;
+pub mod cuda_hook;
 pub mod descendants;
 pub mod gpu_events;
 pub mod growth;
@@ -56,6 +57,9 @@ pub struct Config {
     pub oom_score_adj: Option<i32>,
     /// Where the early warning before an OOM kill goes, one line without a prefix.
     pub on_warning: Option<Box<growth::WarningSink>>,
+    /// Where a Python job's CUDA out-of-memory snapshots go (the zero-code hook,
+    /// [`cuda_hook`]); `None` installs no hook.
+    pub cuda_snapshots: Option<PathBuf>,
 }
 
 /// Everything a run saw, for diagnosis and rendering.
@@ -74,6 +78,8 @@ pub struct RunResult<O> {
     /// The `--record` file, its samples and events written, waiting for the final
     /// report once it is diagnosed ([`record::Recorder::finish`]).
     pub recording: Option<record::Recorder>,
+    /// CUDA out-of-memory snapshots the job's Python processes saved.
+    pub cuda_snapshots: Vec<cuda_hook::SavedSnapshot>,
 }
 
 /// The GPUs' part of the report: what the samples kept, the driver's events, or why
@@ -166,10 +172,28 @@ pub fn run<O: OutputObserver + 'static>(
             }),
         )
     };
+    // The hook is an aid: where it cannot be written, the job runs without it.
+    let mut early_notes = Vec::new();
+    let cuda_hook =
+        config
+            .cuda_snapshots
+            .as_deref()
+            .and_then(|dir| match cuda_hook::CudaHook::install(dir) {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    early_notes.push(format!("no CUDA snapshot on out-of-memory: {e}"));
+                    None
+                }
+            });
+    let job_env = cuda_hook
+        .as_ref()
+        .map(cuda_hook::CudaHook::env)
+        .unwrap_or_default();
     let started_boot_seconds = uptime_seconds(root).ok();
     let start = Instant::now();
     let started = match child::spawn(
         &config.command,
+        &job_env,
         job_cgroup.as_ref().map(|c| &c.procs),
         config.oom_score_adj,
     ) {
@@ -179,6 +203,9 @@ pub fn run<O: OutputObserver + 'static>(
             let _ = forwarder.join();
             if let Some(cg) = job_cgroup {
                 cg.remove();
+            }
+            if let Some(hook) = cuda_hook {
+                hook.finish();
             }
             return Err(e);
         }
@@ -275,7 +302,7 @@ pub fn run<O: OutputObserver + 'static>(
         move |sample| events.send(Event::Sample(Box::new(sample))).is_ok(),
     );
     // The job is running by now: without a sampler it is still supervised to its end.
-    let mut notes = Vec::new();
+    let mut notes = early_notes;
     let sampler = match sampler {
         Ok(s) => Some(s),
         Err(e) => {
@@ -530,6 +557,7 @@ pub fn run<O: OutputObserver + 'static>(
         growth,
         near_ceiling,
         gpu,
+        cuda_snapshots: Vec::new(),
         findings: Vec::new(),
         notes,
     };
@@ -542,6 +570,9 @@ pub fn run<O: OutputObserver + 'static>(
         interrupted_by,
         reaped,
         recording: recorder,
+        cuda_snapshots: cuda_hook
+            .map(cuda_hook::CudaHook::finish)
+            .unwrap_or_default(),
     })
 }
 

@@ -6,29 +6,9 @@ use std::path::Path;
 
 use crate::diagnose::cuda_snapshot;
 use crate::error::{Error, Result};
-use crate::model::cuda_snapshot::{OomEvent, SnapshotReport};
+pub use crate::model::cuda_snapshot::KnownOom;
+use crate::model::cuda_snapshot::SnapshotReport;
 use crate::parse::cuda_snapshot as parse;
-
-/// The failed request as the caller knows it (the error's "Tried to allocate"), for a
-/// snapshot whose history does not record it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KnownOom {
-    pub device: u32,
-    pub requested: u64,
-    pub device_free: Option<u64>,
-}
-
-impl KnownOom {
-    fn event(self) -> (u32, OomEvent) {
-        (
-            self.device,
-            OomEvent {
-                requested: self.requested,
-                device_free: self.device_free,
-            },
-        )
-    }
-}
 
 pub fn file(path: &Path, oom: Option<KnownOom>) -> Result<SnapshotReport> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;

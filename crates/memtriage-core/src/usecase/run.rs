@@ -5,11 +5,13 @@
 use crate::diagnose::logs::LogScanner;
 use crate::diagnose::run::{diagnose, Inputs};
 use crate::error::{Error, Result};
-use crate::model::finding::Finding;
+use crate::model::finding::{Evidence, Finding};
 use crate::model::run::RunReport;
 use crate::probe::root::Root;
+use crate::supervise::cuda_hook::SavedSnapshot;
 use crate::supervise::passthrough::OutputObserver;
 use crate::supervise::{self, Config, Tail};
+use crate::usecase::explain_snapshot;
 
 /// Lines of the job's stderr kept for a summary to quote when nothing else explains
 /// how it ended.
@@ -80,6 +82,34 @@ fn text_findings(stdout: &JobOutput, stderr: &JobOutput) -> Vec<Finding> {
     all
 }
 
+/// Each CUDA snapshot the job saved, explained; its findings join the run's, most
+/// severe first, with where the snapshot is.
+fn explain_snapshots(report: &mut RunReport, saved: &[SavedSnapshot]) {
+    for s in saved {
+        let shown = s.path.display().to_string();
+        report.cuda_snapshots.push(shown.clone());
+        match explain_snapshot::file(&s.path, s.oom) {
+            Ok(explained) => {
+                for mut f in explained.findings {
+                    let whose = s.pid.map(|p| format!("pid {p}, ")).unwrap_or_default();
+                    f.evidence.push(Evidence::text(
+                        "allocator snapshot",
+                        format!("{shown} ({whose}memtriage explain-snapshot reads it)"),
+                        "torch out-of-memory observer",
+                    ));
+                    report.findings.push(f);
+                }
+            }
+            Err(e) => report
+                .notes
+                .push(format!("the CUDA snapshot {shown} could not be read: {e}")),
+        }
+    }
+    report
+        .findings
+        .sort_by_key(|f| std::cmp::Reverse(f.severity));
+}
+
 /// Runs the job to its end (its output passes through to this process's stdout and
 /// stderr) and diagnoses it. Errors only when the job cannot be started (or the
 /// log rules did not compile).
@@ -106,6 +136,7 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
     });
     let mut report = result.report;
     report.findings = findings;
+    explain_snapshots(&mut report, &result.cuda_snapshots);
     if let Some(reason) = &kernel_log_unreadable {
         report.notes.push(format!("kernel log not read: {reason}"));
     }

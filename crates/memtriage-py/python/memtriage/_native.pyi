@@ -32,6 +32,16 @@ def tree(pid: Optional[int] = None, fields: Optional[Sequence[str]] = None) -> D
 def system() -> Dict[str, Any]:
     """The machine's memory settings (``memtriage.system/v1``)."""
 
+def explain_snapshot(
+    data: bytes,
+    source: str,
+    requested: Optional[int] = None,
+    device: int = 0,
+    device_free: Optional[int] = None,
+) -> Dict[str, Any]:
+    """A pickled CUDA memory snapshot explained (``memtriage.cuda-snapshot/v1``);
+    ValueError when the bytes are not one."""
+
 def gpu() -> Dict[str, Any]:
     """NVIDIA GPUs and who holds their memory (``memtriage.gpu/v1``); ``available``
     false with a ``reason`` where NVML cannot be used."""

@@ -7,19 +7,26 @@
   process.
 - :func:`dataloader_workers`: each DataLoader worker's private memory (USS: pages it
   copied or allocated) against what it still shares with the main process.
+- :func:`explain_oom`: a CUDA out-of-memory explained from the caching allocator's
+  snapshot (live, a dict, or a pickle saved with ``_dump_snapshot``): what was asked,
+  allocated, reserved but free, the largest free block per pool, and so
+  fragmentation (``expandable_segments``) or real demand, with the top allocation
+  sites when history was recorded.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional
+import pickle
+import re
+from typing import Any, Dict, List, Optional, Union
 
 import torch as _torch
 
-from . import snapshot, snapshots, tree
-from ._types import Record, iec
+from . import _native, snapshot, snapshots, tree
+from ._types import Finding, Record, Report, iec
 
-__all__ = ["summary", "dataloader_workers", "Summary", "Workers"]
+__all__ = ["summary", "dataloader_workers", "explain_oom", "Summary", "Workers"]
 
 _PROCESS_FIELDS = ("status", "rollup")
 
@@ -277,6 +284,78 @@ def dataloader_workers(loader_or_iterator: Any) -> Workers:
             "parent": _process(os.getpid()),
         }
     )
+
+
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+_SIZE = r"([0-9.]+) (B|KiB|MiB|GiB|TiB)"
+
+
+def _size(number: str, unit: str) -> int:
+    return int(float(number) * _UNITS[unit])
+
+
+def _oom_of(message: str) -> Dict[str, int]:
+    """What PyTorch's out-of-memory message says: the request, the GPU, its free bytes."""
+    out: Dict[str, int] = {}
+    asked = re.search(r"Tried to allocate " + _SIZE, message)
+    if asked:
+        out["requested"] = _size(*asked.groups())
+    gpu = re.search(r"GPU (\d+) has a total capacity of [0-9.]+ \w+ of which " + _SIZE + " is free", message)
+    if gpu:
+        out["device"] = int(gpu.group(1))
+        out["device_free"] = _size(gpu.group(2), gpu.group(3))
+    return out
+
+
+def explain_oom(
+    snapshot: Union[None, str, "os.PathLike[str]", bytes, Dict[str, Any]] = None,
+    *,
+    exc: Optional[BaseException] = None,
+    requested: Optional[int] = None,
+    device: Optional[int] = None,
+) -> Report:
+    """Explains a CUDA out-of-memory from the allocator's snapshot: one finding per
+    GPU, ``cuda-snapshot.fragmentation`` (the memory was free but in pieces:
+    ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True``) or
+    ``cuda-snapshot.real-demand`` (tensors held it: batch size, activation
+    checkpointing, precision), with the figures and top allocation sites as evidence.
+
+    ``snapshot``: ``None`` takes ``torch.cuda.memory._snapshot()`` now (call it in the
+    ``except torch.OutOfMemoryError`` handler); a path reads a pickle saved with
+    ``torch.cuda.memory._dump_snapshot``; bytes are such a pickle; a dict is a snapshot.
+    ``exc``: the OutOfMemoryError, whose message gives the request, the GPU and what it
+    had free when the snapshot's history does not; ``requested``/``device`` give them
+    directly. Raises ValueError for what is not a snapshot, FileNotFoundError for a
+    missing file. The report's ``to_dict()`` is ``memtriage explain-snapshot --json``.
+    """
+    source = "torch.cuda.memory._snapshot()"
+    if snapshot is None:
+        data = pickle.dumps(_torch.cuda.memory._snapshot())
+    elif isinstance(snapshot, (str, os.PathLike)):
+        source = os.fspath(snapshot)
+        with open(source, "rb") as f:
+            data = f.read()
+    elif isinstance(snapshot, (bytes, bytearray)):
+        source, data = "snapshot bytes", bytes(snapshot)
+    elif isinstance(snapshot, dict):
+        source, data = "snapshot dict", pickle.dumps(snapshot)
+    else:
+        raise TypeError(
+            f"explain_oom() takes a path, pickle bytes, a snapshot dict or None, not {type(snapshot).__name__}"
+        )
+    said = _oom_of(str(exc)) if exc is not None else {}
+    if requested is not None:
+        said["requested"] = int(requested)
+    if device is not None:
+        said["device"] = int(device)
+    report = _native.explain_snapshot(
+        data,
+        source,
+        said.get("requested"),
+        said.get("device", 0),
+        said.get("device_free"),
+    )
+    return Report([Finding(f) for f in report["findings"]], report)
 
 
 def __dir__() -> List[str]:

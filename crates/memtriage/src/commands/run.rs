@@ -27,6 +27,14 @@ pub fn run(ctx: &Context, args: &RunArgs, p: &mut Printer) -> anyhow::Result<Exi
         on_warning: Some(Box::new(|line: &str| {
             let _ = writeln!(std::io::stderr().lock(), "memtriage: {line}");
         })),
+        cuda_snapshots: (!args.no_cuda_snapshot).then(|| match &args.record {
+            Some(record) => {
+                let mut dir = record.clone().into_os_string();
+                dir.push(".cuda-oom");
+                dir.into()
+            }
+            None => std::env::temp_dir().join(format!("memtriage-cuda-oom-{}", std::process::id())),
+        }),
     };
     let outcome = match run::run(&ctx.root, &config) {
         Ok(outcome) => outcome,

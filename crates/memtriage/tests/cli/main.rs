@@ -12,6 +12,7 @@ mod html_browser;
 mod inspect_captured;
 mod inspect_live;
 mod report_cli;
+mod run_cuda_hook;
 mod run_growth_live;
 mod run_live;
 mod run_processes;
