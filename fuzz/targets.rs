@@ -6,8 +6,9 @@
 
 use memtriage_core::diagnose::logs::LogScanner;
 use memtriage_core::parse::{
-    cgroup, environ, kmsg, kv, limits, meminfo, mountinfo, passwd, pressure, proc_connector,
-    record, safetensors, smaps, smaps_rollup, stat, statm, status, swaps, text, thp, uptime,
+    cgroup, cuda_snapshot, environ, kmsg, kv, limits, meminfo, mountinfo, passwd, pickle, pressure,
+    proc_connector, record, safetensors, smaps, smaps_rollup, stat, statm, status, swaps, text,
+    thp, uptime,
 };
 
 /// A target's body: any bytes in, a panic where the code under it fails.
@@ -22,6 +23,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("proc_connector", proc_events),
     ("record", run_record),
     ("logs", log_scanner),
+    ("pickle", cuda_snapshot_pickle),
 ];
 
 /// A process's files under /proc/PID, as read whole or cut short.
@@ -67,6 +69,23 @@ pub fn kernel_log(bytes: &[u8]) {
         let _ = kmsg::parse_line(line);
     }
     let _ = kmsg::oom_kills(lossy.lines());
+    let _ = kmsg::xid_events(lossy.lines());
+}
+
+/// A CUDA memory snapshot pickle, and its explanation: the reader runs nothing, and
+/// whatever it accepts the analysis explains without a panic.
+pub fn cuda_snapshot_pickle(bytes: &[u8]) {
+    let _ = pickle::read(bytes);
+    if let Ok(snap) = cuda_snapshot::parse(bytes) {
+        let r = memtriage_core::diagnose::cuda_snapshot::analyse(&snap, None, "fuzz");
+        for d in &r.devices {
+            // The pools partition the device's segments.
+            let sum = |f: fn(&_) -> u64| d.pools.iter().map(f).fold(0u64, u64::saturating_add);
+            assert_eq!(sum(|p| p.reserved), d.reserved);
+            assert_eq!(sum(|p| p.free), d.reserved_free);
+            assert!(d.pools.iter().all(|p| p.largest_free_block <= p.free));
+        }
+    }
 }
 
 /// A safetensors header's JSON, whatever sizes the file and the length field claim.

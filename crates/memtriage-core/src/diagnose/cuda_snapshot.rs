@@ -69,7 +69,7 @@ fn device_state(snap: &CudaSnapshot, device: u32, given: Option<OomEvent>) -> De
     let mut expandable = snap.expandable_segments.unwrap_or(false);
     for s in snap.segments.iter().filter(|s| s.device == device) {
         segments += 1;
-        reserved += s.total_size;
+        reserved = reserved.saturating_add(s.total_size);
         expandable |= s.expandable;
         let pool = pools.entry((s.pool, s.large)).or_insert_with(|| PoolState {
             name: pool_name(s.pool, s.large),
@@ -79,21 +79,21 @@ fn device_state(snap: &CudaSnapshot, device: u32, given: Option<OomEvent>) -> De
             largest_free_block: 0,
         });
         pool.segments += 1;
-        pool.reserved += s.total_size;
+        pool.reserved = pool.reserved.saturating_add(s.total_size);
         for b in &s.blocks {
             match b.state {
                 BlockState::Allocated => {
-                    allocated += b.size;
+                    allocated = allocated.saturating_add(b.size);
                     if let Some(site) = site(&b.frames) {
                         let e = sites.entry(site).or_default();
-                        e.0 += b.size;
+                        e.0 = e.0.saturating_add(b.size);
                         e.1 += 1;
                     }
                 }
-                BlockState::PendingFree => pending += b.size,
+                BlockState::PendingFree => pending = pending.saturating_add(b.size),
                 BlockState::Inactive => {
-                    free += b.size;
-                    pool.free += b.size;
+                    free = free.saturating_add(b.size);
+                    pool.free = pool.free.saturating_add(b.size);
                     pool.largest_free_block = pool.largest_free_block.max(b.size);
                 }
             }
@@ -242,7 +242,7 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
                 .into(),
             fix: format!("Save the snapshot at the failure (torch._C._cuda_attach_out_of_memory_observer).{sites_hint}"),
         }
-    } else if pool_free + beyond >= r {
+    } else if pool_free.saturating_add(beyond) >= r {
         Finding {
             assessment: Some(Assessment {
                 certainty: Certainty::Confirmed,
@@ -282,7 +282,7 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
             },
         }
     } else {
-        let short = r - (pool_free + beyond);
+        let short = r - pool_free.saturating_add(beyond);
         // Without CUDA's own free figure the device may have held the rest.
         let (certainty, confirm, counting) = match oom.device_free {
             Some(_) => (

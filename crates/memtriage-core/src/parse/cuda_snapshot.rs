@@ -16,14 +16,14 @@ pub fn parse(bytes: &[u8]) -> Result<CudaSnapshot, String> {
             "not a pickle (a snapshot is written by torch.cuda.memory._dump_snapshot)".into(),
         );
     }
-    let value = pickle::read(bytes).map_err(|e| {
+    let read = pickle::read(bytes).map_err(|e| {
         if e.truncated() {
             "the pickle is truncated (the file ends before the snapshot does)".to_string()
         } else {
             format!("not a readable pickle: {e}")
         }
     })?;
-    snapshot(&value)
+    snapshot(&read.root)
 }
 
 fn snapshot(v: &Py) -> Result<CudaSnapshot, String> {

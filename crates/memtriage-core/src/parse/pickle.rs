@@ -91,18 +91,55 @@ struct Reader<'a> {
     stack: Vec<Py>,
     marks: Vec<usize>,
     memo: Vec<Option<Py>>,
+    made: Containers,
+}
+
+/// Every list, dict and set a pickle made: a pickle can put a list inside itself
+/// (`l.append(l)`), a cycle `Rc` never frees, so they are emptied when the
+/// [`Pickle`] goes.
+#[derive(Debug, Default)]
+struct Containers {
+    lists: Vec<Rc<RefCell<Vec<Py>>>>,
+    dicts: Vec<Rc<RefCell<Vec<(Py, Py)>>>>,
+}
+
+/// A pickle read: its value, valid while this lives (values cloned out of it see
+/// empty containers once it is dropped).
+#[derive(Debug)]
+pub struct Pickle {
+    pub root: Py,
+    made: Containers,
+}
+
+impl Drop for Pickle {
+    fn drop(&mut self) {
+        for l in &self.made.lists {
+            l.borrow_mut().clear();
+        }
+        for d in &self.made.dicts {
+            d.borrow_mut().clear();
+        }
+    }
 }
 
 /// Reads one pickle; bytes after its STOP are ignored, as Python's `pickle.load` does.
-pub fn read(bytes: &[u8]) -> Result<Py, PickleError> {
+pub fn read(bytes: &[u8]) -> Result<Pickle, PickleError> {
     let mut r = Reader {
         bytes,
         at: 0,
         stack: Vec::new(),
         marks: Vec::new(),
         memo: Vec::new(),
+        made: Containers::default(),
     };
-    r.run()
+    let result = r.run();
+    // Emptied on failure too (when this drops): what was built may hold a cycle.
+    let mut pickle = Pickle {
+        root: Py::None,
+        made: std::mem::take(&mut r.made),
+    };
+    pickle.root = result?;
+    Ok(pickle)
 }
 
 impl<'a> Reader<'a> {
@@ -182,14 +219,28 @@ impl<'a> Reader<'a> {
         Ok(self.stack.split_off(mark))
     }
 
+    fn list(&mut self, items: Vec<Py>) -> Py {
+        let l = Rc::new(RefCell::new(items));
+        self.made.lists.push(Rc::clone(&l));
+        Py::List(l)
+    }
+
+    fn dict(&mut self) -> Py {
+        let d = Rc::new(RefCell::new(Vec::new()));
+        self.made.dicts.push(Rc::clone(&d));
+        Py::Dict(d)
+    }
+
     fn text(&self, b: &[u8]) -> Py {
         Py::Str(String::from_utf8_lossy(b).into())
     }
 
     fn put(&mut self, index: usize) -> Result<(), PickleError> {
         let v = self.top()?.clone();
-        if index > self.memo.len() + (1 << 24) {
-            return self.fail("a memo index far beyond the values read");
+        // Python numbers memo entries from 0 up, one per PUT: an index beyond the
+        // bytes read so far is a pickle made to exhaust memory.
+        if index > self.at {
+            return self.fail("a memo index beyond the values read");
         }
         if self.memo.len() <= index {
             self.memo.resize(index + 1, None);
@@ -345,10 +396,14 @@ impl<'a> Reader<'a> {
                     };
                     self.stack.push(v);
                 }
-                b']' => self.stack.push(Py::List(Rc::default())),
+                b']' => {
+                    let l = self.list(Vec::new());
+                    self.stack.push(l);
+                }
                 b'l' => {
                     let items = self.since_mark()?;
-                    self.stack.push(Py::List(Rc::new(RefCell::new(items))));
+                    let l = self.list(items);
+                    self.stack.push(l);
                 }
                 b')' => self.stack.push(Py::Tuple(Rc::from(Vec::new()))),
                 b't' => {
@@ -363,10 +418,14 @@ impl<'a> Reader<'a> {
                     let items = self.stack.split_off(self.stack.len() - n);
                     self.stack.push(Py::Tuple(items.into()));
                 }
-                b'}' => self.stack.push(Py::Dict(Rc::default())),
+                b'}' => {
+                    let d = self.dict();
+                    self.stack.push(d);
+                }
                 b'd' => {
                     let items = self.since_mark()?;
-                    self.stack.push(Py::Dict(Rc::default()));
+                    let d = self.dict();
+                    self.stack.push(d);
                     self.set_items(items)?;
                 }
                 b's' => {
@@ -386,10 +445,17 @@ impl<'a> Reader<'a> {
                     let items = self.since_mark()?;
                     self.append(items)?;
                 }
-                0x8f => self.stack.push(Py::Set(Rc::default())),
+                0x8f => {
+                    let l = self.list(Vec::new());
+                    let Py::List(inner) = l else { unreachable!() };
+                    self.stack.push(Py::Set(inner));
+                }
                 0x91 => {
                     let items = self.since_mark()?;
-                    self.stack.push(Py::Set(Rc::new(RefCell::new(items))));
+                    let Py::List(inner) = self.list(items) else {
+                        unreachable!()
+                    };
+                    self.stack.push(Py::Set(inner));
                 }
                 b'p' => {
                     let l = self.line()?;
@@ -516,7 +582,8 @@ mod tests {
     fn plain_values_of_protocol_4() {
         // pickle.dumps({"a": [1, -2, 300, 2**64], "b": (True, None, "é")}, protocol=4)
         let bytes = b"\x80\x04\x95/\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01a\x94]\x94(K\x01J\xfe\xff\xff\xffM,\x01\x8a\t\x00\x00\x00\x00\x00\x00\x00\x00\x01e\x8c\x01b\x94\x88N\x8c\x02\xc3\xa9\x94\x87\x94u.";
-        let v = read(bytes).unwrap();
+        let p = read(bytes).unwrap();
+        let v = &p.root;
         let a = v.get("a").unwrap().items().unwrap();
         let ints: Vec<i128> = a.iter().map(|x| x.int().unwrap()).collect();
         assert_eq!(ints, [1, -2, 300, 1 << 64]);
@@ -530,19 +597,25 @@ mod tests {
     fn shared_objects_stay_shared_and_globals_are_not_run() {
         // x = [1]; pickle.dumps([x, x, x], protocol=2)
         let bytes = b"\x80\x02]q\x00(]q\x01K\x01ah\x01h\x01e.";
-        let v = read(bytes).unwrap();
-        let items = v.items().unwrap();
+        let p = read(bytes).unwrap();
+        let items = p.root.items().unwrap();
         assert_eq!(items.len(), 3);
         let (Py::List(a), Py::List(b)) = (&items[0], &items[2]) else {
             panic!("{items:?}")
         };
         assert!(Rc::ptr_eq(a, b));
         // pickle.dumps(os.system, protocol=0): a global, read as opaque.
-        let v = read(b"cposix\nsystem\np0\n.").unwrap();
-        assert!(matches!(v, Py::Opaque));
+        let p = read(b"cposix\nsystem\np0\n.").unwrap();
+        assert!(matches!(p.root, Py::Opaque));
         // A REDUCE is never called: `os.system("x")`.
-        let v = read(b"cposix\nsystem\n(S'x'\ntR.").unwrap();
-        assert!(matches!(v, Py::Opaque));
+        let p = read(b"cposix\nsystem\n(S'x'\ntR.").unwrap();
+        assert!(matches!(p.root, Py::Opaque));
+        // l = []; l.append(l): a list holding itself reads, and is freed.
+        let p = read(b"\x80\x04]\x94h\x00a.").unwrap();
+        let Py::List(l) = &p.root else { panic!() };
+        let weak = Rc::downgrade(l);
+        drop(p);
+        assert!(weak.upgrade().is_none(), "the cycle was broken");
     }
 
     #[test]
