@@ -7,6 +7,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+/// A dict's items in insertion order (keys compared as Python would for plain data).
+pub type DictItems = Rc<RefCell<Vec<(Py, Py)>>>;
+
 /// A value of the pickle.
 #[derive(Debug, Clone)]
 pub enum Py {
@@ -19,7 +22,7 @@ pub enum Py {
     Bytes(Rc<[u8]>),
     List(Rc<RefCell<Vec<Py>>>),
     Tuple(Rc<[Py]>),
-    Dict(Rc<RefCell<Vec<(Py, Py)>>>),
+    Dict(DictItems),
     /// A set or frozenset.
     Set(Rc<RefCell<Vec<Py>>>),
     /// An object of a class, a global, an integer too large: not plain data.
@@ -100,7 +103,7 @@ struct Reader<'a> {
 #[derive(Debug, Default)]
 struct Containers {
     lists: Vec<Rc<RefCell<Vec<Py>>>>,
-    dicts: Vec<Rc<RefCell<Vec<(Py, Py)>>>>,
+    dicts: Vec<DictItems>,
 }
 
 /// A pickle read: its value, valid while this lives (values cloned out of it see
