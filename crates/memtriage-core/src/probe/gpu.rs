@@ -48,6 +48,18 @@ pub fn gpus() -> Result<&'static Gpus, &'static str> {
 /// 256 KiB in a debug build): started from a sampler's small stack it overflowed.
 /// It runs on a thread of its own, whoever asks first.
 fn start_on_a_large_stack() -> Result<Gpus, String> {
+    // Where the driver is not loaded there is nothing to open: no dlopen, no thread.
+    let configured = std::env::var_os(NVML_LIB_ENV).is_some_and(|v| !v.is_empty());
+    let driver = ["/proc/driver/nvidia", "/dev/nvidiactl"]
+        .iter()
+        .any(|p| std::path::Path::new(p).exists());
+    if !configured && !driver {
+        return Err(
+            "no NVIDIA GPU found (no NVIDIA driver is loaded: /proc/driver/nvidia \
+                    and /dev/nvidiactl are missing)"
+                .into(),
+        );
+    }
     std::thread::Builder::new()
         .name("memtriage-nvml-init".into())
         .stack_size(16 << 20)

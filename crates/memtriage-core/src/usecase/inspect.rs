@@ -254,9 +254,26 @@ fn read_copied(root: &Root, pid: i32, ppid: i32) -> Option<cow::Copied> {
 /// readable (no pid, a pattern nothing matches, a pid that is not one); a process that
 /// cannot be read is listed in the report's `errors` instead.
 pub fn inspect(root: &Root, request: &InspectRequest) -> Result<InspectReport> {
-    let listing = request.targets == Targets::All;
     let pids = resolve(root, &request.targets)?;
-    let gpu = gpu_report(root);
+    // NVML starts and answers on its own thread while /proc is read: on a machine
+    // with GPUs its start-up would otherwise add to every listing.
+    std::thread::scope(|scope| {
+        let gpu = scope.spawn(|| gpu_report(root));
+        let gpu = move || {
+            gpu.join()
+                .unwrap_or_else(|_| Some(GpuReport::absent("reading the GPUs failed (a bug)")))
+        };
+        Ok(read_targets(root, request, pids, gpu))
+    })
+}
+
+fn read_targets(
+    root: &Root,
+    request: &InspectRequest,
+    pids: Vec<i32>,
+    gpu: impl FnOnce() -> Option<GpuReport>,
+) -> InspectReport {
+    let listing = request.targets == Targets::All;
     let mut report = InspectReport {
         schema: INSPECT_SCHEMA,
         process_schema: PROCESS_SCHEMA,
@@ -271,6 +288,7 @@ pub fn inspect(root: &Root, request: &InspectRequest) -> Result<InspectReport> {
         listing,
     };
     if request.tree {
+        let gpu = gpu();
         for &pid in &pids {
             match self::tree(root, Detail::full(), pid, gpu.as_ref()) {
                 Ok(t) => report.trees.push(t),
@@ -279,7 +297,7 @@ pub fn inspect(root: &Root, request: &InspectRequest) -> Result<InspectReport> {
         }
         report.tree_schema = (!report.trees.is_empty()).then_some(TREE_SCHEMA);
         report.gpu = gpu;
-        return Ok(report);
+        return report;
     }
     let detail = if listing {
         Detail::listing()
@@ -304,6 +322,7 @@ pub fn inspect(root: &Root, request: &InspectRequest) -> Result<InspectReport> {
         }
         report.maps_schema = (!report.maps.is_empty()).then_some(MAPS_SCHEMA);
     }
+    let gpu = gpu();
     if let Some(g) = &gpu {
         for p in &mut report.processes {
             p.gpu = g.memory_of(p.pid);
@@ -311,7 +330,7 @@ pub fn inspect(root: &Root, request: &InspectRequest) -> Result<InspectReport> {
     }
     report.gpu = gpu;
     sort(&mut report.processes, request.sort);
-    Ok(report)
+    report
 }
 
 fn resolve(root: &Root, targets: &Targets) -> Result<Vec<i32>> {

@@ -325,11 +325,10 @@ fn without_nvml_every_command_works_and_says_why_once() {
     assert_eq!(report["gpu"]["available"], false);
     assert!(report["gpu"]["reason"].as_str().unwrap().contains(missing));
 
-    // The driver's library where a machine has none: "no NVIDIA GPU found".
-    let driver_here = Command::new("ldconfig")
-        .arg("-p")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("libnvidia-ml.so.1"));
+    // A machine without the NVIDIA driver: "no NVIDIA GPU found".
+    let driver_here = ["/proc/driver/nvidia", "/dev/nvidiactl"]
+        .iter()
+        .any(|p| Path::new(p).exists());
     if !driver_here {
         let out = memtriage()
             .args(["inspect", "--json", &me])
@@ -340,7 +339,7 @@ fn without_nvml_every_command_works_and_says_why_once() {
         assert!(v["gpu"]["reason"]
             .as_str()
             .unwrap()
-            .starts_with("no NVIDIA GPU found (libnvidia-ml.so.1"));
+            .starts_with("no NVIDIA GPU found (no NVIDIA driver is loaded"));
         let out = memtriage()
             .args(["doctor", "--json"])
             .env_remove("MEMTRIAGE_NVML_LIB")
