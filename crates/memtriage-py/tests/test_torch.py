@@ -120,7 +120,7 @@ def test_explain_oom_takes_the_request_from_the_exception():
     )
     (f,) = explain_oom(snap, exc=exc)
     assert f.id == "cuda-snapshot.real-demand"
-    assert f.assessment.certainty == "confirmed"
+    assert f.certainty == "confirmed"
     assert "3.0 GiB asked for" in f.title
     # 1.5 GiB fits the 2 GiB free block: that snapshot is not the moment of failure.
     (f,) = explain_oom(snap, requested=3 << 29)

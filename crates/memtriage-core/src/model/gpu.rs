@@ -180,6 +180,10 @@ pub struct GpuProcess {
     /// The same process in this machine's namespace; `None` when it cannot be told
     /// (see [`GpuReport::pids`]) or no process of this namespace has it.
     pub pid: Option<i32>,
+    /// Its pid inside its own container (`NSpid`), where that differs from `pid`:
+    /// what the job's own logs call it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_pid: Option<i32>,
     /// Its name here, when `pid` is known and the process exists.
     #[serde(default)]
     pub comm: Option<String>,

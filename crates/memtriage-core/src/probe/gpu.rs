@@ -159,6 +159,15 @@ fn name_and_state(root: &Root, pid: i32) -> Option<(String, char)> {
     Some((comm, state))
 }
 
+/// The pid a containerised process has inside its own namespace (the last of
+/// `NSpid` in its status), where that differs from ours.
+fn innermost_pid(root: &Root, pid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(root.path(&format!("/proc/{pid}/status"))).ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("NSpid:"))?;
+    let inner: i32 = line.split_whitespace().last()?.parse().ok()?;
+    (inner != pid).then_some(inner)
+}
+
 /// Records a failed read as unreadable, except "not supported": that board has no such
 /// feature, which `None` already says.
 fn read<T>(
@@ -448,6 +457,7 @@ fn gpu_process(root: &Root, join: &PidJoin, kind: GpuProcessKind, p: &ProcessInf
     GpuProcess {
         host_pid: p.pid,
         pid,
+        container_pid: pid.and_then(|pid| innermost_pid(root, pid)),
         comm: seen.as_ref().map(|(c, _)| c.clone()),
         state: seen.map(|(_, s)| s),
         kind,

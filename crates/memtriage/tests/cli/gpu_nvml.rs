@@ -390,6 +390,36 @@ fn in_a_container_pid_namespace_nvml_pids_are_not_attributed() {
     let listed = &v["gpu"]["devices"][0]["processes"][0];
     assert_eq!(listed["host_pid"], 1);
     assert_eq!(listed["pid"], Value::Null);
+
+    // Seen from the host, a process in a container is joined, and named with the pid
+    // its own logs give it too.
+    let mut gpus =
+        Gpus::new(&json!({"devices": [h100(json!([{"comm": "gpu_in_ns", "used": GIB}]))]}));
+    let inner = gpus.program("gpu_in_ns");
+    let ns = Command::new("unshare")
+        .args(["--pid", "--fork", "--kill-child"])
+        .arg(&inner)
+        .arg("120")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    gpus.children.push(ns);
+    assert!(crate::support::wait_until(
+        std::time::Duration::from_secs(5),
+        std::time::Duration::from_millis(20),
+        || {
+            let v = json_of(gpus.memtriage().args(["inspect", "--json", "1"]));
+            !v["gpu"]["devices"][0]["processes"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        }
+    ));
+    let v = json_of(gpus.memtriage().args(["inspect", "--json", "1"]));
+    let listed = &v["gpu"]["devices"][0]["processes"][0];
+    assert_eq!(listed["comm"], "gpu_in_ns");
+    assert_eq!(listed["container_pid"], 1, "{listed}");
+    assert_ne!(listed["pid"], 1);
 }
 
 #[test]
