@@ -126,7 +126,9 @@ fn device_state(snap: &CudaSnapshot, device: u32, given: Option<OomEvent>) -> De
         reserved_free: free,
         pools: pools.into_values().collect(),
         expandable_segments: expandable,
-        oom: given.or(recorded),
+        // The allocator's own record is the request; the caller's figure (the
+        // exception, the observer) is the size rounded to what it asked CUDA for.
+        oom: recorded.or(given),
         top_sites,
     }
 }
@@ -232,15 +234,19 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
             id: ids::CUDA_SNAPSHOT_STATE.into(),
             severity: Severity::Info,
             title: format!(
-                "GPU {device}: a free block of {} fits the {} asked for: the snapshot was taken after memory was freed",
+                "GPU {device}: a free block of {} would fit the {} asked for, but the allocator could not use it",
                 iec(largest),
                 iec(r)
             ),
             evidence,
-            why: "The allocator fails only when no cached block fits and CUDA cannot reserve more; \
-                  this snapshot shows a fitting block, so it describes a later moment."
+            why: "The allocator reuses a cached block only for a request on the same CUDA stream and \
+                  pool, and with max_split_size_mb it keeps large blocks for large requests; a \
+                  snapshot taken after the failure also shows memory freed since."
                 .into(),
-            fix: format!("Save the snapshot at the failure (torch._C._cuda_attach_out_of_memory_observer).{sites_hint}"),
+            fix: format!(
+                "Look for work on several streams (FSDP, side streams) or a max_split_size_mb setting; \
+                 take the snapshot at the failure itself (memtriage run does).{sites_hint}"
+            ),
         }
     } else if pool_free.saturating_add(beyond) >= r {
         Finding {
@@ -269,9 +275,10 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
                 .into(),
             fix: if s.expandable_segments {
                 format!(
-                    "Segments are already expandable: free the cache between phases \
-                     (torch.cuda.empty_cache()), or set PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8 \
-                     so cached blocks are released before the device runs out; pad shapes to a few fixed sizes.{sites_hint}"
+                    "Segments are already expandable: the free pieces are held apart by tensors kept \
+                     alive between them (cached activations, tensors kept across steps) or belong to \
+                     another stream; free what is kept between phases, and pad varying shapes to a \
+                     few fixed sizes.{sites_hint}"
                 )
             } else {
                 format!(
@@ -327,7 +334,7 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
 
 /// No out-of-memory recorded: the allocator's state, and whether it is fragmented.
 fn state_finding(s: &DeviceAllocatorState, history: bool) -> Finding {
-    let fragmented = s.reserved_free > (1 << 30) && s.reserved_free * 3 > s.reserved;
+    let fragmented = s.reserved_free > (1 << 30) && s.reserved_free.saturating_mul(3) > s.reserved;
     let mut evidence = vec![
         Evidence::bytes("allocated (held by tensors)", s.allocated, "blocks"),
         Evidence::bytes("reserved by the allocator", s.reserved, "segments"),

@@ -21,7 +21,9 @@ pub enum Py {
     Str(Rc<str>),
     Bytes(Rc<[u8]>),
     List(Rc<RefCell<Vec<Py>>>),
-    Tuple(Rc<[Py]>),
+    /// Its items, and how deep tuples nest in it (bounded: dropping nested tuples
+    /// recurses).
+    Tuple(Rc<[Py]>, u16),
     Dict(DictItems),
     /// A set or frozenset.
     Set(Rc<RefCell<Vec<Py>>>),
@@ -43,7 +45,7 @@ impl Py {
     pub fn items(&self) -> Option<Vec<Py>> {
         match self {
             Py::List(l) => Some(l.borrow().clone()),
-            Py::Tuple(t) => Some(t.to_vec()),
+            Py::Tuple(t, _) => Some(t.to_vec()),
             _ => None,
         }
     }
@@ -222,6 +224,25 @@ impl<'a> Reader<'a> {
         Ok(self.stack.split_off(mark))
     }
 
+    /// Tuples nested deeper than this are refused: freeing them recurses, and a
+    /// few kilobytes of pickle could nest them deep enough to overflow the stack.
+    const MAX_TUPLE_DEPTH: u16 = 1000;
+
+    fn tuple(&self, items: Vec<Py>) -> Result<Py, PickleError> {
+        let inner = items
+            .iter()
+            .map(|i| match i {
+                Py::Tuple(_, d) => *d,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        if inner >= Self::MAX_TUPLE_DEPTH {
+            return self.fail("tuples nested more than 1000 deep");
+        }
+        Ok(Py::Tuple(items.into(), inner + 1))
+    }
+
     fn list(&mut self, items: Vec<Py>) -> Py {
         let l = Rc::new(RefCell::new(items));
         self.made.lists.push(Rc::clone(&l));
@@ -306,7 +327,12 @@ impl<'a> Reader<'a> {
                 b'.' => return self.pop(),
                 b'(' => self.marks.push(self.stack.len()),
                 b'0' => {
-                    self.pop()?;
+                    // After a MARK, POP drops the mark (protocol 0's recursive tuples).
+                    if self.marks.last() == Some(&self.stack.len()) {
+                        self.marks.pop();
+                    } else {
+                        self.pop()?;
+                    }
                 }
                 b'1' => {
                     self.since_mark()?;
@@ -408,10 +434,11 @@ impl<'a> Reader<'a> {
                     let l = self.list(items);
                     self.stack.push(l);
                 }
-                b')' => self.stack.push(Py::Tuple(Rc::from(Vec::new()))),
+                b')' => self.stack.push(Py::Tuple(Rc::from(Vec::new()), 1)),
                 b't' => {
                     let items = self.since_mark()?;
-                    self.stack.push(Py::Tuple(items.into()));
+                    let t = self.tuple(items)?;
+                    self.stack.push(t);
                 }
                 0x85..=0x87 => {
                     let n = usize::from(op - 0x84);
@@ -419,7 +446,8 @@ impl<'a> Reader<'a> {
                         return self.fail("a malformed pickle (a tuple of missing values)");
                     }
                     let items = self.stack.split_off(self.stack.len() - n);
-                    self.stack.push(Py::Tuple(items.into()));
+                    let t = self.tuple(items)?;
+                    self.stack.push(t);
                 }
                 b'}' => {
                     let d = self.dict();
@@ -619,6 +647,18 @@ mod tests {
         let weak = Rc::downgrade(l);
         drop(p);
         assert!(weak.upgrade().is_none(), "the cycle was broken");
+    }
+
+    #[test]
+    fn deeply_nested_tuples_are_refused_not_overflowed() {
+        let mut bytes = b"\x80\x02N".to_vec();
+        bytes.extend(std::iter::repeat_n(0x85u8, 100_000));
+        bytes.push(b'.');
+        assert!(read(&bytes).unwrap_err().what.contains("nested"));
+        let mut ok = b"\x80\x02N".to_vec();
+        ok.extend(std::iter::repeat_n(0x85u8, 999));
+        ok.push(b'.');
+        assert!(read(&ok).is_ok());
     }
 
     #[test]

@@ -431,7 +431,7 @@ fn processes(
     d: &Device<'_>,
     un: &mut Vec<Unreadable>,
 ) -> Vec<GpuProcess> {
-    let mut out = Vec::new();
+    let mut out: Vec<GpuProcess> = Vec::new();
     let compute = match d.running_compute_processes() {
         Err(NvmlError::FailedToLoadSymbol(_)) => d.running_compute_processes_v2(),
         other => other,
@@ -445,7 +445,15 @@ fn processes(
         (GpuProcessKind::Graphics, "graphics_processes", graphics),
     ] {
         for p in read(un, field, list).unwrap_or_default() {
-            out.push(gpu_process(root, join, kind, &p));
+            // A process with both kinds of context (Vulkan or OpenGL beside CUDA) is
+            // in both lists with the same memory: counted once.
+            match out.iter_mut().find(|o| o.host_pid == p.pid) {
+                Some(seen) => {
+                    let again = gpu_process(root, join, kind, &p);
+                    seen.used = seen.used.max(again.used);
+                }
+                None => out.push(gpu_process(root, join, kind, &p)),
+            }
         }
     }
     out

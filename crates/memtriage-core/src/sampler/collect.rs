@@ -97,10 +97,13 @@ impl Collector {
     }
 
     fn with_gpus(mut self) -> Self {
+        // Where NVML's pids cannot be joined to the scope's (a container's pid
+        // namespace), nothing read per tick could be attributed: not read at all.
         if self.config.gpu {
-            self.gpus = gpu::gpus()
-                .ok()
-                .map(|g| (g, gpu::pid_join(&self.config.root)));
+            let join = gpu::pid_join(&self.config.root);
+            if join.joinable() {
+                self.gpus = gpu::gpus().ok().map(|g| (g, join));
+            }
         }
         self
     }

@@ -41,12 +41,32 @@ struct Sidecar {
 }
 
 impl CudaHook {
-    /// Writes the hook; `dir` (created when missing) receives the snapshots.
+    /// Writes the hook; `dir` receives the snapshots. A missing `dir` is made (its
+    /// parent must exist) private to this user; the hook's own directory is always
+    /// made new, so nobody else's file can stand in for the hook.
     pub fn install(dir: &Path) -> Result<CudaHook> {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        let private = || {
+            let mut b = std::fs::DirBuilder::new();
+            b.mode(0o700);
+            b
+        };
         let created_dir = !dir.exists();
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        if created_dir {
+            private().create(dir).map_err(|e| Error::io(dir, e))?;
+        }
         let hook = dir.join(HOOK_DIR);
-        std::fs::create_dir_all(&hook).map_err(|e| Error::io(&hook, e))?;
+        // Left by a run that was killed: ours to remove, anyone else's is refused.
+        if let Ok(meta) = std::fs::symlink_metadata(&hook) {
+            if meta.uid() != rustix::process::geteuid().as_raw() || !meta.is_dir() {
+                return Err(Error::bad_input(
+                    hook.display().to_string(),
+                    "exists and is not this user's directory: not used for the CUDA hook",
+                ));
+            }
+            std::fs::remove_dir_all(&hook).map_err(|e| Error::io(&hook, e))?;
+        }
+        private().create(&hook).map_err(|e| Error::io(&hook, e))?;
         let file = hook.join("sitecustomize.py");
         std::fs::write(&file, SITECUSTOMIZE).map_err(|e| Error::io(&file, e))?;
         Ok(CudaHook {

@@ -85,6 +85,7 @@ pub struct RunResult<O> {
 /// The GPUs' part of the report: what the samples kept, the driver's events, or why
 /// there was nothing to read.
 fn run_gpu(
+    root: &Root,
     sampled: Option<crate::model::run::RunGpu>,
     events: Option<gpu_events::GpuEventWatch>,
 ) -> Option<crate::model::run::RunGpu> {
@@ -92,6 +93,11 @@ fn run_gpu(
         (Some(g), _) => g,
         (None, Ok(_)) => crate::model::run::RunGpu {
             available: true,
+            // Read but not attributable: say why rather than report 0 for the job.
+            reason: match crate::probe::gpu::pid_join(root) {
+                crate::model::gpu::PidJoin::Impossible { reason } => Some(reason),
+                crate::model::gpu::PidJoin::Host => None,
+            },
             ..Default::default()
         },
         (None, Err(reason)) => {
@@ -503,7 +509,7 @@ pub fn run<O: OutputObserver + 'static>(
     if timeline.peak_tree_pss.is_none() {
         notes.push("PSS was not read: the job ended before every process had a reading".into());
     }
-    let gpu = run_gpu(timeline.gpu.take(), gpu_events);
+    let gpu = run_gpu(root, timeline.gpu.take(), gpu_events);
     let report = RunReport {
         schema: RUN_SCHEMA.into(),
         command: config

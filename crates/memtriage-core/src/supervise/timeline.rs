@@ -220,13 +220,14 @@ impl RunTimeline {
         let job: HashSet<i32> = sample.processes.iter().map(|p| p.pid).collect();
         let mut job_total = 0u64;
         for d in &g.devices {
-            let held: u64 = d
+            // Unknown when NVML could not say for one of the job's processes (MIG).
+            let held: Option<u64> = d
                 .processes
                 .iter()
                 .filter(|p| p.pid.is_some_and(|pid| job.contains(&pid)))
-                .filter_map(|p| p.used)
+                .map(|p| p.used)
                 .sum();
-            job_total += held;
+            job_total += held.unwrap_or(0);
             let device = match run.devices.iter_mut().find(|x| x.index == d.index) {
                 Some(x) => x,
                 None => {
@@ -240,7 +241,7 @@ impl RunTimeline {
                 }
             };
             update_opt(&mut device.peak_used, d.used, t);
-            update_opt(&mut device.peak_job, Some(held), t);
+            update_opt(&mut device.peak_job, held, t);
         }
         if job_total > self.gpu_job_peak || run.at_job_peak.is_none() {
             self.gpu_job_peak = job_total;

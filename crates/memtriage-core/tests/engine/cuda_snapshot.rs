@@ -96,7 +96,7 @@ fn without_history_the_state_is_told_and_a_known_request_is_judged() {
     let r = explain_snapshot::file(&fixture("no-history.pickle"), Some(fits)).unwrap();
     assert_eq!(r.findings[0].id, "cuda-snapshot.state");
     assert!(
-        r.findings[0].title.contains("fits"),
+        r.findings[0].title.contains("would fit"),
         "{}",
         r.findings[0].title
     );

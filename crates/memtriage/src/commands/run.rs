@@ -33,7 +33,12 @@ pub fn run(ctx: &Context, args: &RunArgs, p: &mut Printer) -> anyhow::Result<Exi
                 dir.push(".cuda-oom");
                 dir.into()
             }
-            None => std::env::temp_dir().join(format!("memtriage-cuda-oom-{}", std::process::id())),
+            // A name nobody can guess ahead: the hook's code runs in the job.
+            None => std::env::temp_dir().join(format!(
+                "memtriage-cuda-oom-{}-{:016x}",
+                std::process::id(),
+                unguessable()
+            )),
         }),
     };
     let outcome = match run::run(&ctx.root, &config) {
@@ -77,4 +82,12 @@ fn write_report_file(path: &std::path::Path, report: &RunReport) -> std::io::Res
     let mut text = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
     text.push(b'\n');
     std::fs::write(path, text)
+}
+
+/// 64 random bits from the standard library's per-process hash keys (seeded by the OS).
+fn unguessable() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::process::id().into());
+    h.finish()
 }

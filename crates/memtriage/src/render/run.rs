@@ -262,7 +262,10 @@ fn gpu_row(r: &RunReport) -> Option<String> {
         return (!reason.starts_with("no NVIDIA GPU found")).then(|| format!("not read: {reason}"));
     }
     if g.devices.is_empty() {
-        return None;
+        return g
+            .reason
+            .as_ref()
+            .map(|why| format!("not attributed to the job: {why}"));
     }
     let mut parts: Vec<String> = g
         .devices

@@ -73,11 +73,8 @@ impl Gpus {
 
     /// Starts `name` sleeping; its pid.
     fn start(&mut self, name: &str) -> i32 {
-        let child = Command::new(self.program(name))
-            .arg("120")
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
+        let program = self.program(name);
+        let child = spawn(Command::new(&program).arg("120").stdin(Stdio::null()));
         let pid = child.id() as i32;
         self.children.push(child);
         pid
@@ -89,6 +86,23 @@ impl Drop for Gpus {
         for c in &mut self.children {
             let _ = c.kill();
             let _ = c.wait();
+        }
+    }
+}
+
+/// Spawns a program this test just copied. Another test thread forking while the
+/// copy was written holds it open until its child execs: "text file busy" (ETXTBSY)
+/// for a moment.
+fn spawn(c: &mut Command) -> Child {
+    const ETXTBSY: i32 = 26;
+    let mut tries = 0;
+    loop {
+        match c.spawn() {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other.unwrap(),
         }
     }
 }
@@ -126,11 +140,14 @@ fn free_pid() -> u32 {
 #[test]
 fn inspect_tells_apart_two_processes_on_one_gpu() {
     let gone = free_pid();
-    let mut gpus = Gpus::new(&json!({"devices": [h100(json!([
+    let mut device = h100(json!([
         {"comm": "gpujob_a", "used": 3 * GIB},
         {"comm": "gpujob_b", "used": 5 * GIB},
         {"pid": gone, "used": GIB},
-    ]))]}));
+    ]));
+    // gpujob_a also has a graphics context: NVML lists it twice, it holds 3 GiB once.
+    device["graphics"] = json!([{"comm": "gpujob_a", "used": 3 * GIB}]);
+    let mut gpus = Gpus::new(&json!({"devices": [device]}));
     let a = gpus.start("gpujob_a");
     let b = gpus.start("gpujob_b");
     let bystander = gpus.start("not_on_gpu");
@@ -191,11 +208,11 @@ fn a_tree_sums_gpu_memory_and_flags_a_child_with_its_own_cuda_context() {
         "{} -c 'sleep 120; true' & sleep 120; wait",
         trainer.display()
     );
-    let parent = Command::new(&trainer)
-        .args(["-c", &script])
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
+    let parent = spawn(
+        Command::new(&trainer)
+            .args(["-c", &script])
+            .stdin(Stdio::null()),
+    );
     let pid = parent.id() as i32;
     gpus.children.push(parent);
     assert!(crate::support::wait_until(
@@ -396,13 +413,13 @@ fn in_a_container_pid_namespace_nvml_pids_are_not_attributed() {
     let mut gpus =
         Gpus::new(&json!({"devices": [h100(json!([{"comm": "gpu_in_ns", "used": GIB}]))]}));
     let inner = gpus.program("gpu_in_ns");
-    let ns = Command::new("unshare")
-        .args(["--pid", "--fork", "--kill-child"])
-        .arg(&inner)
-        .arg("120")
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
+    let ns = spawn(
+        Command::new("unshare")
+            .args(["--pid", "--fork", "--kill-child"])
+            .arg(&inner)
+            .arg("120")
+            .stdin(Stdio::null()),
+    );
     gpus.children.push(ns);
     assert!(crate::support::wait_until(
         std::time::Duration::from_secs(5),

@@ -30,14 +30,15 @@ fn the_hook_runs_first_and_the_jobs_own_sitecustomize_still_runs() {
     std::fs::create_dir(&user).unwrap();
     std::fs::write(
         user.join("sitecustomize.py"),
-        "import os\nos.environ['USER_SITECUSTOMIZE_RAN'] = '1'\n",
+        "import os, sys\nos.environ['USER_SITECUSTOMIZE_RAN'] = '1'\nsys.path.append('/user-site-dir')\n",
     )
     .unwrap();
     let script = "import os, sys\n\
         hook = sys.modules.get('sitecustomize')\n\
         print('hook', 'MEMTRIAGE_CUDA_SNAPSHOT_DIR' in os.environ)\n\
         print('user', os.environ.get('USER_SITECUSTOMIZE_RAN'))\n\
-        print('torch', 'torch' in sys.modules)\n";
+        print('torch', 'torch' in sys.modules)\n\
+        print('path', '/user-site-dir' in sys.path)\n";
     let (out, report) = run(
         &["--", "python3", "-c", script],
         &[("PYTHONPATH", user.to_str().unwrap())],

@@ -123,22 +123,20 @@ def _memtriage_note(text):
 
 
 def _memtriage_chain():
-    """Runs the sitecustomize this file shadows, as site.py would have."""
+    """Runs the sitecustomize this file shadows, as site.py would have. What it does
+    to sys.path stays (this directory is not needed once this module has run)."""
     here = os.path.dirname(os.path.abspath(__file__))
     mine = sys.modules.get("sitecustomize")
-    saved = list(sys.path)
-    try:
-        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
-        del sys.modules["sitecustomize"]
-        import importlib
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    del sys.modules["sitecustomize"]
+    import importlib
 
-        try:
-            importlib.import_module("sitecustomize")
-        except ImportError as e:
-            if getattr(e, "name", None) != "sitecustomize":
-                raise
+    try:
+        importlib.import_module("sitecustomize")
+    except ImportError as e:
+        if getattr(e, "name", None) != "sitecustomize":
+            raise
     finally:
-        sys.path[:] = saved
         sys.modules.setdefault("sitecustomize", mine)
 
 
