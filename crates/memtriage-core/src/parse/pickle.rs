@@ -401,8 +401,7 @@ impl<'a> Reader<'a> {
                 }
                 b'V' => {
                     let l = self.line()?;
-                    let v = self.text(l);
-                    self.stack.push(v);
+                    self.stack.push(Py::Str(raw_unicode_escape(l).into()));
                 }
                 b'S' => {
                     let l = self.line()?;
@@ -581,6 +580,37 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Protocol 0's UNICODE: `\uXXXX` and `\UXXXXXXXX` escapes, every other byte a
+/// Latin-1 character (Python's raw-unicode-escape).
+fn raw_unicode_escape(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let digits = match (b[i], b.get(i + 1)) {
+            (b'\\', Some(b'u')) => 4,
+            (b'\\', Some(b'U')) => 8,
+            _ => 0,
+        };
+        let code = (digits > 0)
+            .then(|| b.get(i + 2..i + 2 + digits))
+            .flatten()
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .and_then(char::from_u32);
+        match code {
+            Some(c) => {
+                out.push(c);
+                i += 2 + digits;
+            }
+            None => {
+                out.push(char::from(b[i]));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 fn same_key(a: &Py, b: &Py) -> bool {
     match (a, b) {
         (Py::Str(x), Py::Str(y)) => x == y,
@@ -647,6 +677,15 @@ mod tests {
         let weak = Rc::downgrade(l);
         drop(p);
         assert!(weak.upgrade().is_none(), "the cycle was broken");
+    }
+
+    #[test]
+    fn protocol_0_text_is_raw_unicode_escape() {
+        // pickle.dumps(["é\\x", "\\u20ac"], protocol=0)
+        let p = read(b"(lp0\nV\xe9\\u005cx\np1\naV\\u20ac\np2\na.").unwrap();
+        let items = p.root.items().unwrap();
+        assert_eq!(items[0].str(), Some("é\\x"));
+        assert_eq!(items[1].str(), Some("€"));
     }
 
     #[test]

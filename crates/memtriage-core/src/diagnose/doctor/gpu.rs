@@ -90,13 +90,43 @@ fn ok(report: &GpuReport) -> Finding {
             ev("driver", format!("{v} (CUDA {cuda})"), NVML)
         }))
         .collect();
+    // Only what every device could say is claimed; the rest is named as unknown.
+    let all = |f: fn(&GpuDevice) -> bool| report.devices.iter().all(f);
+    let mut checked = Vec::new();
+    let mut unknown = Vec::new();
+    for (known, what) in [
+        (all(|d| d.persistence_mode.is_some()), "persistence on"),
+        (all(|d| d.ecc.is_some()), "no uncorrectable ECC errors"),
+        (
+            all(|d| d.remapped_rows.is_some() || d.retired_pages.is_some()),
+            "no pending remaps",
+        ),
+    ] {
+        if known {
+            checked.push(what);
+        } else {
+            unknown.push(what.trim_start_matches("no ").trim_end_matches(" on"));
+        }
+    }
+    let mut title = format!(
+        "{}: {}",
+        count(report.devices.len(), "NVIDIA GPU", "NVIDIA GPUs"),
+        if checked.is_empty() {
+            "memory read".to_string()
+        } else {
+            checked.join(", ")
+        }
+    );
+    if !unknown.is_empty() {
+        title.push_str(&format!(
+            " ({} not reported by the board)",
+            unknown.join(", ")
+        ));
+    }
     finding(
         ids::GPU_OK,
         Severity::Ok,
-        format!(
-            "{}: persistence on, no uncorrectable ECC errors, no pending remaps",
-            count(report.devices.len(), "NVIDIA GPU", "NVIDIA GPUs")
-        ),
+        title,
         evidence,
         "",
         String::new(),
@@ -282,7 +312,8 @@ fn orphans(report: &GpuReport) -> Option<Finding> {
         return None;
     }
     let mut evidence = Vec::new();
-    let mut held = 0u64;
+    // Unknown as soon as one amount is (MIG without privileges).
+    let mut held = Some(0u64);
     for (d, p) in report.processes() {
         let Some(pid) = p.pid else { continue };
         let what = match p.state {
@@ -291,7 +322,7 @@ fn orphans(report: &GpuReport) -> Option<Finding> {
             Some('T' | 't') => "stopped",
             Some(_) => continue,
         };
-        held += p.used.unwrap_or(0);
+        held = held.zip(p.used).map(|(a, b)| a + b);
         let used = p.used.map_or("an unknown amount".to_string(), iec);
         evidence.push(ev(
             &format!("pid {pid} on {}", d.label()),
@@ -305,10 +336,13 @@ fn orphans(report: &GpuReport) -> Option<Finding> {
     Some(finding(
         ids::GPU_ORPHAN_MEMORY,
         Severity::Warn,
-        format!(
-            "GPU memory ({}) is held for processes that are not running",
-            iec(held)
-        ),
+        match held {
+            Some(b) => format!(
+                "GPU memory ({}) is held for processes that are not running",
+                iec(b)
+            ),
+            None => "GPU memory is held for processes that are not running".to_string(),
+        },
         evidence,
         "A process that exited but was not reaped, or that is stopped (Ctrl-Z, a debugger), \
          keeps its CUDA context and all of its GPU memory; the next job on the GPU runs out \
