@@ -224,7 +224,33 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
          (memtriage run records it for you)."
     };
     let device = s.device;
-    let finding = if largest >= r {
+    let finding = if oom.device_free.is_some_and(|free| free >= r) && largest < r {
+        // CUDA had room for the request, yet the allocator refused: its cap.
+        Finding {
+            assessment: Some(Assessment {
+                certainty: Certainty::Likely,
+                cause: CauseKind::Configuration,
+                confirm: "Look for torch.cuda.set_per_process_memory_fraction (or a framework's \
+                          memory fraction setting) in the job."
+                    .into(),
+            }),
+            id: ids::CUDA_SNAPSHOT_MEMORY_CAP.into(),
+            severity: Severity::Error,
+            title: format!(
+                "CUDA device {device}: the process's memory cap was reached: CUDA still had {} free for the {} asked for",
+                iec(beyond),
+                iec(r)
+            ),
+            evidence,
+            why: "The allocator stops reserving at the fraction of the device the process was given \
+                  (torch.cuda.set_per_process_memory_fraction), whatever the device has free."
+                .into(),
+            fix: format!(
+                "Raise the fraction, or remove the cap where the device is not shared; otherwise lower \
+                 the peak (smaller batch, activation checkpointing).{sites_hint}"
+            ),
+        }
+    } else if largest >= r {
         Finding {
             assessment: Some(Assessment {
                 certainty: Certainty::Possible,
@@ -234,7 +260,7 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
             id: ids::CUDA_SNAPSHOT_STATE.into(),
             severity: Severity::Info,
             title: format!(
-                "GPU {device}: a free block of {} would fit the {} asked for, but the allocator could not use it",
+                "CUDA device {device}: a free block of {} would fit the {} asked for, but the allocator could not use it",
                 iec(largest),
                 iec(r)
             ),
@@ -258,7 +284,7 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
             id: ids::CUDA_SNAPSHOT_FRAGMENTATION.into(),
             severity: Severity::Error,
             title: format!(
-                "GPU {device}: fragmentation: {} free in the allocator's segments in pieces of at most {}{}: \
+                "CUDA device {device}: fragmentation: {} free in the allocator's segments in pieces of at most {}{}: \
                  enough for the {} asked for, but not in one piece",
                 iec(pool_free),
                 iec(largest),
@@ -314,13 +340,15 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
             id: ids::CUDA_SNAPSHOT_REAL_DEMAND.into(),
             severity: Severity::Error,
             title: format!(
-                "GPU {device}: real demand: {} asked for, {} short {counting}",
+                "CUDA device {device}: real demand: {} asked for, {} short {counting}",
                 iec(r),
                 iec(short)
             ),
             evidence,
-            why: "Tensors held the memory: the free pieces inside the allocator and on the device \
-                  together were less than the request, so no allocator setting would have helped."
+            why: "The free pieces inside the allocator and the device's free memory together were \
+                  less than the request: the memory was held, by this process's tensors (allocated) \
+                  or outside the allocator (other processes, the CUDA context, NCCL and cuBLAS \
+                  workspaces), so no allocator setting would have helped."
                 .into(),
             fix: format!(
                 "Lower the peak: a smaller batch (gradient accumulation keeps the effective batch), \
@@ -364,7 +392,7 @@ fn state_finding(s: &DeviceAllocatorState, history: bool) -> Finding {
             Severity::Info
         },
         title: format!(
-            "GPU {}: {} allocated, {} reserved ({} of it free{}); no out-of-memory recorded",
+            "CUDA device {}: {} allocated, {} reserved ({} of it free{}); no out-of-memory recorded",
             s.device,
             iec(s.allocated),
             iec(s.reserved),

@@ -148,6 +148,7 @@ pub const GPU_XIDS_UNREADABLE: &str = "gpu.xids-unreadable";
 pub const CUDA_SNAPSHOT_FRAGMENTATION: &str = "cuda-snapshot.fragmentation";
 pub const CUDA_SNAPSHOT_REAL_DEMAND: &str = "cuda-snapshot.real-demand";
 pub const CUDA_SNAPSHOT_STATE: &str = "cuda-snapshot.state";
+pub const CUDA_SNAPSHOT_MEMORY_CAP: &str = "cuda-snapshot.memory-cap";
 
 /// Every id above, for tests that hold the registry to its scheme.
 pub const ALL: &[&str] = &[
@@ -268,6 +269,7 @@ pub const ALL: &[&str] = &[
     CUDA_SNAPSHOT_FRAGMENTATION,
     CUDA_SNAPSHOT_REAL_DEMAND,
     CUDA_SNAPSHOT_STATE,
+    CUDA_SNAPSHOT_MEMORY_CAP,
 ];
 
 #[cfg(test)]

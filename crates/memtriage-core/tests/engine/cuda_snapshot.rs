@@ -109,6 +109,14 @@ fn without_history_the_state_is_told_and_a_known_request_is_judged() {
     assert_eq!(f.id, "cuda-snapshot.real-demand");
     // CUDA's free memory beyond the allocator is unknown: not confirmed.
     assert_eq!(f.assessment.as_ref().unwrap().certainty, Certainty::Likely);
+    // CUDA had 4 GiB free for a 3 GiB request the allocator refused: its cap.
+    let capped = KnownOom {
+        device_free: Some(4 * GIB),
+        ..too_big
+    };
+    let r = explain_snapshot::file(&fixture("no-history.pickle"), Some(capped)).unwrap();
+    assert_eq!(r.findings[0].id, "cuda-snapshot.memory-cap");
+    assert!(r.findings[0].fix.contains("fraction"));
 }
 
 #[test]

@@ -13,7 +13,7 @@ pub fn write(out: &mut dyn Write, style: &Style, r: &SnapshotReport) -> io::Resu
         writeln!(
             out,
             "{} {} segments, {} reserved: {} allocated, {} free{}{}",
-            style.bold(&format!("GPU {}", d.device)),
+            style.bold(&format!("CUDA device {}", d.device)),
             d.segments,
             iec(d.reserved),
             iec(d.allocated),
