@@ -81,17 +81,18 @@ pub fn attribute(report: &GpuReport, nodes: &mut [TreeNode]) -> Option<u64> {
     total
 }
 
+/// Whether one of the job's processes held memory on this device at this tick.
+fn used_by(device: &GpuTick, job: impl Fn(i32) -> bool) -> bool {
+    device.processes.iter().any(|p| p.pid.is_some_and(&job))
+}
+
 /// What else held memory on the devices a job used, at a tick: the processes outside
 /// the job, largest first. `job` says whether a pid is one of the job's.
 pub fn other_holders(ticks: &[GpuTick], job: impl Fn(i32) -> bool) -> Vec<Evidence> {
-    let used_by_job: Vec<u32> = ticks
-        .iter()
-        .filter(|t| t.processes.iter().any(|p| p.pid.is_some_and(&job)))
-        .map(|t| t.index)
-        .collect();
+    let any_used = ticks.iter().any(|t| used_by(t, &job));
     let mut others: Vec<(u32, &crate::model::gpu::GpuProcess)> = ticks
         .iter()
-        .filter(|t| used_by_job.is_empty() || used_by_job.contains(&t.index))
+        .filter(|t| !any_used || used_by(t, &job))
         .flat_map(|t| t.processes.iter().map(move |p| (t.index, p)))
         .filter(|(_, p)| !p.pid.is_some_and(&job))
         .collect();
@@ -238,7 +239,7 @@ pub fn crowded_device(g: &RunGpu, job: impl Fn(i32) -> bool) -> Option<(u32, u64
     let peak = g.at_job_peak.as_ref()?;
     peak.devices
         .iter()
-        .filter(|d| d.processes.iter().any(|p| p.pid.is_some_and(&job)))
+        .filter(|d| used_by(d, &job))
         .filter_map(|d| {
             let others: u64 = d
                 .processes

@@ -279,7 +279,7 @@ impl Gpus {
                     index,
                     used: memory.as_ref().map(|m| m.used),
                     total: memory.as_ref().map(|m| m.total),
-                    processes: processes(root, join, &d, &mut Vec::new()),
+                    processes: processes(root, join, &d, &mut Vec::new(), Lookup::Tick),
                 }
             })
             .collect()
@@ -340,7 +340,7 @@ fn read_device(root: &Root, join: &PidJoin, index: u32, d: &Device<'_>) -> GpuDe
         current: m.current == 1,
         pending: m.pending == 1,
     });
-    let processes = processes(root, join, d, &mut un);
+    let processes = processes(root, join, d, &mut un, Lookup::Report);
     GpuDevice {
         index,
         name,
@@ -424,12 +424,21 @@ fn read_remapped(d: &Device<'_>, un: &mut Vec<Unreadable>) -> Option<RemappedRow
     })
 }
 
+/// How much of each GPU process is read from /proc: a full report adds its pid inside
+/// its container (`status`), which a sampler's tick does not need.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lookup {
+    Report,
+    Tick,
+}
+
 /// Compute and graphics processes; drivers older than NVML's v3 calls use v2.
 fn processes(
     root: &Root,
     join: &PidJoin,
     d: &Device<'_>,
     un: &mut Vec<Unreadable>,
+    lookup: Lookup,
 ) -> Vec<GpuProcess> {
     let mut out: Vec<GpuProcess> = Vec::new();
     let compute = match d.running_compute_processes() {
@@ -448,31 +457,41 @@ fn processes(
             // A process with both kinds of context (Vulkan or OpenGL beside CUDA) is
             // in both lists with the same memory: counted once.
             match out.iter_mut().find(|o| o.host_pid == p.pid) {
-                Some(seen) => {
-                    let again = gpu_process(root, join, kind, &p);
-                    seen.used = seen.used.max(again.used);
-                }
-                None => out.push(gpu_process(root, join, kind, &p)),
+                Some(seen) => seen.used = seen.used.max(used(&p)),
+                None => out.push(gpu_process(root, join, kind, &p, lookup)),
             }
         }
     }
     out
 }
 
-fn gpu_process(root: &Root, join: &PidJoin, kind: GpuProcessKind, p: &ProcessInfo) -> GpuProcess {
+/// `None` where NVML cannot say (MIG without privileges, WDDM).
+fn used(p: &ProcessInfo) -> Option<u64> {
+    match p.used_gpu_memory {
+        UsedGpuMemory::Used(bytes) => Some(bytes),
+        UsedGpuMemory::Unavailable => None,
+    }
+}
+
+fn gpu_process(
+    root: &Root,
+    join: &PidJoin,
+    kind: GpuProcessKind,
+    p: &ProcessInfo,
+    lookup: Lookup,
+) -> GpuProcess {
     let pid = join.joinable().then(|| i32::try_from(p.pid).ok()).flatten();
     let seen = pid.and_then(|pid| name_and_state(root, pid));
     GpuProcess {
         host_pid: p.pid,
         pid,
-        container_pid: pid.and_then(|pid| innermost_pid(root, pid)),
+        container_pid: pid
+            .filter(|_| lookup == Lookup::Report)
+            .and_then(|pid| innermost_pid(root, pid)),
         comm: seen.as_ref().map(|(c, _)| c.clone()),
         state: seen.map(|(_, s)| s),
         kind,
-        used: match p.used_gpu_memory {
-            UsedGpuMemory::Used(bytes) => Some(bytes),
-            UsedGpuMemory::Unavailable => None,
-        },
+        used: used(p),
         gpu_instance: p.gpu_instance_id,
         compute_instance: p.compute_instance_id,
     }

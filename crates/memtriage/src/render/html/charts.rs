@@ -101,6 +101,19 @@ impl Frame<'_> {
     }
 
     /// The `<svg>` start, the plot's box, the grid and both axes' ticks.
+    /// A dashed red line at `bytes` across the chart, labelled at its left.
+    fn ceiling(&self, svg: &mut String, bytes: u64, label: &str) {
+        let y = self.y(bytes as f64);
+        let _ = write!(
+            svg,
+            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#c00" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" class="limit">{label} {}</text>"##,
+            WIDTH - RIGHT,
+            LEFT + 4.0,
+            y - 4.0,
+            memtriage_core::model::units::iec(bytes)
+        );
+    }
+
     fn open(&self, svg: &mut String, name: &str, aria: &str) {
         let (w, h) = (WIDTH, self.height());
         let _ = write!(
@@ -261,15 +274,7 @@ pub fn memory(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
     pss_line(&mut svg, r, &frame);
     // Its label at the left, where a job's memory is lowest and covers it least.
     if let Some(l) = limit {
-        let y = frame.y(l as f64);
-        let _ = write!(
-            svg,
-            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#c00" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" class="limit">limit {}</text>"##,
-            WIDTH - RIGHT,
-            LEFT + 4.0,
-            y - 4.0,
-            memtriage_core::model::units::iec(l)
-        );
+        frame.ceiling(&mut svg, l, "limit");
     }
     frame.markers(&mut svg, markers, &labelled);
     svg.push_str("</svg>");
@@ -409,15 +414,7 @@ pub fn gpu(r: &Record, time: &TimeAxis, markers: &[Marker]) -> Option<String> {
         pts.join(" ")
     );
     if let Some(c) = capacity {
-        let y = frame.y(c as f64);
-        let _ = write!(
-            svg,
-            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#c00" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" class="limit">GPU memory {}</text>"##,
-            WIDTH - RIGHT,
-            LEFT + 4.0,
-            y - 4.0,
-            memtriage_core::model::units::iec(c)
-        );
+        frame.ceiling(&mut svg, c, "GPU memory");
     }
     frame.markers(&mut svg, markers, &vec![None; markers.len()]);
     svg.push_str("</svg>");
