@@ -24,6 +24,7 @@ pub mod probe;
 pub mod sampler;
 pub mod supervise;
 pub mod usecase;
+pub mod watch;
 
 pub use error::{panic_message, Error, ErrorKind, Result};
 pub use probe::root::Root;

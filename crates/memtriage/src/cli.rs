@@ -9,7 +9,8 @@ use memtriage_core::usecase::inspect::SortKey;
 
 use crate::render::style::ColorChoice;
 use crate::values::{
-    profile_parser, sort_parser, ByteOffset, ByteSize, Interval, MemoryLimit, ThreadCount,
+    profile_parser, sort_parser, ByteOffset, ByteSize, GroupSpec, Interval, MemoryLimit,
+    ThreadCount,
 };
 
 #[derive(Debug, Parser)]
@@ -55,6 +56,67 @@ pub enum Command {
     /// Benchmarks of this machine
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Export this machine's memory to Prometheus: process groups, cgroups, OOM kills by pod/job
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Anything beyond loopback is your choice to make; secure
+    /// it with --web-config.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9947")]
+    pub listen: String,
+
+    /// How processes are grouped: `job` (a process and its descendants, the default),
+    /// `cgroup` (one group per memory cgroup), or NAME=REGEX, repeated (processes whose
+    /// command line matches REGEX form group NAME; first match wins, the rest by job).
+    #[arg(long, value_name = "SPEC")]
+    pub group: Vec<GroupSpec>,
+
+    /// Most process groups exported; the smallest beyond it fold into group="other".
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..=100_000))]
+    pub max_groups: u64,
+
+    /// Most cgroups exported (largest usage first).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub max_cgroups: usize,
+
+    /// How often processes are sampled (scrapes read the latest sample).
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub interval: Interval,
+
+    /// How long the series of an ended group stay (so its last faults are scraped).
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub grace: Interval,
+
+    /// A file whose page-cache residency is exported (a model's weights), repeated.
+    #[arg(long, value_name = "PATH")]
+    pub watch_file: Vec<PathBuf>,
+
+    /// Also export residency per tensor of watched .safetensors files.
+    #[arg(long, requires = "watch_file")]
+    pub watch_tensors: bool,
+
+    /// A log where userspace OOM killers write (systemd-oomd, earlyoom), e.g.
+    /// /var/log/syslog; repeated.
+    #[arg(long, value_name = "PATH")]
+    pub killer_log: Vec<PathBuf>,
+
+    /// Prometheus exporter-toolkit web config: TLS and basic auth (bcrypt).
+    #[arg(long, value_name = "FILE")]
+    pub web_config: Option<PathBuf>,
+
+    /// The doctor profile whose findings are exported.
+    #[arg(long, value_parser = profile_parser(), default_value = "training")]
+    pub profile: Profile,
+
+    /// How often doctor's checks run.
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub doctor_interval: Interval,
+
+    /// Do not run doctor's checks.
+    #[arg(long)]
+    pub no_doctor: bool,
 }
 
 #[derive(Debug, Args)]

@@ -259,3 +259,35 @@ mod tests {
             .contains("training"));
     }
 }
+
+/// `serve --group`: a grouping mode, or `NAME=REGEX` (a named group of processes
+/// whose command line matches).
+#[derive(Debug, Clone)]
+pub enum GroupSpec {
+    Job,
+    Cgroup,
+    Pattern(String, regex::Regex),
+}
+
+impl FromStr for GroupSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "job" => return Ok(GroupSpec::Job),
+            "cgroup" | "container" => return Ok(GroupSpec::Cgroup),
+            _ => {}
+        }
+        let (name, pattern) = text.split_once('=').ok_or_else(|| {
+            format!(
+                "{text:?}: expected job, cgroup, or NAME=REGEX (e.g. trainers='python .*train')"
+            )
+        })?;
+        if name.is_empty() {
+            return Err(format!("{text:?}: the group needs a name before '='"));
+        }
+        let re = regex::Regex::new(pattern)
+            .map_err(|e| format!("{text:?}: not a regular expression: {e}"))?;
+        Ok(GroupSpec::Pattern(name.to_string(), re))
+    }
+}

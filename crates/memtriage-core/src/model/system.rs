@@ -144,6 +144,9 @@ pub struct MemInfo {
     pub committed_as: Option<u64>,
     /// `Hugepagesize`: the default huge page size.
     pub hugepage_size: Option<u64>,
+    /// `AnonHugePages`: anonymous memory backed by transparent huge pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anon_huge_pages: Option<u64>,
 }
 
 impl MemInfo {

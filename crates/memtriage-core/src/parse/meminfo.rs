@@ -17,6 +17,7 @@ pub fn parse(text: &str) -> MemInfo {
         commit_limit: get("CommitLimit"),
         committed_as: get("Committed_AS"),
         hugepage_size: get("Hugepagesize"),
+        anon_huge_pages: get("AnonHugePages"),
     }
 }
 

@@ -36,6 +36,8 @@ pub mod swaps;
 pub mod text;
 pub mod thp;
 pub mod uptime;
+pub mod userspace_oom;
+pub mod workload;
 
 /// Text that is not in the format a parser reads. The caller knows which file it
 /// was and says so; `detail` says what in the text is wrong.

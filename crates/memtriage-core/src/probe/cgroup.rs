@@ -125,6 +125,31 @@ impl CgroupReader {
     }
 }
 
+impl Hierarchy {
+    /// The directory of the cgroup at `path` (as `/proc/PID/cgroup` and the kernel
+    /// log name it).
+    pub fn dir(&self, root: &Root, path: &str) -> PathBuf {
+        cgroup_dir(root, &self.mount, path)
+    }
+
+    /// The path of the cgroup whose directory is `dir` (one under [`Hierarchy::dir`]
+    /// of `/`): what the kernel log calls it, `/` for the hierarchy's root.
+    pub fn path_of(&self, root: &Root, dir: &Path) -> Option<String> {
+        let rel = dir.strip_prefix(cgroup_dir(root, &self.mount, "/")).ok()?;
+        let inner = format!("/{}", rel.display());
+        let inner = if inner == "/" { String::new() } else { inner };
+        Some(if self.mount.root == "/" {
+            if inner.is_empty() {
+                "/".into()
+            } else {
+                inner
+            }
+        } else {
+            format!("{}{}", self.mount.root, inner)
+        })
+    }
+}
+
 /// Directory of `path` under the mount: the mount's own root is stripped first, as
 /// inside a container whose cgroup namespace shows `/` for its own cgroup.
 fn cgroup_dir(root: &Root, mount: &Mount, path: &str) -> PathBuf {
@@ -306,6 +331,33 @@ impl CgroupDir {
     /// Processes the OOM killer killed in this cgroup (v1 from kernel 4.13).
     pub fn oom_kills(&self) -> Option<u64> {
         counter(&self.read(self.files().events)?, "oom_kill")
+    }
+
+    /// The memory events counted in the cgroup and below it (`oom`, `oom_kill`,
+    /// `oom_group_kill`, …; v1 has only `oom_kill`, from kernel 4.13).
+    pub fn events(&self) -> Option<Vec<(String, u64)>> {
+        let text = self.read(self.files().events)?;
+        Some(
+            text.lines()
+                .filter_map(|l| {
+                    let (k, v) = l.split_once(' ')?;
+                    // v1's oom_control mixes settings and states with its one counter.
+                    if matches!(k, "oom_kill_disable" | "under_oom") {
+                        return None;
+                    }
+                    Some((k.to_string(), v.trim().parse().ok()?))
+                })
+                .collect(),
+        )
+    }
+
+    /// OOM kills of processes in this cgroup itself, not below it: v2's
+    /// `memory.events.local` (kernel ≥ 5.2); `None` where there is no such file.
+    pub fn local_oom_kills(&self) -> Option<u64> {
+        match self.version {
+            CgroupVersion::V2 => counter(&self.read("memory.events.local")?, "oom_kill"),
+            CgroupVersion::V1 => None,
+        }
     }
 
     /// This cgroup's own hard limit; its ancestors' may be lower.

@@ -24,60 +24,168 @@ const MAX_RECORDS: usize = 1 << 21;
 /// opened non-blocking and read until EAGAIN. Under a captured root `/dev/kmsg` is a
 /// plain file of records or dmesg lines; its lines are returned.
 pub fn read_kmsg(root: &Root) -> Result<Vec<String>> {
-    let path = root.path("/dev/kmsg");
-    let mut file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(&path)
-        .map_err(|e| match e.kind() {
-            ErrorKind::PermissionDenied => refused(&path),
-            ErrorKind::NotFound => Error::not_found(
-                path.display().to_string(),
-                "does not exist (containers often hide the kernel log; run on the host)",
-            ),
-            _ => Error::io(&path, e),
-        })?;
-    let is_device = file
-        .metadata()
-        .map(|m| m.file_type().is_char_device())
-        .unwrap_or(false);
-    if !is_device {
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|e| Error::io(&path, e))?;
-        let text = String::from_utf8_lossy(&bytes);
-        return Ok(text
-            .lines()
-            .filter(|l| !l.starts_with(' ') && !l.trim().is_empty())
-            .map(str::to_string)
-            .collect());
+    let mut log = LogFollower::kmsg(root, Start::Oldest)?;
+    let mut lines = log.read_new()?;
+    // A captured log need not end with a newline.
+    if let Some(plain) = log.plain.as_mut().filter(|p| !p.partial.is_empty()) {
+        lines.push(String::from_utf8_lossy(&std::mem::take(&mut plain.partial)).into_owned());
     }
-    // Each read(2) returns exactly one record; a record is at most 8 KiB
-    // (CONSOLE_EXT_LOG_MAX), a smaller buffer gets EINVAL.
-    let mut buf = vec![0u8; 16 * 1024];
-    let mut records = Vec::new();
-    while records.len() < MAX_RECORDS {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                let record = &buf[..n];
-                let first = record.split(|b| *b == b'\n').next().unwrap_or(record);
-                records.push(String::from_utf8_lossy(first).into_owned());
+    Ok(lines)
+}
+
+/// Where a [`LogFollower`] starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// The oldest record still in the ring buffer.
+    Oldest,
+    /// After the last record logged so far: only what the kernel logs from now on.
+    Now,
+}
+
+/// A log followed as it grows, the kernel's (`/dev/kmsg`) or a file (syslog, where
+/// userspace OOM killers write): each [`LogFollower::read_new`] returns the lines
+/// logged since the last, without blocking.
+pub struct LogFollower {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+    /// A captured log (a plain file) is followed by offset, as `tail -f` does.
+    plain: Option<PlainFile>,
+    buf: Vec<u8>,
+}
+
+struct PlainFile {
+    offset: u64,
+    partial: Vec<u8>,
+}
+
+impl LogFollower {
+    /// A plain file followed as `tail -F` does (a truncated or rotated file is read
+    /// again from its start).
+    pub fn file(path: &std::path::Path, start: Start) -> Result<Self> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let offset = match start {
+            Start::Oldest => 0,
+            Start::Now => file.metadata().map(|m| m.len()).unwrap_or(0),
+        };
+        Ok(LogFollower {
+            file,
+            path: path.to_path_buf(),
+            plain: Some(PlainFile {
+                offset,
+                partial: Vec::new(),
+            }),
+            buf: Vec::new(),
+        })
+    }
+
+    pub fn kmsg(root: &Root, start: Start) -> Result<Self> {
+        let path = root.path("/dev/kmsg");
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(|e| match e.kind() {
+                ErrorKind::PermissionDenied => refused(&path),
+                ErrorKind::NotFound => Error::not_found(
+                    path.display().to_string(),
+                    "does not exist (containers often hide the kernel log; run on the host)",
+                ),
+                _ => Error::io(&path, e),
+            })?;
+        let is_device = file
+            .metadata()
+            .map(|m| m.file_type().is_char_device())
+            .unwrap_or(false);
+        let plain = if is_device {
+            if start == Start::Now {
+                // SEEK_END on /dev/kmsg moves past the newest record.
+                rustix::fs::seek(&file, rustix::fs::SeekFrom::End(0))
+                    .map_err(|e| Error::io(&path, e.into()))?;
             }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            // The record we were at was overwritten; the next read goes on from the oldest.
-            Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
-            Err(e) if e.kind() == ErrorKind::PermissionDenied => {
-                return Err(refused(&path));
-            }
-            Err(e) => {
-                if records.is_empty() {
-                    return Err(Error::io(&path, e));
+            None
+        } else {
+            let offset = match start {
+                Start::Oldest => 0,
+                Start::Now => file.metadata().map(|m| m.len()).unwrap_or(0),
+            };
+            Some(PlainFile {
+                offset,
+                partial: Vec::new(),
+            })
+        };
+        Ok(LogFollower {
+            file,
+            path,
+            plain,
+            // Each read(2) returns exactly one record; a record is at most 8 KiB
+            // (CONSOLE_EXT_LOG_MAX), a smaller buffer gets EINVAL.
+            buf: vec![0u8; 16 * 1024],
+        })
+    }
+
+    /// The records logged since the last call (first line of each), oldest first.
+    pub fn read_new(&mut self) -> Result<Vec<String>> {
+        if let Some(plain) = &mut self.plain {
+            return read_plain(&mut self.file, &self.path, plain);
+        }
+        let mut records = Vec::new();
+        while records.len() < MAX_RECORDS {
+            match self.file.read(&mut self.buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let record = &self.buf[..n];
+                    let first = record.split(|b| *b == b'\n').next().unwrap_or(record);
+                    records.push(String::from_utf8_lossy(first).into_owned());
                 }
-                break;
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                // The record we were at was overwritten; the next read goes on from the oldest.
+                Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+                Err(e) if e.kind() == ErrorKind::PermissionDenied => {
+                    return Err(refused(&self.path));
+                }
+                Err(e) => {
+                    if records.is_empty() {
+                        return Err(Error::io(&self.path, e));
+                    }
+                    break;
+                }
             }
         }
+        Ok(records)
     }
-    Ok(records)
 }
+
+/// New complete lines of a plain file since `plain.offset`; a file that shrank
+/// (rotated, truncated) is read again from its start.
+fn read_plain(
+    file: &mut std::fs::File,
+    path: &std::path::Path,
+    plain: &mut PlainFile,
+) -> Result<Vec<String>> {
+    use std::io::{Seek, SeekFrom};
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len < plain.offset {
+        plain.offset = 0;
+        plain.partial.clear();
+    }
+    file.seek(SeekFrom::Start(plain.offset))
+        .map_err(|e| Error::io(path, e))?;
+    let mut bytes = std::mem::take(&mut plain.partial);
+    let read = file
+        .take(MAX_PLAIN_READ)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    plain.offset += read as u64;
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    plain.partial = bytes.split_off(complete);
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(text
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.trim().is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// A followed plain file is read at most this much per call.
+const MAX_PLAIN_READ: u64 = 64 << 20;

@@ -371,6 +371,38 @@ pub fn read_thp_setting(root: &Root, rel: &str) -> Result<Option<String>> {
     })
 }
 
+/// The hugetlbfs pools, one per page size, smallest first; empty where the kernel
+/// has none or they are unreadable.
+pub fn hugetlb_pools(root: &Root) -> Vec<HugePagePool> {
+    let Ok(entries) = std::fs::read_dir(root.path(HUGEPAGES_DIR)) else {
+        return Vec::new();
+    };
+    let mut pools: Vec<HugePagePool> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let page_size = name
+                .strip_prefix("hugepages-")?
+                .strip_suffix("kB")?
+                .parse::<u64>()
+                .ok()?
+                .checked_mul(1024)?;
+            let base = format!("{HUGEPAGES_DIR}/{name}");
+            let number = |f: &str| -> Option<u64> {
+                root.read_trimmed(&format!("{base}/{f}")).ok()?.parse().ok()
+            };
+            Some(HugePagePool {
+                page_size,
+                total: number("nr_hugepages")?,
+                free: number("free_hugepages")?,
+                reserved: number("resv_hugepages"),
+            })
+        })
+        .collect();
+    pools.sort_by_key(|p| p.page_size);
+    pools
+}
+
 /// `Ok(None)` on a kernel without PSI (before 4.20, or booted with `psi=0`).
 pub fn read_pressure(root: &Root) -> Result<Option<MemoryPressure>> {
     let Some(text) = root.read_optional(PRESSURE)? else {

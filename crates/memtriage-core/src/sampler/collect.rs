@@ -153,7 +153,7 @@ impl Collector {
         }
 
         mark_forks(&mut processes);
-        let pss_attempt = self.read_one_pss(t, &mut processes);
+        let pss_attempts = self.read_pss(t, &mut processes);
         // Each process's own faults since the last tick: the scope's sum would jump
         // when a long-lived process joins it and hide faults when one leaves.
         let (mut minor, mut major) = (0u64, 0u64);
@@ -203,7 +203,7 @@ impl Collector {
             processes,
             minor_faults_per_second: minor_rate,
             major_faults_per_second: major_rate,
-            pss_attempt,
+            pss_attempts,
             system,
             cgroup,
             gpu,
@@ -245,9 +245,30 @@ impl Collector {
         }
     }
 
-    /// Reads `smaps_rollup` of the process whose memory moved most since its last
-    /// attempt (never-tried processes first), if the budget allows.
-    fn read_one_pss(&mut self, t: f64, processes: &mut [ProcessSample]) -> Option<PssAttempt> {
+    /// Reads `smaps_rollup` of the processes whose memory moved most since their
+    /// last attempt (never-tried processes first), while the budget allows.
+    fn read_pss(&mut self, t: f64, processes: &mut [ProcessSample]) -> Vec<PssAttempt> {
+        let per_tick = self.ledger.as_ref().map_or(0, |l| l.budget().per_tick);
+        let mut attempts = Vec::new();
+        let mut read_now = HashSet::new();
+        while attempts.len() < per_tick as usize {
+            match self.read_one_pss(t, processes, &read_now) {
+                Some(a) => {
+                    read_now.insert(a.pid);
+                    attempts.push(a);
+                }
+                None => break,
+            }
+        }
+        attempts
+    }
+
+    fn read_one_pss(
+        &mut self,
+        t: f64,
+        processes: &mut [ProcessSample],
+        read_now: &HashSet<i32>,
+    ) -> Option<PssAttempt> {
         let moved = |tr: &Tracked, p: &ProcessSample| match tr.minor_faults_at_attempt {
             None => u64::MAX,
             Some(at) => p.minor_faults.saturating_sub(at) + 1,
@@ -255,6 +276,7 @@ impl Collector {
         let (i, pid, faults) = processes
             .iter()
             .enumerate()
+            .filter(|(_, p)| !read_now.contains(&p.pid))
             .filter_map(|(i, p)| Some((i, self.tracked.get(&p.pid)?, p)))
             .max_by_key(|(_, tr, p)| moved(tr, p))
             .map(|(i, tr, p)| (i, p.pid, moved(tr, p)))?;
@@ -311,6 +333,7 @@ impl Collector {
             p.pss = Some(PssReading {
                 pss: rollup.pss,
                 uss: rollup.uss(),
+                swap: rollup.swap,
                 at: t,
                 minor_faults_at: p.minor_faults,
             });

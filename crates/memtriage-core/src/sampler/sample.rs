@@ -19,8 +19,9 @@ pub struct Sample {
     /// sample (0 for the first).
     pub minor_faults_per_second: f64,
     pub major_faults_per_second: f64,
-    /// The `smaps_rollup` reading this tick made, if the budget allowed one.
-    pub pss_attempt: Option<PssAttempt>,
+    /// The `smaps_rollup` readings this tick made, as many as the budget allowed
+    /// (at most its `per_tick`).
+    pub pss_attempts: Vec<PssAttempt>,
     /// Machine-wide figures, when the sampler was asked for them.
     pub system: Option<SystemSample>,
     /// The watched cgroup, when the sampler was given one.
@@ -94,6 +95,8 @@ pub struct ProcessSample {
 pub struct PssReading {
     pub pss: u64,
     pub uss: u64,
+    /// Bytes of it swapped out.
+    pub swap: u64,
     /// [`Sample::t`] of the tick that read it.
     pub at: f64,
     /// The process's minor faults when it was read.
@@ -191,7 +194,7 @@ impl Sample {
             processes,
             minor_faults_per_second: 0.0,
             major_faults_per_second: 0.0,
-            pss_attempt: None,
+            pss_attempts: Vec::new(),
             system: None,
             cgroup: None,
             gpu: None,

@@ -160,7 +160,7 @@ impl RunTimeline {
             update_opt(&mut self.peak_tree_rss, Some(total), t);
         }
 
-        if let Some(attempt) = &sample.pss_attempt {
+        for attempt in &sample.pss_attempts {
             let cost = attempt.cost.as_secs_f64();
             self.stats.pss_readings += 1;
             self.stats.pss_read_seconds += cost;

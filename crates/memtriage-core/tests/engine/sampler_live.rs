@@ -146,7 +146,7 @@ fn pss_readings_stay_within_the_budget() {
                 ..config(Scope::Pids(pids.clone()), Duration::from_millis(1))
             },
             move |s| {
-                if let Some(a) = s.pss_attempt {
+                for a in s.pss_attempts {
                     sink_costs.lock().unwrap().push(a.cost);
                 }
                 true
@@ -166,6 +166,7 @@ fn pss_readings_stay_within_the_budget() {
         share: 0.01,
         allowance: Duration::from_millis(2),
         min_spacing: Duration::ZERO,
+        per_tick: 1,
     };
     let (costs, wall) = run(budget, Duration::from_millis(1500), 2);
     let total: Duration = costs.iter().sum();
@@ -217,6 +218,7 @@ fn the_process_whose_faults_moved_most_is_read_first() {
             share: 1.0,
             allowance: Duration::from_secs(10),
             min_spacing: Duration::ZERO,
+            per_tick: 1,
         }),
         ..config(
             Scope::Pids(vec![idle.pid(), busy.pid()]),
@@ -226,7 +228,7 @@ fn the_process_whose_faults_moved_most_is_read_first() {
     let mut read = Vec::new();
     for _ in 0..7 {
         let sample = collector.sample();
-        read.push(sample.pss_attempt.unwrap().pid);
+        read.push(sample.pss_attempts[0].pid);
         std::thread::sleep(Duration::from_millis(30));
     }
     let mut first_two = read[..2].to_vec();

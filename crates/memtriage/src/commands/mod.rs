@@ -10,6 +10,7 @@ mod explain_snapshot;
 mod inspect;
 mod report;
 mod run;
+mod serve;
 
 use memtriage_core::Root;
 
@@ -36,5 +37,6 @@ pub fn run(cli: &Cli, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         Command::Report(args) => report::run(&ctx, args, p),
         Command::Explain(args) => explain::run(&ctx, args, p),
         Command::ExplainSnapshot(args) => explain_snapshot::run(args, p),
+        Command::Serve(args) => serve::run(&ctx, args, p),
     }
 }

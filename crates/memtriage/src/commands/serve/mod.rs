@@ -1,0 +1,109 @@
+//! `memtriage serve`: the engine's watch of the machine as a Prometheus exporter.
+//! Runs until SIGINT or SIGTERM; the watch's threads read the system, the HTTP side
+//! (one thread, tokio's current-thread runtime) only renders the latest view.
+
+mod http;
+mod web_config;
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, Context as _};
+use memtriage_core::watch::{Grouping, WatchConfig, Watcher};
+
+use super::Context;
+use crate::cli::ServeArgs;
+use crate::exit::ExitStatus;
+use crate::render::printer::Printer;
+use crate::values::GroupSpec;
+use web_config::WebConfig;
+
+pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
+    let web = match &args.web_config {
+        Some(path) => WebConfig::load(path)?,
+        None => WebConfig::none(),
+    };
+    let mut config = WatchConfig::new(ctx.root.clone());
+    config.grouping = grouping(&args.group)?;
+    config.max_groups = args.max_groups as usize;
+    config.max_cgroups = args.max_cgroups;
+    config.interval = args.interval.0;
+    config.grace = args.grace.0;
+    config.watch_files = args.watch_file.clone();
+    config.watch_tensors = args.watch_tensors;
+    config.killer_logs = args.killer_log.clone();
+    config.doctor = (!args.no_doctor).then_some((args.profile, args.doctor_interval.0));
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the HTTP runtime")?;
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(&args.listen))
+        .map_err(|e| {
+            anyhow!(
+                "cannot listen on {}: {e} (another exporter on that port? choose one with --listen)",
+                args.listen
+            )
+        })?;
+    let bound = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| args.listen.clone());
+    let dummy_hash = if web.users.is_empty() {
+        String::new()
+    } else {
+        bcrypt::hash("not a password anyone has", bcrypt::DEFAULT_COST)
+            .context("cannot make the comparison hash for basic auth")?
+    };
+    let scheme = if web.tls.is_some() { "https" } else { "http" };
+    let watcher = Watcher::start(config).context("cannot start the sampler")?;
+    let server = Arc::new(http::Server {
+        watcher,
+        web,
+        auth_cache: Mutex::new(HashSet::new()),
+        dummy_hash,
+    });
+    writeln!(
+        p.err,
+        "memtriage serve: metrics at {scheme}://{bound}/metrics (Ctrl-C or SIGTERM stops)"
+    )?;
+    p.err.flush()?;
+    let outcome = runtime.block_on(async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("cannot watch for SIGTERM")?;
+        tokio::select! {
+            served = http::serve(listener, Arc::clone(&server)) => served,
+            _ = tokio::signal::ctrl_c() => Ok(()),
+            _ = term.recv() => Ok(()),
+        }
+    });
+    // Connections still open hold the server; the runtime's end drops them.
+    drop(runtime);
+    if let Ok(server) = Arc::try_unwrap(server) {
+        server.watcher.stop()?;
+    }
+    outcome?;
+    Ok(ExitStatus::Success)
+}
+
+fn grouping(specs: &[GroupSpec]) -> anyhow::Result<Grouping> {
+    let mut patterns = Vec::new();
+    let mut mode = None;
+    for spec in specs {
+        match spec {
+            GroupSpec::Job => mode = Some(Grouping::Job),
+            GroupSpec::Cgroup => mode = Some(Grouping::Cgroup),
+            GroupSpec::Pattern(name, re) => patterns.push((name.clone(), re.clone())),
+        }
+    }
+    match (mode, patterns.is_empty()) {
+        (Some(m), true) => Ok(m),
+        (None, true) => Ok(Grouping::Job),
+        (None, false) => Ok(Grouping::Patterns(patterns)),
+        (Some(_), false) => Err(anyhow!(
+            "--group takes either a mode (job, cgroup) or NAME=REGEX patterns, not both"
+        )),
+    }
+}
