@@ -11,6 +11,8 @@
 //! - `supervise/`: spawn, pass through, sample and reap a job.
 //! - `pagecache/`: residency, warm, lock, evict and the load benchmark.
 //! - `usecase/`: what a user asks for, as one function each; both front ends call these.
+//! - `watch/`: the whole machine followed over time (jobs, cgroups, OOM kills, files,
+//!   GPUs, doctor) for front ends that stay up: `serve` and the recorder.
 //!
 //! Data flows one way: parse → probe → model → diagnose → render
 //! (.ci/check-layers.sh enforces it).

@@ -146,6 +146,8 @@ pub fn oom_kills<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<OomKill> {
     // Kernels before 4.19 only say `Memory cgroup out of memory: Kill process`
     // before the `Killed process` line.
     let mut memcg_selection = false;
+    // Before 4.19: `Task in /X killed as a result of limit of /Y` names the cgroups.
+    let mut task_in: Option<(String, String)> = None;
     for raw in lines {
         let line = parse_line(raw);
         let msg = line.message.as_str();
@@ -161,20 +163,30 @@ pub fn oom_kills<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<OomKill> {
             if msg.contains("Memory cgroup out of memory") || memcg_selection {
                 kill.constraint = OomConstraint::Cgroup;
             }
+            // The `oom-kill:` line names the task chosen; before 5.1 the kernel could
+            // then kill a child of it instead ("or sacrifice child"): one kill, the
+            // `Killed process` line's, in the chosen task's cgroup.
             if let Some(p) = pending.take() {
+                kill.constraint = p.constraint;
+                kill.memcg = p.memcg;
+                kill.oom_memcg = p.oom_memcg;
                 if p.pid == kill.pid {
-                    kill.constraint = p.constraint;
-                    kill.memcg = p.memcg;
-                    kill.oom_memcg = p.oom_memcg;
                     kill.uid = kill.uid.or(p.uid);
-                } else {
-                    out.push(p);
                 }
+            } else if let Some((task, limit)) = task_in.take() {
+                kill.constraint = OomConstraint::Cgroup;
+                kill.memcg = Some(task);
+                kill.oom_memcg = Some(limit);
             }
             memcg_selection = false;
+            task_in = None;
             out.push(kill);
         } else if msg.contains("Memory cgroup out of memory: Kill process") {
             memcg_selection = true;
+        } else if let Some(rest) = find_after(msg, "Task in ") {
+            task_in = rest
+                .split_once(" killed as a result of limit of ")
+                .map(|(task, limit)| (task.trim().to_string(), limit.trim().to_string()));
         }
     }
     if let Some(p) = pending {

@@ -31,54 +31,109 @@ pub struct UserspaceKill {
     pub signal: Option<String>,
 }
 
-/// A kill in one log line, if the line reports one.
+/// A kill in one log line, if the line reports one. Read: systemd-oomd's `Killed
+/// CGROUP due to …` and, from systemd 256, `Marked CGROUP for killing`; earlyoom's
+/// `sending SIGTERM to process PID uid UID "NAME": …, VmRSS N MiB` (1.2 and later),
+/// `killing process PID "NAME" with signal 15: …` (1.1 to 1.2), `Killing process
+/// 'NAME' with signal 15, pid: PID, …` (1.0) and `Killing process PID NAME` (0.x).
 pub fn parse_line(line: &str) -> Option<UserspaceKill> {
-    if let Some(i) = line.find("Killed /") {
-        if line[..i].contains("systemd-oomd") || line[i..].contains(" due to ") {
-            let rest = &line[i + "Killed ".len()..];
-            let cgroup = rest.split_whitespace().next()?.to_string();
-            let comm = cgroup.rsplit('/').next().map(str::to_string);
-            return Some(UserspaceKill {
-                killer: Killer::SystemdOomd,
-                pid: None,
-                comm,
-                cgroup: Some(cgroup),
-                rss: None,
-                signal: None,
-            });
-        }
+    systemd_oomd(line).or_else(|| earlyoom(line))
+}
+
+fn systemd_oomd(line: &str) -> Option<UserspaceKill> {
+    let (at, prefix) = ["Killed /", "Marked /"]
+        .iter()
+        .find_map(|p| line.find(p).map(|i| (i, *p)))?;
+    let rest = &line[at + prefix.len() - 1..];
+    let oomd = line[..at].contains("systemd-oomd");
+    let wording = match prefix {
+        "Killed /" => rest.contains(" due to "),
+        _ => rest.contains(" for killing"),
+    };
+    if !(oomd || wording) {
+        return None;
     }
-    // earlyoom: `sending SIGTERM to process 1234 uid 1000 "python": oom_score 900,
-    // VmRSS 12345 MiB, cmdline "…"`, before 1.3 `… process 1234 "python": badness …`.
-    let i = line.find("sending SIG")?;
-    let rest = &line[i + "sending ".len()..];
-    let (signal, rest) = rest.split_once(" to process ")?;
-    let mut words = rest.split_whitespace();
-    let pid = words.next()?.parse::<i32>().ok()?;
-    let comm = rest
-        .split_once('"')
-        .and_then(|(_, after)| after.split_once('"'))
-        .map(|(name, _)| name.to_string());
-    let rss = rest.find("VmRSS ").and_then(|j| {
-        let mut it = rest[j + "VmRSS ".len()..].split_whitespace();
-        let n: f64 = it.next()?.trim_end_matches(',').parse().ok()?;
-        let unit = it.next()?.trim_end_matches(',');
-        let scale = match unit {
-            "MiB" => 1u64 << 20,
-            "KiB" | "kB" => 1 << 10,
-            "GiB" => 1 << 30,
-            _ => return None,
-        };
-        (n.is_finite() && n >= 0.0).then_some((n * scale as f64) as u64)
-    });
+    let cgroup = rest.split_whitespace().next()?.to_string();
+    Some(UserspaceKill {
+        killer: Killer::SystemdOomd,
+        pid: None,
+        comm: cgroup.rsplit('/').next().map(str::to_string),
+        cgroup: Some(cgroup),
+        rss: None,
+        signal: None,
+    })
+}
+
+fn earlyoom(line: &str) -> Option<UserspaceKill> {
+    let lower = line.to_ascii_lowercase();
+    let (pid, comm, signal) = if let Some(i) = line.find("sending SIG") {
+        let rest = &line[i + "sending ".len()..];
+        let (signal, rest) = rest.split_once(" to process ")?;
+        (first_number(rest)?, quoted(rest, '"'), signal.to_string())
+    } else if let Some(i) = lower.find("killing process ") {
+        let rest = &line[i + "killing process ".len()..];
+        let signal = match rest.contains("with signal 9") {
+            true => "SIGKILL",
+            false => "SIGTERM",
+        }
+        .to_string();
+        if let Some(name) = quoted(rest, '\'') {
+            // 1.0: `Killing process 'bash' with signal 15, pid: 5874, …`
+            let pid = rest.split_once("pid:").and_then(|(_, p)| first_number(p))?;
+            (pid, Some(name), signal)
+        } else {
+            let pid = first_number(rest)?;
+            let after = rest
+                .trim_start()
+                .trim_start_matches(|c: char| c.is_ascii_digit());
+            let comm = quoted(after, '"').or_else(|| {
+                // 0.x: `Killing process 8230 sudo`, the whole line.
+                let words: Vec<&str> = after.split_whitespace().collect();
+                (words.len() == 1).then(|| words[0].to_string())
+            });
+            comm.as_ref()?;
+            (pid, comm, signal)
+        }
+    } else {
+        return None;
+    };
     Some(UserspaceKill {
         killer: Killer::Earlyoom,
         pid: Some(pid),
         comm,
         cgroup: None,
-        rss,
-        signal: Some(signal.to_string()),
+        rss: vm_rss(line),
+        signal: Some(signal),
     })
+}
+
+fn first_number(s: &str) -> Option<i32> {
+    s.split(|c: char| !c.is_ascii_digit())
+        .find(|w| !w.is_empty())?
+        .parse()
+        .ok()
+}
+
+fn quoted(s: &str, q: char) -> Option<String> {
+    let (_, after) = s.split_once(q)?;
+    let (name, _) = after.split_once(q)?;
+    Some(name.to_string())
+}
+
+/// `VmRSS 4962 MiB` or `VmRSS: 3160 MiB`.
+fn vm_rss(line: &str) -> Option<u64> {
+    let j = line.find("VmRSS")?;
+    let mut it = line[j + "VmRSS".len()..]
+        .trim_start_matches(':')
+        .split_whitespace();
+    let n: f64 = it.next()?.trim_end_matches(',').parse().ok()?;
+    let scale: u64 = match it.next()?.trim_end_matches(',') {
+        "MiB" => 1 << 20,
+        "KiB" | "kB" => 1 << 10,
+        "GiB" => 1 << 30,
+        _ => return None,
+    };
+    (n.is_finite() && n >= 0.0).then_some((n * scale as f64) as u64)
 }
 
 #[cfg(test)]

@@ -31,44 +31,54 @@ const CONTAINER_SCOPES: &[&str] = &[
     "crio-",
     "docker-",
     "cri-dockerd-",
+    "libpod-payload-",
     "libpod-",
 ];
 
 pub fn from_cgroup_path(path: &str) -> Workload {
     let mut w = Workload::default();
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    // containerd's systemd cgroup driver on some hosts writes `SLICE:RUNTIME:ID` as
+    // one component.
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| p.split(':'))
+        .collect();
     let mut in_pod_or_docker = false;
-    for (i, part) in parts.iter().enumerate() {
+    for part in parts {
         if let Some(uid) = pod_uid(part) {
             w.pod_uid = Some(uid);
+            // A container above the pod (kind's node, an LXC host) is not the pod's.
+            w.container_id = None;
             in_pod_or_docker = true;
             continue;
         }
-        if let Some(unit) = part
+        let unit = part
             .strip_suffix(".scope")
-            .or_else(|| part.strip_suffix(".service"))
-        {
-            // crio's monitor process, not the container.
-            if unit.starts_with("crio-conmon-") {
-                continue;
-            }
-            if let Some(id) = CONTAINER_SCOPES
-                .iter()
-                .find_map(|p| unit.strip_prefix(p))
-                .filter(|id| is_container_id(id))
-            {
-                w.container_id = Some(id.to_string());
-                continue;
-            }
+            .or_else(|| part.strip_suffix(".service"));
+        // crio's monitor process, not the container.
+        if part.starts_with("crio-conmon-") {
+            continue;
+        }
+        let scoped = CONTAINER_SCOPES
+            .iter()
+            .find_map(|p| unit.unwrap_or(part).strip_prefix(p))
+            .filter(|id| is_container_id(id));
+        if let Some(id) = scoped {
+            w.container_id = Some(id.to_string());
+            continue;
+        }
+        if unit.is_some() {
             w.systemd_unit = Some(part.to_string());
             continue;
         }
-        if *part == "docker" {
+        if part == "docker" {
             in_pod_or_docker = true;
             continue;
         }
-        // cgroupfs layouts name the container by its bare id, below its pod or /docker.
-        if in_pod_or_docker && is_container_id(part) && i > 0 {
+        // cgroupfs layouts name the container by its bare id, below its pod or /docker;
+        // a full 64-digit id is one anywhere.
+        if is_container_id(part) && (in_pod_or_docker || part.len() == 64) {
             w.container_id = Some(part.to_string());
             continue;
         }
@@ -95,7 +105,9 @@ fn pod_uid(part: &str) -> Option<String> {
         return None;
     }
     let uid = name[at + 3..].replace('_', "-");
-    is_uid(&uid).then_some(uid)
+    // A static pod's UID is its manifest's 32-digit hash, without dashes.
+    let hash = uid.len() == 32 && uid.bytes().all(|b| b.is_ascii_hexdigit());
+    (is_uid(&uid) || hash).then_some(uid)
 }
 
 /// `8-4-4-4-12` hex digits.

@@ -21,4 +21,5 @@ mod fuzz_targets;
 mod maps_live;
 mod parsers_never_panic;
 mod sampler_live;
+mod serve_corpus;
 mod usecases;

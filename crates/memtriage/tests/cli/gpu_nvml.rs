@@ -34,13 +34,13 @@ fn fake_nvml() -> PathBuf {
 }
 
 /// A test's GPUs: the fake's configuration, and programs named as the test needs.
-struct Gpus {
+pub(crate) struct Gpus {
     dir: tempfile::TempDir,
     children: Vec<Child>,
 }
 
 impl Gpus {
-    fn new(config: &Value) -> Gpus {
+    pub(crate) fn new(config: &Value) -> Gpus {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("nvml.json"), config.to_string()).unwrap();
         Gpus {
@@ -56,7 +56,7 @@ impl Gpus {
         c
     }
 
-    fn env(&self, c: &mut Command) {
+    pub(crate) fn env(&self, c: &mut Command) {
         c.env("MEMTRIAGE_NVML_LIB", fake_nvml())
             .env("FAKE_NVML_CONFIG", self.dir.path().join("nvml.json"))
             .env("NO_COLOR", "1");
@@ -72,7 +72,7 @@ impl Gpus {
     }
 
     /// Starts `name` sleeping; its pid.
-    fn start(&mut self, name: &str) -> i32 {
+    pub(crate) fn start(&mut self, name: &str) -> i32 {
         let program = self.program(name);
         let child = spawn(Command::new(&program).arg("120").stdin(Stdio::null()));
         let pid = child.id() as i32;
@@ -107,7 +107,7 @@ fn spawn(c: &mut Command) -> Child {
     }
 }
 
-fn h100(processes: Value) -> Value {
+pub(crate) fn h100(processes: Value) -> Value {
     json!({
         "name": "NVIDIA H100 80GB HBM3",
         "uuid": "GPU-5a1c2e3f-0000-4000-8000-000000000001",

@@ -18,3 +18,4 @@ mod run_live;
 mod run_processes;
 mod run_torch;
 mod run_trust;
+mod serve_live;

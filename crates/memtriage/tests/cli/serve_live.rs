@@ -1,0 +1,711 @@
+//! `memtriage serve` against the real things: a real Prometheus scraping it on
+//! loopback and queried through its HTTP API, a real OOM kill in a memory cgroup,
+//! promtool on the exposition and on the alert rules, curl and Prometheus over TLS
+//! with basic auth, and clients that misbehave.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::gpu_nvml::{h100, Gpus};
+use crate::support::{helper_binary, is_root, memtriage, wait_until};
+
+const MIB: u64 = 1 << 20;
+
+/// Whether a tool this test needs is here; under CI it must be (.ci/run installs it).
+fn have(tool: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found && std::env::var_os("CI").is_some() {
+        panic!("{tool} is missing: .ci/run installs it");
+    }
+    if !found {
+        skip(&format!("{tool} is not installed"));
+    }
+    found
+}
+
+#[allow(clippy::print_stderr)]
+fn skip(why: &str) {
+    eprintln!("skipped: {why}");
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A running `memtriage serve` on a free loopback port.
+struct Serve {
+    child: Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start(args: &[&str], env: impl FnOnce(&mut Command)) -> Serve {
+        let mut c = memtriage();
+        c.args(["serve", "--listen", "127.0.0.1:0", "--interval", "1s"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        env(&mut c);
+        let mut child = c.spawn().expect("start memtriage serve");
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .split("://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("serve said {line:?}"))
+            .to_string();
+        Serve { child, addr }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn curl(args: &[&str]) -> Output {
+    Command::new("curl")
+        .args(["-sS", "--max-time", "20"])
+        .args(args)
+        .output()
+        .expect("run curl")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A real Prometheus server with one scrape job, its data in a temporary directory.
+struct Prometheus {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    fn start(scrape: &str) -> Prometheus {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n{scrape}"
+            ),
+        )
+        .unwrap();
+        let port = free_port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start prometheus");
+        let p = Prometheus {
+            child,
+            port,
+            _dir: dir,
+        };
+        assert!(
+            wait_until(Duration::from_secs(30), Duration::from_millis(200), || {
+                curl(&[&format!("http://127.0.0.1:{port}/-/ready")])
+                    .status
+                    .success()
+            }),
+            "prometheus did not become ready"
+        );
+        p
+    }
+
+    /// The instant vector of `expr`: each series' labels and value.
+    fn query(&self, expr: &str) -> Vec<(Value, f64)> {
+        let out = curl(&[
+            "-G",
+            &format!("http://127.0.0.1:{}/api/v1/query", self.port),
+            "--data-urlencode",
+            &format!("query={expr}"),
+        ]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        v["data"]["result"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .map(|s| {
+                        let value = s["value"][1]
+                            .as_str()
+                            .unwrap_or("nan")
+                            .parse()
+                            .unwrap_or(f64::NAN);
+                        (s["metric"].clone(), value)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Waits (up to 60 s) for `expr` to return a series; its labels and value.
+    fn wait_for(&self, expr: &str) -> (Value, f64) {
+        let mut found = None;
+        wait_until(Duration::from_secs(60), Duration::from_millis(500), || {
+            found = self.query(expr).into_iter().next();
+            found.is_some()
+        });
+        found.unwrap_or_else(|| panic!("prometheus never had {expr}"))
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A memory cgroup with a hard limit and no swap, made for one test and removed after.
+struct MemoryCgroup {
+    dir: PathBuf,
+    /// As the kernel names it (`task_memcg=`).
+    path: String,
+}
+
+impl MemoryCgroup {
+    fn new(name: &str, limit: u64) -> MemoryCgroup {
+        let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+            .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"));
+        let base = if v2 {
+            "/sys/fs/cgroup"
+        } else {
+            "/sys/fs/cgroup/memory"
+        };
+        let dir = Path::new(base).join(name);
+        let _ = std::fs::remove_dir(&dir);
+        std::fs::create_dir(&dir).expect("make a memory cgroup");
+        if v2 {
+            std::fs::write(dir.join("memory.max"), limit.to_string()).unwrap();
+            let _ = std::fs::write(dir.join("memory.swap.max"), "0");
+        } else {
+            std::fs::write(dir.join("memory.limit_in_bytes"), limit.to_string()).unwrap();
+            let _ = std::fs::write(dir.join("memory.memsw.limit_in_bytes"), limit.to_string());
+            let _ = std::fs::write(dir.join("memory.swappiness"), "0");
+        }
+        MemoryCgroup {
+            dir,
+            path: format!("/{name}"),
+        }
+    }
+
+    /// Runs the test helper allocating `mib` MiB inside the cgroup, until it ends.
+    fn run_helper(&self, mib: u64) -> std::process::ExitStatus {
+        let script = format!(
+            "echo $$ > {}/cgroup.procs && exec {} anon {mib}",
+            self.dir.display(),
+            helper_binary().display()
+        );
+        Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .status()
+            .unwrap()
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn series_names(exposition: &str) -> Vec<String> {
+    let mut names: Vec<String> = exposition
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| l.split(['{', ' ']).next())
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
+    if !is_root() {
+        skip("an OOM kill in a memory cgroup and the kernel log need root");
+        return;
+    }
+    if !have("prometheus") || !have("promtool") || !have("curl") {
+        return;
+    }
+    // A job the test started, under a shell as a user starts one (else it would be
+    // part of the job `cargo test` is): 96 MiB of its own; and a GPU holder.
+    let mut shell = Command::new("sh")
+        .args(["-c", "\"$0\" anon 96; true"])
+        .arg(helper_binary())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    BufReader::new(shell.stdout.take().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    let job_pid: i32 = ready
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("helper said {ready:?}"));
+    let _job_stdin = shell.stdin.take();
+    let mut gpus = Gpus::new(
+        &json!({"devices": [h100(json!([{"comm": "gpu-holder", "used": 10u64 << 30}]))]}),
+    );
+    gpus.start("gpu-holder");
+    let scratch = tempfile::tempdir().unwrap();
+    let model = scratch.path().join("model.safetensors");
+    let header = br#"{"w":{"dtype":"F32","shape":[1024],"data_offsets":[0,4096]}}"#;
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header);
+    bytes.extend(std::iter::repeat_n(0u8, 4096));
+    std::fs::write(&model, &bytes).unwrap();
+    let model_arg = model.display().to_string();
+
+    let serve = Serve::start(&["--watch-file", &model_arg, "--watch-tensors"], |c| {
+        gpus.env(c)
+    });
+    let prometheus = Prometheus::start(&format!(
+        "  - job_name: memtriage\n    static_configs:\n      - targets: ['{}']\n",
+        serve.addr
+    ));
+
+    let group = format!("memtriage-testh[{job_pid}]");
+    let (_, pss) = prometheus.wait_for(&format!("memtriage_group_pss_bytes{{group=\"{group}\"}}"));
+    assert!(
+        pss >= (96 * MIB) as f64 && pss <= (140 * MIB) as f64,
+        "PSS of the job: {} MiB, expected its 96 MiB and its binary",
+        pss / MIB as f64
+    );
+
+    // An OOM kill in a cgroup the test made, after serve started.
+    let cgroup = MemoryCgroup::new(
+        &format!("memtriage-serve-test-{}", std::process::id()),
+        48 * MIB,
+    );
+    let status = cgroup.run_helper(400);
+    assert!(
+        !status.success(),
+        "the helper should have been OOM-killed: {status:?}"
+    );
+    let (labels, kills) = prometheus.wait_for(&format!(
+        "memtriage_oom_kills_total{{cgroup=\"{}\"}}",
+        cgroup.path
+    ));
+    assert_eq!(kills, 1.0, "{labels}");
+    assert_eq!(labels["victim"], "memtriage-testh", "{labels}");
+    assert_eq!(labels["killer"], "kernel", "{labels}");
+    assert_eq!(
+        labels["source"], "both",
+        "the kernel log and the cgroup's counter both saw it: {labels}"
+    );
+    let (_, anon) = prometheus.wait_for(&format!(
+        "memtriage_oom_kill_victim_anon_rss_bytes{{cgroup=\"{}\"}}",
+        cgroup.path
+    ));
+    assert!(
+        anon >= (16 * MIB) as f64 && anon <= (48 * MIB) as f64,
+        "anon-rss at the kill: {anon}"
+    );
+    drop(_job_stdin);
+    let _ = shell.wait();
+
+    // A process living in the limited cgroup: the cgroup is exported with its limit
+    // and the kill its own counter saw.
+    let mut dweller = Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "echo $$ > {}/cgroup.procs && exec sleep 60",
+                cgroup.dir.display()
+            ),
+        ])
+        .spawn()
+        .unwrap();
+    let (_, limit) = prometheus.wait_for(&format!(
+        "memtriage_cgroup_memory_limit_bytes{{cgroup=\"{}\"}}",
+        cgroup.path
+    ));
+    assert_eq!(limit, (48 * MIB) as f64);
+    let (_, counted) = prometheus.wait_for(&format!(
+        "memtriage_cgroup_oom_events_total{{cgroup=\"{}\",event=\"oom_kill\"}}",
+        cgroup.path
+    ));
+    assert_eq!(counted, 1.0);
+
+    // The exposition is valid, and the fleet kit uses only metrics it has.
+    let exposition = curl(&[&serve.url("/metrics")]);
+    assert!(exposition.status.success());
+    let text = String::from_utf8(exposition.stdout).unwrap();
+    let check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(text.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "promtool check metrics: {}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let names = series_names(&text);
+    for name in [
+        "memtriage_group_gpu_memory_bytes",
+        "memtriage_gpu_memory_total_bytes",
+        "memtriage_tensor_cached_bytes",
+        "memtriage_file_cached_bytes",
+        "memtriage_cgroup_memory_limit_bytes",
+        "memtriage_oom_kill_last_timestamp_seconds",
+    ] {
+        assert!(
+            names.iter().any(|n| n == name),
+            "{name} missing from the exposition"
+        );
+    }
+    let saved = scratch.path().join("exposition.txt");
+    std::fs::write(&saved, &text).unwrap();
+    let kit = Command::new("python3")
+        .arg(repo().join("deploy/check_kit.py"))
+        .arg("--exposition")
+        .arg(&saved)
+        .output()
+        .unwrap();
+    assert!(
+        kit.status.success(),
+        "the dashboard or rules name metrics serve does not export: {}{}",
+        String::from_utf8_lossy(&kit.stdout),
+        String::from_utf8_lossy(&kit.stderr)
+    );
+    let _ = dweller.kill();
+    let _ = dweller.wait();
+}
+
+#[test]
+fn alert_rules_pass_promtool_and_their_unit_tests() {
+    if !have("promtool") {
+        return;
+    }
+    let dir = repo().join("deploy/prometheus");
+    let check = Command::new("promtool")
+        .args(["check", "rules", "memtriage-rules.yml"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let test = Command::new("promtool")
+        .args(["test", "rules", "memtriage-rules.test.yml"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        test.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&test.stdout),
+        String::from_utf8_lossy(&test.stderr)
+    );
+}
+
+/// A certificate for 127.0.0.1 and a web config with one bcrypt user.
+fn tls_and_auth(dir: &Path) -> PathBuf {
+    let status = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(dir.join("key.pem"))
+        .arg("-out")
+        .arg(dir.join("cert.pem"))
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "openssl could not make a certificate");
+    let hash = Command::new("python3")
+        .args([
+            "-W",
+            "ignore",
+            "-c",
+            "import crypt; print(crypt.crypt('s3cret', crypt.mksalt(crypt.METHOD_BLOWFISH)))",
+        ])
+        .output()
+        .unwrap();
+    let hash = String::from_utf8(hash.stdout).unwrap().trim().to_string();
+    assert!(
+        hash.starts_with("$2"),
+        "no bcrypt from python's crypt: {hash:?}"
+    );
+    let config = dir.join("web.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\nbasic_auth_users:\n  scraper: '{hash}'\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+#[test]
+fn tls_and_basic_auth_admit_curl_and_prometheus_with_the_password_only() {
+    if !have("openssl") || !have("curl") || !have("prometheus") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = tls_and_auth(dir.path());
+    let serve = Serve::start(
+        &["--web-config", &config.display().to_string(), "--no-doctor"],
+        |_| {},
+    );
+    let url = format!("https://{}/metrics", serve.addr);
+    let ca = dir.path().join("cert.pem").display().to_string();
+    let code = |extra: &[&str]| {
+        let mut args = vec!["-o", "/dev/null", "-w", "%{http_code}", "--cacert", &ca];
+        args.extend_from_slice(extra);
+        args.push(&url);
+        String::from_utf8(curl(&args).stdout).unwrap()
+    };
+    assert_eq!(code(&["-u", "scraper:s3cret"]), "200");
+    assert_eq!(code(&["-u", "scraper:wrong"]), "401");
+    assert_eq!(code(&["-u", "nobody:s3cret"]), "401");
+    assert_eq!(code(&[]), "401");
+    let plain = curl(&[&format!("http://{}/metrics", serve.addr)]);
+    assert!(
+        !String::from_utf8_lossy(&plain.stdout).contains("memtriage_"),
+        "plain HTTP must not be served on a TLS port"
+    );
+
+    let prometheus = Prometheus::start(&format!(
+        "  - job_name: memtriage\n    scheme: https\n    tls_config:\n      ca_file: {ca}\n    basic_auth:\n      username: scraper\n      password: s3cret\n    static_configs:\n      - targets: ['{}']\n  - job_name: wrong-password\n    scheme: https\n    tls_config:\n      ca_file: {ca}\n    basic_auth:\n      username: scraper\n      password: nope\n    static_configs:\n      - targets: ['{}']\n",
+        serve.addr, serve.addr
+    ));
+    let (_, up) = prometheus.wait_for("up{job=\"memtriage\"} == 1");
+    assert_eq!(up, 1.0);
+    prometheus.wait_for("memtriage_build_info{job=\"memtriage\"}");
+    let (_, refused) = prometheus.wait_for("up{job=\"wrong-password\"}");
+    assert_eq!(refused, 0.0, "a scrape with the wrong password must fail");
+}
+
+/// Sends raw bytes and reads the reply's status line (empty when the server closed
+/// without one), and how long it took.
+fn raw(addr: &str, request: &[u8], pause: Option<Duration>) -> (String, Duration) {
+    let began = Instant::now();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    match pause {
+        None => {
+            let _ = s.write_all(request);
+        }
+        Some(each) => {
+            for b in request {
+                if s.write_all(&[*b]).is_err() {
+                    break;
+                }
+                // Stop trickling once the server has answered and closed.
+                let mut peek = [0u8; 1];
+                s.set_nonblocking(true).unwrap();
+                let answered = matches!(s.peek(&mut peek), Ok(n) if n > 0)
+                    || matches!(s.peek(&mut peek), Ok(0));
+                s.set_nonblocking(false).unwrap();
+                if answered {
+                    break;
+                }
+                std::thread::sleep(each);
+            }
+        }
+    }
+    let mut reply = Vec::new();
+    let _ = s.read_to_end(&mut reply);
+    let text = String::from_utf8_lossy(&reply);
+    (
+        text.lines().next().unwrap_or("").to_string(),
+        began.elapsed(),
+    )
+}
+
+#[test]
+fn bad_clients_get_clean_errors_and_the_exporter_keeps_serving() {
+    if !have("curl") {
+        return;
+    }
+    let serve = Serve::start(&["--no-doctor"], |_| {});
+    let addr = serve.addr.clone();
+    let ok = |what: &str| {
+        let out = curl(&[
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            &format!("http://{addr}/metrics"),
+        ]);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "200", "after {what}");
+    };
+    ok("start");
+    let code = |args: &[&str]| {
+        String::from_utf8(curl(&[&["-o", "/dev/null", "-w", "%{http_code}"], args].concat()).stdout)
+            .unwrap()
+    };
+    assert_eq!(code(&[&serve.url("/nope")]), "404");
+    assert_eq!(code(&["-X", "POST", &serve.url("/metrics")]), "405");
+    assert_eq!(code(&[&serve.url("/")]), "200");
+
+    let huge = format!(
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(64 << 10)
+    );
+    let (status, _) = raw(&addr, huge.as_bytes(), None);
+    assert!(status.contains(" 431 "), "huge headers: {status:?}");
+    let (status, _) = raw(&addr, b"\x16\x03\x01 not http at all\r\n\r\n", None);
+    assert!(status.contains(" 400 "), "garbage: {status:?}");
+    ok("bad requests");
+
+    // One byte a second: answered 408 within the head timeout, while others are served.
+    let slow_addr = addr.clone();
+    let slow = std::thread::spawn(move || {
+        raw(
+            &slow_addr,
+            b"GET /metrics HTTP/1.1\r\nHost: slow\r\n\r\n",
+            Some(Duration::from_secs(1)),
+        )
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let began = Instant::now();
+    ok("a slow client connected");
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "a slow client stalled others"
+    );
+    let (status, took) = slow.join().unwrap();
+    assert!(status.contains(" 408 "), "slow client: {status:?}");
+    assert!(
+        took < Duration::from_secs(15),
+        "slow client answered after {took:?}"
+    );
+
+    // Many idle connections: past the limit, new ones are refused at once, and once
+    // they go the exporter serves again.
+    let idle: Vec<TcpStream> = (0..300)
+        .filter_map(|_| TcpStream::connect(&addr).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, took) = raw(&addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", None);
+    assert!(
+        status.contains(" 503 "),
+        "past the connection limit: {status:?}"
+    );
+    assert!(took < Duration::from_secs(2), "refusal took {took:?}");
+    drop(idle);
+    assert!(
+        wait_until(Duration::from_secs(5), Duration::from_millis(100), || {
+            String::from_utf8_lossy(
+                &curl(&[
+                    "-o",
+                    "/dev/null",
+                    "-w",
+                    "%{http_code}",
+                    &serve.url("/metrics"),
+                ])
+                .stdout,
+            ) == "200"
+        }),
+        "the exporter did not recover after the connections closed"
+    );
+}
+
+#[test]
+fn a_busy_address_and_a_bad_web_config_are_clear_errors() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = memtriage()
+        .args(["serve", "--listen", &addr])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("cannot listen on {addr}")), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("web.yml");
+    std::fs::write(&bad, "basic_auth_users:\n  alice: plaintext\n").unwrap();
+    let out = memtriage()
+        .args(["serve", "--web-config", &bad.display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a bcrypt hash"), "{err}");
+    std::fs::write(
+        &bad,
+        "tls_server_config:\n  cert_file: nope.pem\n  key_file: nope.key\n  typo: 1\n",
+    )
+    .unwrap();
+    let out = memtriage()
+        .args(["serve", "--web-config", &bad.display().to_string()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not a valid web config") && err.contains("typo"),
+        "{err}"
+    );
+    let out = memtriage()
+        .args(["serve", "--group", "x=("])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular expression"));
+}
