@@ -82,7 +82,7 @@ pub struct ServeArgs {
     pub max_cgroups: usize,
 
     /// How often processes are sampled (scrapes read the latest sample).
-    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub interval: Interval,
 
     /// How long the series of an ended group stay (so its last faults are scraped).

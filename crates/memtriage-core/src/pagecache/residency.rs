@@ -252,13 +252,16 @@ impl std::iter::Sum for Residency {
     }
 }
 
-/// The kernel's `can_do_mincore`: page-cache state shows for files whose owner we are
-/// (or root, with CAP_FOWNER), or that we may write.
+/// The kernel's `can_do_mincore`: page-cache state shows for files whose owner we are,
+/// with CAP_FOWNER, or that we may write. Root is not enough by itself: an exporter
+/// running as root with its capabilities dropped to a few (a DaemonSet's) would
+/// otherwise report every page of other users' files as cached.
 fn mincore_sees(path: &Path, meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
+    const CAP_FOWNER: u32 = 3;
     let euid = rustix::process::geteuid();
-    euid.is_root()
-        || meta.uid() == euid.as_raw()
+    meta.uid() == euid.as_raw()
+        || crate::probe::system::has_capability(&crate::Root::host(), CAP_FOWNER)
         || rustix::fs::accessat(
             rustix::fs::CWD,
             path,

@@ -67,14 +67,14 @@ pub struct WatchConfig {
 }
 
 impl WatchConfig {
-    /// Every process by job, sampled every 5 s with PSS on the machine budget.
+    /// Every process by job, sampled every 10 s with PSS on the machine budget.
     pub fn new(root: Root) -> Self {
         WatchConfig {
             grouping: Grouping::Job,
             max_groups: 100,
             max_cgroups: 200,
             grace: Duration::from_secs(300),
-            interval: Duration::from_secs(5),
+            interval: Duration::from_secs(10),
             pss: Some(PssBudget::MACHINE),
             gpu: true,
             watch_files: Vec::new(),
@@ -135,13 +135,25 @@ struct State {
     identities: identity::Identities,
     groups: groups::Groups,
     oom: oom::OomWatcher,
-    view: Arc<MachineView>,
     stats: SamplerStats,
+}
+
+/// The latest view, behind a lock of its own held only to swap or take it: a reader
+/// never waits for a sample or a walk of the cgroups in progress.
+type Published = Mutex<Arc<MachineView>>;
+
+/// Replaces the view with a changed copy; the change is computed from readings made
+/// before, so the lock is held only for the copy.
+fn publish(published: &Published, change: impl FnOnce(&mut MachineView)) {
+    let mut current = published.lock().unwrap_or_else(|e| e.into_inner());
+    let mut view = (**current).clone();
+    change(&mut view);
+    *current = Arc::new(view);
 }
 
 /// The running watch. Dropping it stops both threads.
 pub struct Watcher {
-    state: Arc<Mutex<State>>,
+    published: Arc<Published>,
     sampler: Option<SamplerThread>,
     slow: Option<JoinHandle<()>>,
     stop: Arc<(Mutex<bool>, Condvar)>,
@@ -160,18 +172,19 @@ impl Watcher {
             oom: oom::OomWatcher::new(&config.root, hierarchy, &config.killer_logs),
             identities,
             groups: groups::Groups::new(config.grouping.clone(), config.max_groups, config.grace),
-            view: Arc::new(MachineView::default()),
             stats: SamplerStats::default(),
         }));
+        let published: Arc<Published> = Arc::new(Mutex::new(Arc::new(MachineView::default())));
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
 
         let slow = {
             let state = Arc::clone(&state);
+            let published = Arc::clone(&published);
             let stop = Arc::clone(&stop);
             let config = config.clone();
             std::thread::Builder::new()
                 .name("memtriage-watch".into())
-                .spawn(move || slow_loop(&config, &state, &stop))?
+                .spawn(move || slow_loop(&config, &state, &published, &stop))?
         };
 
         let mut sampler_config = SamplerConfig::new(Scope::All, config.interval);
@@ -179,14 +192,14 @@ impl Watcher {
         sampler_config.exe = false;
         sampler_config.gpu = config.gpu;
         sampler_config.root = config.root.clone();
-        let sink_state = Arc::clone(&state);
+        let sink_published = Arc::clone(&published);
         let sink_config = config.clone();
         let sampler = SamplerThread::spawn(sampler_config, move |sample| {
-            absorb(&sink_config, &sink_state, &sample);
+            absorb(&sink_config, &state, &sink_published, &sample);
             true
         })?;
         Ok(Watcher {
-            state,
+            published,
             sampler: Some(sampler),
             slow: Some(slow),
             stop,
@@ -195,7 +208,7 @@ impl Watcher {
 
     /// The latest view; cheap, never waits on a reading.
     pub fn view(&self) -> Arc<MachineView> {
-        Arc::clone(&lock(&self.state).view)
+        Arc::clone(&self.published.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Stops both threads and waits for them.
@@ -238,7 +251,7 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
     state.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn absorb(config: &WatchConfig, state: &Mutex<State>, sample: &Sample) {
+fn absorb(config: &WatchConfig, state: &Mutex<State>, published: &Published, sample: &Sample) {
     let began = Instant::now();
     let machine = machine_figures(&config.root, sample);
     let mut s = lock(state);
@@ -262,16 +275,19 @@ fn absorb(config: &WatchConfig, state: &Mutex<State>, sample: &Sample) {
     }
     s.stats.pss_readable |= sample.processes.iter().any(|p| p.pss.is_some());
     s.stats.last_duration = began.elapsed() + sample_cost(sample);
-    let mut view = (*s.view).clone();
-    view.sampled_at = Some(SystemTime::now());
-    view.sampler = s.stats;
-    view.groups = group_views;
-    view.groups_folded = folded;
-    view.cgroups = cgroup_views;
-    view.cgroups_dropped = dropped;
-    view.machine = machine;
-    view.gpus = sample.gpu.as_ref().map(|g| g.devices.clone());
-    s.view = Arc::new(view);
+    let stats = s.stats;
+    drop(s);
+    let gpus = sample.gpu.as_ref().map(|g| g.devices.clone());
+    publish(published, move |view| {
+        view.sampled_at = Some(SystemTime::now());
+        view.sampler = stats;
+        view.groups = group_views;
+        view.groups_folded = folded;
+        view.cgroups = cgroup_views;
+        view.cgroups_dropped = dropped;
+        view.machine = machine;
+        view.gpus = gpus;
+    });
 }
 
 /// What reading the sample cost the sampler, as far as it reports it.
@@ -294,7 +310,13 @@ fn machine_figures(root: &Root, sample: &Sample) -> MachineFigures {
     }
 }
 
-fn slow_loop(config: &WatchConfig, state: &Mutex<State>, stop: &(Mutex<bool>, Condvar)) {
+fn slow_loop(
+    config: &WatchConfig,
+    state: &Mutex<State>,
+    published: &Published,
+    stop: &(Mutex<bool>, Condvar),
+) {
+    let mut last_counts: Option<OomCounts> = None;
     let mut last_events: Option<Instant> = None;
     let mut last_files: Option<Instant> = None;
     let mut last_doctor: Option<Instant> = None;
@@ -304,28 +326,24 @@ fn slow_loop(config: &WatchConfig, state: &Mutex<State>, stop: &(Mutex<bool>, Co
         if walk {
             last_events = Some(now);
         }
-        {
+        let counts = {
             let mut s = lock(state);
             let State {
                 identities, oom, ..
             } = &mut *s;
             oom.poll(identities, now, walk);
-            let counts = oom.counts();
-            if counts != s.view.oom {
-                let mut view = (*s.view).clone();
-                view.oom = counts;
-                s.view = Arc::new(view);
-            }
+            oom.counts()
+        };
+        if last_counts.as_ref() != Some(&counts) {
+            last_counts = Some(counts.clone());
+            publish(published, |view| view.oom = counts);
         }
         if !config.watch_files.is_empty()
             && last_files.is_none_or(|t| now.duration_since(t) >= config.files_interval)
         {
             last_files = Some(now);
             let files = files::read(&config.watch_files, config.watch_tensors);
-            let mut s = lock(state);
-            let mut view = (*s.view).clone();
-            view.files = files;
-            s.view = Arc::new(view);
+            publish(published, |view| view.files = files);
         }
         if let Some((profile, every)) = config.doctor {
             if last_doctor.is_none_or(|t| now.duration_since(t) >= every) {
@@ -337,10 +355,9 @@ fn slow_loop(config: &WatchConfig, state: &Mutex<State>, stop: &(Mutex<bool>, Co
                     .filter(|f| f.severity != Severity::Ok)
                     .map(|f| (f.id.clone(), f.severity))
                     .collect();
-                let mut s = lock(state);
-                let mut view = (*s.view).clone();
-                view.findings = Some((SystemTime::now(), findings));
-                s.view = Arc::new(view);
+                publish(published, |view| {
+                    view.findings = Some((SystemTime::now(), findings))
+                });
             }
         }
         let (flag, cv) = stop;

@@ -530,7 +530,7 @@ fn exporter<'a>(view: &'a MachineView, now: SystemTime, out: &mut Vec<Family<'a>
     let mut reads = Family::counter("memtriage_pss_reads", "smaps_rollup reads made for PSS.");
     let mut read_seconds = Family::counter(
         "memtriage_pss_read_seconds",
-        "Time spent reading smaps_rollup (budget: a quarter of 1% of a core).",
+        "Time spent reading smaps_rollup (budget: 0.2% of a core).",
     );
     if let Some(at) = view.sampled_at {
         age.float(vec![], seconds_since(at, now));
