@@ -433,3 +433,157 @@ fn walk(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::cgroup::Hierarchies;
+    use std::io::Write;
+
+    /// A captured tree: a cgroup2 hierarchy with a memory controller, and a kernel log
+    /// that is a plain file the test appends to.
+    struct Tree {
+        dir: tempfile::TempDir,
+        root: Root,
+    }
+
+    impl Tree {
+        fn new() -> Tree {
+            let dir = tempfile::tempdir().unwrap();
+            let root = Root::at(dir.path());
+            let t = Tree { dir, root };
+            t.write(
+                "proc/self/mountinfo",
+                "30 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+            );
+            t.write("sys/fs/cgroup/cgroup.controllers", "cpu memory pids\n");
+            t.write("sys/fs/cgroup/memory.events", "oom 0\noom_kill 0\n");
+            t.write("dev/kmsg", "6,1,1,-;booted\n");
+            t
+        }
+
+        fn write(&self, rel: &str, text: &str) {
+            let path = self.dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+
+        fn kills_in(&self, cgroup: &str, hierarchical: u64, local: u64) {
+            let base = format!("sys/fs/cgroup{cgroup}");
+            self.write(
+                &format!("{base}/memory.events"),
+                &format!("oom {hierarchical}\noom_kill {hierarchical}\n"),
+            );
+            self.write(
+                &format!("{base}/memory.events.local"),
+                &format!("oom {local}\noom_kill {local}\n"),
+            );
+        }
+
+        fn log(&self, lines: &[&str]) {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(self.dir.path().join("dev/kmsg"))
+                .unwrap();
+            for l in lines {
+                writeln!(f, "{l}").unwrap();
+            }
+        }
+
+        fn watcher(&self) -> (OomWatcher, Identities) {
+            let h = Hierarchies::discover(&self.root)
+                .unwrap()
+                .preferred()
+                .cloned();
+            assert!(h.is_some(), "the captured hierarchy is found");
+            let ids = Identities::new(&self.root, Duration::from_secs(60));
+            (OomWatcher::new(&self.root, h, &[]), ids)
+        }
+    }
+
+    const CONSTRAINT: &str = "3,10,100,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/kubepods.slice/pod,task_memcg=/kubepods.slice/pod/worker,task=python,pid=4242,uid=0";
+    const KILLED: &str = "3,11,101,-;Memory cgroup out of memory: Killed process 4242 (python) total-vm:9000kB, anon-rss:51200kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0";
+
+    fn kills(w: &OomWatcher) -> Vec<(String, String, &'static str, u64)> {
+        w.counts()
+            .kills
+            .into_iter()
+            .map(|(k, n)| (k.cgroup, k.victim, k.source, n))
+            .collect()
+    }
+
+    #[test]
+    fn a_kill_both_sources_see_counts_once_as_both() {
+        let t = Tree::new();
+        t.kills_in("/kubepods.slice", 0, 0);
+        t.kills_in("/kubepods.slice/pod", 0, 0);
+        t.kills_in("/kubepods.slice/pod/worker", 0, 0);
+        let (mut w, ids) = t.watcher();
+        let t0 = Instant::now();
+        w.poll(&ids, t0, true);
+        // The report's two lines arrive in two reads; the counters rise all the way up.
+        t.log(&[CONSTRAINT]);
+        w.poll(&ids, t0 + Duration::from_secs(1), false);
+        t.log(&[KILLED]);
+        t.kills_in("/kubepods.slice", 1, 0);
+        t.kills_in("/kubepods.slice/pod", 1, 0);
+        t.kills_in("/kubepods.slice/pod/worker", 1, 1);
+        w.poll(&ids, t0 + Duration::from_secs(2), true);
+        w.poll(&ids, t0 + Duration::from_secs(20), true);
+        assert_eq!(
+            kills(&w),
+            vec![(
+                "/kubepods.slice/pod/worker".into(),
+                "python".into(),
+                "both",
+                1
+            )]
+        );
+        let c = w.counts();
+        assert_eq!(c.last_anon_rss[0].1, 51200 * 1024);
+    }
+
+    #[test]
+    fn one_source_alone_counts_after_the_wait_and_v1_counters_are_told_apart() {
+        let t = Tree::new();
+        // No `.local` files: the rise in the parent that its child explains is the child's.
+        t.write("sys/fs/cgroup/job/memory.events", "oom_kill 0\n");
+        t.write("sys/fs/cgroup/job/step/memory.events", "oom_kill 0\n");
+        let (mut w, ids) = t.watcher();
+        let t0 = Instant::now();
+        w.poll(&ids, t0, true);
+        t.write("sys/fs/cgroup/job/memory.events", "oom_kill 2\n");
+        t.write("sys/fs/cgroup/job/step/memory.events", "oom_kill 1\n");
+        w.poll(&ids, t0 + Duration::from_secs(2), true);
+        assert!(kills(&w).is_empty(), "waits for the kernel log");
+        w.poll(&ids, t0 + Duration::from_secs(10), true);
+        let mut got = kills(&w);
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                ("/job".into(), String::new(), "memory_events", 1),
+                ("/job/step".into(), String::new(), "memory_events", 1),
+            ]
+        );
+
+        t.log(&[
+            "[ 99.1] Out of memory: Killed process 77 (trainer) total-vm:1kB, anon-rss:4kB, file-rss:0kB, shmem-rss:0kB",
+        ]);
+        w.poll(&ids, t0 + Duration::from_secs(11), false);
+        w.poll(&ids, t0 + Duration::from_secs(30), false);
+        assert!(kills(&w).contains(&(String::new(), "trainer".into(), "kernel_log", 1)));
+    }
+
+    #[test]
+    fn kills_before_the_watch_began_are_not_counted() {
+        let t = Tree::new();
+        t.log(&[CONSTRAINT, KILLED]);
+        t.kills_in("/kubepods.slice/pod/worker", 1, 1);
+        let (mut w, ids) = t.watcher();
+        let t0 = Instant::now();
+        w.poll(&ids, t0, true);
+        w.poll(&ids, t0 + Duration::from_secs(30), true);
+        assert!(kills(&w).is_empty(), "{:?}", kills(&w));
+    }
+}

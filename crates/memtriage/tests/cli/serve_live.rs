@@ -603,6 +603,40 @@ fn bad_clients_get_clean_errors_and_the_exporter_keeps_serving() {
     assert_eq!(code(&["-X", "POST", &serve.url("/metrics")]), "405");
     assert_eq!(code(&[&serve.url("/")]), "200");
 
+    // Prometheus' text format by default; OpenMetrics when the scraper asks.
+    let head = |extra: &[&str]| {
+        let out = curl(
+            &[
+                &["-D", "-", "-o", "/dev/null"],
+                extra,
+                &[serve.url("/metrics").as_str()],
+            ]
+            .concat(),
+        );
+        String::from_utf8_lossy(&out.stdout).to_lowercase()
+    };
+    assert!(
+        head(&[]).contains("content-type: text/plain; version=0.0.4"),
+        "{}",
+        head(&[])
+    );
+    let om = head(&[
+        "-H",
+        "Accept: application/openmetrics-text;version=1.0.0,text/plain;q=0.5",
+    ]);
+    assert!(
+        om.contains("content-type: application/openmetrics-text"),
+        "{om}"
+    );
+    let body = curl(&[
+        "-H",
+        "Accept: application/openmetrics-text;version=1.0.0",
+        &serve.url("/metrics"),
+    ]);
+    assert!(String::from_utf8_lossy(&body.stdout)
+        .trim_end()
+        .ends_with("# EOF"));
+
     let huge = format!(
         "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
         "a".repeat(64 << 10)
