@@ -126,26 +126,52 @@ impl CgroupReader {
 }
 
 impl Hierarchy {
-    /// The directory of the cgroup at `path` (as `/proc/PID/cgroup` and the kernel
-    /// log name it).
+    /// The directory of the cgroup at `path` (as `/proc/PID/cgroup` shows it here).
     pub fn dir(&self, root: &Root, path: &str) -> PathBuf {
         cgroup_dir(root, &self.mount, path)
     }
 
-    /// The path of the cgroup whose directory is `dir` (one under [`Hierarchy::dir`]
-    /// of `/`): what the kernel log calls it, `/` for the hierarchy's root.
-    pub fn path_of(&self, root: &Root, dir: &Path) -> Option<String> {
-        let rel = dir.strip_prefix(cgroup_dir(root, &self.mount, "/")).ok()?;
-        let inner = format!("/{}", rel.display());
-        let inner = if inner == "/" { String::new() } else { inner };
-        Some(if self.mount.root == "/" {
-            if inner.is_empty() {
-                "/".into()
-            } else {
-                inner
-            }
+    /// Whether the mount shows the hierarchy from its true root: its root is `/`, or
+    /// only `..` steps (the host's hierarchy bind-mounted into a container whose
+    /// cgroup namespace is below it).
+    pub fn mounts_true_root(&self) -> bool {
+        self.mount
+            .root
+            .split('/')
+            .all(|c| c.is_empty() || c == "..")
+    }
+
+    /// The directory of the cgroup the kernel log names `absolute` (its path from the
+    /// hierarchy's true root); `None` where this mount does not show it.
+    pub fn dir_of_absolute(&self, root: &Root, absolute: &str) -> Option<PathBuf> {
+        let inner = if self.mounts_true_root() {
+            absolute
         } else {
-            format!("{}{}", self.mount.root, inner)
+            let rest = absolute.strip_prefix(self.mount.root.as_str())?;
+            if !(rest.is_empty() || rest.starts_with('/')) {
+                return None;
+            }
+            rest
+        };
+        let mut dir = root.path(&self.mount.mount_point);
+        for part in inner.split('/').filter(|p| !p.is_empty()) {
+            if part == ".." {
+                return None;
+            }
+            dir.push(part);
+        }
+        Some(dir)
+    }
+
+    /// The kernel's name, from the true root, of the cgroup whose directory is `dir`.
+    pub fn path_of(&self, root: &Root, dir: &Path) -> Option<String> {
+        let rel = dir.strip_prefix(root.path(&self.mount.mount_point)).ok()?;
+        let inner = format!("/{}", rel.display());
+        let inner = inner.trim_end_matches('/');
+        Some(match (self.mounts_true_root(), inner.is_empty()) {
+            (true, true) => "/".into(),
+            (true, false) => inner.to_string(),
+            (false, _) => format!("{}{}", self.mount.root.trim_end_matches('/'), inner),
         })
     }
 }

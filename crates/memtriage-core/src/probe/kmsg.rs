@@ -50,6 +50,10 @@ pub struct LogFollower {
     path: std::path::PathBuf,
     /// A captured log (a plain file) is followed by offset, as `tail -f` does.
     plain: Option<PlainFile>,
+    /// A followed file's device and inode: when the path names another file
+    /// (logrotate moved it away), the rest of the old one is read and the new one
+    /// followed from its start, as `tail -F` does.
+    identity: Option<(u64, u64)>,
     buf: Vec<u8>,
 }
 
@@ -62,10 +66,12 @@ impl LogFollower {
     /// A plain file followed as `tail -F` does (a truncated or rotated file is read
     /// again from its start).
     pub fn file(path: &std::path::Path, start: Start) -> Result<Self> {
+        use std::os::unix::fs::MetadataExt;
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         let offset = match start {
             Start::Oldest => 0,
-            Start::Now => file.metadata().map(|m| m.len()).unwrap_or(0),
+            Start::Now => meta.len(),
         };
         Ok(LogFollower {
             file,
@@ -74,6 +80,7 @@ impl LogFollower {
                 offset,
                 partial: Vec::new(),
             }),
+            identity: Some((meta.dev(), meta.ino())),
             buf: Vec::new(),
         })
     }
@@ -117,6 +124,7 @@ impl LogFollower {
             file,
             path,
             plain,
+            identity: None,
             // Each read(2) returns exactly one record; a record is at most 8 KiB
             // (CONSOLE_EXT_LOG_MAX), a smaller buffer gets EINVAL.
             buf: vec![0u8; 16 * 1024],
@@ -126,7 +134,20 @@ impl LogFollower {
     /// The records logged since the last call (first line of each), oldest first.
     pub fn read_new(&mut self) -> Result<Vec<String>> {
         if let Some(plain) = &mut self.plain {
-            return read_plain(&mut self.file, &self.path, plain);
+            let mut lines = read_plain(&mut self.file, &self.path, plain)?;
+            if let Some(identity) = self.identity {
+                use std::os::unix::fs::MetadataExt;
+                let now = std::fs::metadata(&self.path)
+                    .ok()
+                    .map(|m| (m.dev(), m.ino()));
+                if now.is_some_and(|n| n != identity) {
+                    if let Ok(mut fresh) = LogFollower::file(&self.path, Start::Oldest) {
+                        lines.extend(fresh.read_new()?);
+                        *self = fresh;
+                    }
+                }
+            }
+            return Ok(lines);
         }
         let mut records = Vec::new();
         while records.len() < MAX_RECORDS {
@@ -189,3 +210,35 @@ fn read_plain(
 
 /// A followed plain file is read at most this much per call.
 const MAX_PLAIN_READ: u64 = 64 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_followed_file_is_read_on_after_logrotate_moves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("syslog");
+        std::fs::write(&log, "old line\n").unwrap();
+        let mut f = LogFollower::file(&log, Start::Now).unwrap();
+        assert!(f.read_new().unwrap().is_empty());
+        let append = |p: &std::path::Path, l: &str| {
+            use std::io::Write;
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(p)
+                .unwrap();
+            writeln!(file, "{l}").unwrap();
+        };
+        append(&log, "one");
+        assert_eq!(f.read_new().unwrap(), vec!["one"]);
+        // logrotate: the file is renamed, written to a last time, and a new one made.
+        std::fs::rename(&log, dir.path().join("syslog.1")).unwrap();
+        append(&dir.path().join("syslog.1"), "two");
+        append(&log, "three");
+        assert_eq!(f.read_new().unwrap(), vec!["two", "three"]);
+        append(&log, "four");
+        assert_eq!(f.read_new().unwrap(), vec!["four"]);
+    }
+}

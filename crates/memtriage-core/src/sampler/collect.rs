@@ -251,8 +251,9 @@ impl Collector {
         let per_tick = self.ledger.as_ref().map_or(0, |l| l.budget().per_tick);
         let mut attempts = Vec::new();
         let mut read_now = HashSet::new();
+        let mut past_budget = false;
         while attempts.len() < per_tick as usize {
-            match self.read_one_pss(t, processes, &read_now) {
+            match self.read_one_pss(t, processes, &read_now, &mut past_budget) {
                 Some(a) => {
                     read_now.insert(a.pid);
                     attempts.push(a);
@@ -268,6 +269,7 @@ impl Collector {
         t: f64,
         processes: &mut [ProcessSample],
         read_now: &HashSet<i32>,
+        past_budget: &mut bool,
     ) -> Option<PssAttempt> {
         let moved = |tr: &Tracked, p: &ProcessSample| match tr.minor_faults_at_attempt {
             None => u64::MAX,
@@ -288,9 +290,11 @@ impl Collector {
                 .is_some_and(|tr| tr.readings_past_budget < WORKER_READINGS);
         let ledger = self.ledger.as_mut()?;
         if !ledger.allows(Instant::now()) {
-            if !worker_copying {
+            // One reading past the budget per tick at most, however many workers copy.
+            if !worker_copying || *past_budget {
                 return None;
             }
+            *past_budget = true;
             if let Some(tr) = self.tracked.get_mut(&pid) {
                 tr.readings_past_budget += 1;
             }

@@ -20,8 +20,8 @@ pub struct CgroupView {
     /// `Some(None)`: no limit of its own.
     pub limit: Option<Option<u64>>,
     pub peak: Option<u64>,
-    /// `memory.events` (v2) or the `oom_kill` line of `memory.oom_control` (v1),
-    /// counted in the cgroup and below it.
+    /// `memory.events` (v2: counted in the cgroup and below it, from kernel 5.2) or
+    /// the `oom_kill` line of `memory.oom_control` (v1: in the cgroup itself).
     pub events: Vec<(String, u64)>,
     pub workload: Workload,
 }
@@ -42,9 +42,12 @@ pub fn read(
             if p == "/" {
                 break;
             }
+            let Some(d) = hierarchy.dir_of_absolute(root, &p) else {
+                break;
+            };
             let dir = CgroupDir {
                 version: hierarchy.version,
-                dir: hierarchy.dir(root, &p),
+                dir: d,
             };
             if matches!(dir.limit(), Some(Some(_))) {
                 paths.insert(p.clone());
@@ -57,7 +60,7 @@ pub fn read(
         .filter_map(|path| {
             let dir = CgroupDir {
                 version: hierarchy.version,
-                dir: hierarchy.dir(root, &path),
+                dir: hierarchy.dir_of_absolute(root, &path)?,
             };
             // Gone since its process was seen.
             if !dir.dir.is_dir() {

@@ -201,12 +201,15 @@ impl Groups {
                 totals: Totals::default(),
                 last_live: now,
             });
-            kept.totals.minor += minor;
-            kept.totals.major += major;
             kept.last_live = now;
+            // Faults of a folded group are `other`'s, and only its: counted under the
+            // group's own name too, they would be counted twice in a sum.
             if folded_names.contains(name) {
                 self.other.minor += minor;
                 self.other.major += major;
+            } else {
+                kept.totals.minor += minor;
+                kept.totals.major += major;
             }
         }
         self.last_faults = seen;
@@ -449,5 +452,40 @@ mod tests {
             (7, 2800, 7)
         );
         assert_eq!(views[0].name, "job[109]");
+    }
+
+    #[test]
+    fn faults_of_a_group_folded_for_a_while_are_counted_once_in_a_sum() {
+        let mut g = Groups::new(Grouping::Job, 2, Duration::from_secs(60));
+        let t0 = Instant::now();
+        let ids = identities();
+        let sum = |views: &[GroupView]| views.iter().map(|v| v.minor_faults).sum::<u64>();
+        // Three jobs, cap 2 (one named group and `other`).
+        let tick = |big: u64, mid: u64, mid_rss: u64| {
+            Sample::bare(
+                1.0,
+                vec![
+                    proc(10, 1, "big", 1000, big),
+                    proc(20, 1, "mid", mid_rss, mid),
+                    proc(30, 1, "small", 1, 5),
+                ],
+            )
+        };
+        let (v, folded) = g.absorb(&tick(100, 10, 10), &ids, t0);
+        assert_eq!((folded, sum(&v)), (2, 115));
+        let (v, _) = g.absorb(&tick(100, 30, 10), &ids, t0 + Duration::from_secs(1));
+        assert_eq!(sum(&v), 135);
+        let mut last: HashMap<String, u64> = HashMap::new();
+        for v in &v {
+            last.insert(v.name.clone(), v.minor_faults);
+        }
+        // The middle job grows past the big one: now the big one is folded. What
+        // every series ever exported counted, summed, is what the processes did.
+        let (v, folded) = g.absorb(&tick(150, 40, 5000), &ids, t0 + Duration::from_secs(2));
+        assert_eq!(folded, 2);
+        for v in &v {
+            last.insert(v.name.clone(), v.minor_faults);
+        }
+        assert_eq!(last.values().sum::<u64>(), 150 + 40 + 5, "{last:?}");
     }
 }

@@ -5,9 +5,10 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::parse::cgroup::parse_membership;
 use crate::probe::cgroup::{Hierarchies, Hierarchy};
 use crate::probe::root::Root;
+
+use super::cgroup_names::CgroupNames;
 
 /// One process as first seen.
 #[derive(Debug, Clone)]
@@ -15,8 +16,9 @@ pub struct Identity {
     pub comm: String,
     /// Arguments joined by spaces; empty where unreadable (a kernel thread has none).
     pub cmdline: String,
-    /// Its memory cgroup's path (v2 where the controller is there, else v1's);
-    /// `None` where it is in no memory cgroup visible here.
+    /// Its memory cgroup, as the kernel names it (see `cgroup_names`; v2 where the
+    /// controller is there, else v1's); `None` where it is in no memory cgroup
+    /// visible here, or its name cannot be told.
     pub cgroup: Option<String>,
     /// When it was last seen alive; `None` while it is.
     pub ended: Option<Instant>,
@@ -25,7 +27,7 @@ pub struct Identity {
 /// Identities by pid, those of ended processes kept for `keep`.
 pub struct Identities {
     root: Root,
-    hierarchy: Option<Hierarchy>,
+    names: Option<CgroupNames>,
     by_pid: HashMap<i32, Identity>,
     keep: Duration,
 }
@@ -35,15 +37,18 @@ impl Identities {
         let hierarchies = Hierarchies::discover(root).unwrap_or_default();
         Identities {
             root: root.clone(),
-            hierarchy: hierarchies.preferred().cloned(),
+            names: hierarchies
+                .preferred()
+                .cloned()
+                .map(|h| CgroupNames::new(root, h)),
             by_pid: HashMap::new(),
             keep,
         }
     }
 
-    /// The hierarchy whose paths [`Identity::cgroup`] holds.
+    /// The hierarchy whose cgroups [`Identity::cgroup`] names.
     pub fn hierarchy(&self) -> Option<&Hierarchy> {
-        self.hierarchy.as_ref()
+        self.names.as_ref().map(CgroupNames::hierarchy)
     }
 
     pub fn get(&self, pid: i32) -> Option<&Identity> {
@@ -113,13 +118,9 @@ impl Identities {
                     .join(" ")
             })
             .unwrap_or_default();
-        let cgroup = self.hierarchy.as_ref().and_then(|h| {
+        let cgroup = self.names.as_ref().and_then(|names| {
             let text = self.root.read_string(&format!("/proc/{pid}/cgroup")).ok()?;
-            let m = parse_membership(&text);
-            match h.version {
-                crate::model::process::CgroupVersion::V2 => m.v2,
-                crate::model::process::CgroupVersion::V1 => m.v1_memory,
-            }
+            names.of_process(&text)
         });
         Identity {
             comm: comm.to_string(),

@@ -15,6 +15,7 @@
 //! - `oom`: OOM kills from the kernel log, `memory.events` and userspace killers
 //! - `files`: page-cache residency of watched files
 
+mod cgroup_names;
 mod cgroups;
 mod files;
 mod groups;
@@ -108,7 +109,8 @@ pub struct SamplerStats {
     pub last_duration: Duration,
     pub pss_reads: u64,
     pub pss_read_seconds: f64,
-    /// Whether any PSS reading succeeded (else: not permitted, or not tried yet).
+    /// Whether any live process has a PSS reading (else: not permitted, or not tried
+    /// yet).
     pub pss_readable: bool,
 }
 
@@ -134,7 +136,6 @@ pub struct MachineView {
 struct State {
     identities: identity::Identities,
     groups: groups::Groups,
-    oom: oom::OomWatcher,
     stats: SamplerStats,
 }
 
@@ -168,8 +169,8 @@ impl Watcher {
     pub fn start(config: WatchConfig) -> std::io::Result<Self> {
         let identities = identity::Identities::new(&config.root, config.grace);
         let hierarchy = identities.hierarchy().cloned();
+        let oom = oom::OomWatcher::new(&config.root, hierarchy, &config.killer_logs);
         let state = Arc::new(Mutex::new(State {
-            oom: oom::OomWatcher::new(&config.root, hierarchy, &config.killer_logs),
             identities,
             groups: groups::Groups::new(config.grouping.clone(), config.max_groups, config.grace),
             stats: SamplerStats::default(),
@@ -184,7 +185,7 @@ impl Watcher {
             let config = config.clone();
             std::thread::Builder::new()
                 .name("memtriage-watch".into())
-                .spawn(move || slow_loop(&config, &state, &published, &stop))?
+                .spawn(move || slow_loop(&config, oom, &state, &published, &stop))?
         };
 
         let mut sampler_config = SamplerConfig::new(Scope::All, config.interval);
@@ -273,7 +274,7 @@ fn absorb(config: &WatchConfig, state: &Mutex<State>, published: &Published, sam
         s.stats.pss_reads += 1;
         s.stats.pss_read_seconds += a.cost.as_secs_f64();
     }
-    s.stats.pss_readable |= sample.processes.iter().any(|p| p.pss.is_some());
+    s.stats.pss_readable = sample.processes.iter().any(|p| p.pss.is_some());
     s.stats.last_duration = began.elapsed() + sample_cost(sample);
     let stats = s.stats;
     drop(s);
@@ -312,6 +313,7 @@ fn machine_figures(root: &Root, sample: &Sample) -> MachineFigures {
 
 fn slow_loop(
     config: &WatchConfig,
+    mut oom: oom::OomWatcher,
     state: &Mutex<State>,
     published: &Published,
     stop: &(Mutex<bool>, Condvar),
@@ -326,14 +328,11 @@ fn slow_loop(
         if walk {
             last_events = Some(now);
         }
-        let counts = {
-            let mut s = lock(state);
-            let State {
-                identities, oom, ..
-            } = &mut *s;
-            oom.poll(identities, now, walk);
-            oom.counts()
-        };
+        // The logs and the cgroup walk are read without the lock; only matching a
+        // kill to the processes seen takes it.
+        oom.read(now, walk);
+        oom.settle(&lock(state).identities, now);
+        let counts = oom.counts();
         if last_counts.as_ref() != Some(&counts) {
             last_counts = Some(counts.clone());
             publish(published, |view| view.oom = counts);

@@ -3,11 +3,16 @@
 //! (`memory.events`, v1 `memory.oom_control`). A kill either source sees alone is
 //! counted after a short wait for the other; userspace killers (systemd-oomd,
 //! earlyoom) are read from the log files they write to.
+//!
+//! Reading ([`OomWatcher::read`]) needs nothing shared; only settling
+//! ([`OomWatcher::settle`]) looks processes up, so the cgroup walk never holds the
+//! watch's lock.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::model::process::CgroupVersion;
 use crate::model::system::OomKill;
 use crate::parse::kmsg::oom_kills;
 use crate::parse::userspace_oom::{self, UserspaceKill};
@@ -72,32 +77,59 @@ pub struct OomCounts {
 const MAX_SERIES: usize = 1000;
 /// How long a kill seen by one source waits for the other before it is counted alone.
 pub const CONFIRM_WINDOW: Duration = Duration::from_secs(5);
+/// Reads a report missing its `Killed process` line waits before it is taken as cut.
+const CARRY_READS: u32 = 3;
+/// Cgroup directories walked at most.
+const MAX_DIRS: usize = 50_000;
 
 struct PendingLogKill {
     kill: OomKill,
-    cgroup: Option<String>,
     deadline: Instant,
+}
+
+struct PendingUserKill {
+    kill: UserspaceKill,
 }
 
 struct PendingEventKill {
     cgroup: String,
+    /// The rise was in this cgroup's own counter; otherwise it was in one below it
+    /// that is gone (a container removed right after its kill), so a kill the log
+    /// names anywhere below matches.
+    exact: bool,
     seen: Instant,
     deadline: Instant,
+}
+
+/// One walk of the hierarchy's counters.
+struct Walk {
+    /// `oom_kill` of each directory whose counter was read.
+    counts: HashMap<PathBuf, u64>,
+    /// v2's `memory.events.local` (kernel ≥ 5.2), where there is one.
+    local: HashMap<PathBuf, u64>,
+    /// Every directory met, read or not.
+    seen: HashSet<PathBuf>,
+    /// The walk stopped at [`MAX_DIRS`]: directories it missed are not new.
+    capped: bool,
+    at: Instant,
+}
+
+struct KillerLog {
+    path: PathBuf,
+    follower: Result<LogFollower, String>,
 }
 
 pub struct OomWatcher {
     root: Root,
     hierarchy: Option<Hierarchy>,
     kmsg: Result<LogFollower, String>,
-    /// A report's lines may span two reads: the tail since its `oom-kill:` line waits.
+    /// A report's lines may span reads: the tail since its `oom-kill:` line waits.
     carry: Vec<String>,
-    killer_logs: Vec<(PathBuf, Result<LogFollower, String>)>,
-    /// Each cgroup directory's `oom_kill` count at the last walk.
-    last_counts: Option<HashMap<PathBuf, u64>>,
-    /// v2's `memory.events.local` counts at the last walk.
-    last_local: HashMap<PathBuf, u64>,
-    last_walk: Option<Instant>,
+    carry_reads: u32,
+    killer_logs: Vec<KillerLog>,
+    last_walk: Option<Walk>,
     pending_log: Vec<PendingLogKill>,
+    pending_user: Vec<PendingUserKill>,
     pending_events: Vec<PendingEventKill>,
     counts: HashMap<KillKey, u64>,
     anon_rss: HashMap<(String, String, &'static str), u64>,
@@ -113,11 +145,9 @@ impl OomWatcher {
         let kmsg = LogFollower::kmsg(root, Start::Now).map_err(|e| e.to_string());
         let killer_logs = killer_logs
             .iter()
-            .map(|p| {
-                (
-                    p.clone(),
-                    LogFollower::file(p, Start::Now).map_err(|e| e.to_string()),
-                )
+            .map(|p| KillerLog {
+                path: p.clone(),
+                follower: LogFollower::file(p, Start::Now).map_err(|e| e.to_string()),
             })
             .collect();
         OomWatcher {
@@ -125,11 +155,11 @@ impl OomWatcher {
             hierarchy,
             kmsg,
             carry: Vec::new(),
+            carry_reads: 0,
             killer_logs,
-            last_counts: None,
-            last_local: HashMap::new(),
             last_walk: None,
             pending_log: Vec::new(),
+            pending_user: Vec::new(),
             pending_events: Vec::new(),
             counts: HashMap::new(),
             anon_rss: HashMap::new(),
@@ -138,16 +168,21 @@ impl OomWatcher {
         }
     }
 
-    /// Reads what is new in each source and counts the kills that are settled.
-    /// `walk_events`: also walk the cgroups' counters this time (they cost a read per
-    /// cgroup; the logs cost nothing when quiet).
+    /// Reads and settles in one step.
+    #[cfg(test)]
     pub fn poll(&mut self, identities: &Identities, now: Instant, walk_events: bool) {
-        self.read_kernel_log(identities, now);
-        self.read_killer_logs(identities, now);
+        self.read(now, walk_events);
+        self.settle(identities, now);
+    }
+
+    /// Reads what is new in each source. `walk_events`: also walk the cgroups'
+    /// counters this time (a read per cgroup; the logs cost nothing when quiet).
+    pub fn read(&mut self, now: Instant, walk_events: bool) {
+        self.read_kernel_log(now);
+        self.read_killer_logs(now);
         if walk_events || self.last_walk.is_none() {
             self.walk_events(now);
         }
-        self.settle(identities, now);
     }
 
     pub fn counts(&self) -> OomCounts {
@@ -162,16 +197,24 @@ impl OomWatcher {
             last_anon_rss,
             last_kill_at: self.last_kill_at,
             kernel_log_error: self.kmsg.as_ref().err().cloned(),
-            memory_events: self.last_counts.as_ref().is_some_and(|c| !c.is_empty()),
+            memory_events: self
+                .last_walk
+                .as_ref()
+                .is_some_and(|w| !w.counts.is_empty()),
             killer_log_errors: self
                 .killer_logs
                 .iter()
-                .filter_map(|(p, f)| f.as_ref().err().map(|e| (p.clone(), e.clone())))
+                .filter_map(|l| {
+                    l.follower
+                        .as_ref()
+                        .err()
+                        .map(|e| (l.path.clone(), e.clone()))
+                })
                 .collect(),
         }
     }
 
-    fn read_kernel_log(&mut self, identities: &Identities, now: Instant) {
+    fn read_kernel_log(&mut self, now: Instant) {
         let Ok(follower) = &mut self.kmsg else {
             return;
         };
@@ -185,39 +228,43 @@ impl OomWatcher {
         if lines.is_empty() && self.carry.is_empty() {
             return;
         }
+        let had_carry = !self.carry.is_empty();
         let mut all = std::mem::take(&mut self.carry);
-        let carried = all.len();
         all.extend(lines);
-        // A report whose `Killed process` line is not logged yet waits one read.
-        if carried == 0 {
-            if let Some(last) = all.iter().rposition(|l| l.contains("oom-kill:")) {
-                if !all[last..].iter().any(|l| l.contains("Killed process")) {
-                    self.carry = all.split_off(last);
-                }
+        // A report whose `Killed process` line is not logged yet waits, a few reads
+        // at most (a cut report is then counted from its `oom-kill:` line alone).
+        if let Some(last) = all.iter().rposition(|l| l.contains("oom-kill:")) {
+            let complete = all[last..].iter().any(|l| l.contains("Killed process"));
+            let same_report = had_carry && last == 0;
+            let reads = if same_report { self.carry_reads + 1 } else { 1 };
+            if !complete && reads <= CARRY_READS {
+                self.carry = all.split_off(last);
+                self.carry_reads = reads;
             }
         }
         for kill in oom_kills(all.iter().map(String::as_str)) {
-            let cgroup = kill
-                .memcg
-                .clone()
-                .or_else(|| identities.get(kill.pid).and_then(|id| id.cgroup.clone()));
             self.pending_log.push(PendingLogKill {
                 kill,
-                cgroup,
                 deadline: now + CONFIRM_WINDOW,
             });
         }
     }
 
-    fn read_killer_logs(&mut self, identities: &Identities, now: Instant) {
+    fn read_killer_logs(&mut self, now: Instant) {
         let mut found: Vec<UserspaceKill> = Vec::new();
-        for (_, follower) in &mut self.killer_logs {
-            let Ok(f) = follower else { continue };
+        for log in &mut self.killer_logs {
+            // A log missing or unreadable at first is tried again: all of it is new.
+            if log.follower.is_err() {
+                if let Ok(f) = LogFollower::file(&log.path, Start::Oldest) {
+                    log.follower = Ok(f);
+                }
+            }
+            let Ok(f) = &mut log.follower else { continue };
             match f.read_new() {
                 Ok(lines) => {
                     found.extend(lines.iter().filter_map(|l| userspace_oom::parse_line(l)))
                 }
-                Err(e) => *follower = Err(e.to_string()),
+                Err(e) => log.follower = Err(e.to_string()),
             }
         }
         self.recent_userspace
@@ -229,12 +276,96 @@ impl OomWatcher {
                 }
                 self.recent_userspace.push((pid, now));
             }
-            let cached = kill.pid.and_then(|pid| identities.get(pid));
-            let cgroup = kill
+            self.pending_user.push(PendingUserKill { kill });
+        }
+    }
+
+    /// Compares each cgroup's `oom_kill` count with the last walk. Where the kernel
+    /// has `memory.events.local` (v2, ≥ 5.2), `memory.events` also counts the cgroups
+    /// below, and the local count says which kills were the cgroup's own; a rise
+    /// that neither it nor a cgroup below explains was in a cgroup removed since.
+    /// Elsewhere (v1, v2 before 5.2) each counter is the cgroup's own.
+    fn walk_events(&mut self, now: Instant) {
+        let Some(h) = &self.hierarchy else {
+            return;
+        };
+        let top = self.root.path(&h.mount.mount_point);
+        let mut walk = Walk {
+            counts: HashMap::new(),
+            local: HashMap::new(),
+            seen: HashSet::new(),
+            capped: false,
+            at: now,
+        };
+        walk_dir(&top, h.version, 0, &mut walk);
+        if let Some(before) = &self.last_walk {
+            let rise =
+                |now_counts: &HashMap<PathBuf, u64>, then: &HashMap<PathBuf, u64>, d: &Path| {
+                    let n = now_counts.get(d).copied()?;
+                    Some(match then.get(d) {
+                        Some(&t) => n.saturating_sub(t),
+                        // Met before but unreadable then: a baseline now.
+                        None if before.seen.contains(d) => 0,
+                        // Made since the last walk: its kills are new, unless that walk
+                        // stopped short and may simply have missed it.
+                        None if before.capped => 0,
+                        None => n,
+                    })
+                };
+            let mut found: Vec<(PathBuf, u64, bool)> = Vec::new();
+            for dir in walk.counts.keys() {
+                let Some(total) = rise(&walk.counts, &before.counts, dir) else {
+                    continue;
+                };
+                if total == 0 {
+                    continue;
+                }
+                match rise(&walk.local, &before.local, dir) {
+                    Some(own) => {
+                        let below: u64 = walk
+                            .counts
+                            .keys()
+                            .filter(|d| d.parent() == Some(dir.as_path()))
+                            .filter_map(|d| rise(&walk.counts, &before.counts, d))
+                            .sum();
+                        found.push((dir.clone(), own, true));
+                        found.push((
+                            dir.clone(),
+                            total.saturating_sub(own).saturating_sub(below),
+                            false,
+                        ));
+                    }
+                    None => found.push((dir.clone(), total, true)),
+                }
+            }
+            for (dir, n, exact) in found {
+                let Some(path) = h.path_of(&self.root, &dir) else {
+                    continue;
+                };
+                for _ in 0..n.min(64) {
+                    self.pending_events.push(PendingEventKill {
+                        cgroup: path.clone(),
+                        exact,
+                        seen: before.at,
+                        deadline: now + CONFIRM_WINDOW,
+                    });
+                }
+            }
+        }
+        self.last_walk = Some(walk);
+    }
+
+    /// Pairs kills both sources saw; counts those past their wait alone.
+    pub fn settle(&mut self, identities: &Identities, now: Instant) {
+        for p in std::mem::take(&mut self.pending_user) {
+            let cached = p.kill.pid.and_then(|pid| identities.get(pid));
+            let cgroup = p
+                .kill
                 .cgroup
                 .clone()
                 .or_else(|| cached.and_then(|id| id.cgroup.clone()));
-            let victim = kill
+            let victim = p
+                .kill
                 .comm
                 .clone()
                 .or_else(|| cached.map(|id| id.comm.clone()))
@@ -242,91 +373,47 @@ impl OomWatcher {
             self.count(
                 cgroup,
                 victim,
-                kill.killer.name(),
+                p.kill.killer.name(),
                 KillSource::KillerLog,
                 None,
             );
         }
-    }
 
-    /// Compares each cgroup's `oom_kill` count with the last walk; what rose in a
-    /// cgroup and not in the cgroups below it happened in it.
-    fn walk_events(&mut self, now: Instant) {
-        let Some(h) = &self.hierarchy else {
-            self.last_walk = Some(now);
-            return;
-        };
-        let top = h.dir(&self.root, "/");
-        let mut counts: HashMap<PathBuf, u64> = HashMap::new();
-        let mut local: HashMap<PathBuf, u64> = HashMap::new();
-        walk(&top, h, 0, &mut counts, &mut local);
-        if let Some(before) = &self.last_counts {
-            // New directories count from 0: they were made since the last walk.
-            let rise = |d: &Path, now_count: u64| {
-                now_count.saturating_sub(before.get(d).copied().unwrap_or(0))
-            };
-            let rises: HashMap<&Path, u64> = counts
-                .iter()
-                .map(|(d, c)| (d.as_path(), rise(d, *c)))
-                .collect();
-            for (dir, &r) in &rises {
-                if r == 0 || dir == &top.as_path() {
-                    continue;
-                }
-                let own = match local.get(*dir) {
-                    Some(&l) => {
-                        let before_local = self.last_local.get(*dir).copied().unwrap_or(0);
-                        l.saturating_sub(before_local)
-                    }
-                    None => {
-                        let below: u64 = rises
+        let mut waiting = Vec::new();
+        for p in std::mem::take(&mut self.pending_log) {
+            // Kernels before 4.19 do not name the victim's cgroup: what it was in
+            // while it lived.
+            let cgroup = p
+                .kill
+                .memcg
+                .clone()
+                .or_else(|| identities.get(p.kill.pid).and_then(|id| id.cgroup.clone()));
+            let matched = match &cgroup {
+                Some(c) => self
+                    .pending_events
+                    .iter()
+                    .position(|e| e.exact && &e.cgroup == c)
+                    .or_else(|| {
+                        self.pending_events
                             .iter()
-                            .filter(|(d, _)| d.parent() == Some(*dir))
-                            .map(|(_, r)| *r)
-                            .sum();
-                        r.saturating_sub(below)
-                    }
-                };
-                let Some(path) = h.path_of(&self.root, dir) else {
-                    continue;
-                };
-                for _ in 0..own.min(64) {
-                    self.pending_events.push(PendingEventKill {
-                        cgroup: path.clone(),
-                        seen: self.last_walk.unwrap_or(now),
-                        deadline: now + CONFIRM_WINDOW,
-                    });
-                }
-            }
-        }
-        self.last_local = local;
-        self.last_counts = Some(counts);
-        self.last_walk = Some(now);
-    }
-
-    /// Pairs kills both sources saw; counts those past their wait alone.
-    fn settle(&mut self, identities: &Identities, now: Instant) {
-        let mut i = 0;
-        while i < self.pending_log.len() {
-            let cg = self.pending_log[i].cgroup.clone();
-            let matched = cg
-                .as_ref()
-                .and_then(|c| self.pending_events.iter().position(|e| &e.cgroup == c));
+                            .position(|e| !e.exact && is_within(c, &e.cgroup))
+                    }),
+                // Nothing to match by: a lone counter rise in the same moments is it.
+                None if self.pending_events.len() == 1 => Some(0),
+                None => None,
+            };
             if let Some(j) = matched {
-                self.pending_events.remove(j);
-                let p = self.pending_log.remove(i);
-                self.count_log_kill(p, KillSource::Both);
-                continue;
+                let e = self.pending_events.remove(j);
+                let cgroup = cgroup.or(Some(e.cgroup));
+                self.count_log_kill(p.kill, cgroup, KillSource::Both);
+            } else if p.deadline <= now {
+                self.count_log_kill(p.kill, cgroup, KillSource::KernelLog);
+            } else {
+                waiting.push(p);
             }
-            i += 1;
         }
-        let (due, wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending_log)
-            .into_iter()
-            .partition(|p| p.deadline <= now);
-        self.pending_log = wait;
-        for p in due {
-            self.count_log_kill(p, KillSource::KernelLog);
-        }
+        self.pending_log = waiting;
+
         let (due, wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending_events)
             .into_iter()
             .partition(|p| p.deadline <= now);
@@ -334,14 +421,12 @@ impl OomWatcher {
         for e in due {
             // The victim: the one process of that cgroup seen to end since the walk
             // before, when there is exactly one.
-            let ended = identities.ended_in(
-                &e.cgroup,
-                e.seen
-                    .checked_sub(Duration::from_secs(10))
-                    .unwrap_or(e.seen),
-            );
-            let victim = match ended.as_slice() {
-                [(_, id)] => id.comm.clone(),
+            let since = e
+                .seen
+                .checked_sub(Duration::from_secs(10))
+                .unwrap_or(e.seen);
+            let victim = match identities.ended_in(&e.cgroup, since).as_slice() {
+                [(_, id)] if e.exact => id.comm.clone(),
                 _ => String::new(),
             };
             self.count(
@@ -354,9 +439,8 @@ impl OomWatcher {
         }
     }
 
-    fn count_log_kill(&mut self, p: PendingLogKill, source: KillSource) {
-        let anon = p.kill.anon_rss;
-        self.count(p.cgroup, p.kill.comm, "kernel", source, anon);
+    fn count_log_kill(&mut self, kill: OomKill, cgroup: Option<String>, source: KillSource) {
+        self.count(cgroup, kill.comm, "kernel", source, kill.anon_rss);
     }
 
     fn count(
@@ -402,34 +486,41 @@ impl OomWatcher {
     }
 }
 
+/// `path` is `ancestor` or below it.
+fn is_within(path: &str, ancestor: &str) -> bool {
+    ancestor == "/"
+        || path == ancestor
+        || path
+            .strip_prefix(ancestor)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// Directories below (and with) `dir`: their `oom_kill` counts, and v2's local ones.
-fn walk(
-    dir: &Path,
-    h: &Hierarchy,
-    depth: usize,
-    counts: &mut HashMap<PathBuf, u64>,
-    local: &mut HashMap<PathBuf, u64>,
-) {
-    const MAX_DIRS: usize = 50_000;
-    if depth > 32 || counts.len() >= MAX_DIRS {
+fn walk_dir(dir: &Path, version: CgroupVersion, depth: usize, walk: &mut Walk) {
+    if depth > 32 {
         return;
     }
+    if walk.seen.len() >= MAX_DIRS {
+        walk.capped = true;
+        return;
+    }
+    walk.seen.insert(dir.to_path_buf());
     let cg = CgroupDir {
-        version: h.version,
+        version,
         dir: dir.to_path_buf(),
     };
     if let Some(n) = cg.oom_kills() {
-        counts.insert(dir.to_path_buf(), n);
+        walk.counts.insert(dir.to_path_buf(), n);
     }
     if let Some(n) = cg.local_oom_kills() {
-        local.insert(dir.to_path_buf(), n);
+        walk.local.insert(dir.to_path_buf(), n);
     }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            walk(&entry.path(), h, depth + 1, counts, local);
+            walk_dir(&entry.path(), version, depth + 1, walk);
         }
     }
 }
@@ -544,9 +635,11 @@ mod tests {
     }
 
     #[test]
-    fn one_source_alone_counts_after_the_wait_and_v1_counters_are_told_apart() {
+    fn one_source_alone_counts_after_the_wait_and_counters_without_local_files_are_each_cgroups_own(
+    ) {
         let t = Tree::new();
-        // No `.local` files: the rise in the parent that its child explains is the child's.
+        // No `.local` files (v1, v2 before 5.2): each counter is the cgroup's own, so
+        // a parent's 2 and a child's 1 are three kills.
         t.write("sys/fs/cgroup/job/memory.events", "oom_kill 0\n");
         t.write("sys/fs/cgroup/job/step/memory.events", "oom_kill 0\n");
         let (mut w, ids) = t.watcher();
@@ -562,7 +655,7 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("/job".into(), String::new(), "memory_events", 1),
+                ("/job".into(), String::new(), "memory_events", 2),
                 ("/job/step".into(), String::new(), "memory_events", 1),
             ]
         );
@@ -585,5 +678,65 @@ mod tests {
         w.poll(&ids, t0, true);
         w.poll(&ids, t0 + Duration::from_secs(30), true);
         assert!(kills(&w).is_empty(), "{:?}", kills(&w));
+    }
+
+    #[test]
+    fn a_container_removed_right_after_its_kill_is_matched_through_its_pod() {
+        let t = Tree::new();
+        t.kills_in("/kubepods.slice", 0, 0);
+        t.kills_in("/kubepods.slice/pod", 0, 0);
+        t.kills_in("/kubepods.slice/pod/worker", 0, 0);
+        let (mut w, ids) = t.watcher();
+        let t0 = Instant::now();
+        w.poll(&ids, t0, true);
+        // The container's cgroup is gone before the next walk; its pod still counts.
+        std::fs::remove_dir_all(t.dir.path().join("sys/fs/cgroup/kubepods.slice/pod/worker"))
+            .unwrap();
+        t.kills_in("/kubepods.slice", 1, 0);
+        t.kills_in("/kubepods.slice/pod", 1, 0);
+        t.log(&[CONSTRAINT, KILLED]);
+        w.poll(&ids, t0 + Duration::from_secs(2), true);
+        w.poll(&ids, t0 + Duration::from_secs(20), true);
+        assert_eq!(
+            kills(&w),
+            vec![(
+                "/kubepods.slice/pod/worker".into(),
+                "python".into(),
+                "both",
+                1
+            )]
+        );
+    }
+
+    #[test]
+    fn a_report_cut_between_reads_after_another_counts_each_kill_once() {
+        let t = Tree::new();
+        let (mut w, ids) = t.watcher();
+        let t0 = Instant::now();
+        w.poll(&ids, t0, true);
+        t.log(&[CONSTRAINT]);
+        w.poll(&ids, t0 + Duration::from_secs(1), false);
+        t.log(&[
+            KILLED,
+            "3,12,102,-;oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/x,task=java,pid=99,uid=0",
+        ]);
+        w.poll(&ids, t0 + Duration::from_secs(2), false);
+        t.log(&["3,13,103,-;Out of memory: Killed process 99 (java) total-vm:1kB, anon-rss:4kB, file-rss:0kB, shmem-rss:0kB"]);
+        w.poll(&ids, t0 + Duration::from_secs(3), false);
+        w.poll(&ids, t0 + Duration::from_secs(30), false);
+        let mut got = kills(&w);
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "/kubepods.slice/pod/worker".into(),
+                    "python".into(),
+                    "kernel_log",
+                    1
+                ),
+                ("/x".into(), "java".into(), "kernel_log", 1),
+            ]
+        );
     }
 }

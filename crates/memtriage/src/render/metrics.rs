@@ -246,7 +246,9 @@ fn groups<'a>(view: &'a MachineView, out: &mut Vec<Family<'a>>) {
         "memtriage_groups_folded",
         "Groups folded into group=\"other\" by --max-groups at the last sample.",
     );
-    folded.int(vec![], view.groups_folded as u64);
+    if view.sampled_at.is_some() {
+        folded.int(vec![], view.groups_folded as u64);
+    }
     out.extend([
         processes, rss, pss, uss, swap, coverage, age, minor, major, gpu, folded,
     ]);
@@ -269,7 +271,7 @@ fn cgroups<'a>(view: &'a MachineView, out: &mut Vec<Family<'a>>) {
         "memtriage_cgroup_memory_peak_bytes",
         "Highest usage the cgroup reached (memory.peak, memory.max_usage_in_bytes).",
     );
-    let mut events = Family::counter("memtriage_cgroup_oom_events", "The cgroup's memory events (memory.events; v1 memory.oom_control), counted in it and below it.");
+    let mut events = Family::counter("memtriage_cgroup_oom_events", "The cgroup's memory events: memory.events (v2, counted in it and below it from kernel 5.2), v1 memory.oom_control (in it).");
     for c in &view.cgroups {
         let cg = || vec![label("cgroup", c.path.as_str())];
         let w = &c.workload;
@@ -311,7 +313,9 @@ fn cgroups<'a>(view: &'a MachineView, out: &mut Vec<Family<'a>>) {
         "memtriage_cgroups_dropped",
         "Cgroups left out by --max-cgroups at the last sample.",
     );
-    dropped.int(vec![], view.cgroups_dropped as u64);
+    if view.sampled_at.is_some() {
+        dropped.int(vec![], view.cgroups_dropped as u64);
+    }
     out.extend([info, usage, limit, peak, events, dropped]);
 }
 

@@ -330,6 +330,7 @@ fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
         cgroup.path
     ));
     assert_eq!(kills, 1.0, "{labels}");
+    let counted_at = Instant::now();
     assert_eq!(labels["victim"], "memtriage-testh", "{labels}");
     assert_eq!(labels["killer"], "kernel", "{labels}");
     assert_eq!(
@@ -421,6 +422,17 @@ fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
     );
     let _ = dweller.kill();
     let _ = dweller.wait();
+
+    // Counted once: past the wait for a second source, no source counted it alone.
+    std::thread::sleep(
+        (counted_at + Duration::from_secs(9)).saturating_duration_since(Instant::now()),
+    );
+    let all = prometheus.query(&format!(
+        "memtriage_oom_kills_total{{cgroup=\"{}\"}}",
+        cgroup.path
+    ));
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0].1, 1.0, "{all:?}");
 }
 
 #[test]

@@ -41,6 +41,9 @@ pub struct Server {
     /// A bcrypt hash an unknown user's password is checked against, so the time an
     /// answer takes does not tell which users exist.
     pub dummy_hash: String,
+    /// bcrypt checks running at once: each is tens of milliseconds of CPU by design,
+    /// and a client without the password must not get a core's worth of them.
+    pub bcrypt_slots: Semaphore,
 }
 
 pub async fn serve(listener: TcpListener, server: Arc<Server>) -> anyhow::Result<()> {
@@ -235,6 +238,9 @@ async fn authorized(server: &Server, req: &Request<Incoming>) -> bool {
         .unwrap_or_else(|| server.dummy_hash.clone());
     let known = server.web.users.contains_key(&key.0);
     let password = key.1.clone();
+    let Ok(_slot) = server.bcrypt_slots.acquire().await else {
+        return false;
+    };
     let ok = tokio::task::spawn_blocking(move || bcrypt::verify(password, &hash).unwrap_or(false))
         .await
         .unwrap_or(false)

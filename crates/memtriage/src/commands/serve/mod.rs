@@ -51,11 +51,17 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| args.listen.clone());
-    let dummy_hash = if web.users.is_empty() {
-        String::new()
-    } else {
-        bcrypt::hash("not a password anyone has", bcrypt::DEFAULT_COST)
-            .context("cannot make the comparison hash for basic auth")?
+    // As costly as the dearest real hash, so an unknown user is not answered sooner.
+    let dummy_hash = match web
+        .users
+        .values()
+        .filter_map(|h| h.parse::<bcrypt::HashParts>().ok())
+        .map(|h| h.get_cost())
+        .max()
+    {
+        None => String::new(),
+        Some(cost) => bcrypt::hash("not a password anyone has", cost)
+            .context("cannot make the comparison hash for basic auth")?,
     };
     let scheme = if web.tls.is_some() { "https" } else { "http" };
     let watcher = Watcher::start(config).context("cannot start the sampler")?;
@@ -64,6 +70,7 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
         web,
         auth_cache: Mutex::new(HashSet::new()),
         dummy_hash,
+        bcrypt_slots: tokio::sync::Semaphore::new(2),
     });
     writeln!(
         p.err,
