@@ -603,8 +603,8 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_kill_both_sources_see_counts_once_as_both() {
+    /// A pod's cgroup with one container's below it, no kill yet, watched from `t0`.
+    fn pod_with_a_container() -> (Tree, OomWatcher, Identities, Instant) {
         let t = Tree::new();
         t.kills_in("/kubepods.slice", 0, 0);
         t.kills_in("/kubepods.slice/pod", 0, 0);
@@ -612,6 +612,12 @@ mod tests {
         let (mut w, ids) = t.watcher();
         let t0 = Instant::now();
         w.poll(&ids, t0, true);
+        (t, w, ids, t0)
+    }
+
+    #[test]
+    fn a_kill_both_sources_see_counts_once_as_both() {
+        let (t, mut w, ids, t0) = pod_with_a_container();
         // The report's two lines arrive in two reads; the counters rise all the way up.
         t.log(&[CONSTRAINT]);
         w.poll(&ids, t0 + Duration::from_secs(1), false);
@@ -682,13 +688,7 @@ mod tests {
 
     #[test]
     fn a_container_removed_right_after_its_kill_is_matched_through_its_pod() {
-        let t = Tree::new();
-        t.kills_in("/kubepods.slice", 0, 0);
-        t.kills_in("/kubepods.slice/pod", 0, 0);
-        t.kills_in("/kubepods.slice/pod/worker", 0, 0);
-        let (mut w, ids) = t.watcher();
-        let t0 = Instant::now();
-        w.poll(&ids, t0, true);
+        let (t, mut w, ids, t0) = pod_with_a_container();
         // The container's cgroup is gone before the next walk; its pod still counts.
         std::fs::remove_dir_all(t.dir.path().join("sys/fs/cgroup/kubepods.slice/pod/worker"))
             .unwrap();
