@@ -192,7 +192,11 @@ def main():
     for peer, r in results.items():
         if peer == "memtriage serve":
             continue
-        ratio = lambda a, b: f"{a / b:.2f}x" if b else "n/a"
+        def ratio(a, b):
+            if not b:
+                return "n/a"
+            r = a / b
+            return f"{r:.2f}x" if r >= 0.1 else f"{r:.4f}x ({1 / r:.0f}x less)" if r else "0x"
         print(f"\nmemtriage serve / {peer}: scrape median {ratio(ours['median_ms'], r['median_ms'])}, "
               f"p99 {ratio(ours['p99_ms'], r['p99_ms'])}, CPU {ratio(ours['cpu_percent'], r['cpu_percent'])}, "
               f"RSS {ratio(ours['rss_mib'], r['rss_mib'])}")

@@ -317,7 +317,10 @@ fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
 
     // An OOM kill in a cgroup the test made, after serve started.
     let cgroup = MemoryCgroup::new(
-        &format!("memtriage-serve-test-{}", std::process::id()),
+        // Named as `run --limit` names its cgroups: doctor then knows a kill in it was
+        // made on purpose, and other tests' doctor runs do not report it as the
+        // machine's.
+        &format!("memtriage-run-serve-test-{}", std::process::id()),
         48 * MIB,
     );
     let status = cgroup.run_helper(400);
@@ -754,4 +757,53 @@ fn a_busy_address_and_a_bad_web_config_are_clear_errors() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular expression"));
+}
+
+#[test]
+fn as_nobody_what_serve_cannot_read_is_absent_never_zero() {
+    if !is_root() {
+        skip("running serve as another user needs root");
+        return;
+    }
+    if !have("curl") {
+        return;
+    }
+    let serve = Serve::start(&["--no-doctor"], |c| {
+        use std::os::unix::process::CommandExt;
+        c.uid(65534).gid(65534);
+    });
+    let mut text = String::new();
+    wait_until(Duration::from_secs(20), Duration::from_millis(300), || {
+        text = String::from_utf8_lossy(&curl(&[&serve.url("/metrics")]).stdout).into_owned();
+        text.contains("memtriage_group_pss_coverage_ratio")
+    });
+    let value = |line: &str| line.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok());
+    let unread: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("memtriage_group_pss_coverage_ratio{") && value(l) == Some(0.0))
+        .filter_map(|l| l.split('"').nth(1))
+        .collect();
+    assert!(
+        !unread.is_empty(),
+        "root's processes should be unreadable to nobody:\n{text}"
+    );
+    for group in unread {
+        for family in [
+            "memtriage_group_pss_bytes",
+            "memtriage_group_uss_bytes",
+            "memtriage_group_swap_bytes",
+        ] {
+            let series = format!("{family}{{group=\"{group}\"}}");
+            assert!(
+                !text.contains(&series),
+                "{series} written though nothing was read:\n{text}"
+            );
+        }
+    }
+    if std::fs::read_to_string("/proc/sys/kernel/dmesg_restrict").is_ok_and(|v| v.trim() == "1") {
+        assert!(
+            text.contains("memtriage_source_up{source=\"kernel_log\"} 0"),
+            "nobody cannot read the kernel log here, and says so:\n{text}"
+        );
+    }
 }
