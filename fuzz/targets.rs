@@ -8,7 +8,7 @@ use memtriage_core::diagnose::logs::LogScanner;
 use memtriage_core::parse::{
     cgroup, cuda_snapshot, environ, kmsg, kv, limits, meminfo, mountinfo, passwd, pickle, pressure,
     proc_connector, record, safetensors, smaps, smaps_rollup, stat, statm, status, swaps, text,
-    thp, uptime,
+    thp, uptime, userspace_oom, workload,
 };
 
 /// A target's body: any bytes in, a panic where the code under it fails.
@@ -70,6 +70,12 @@ pub fn kernel_log(bytes: &[u8]) {
     }
     let _ = kmsg::oom_kills(lossy.lines());
     let _ = kmsg::xid_events(lossy.lines());
+    // `serve`'s readers of the same streams: userspace killers' lines, and the
+    // cgroup paths the kernel names in them.
+    for line in lossy.lines() {
+        let _ = userspace_oom::parse_line(line);
+        let _ = workload::from_cgroup_path(line);
+    }
 }
 
 /// A CUDA memory snapshot pickle, and its explanation: the reader runs nothing, and
