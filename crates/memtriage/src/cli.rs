@@ -58,6 +58,43 @@ pub enum Command {
     Bench(BenchCommand),
     /// Export this machine's memory to Prometheus: process groups, cgroups, OOM kills by pod/job
     Serve(ServeArgs),
+    /// Live view of every process: faults, RSS, PSS, growth, GPU, with findings beside them
+    Top(TopArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    /// Refresh interval (the keys + and - change it live).
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub interval: Interval,
+
+    /// Sort by: major-faults, minor-faults, rss, pss, uss, swap, gpu, growth.
+    #[arg(long, value_name = "KEY", default_value = "rss")]
+    pub sort: crate::render::top::app::SortKey,
+
+    /// Start in tree mode: workers folded into their job with totals.
+    #[arg(long)]
+    pub tree: bool,
+
+    /// Show only processes whose name, user or pid contains TEXT.
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
+
+    /// How far back growth rates and sparklines look.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub window: Interval,
+
+    /// Print one frame (after two samples, so rates are known) and exit.
+    #[arg(long, conflicts_with = "iterations")]
+    pub once: bool,
+
+    /// Print N frames, one per interval, and exit.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub iterations: Option<u64>,
+
+    /// With --once or --iterations: one JSON object per frame (schema memtriage.top/v1).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

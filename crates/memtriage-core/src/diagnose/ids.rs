@@ -105,6 +105,10 @@ pub const RUN_LEAK_LIKE_GROWTH: &str = "run.leak-like-growth";
 pub const FORK_COPY_ON_WRITE: &str = "fork.copy-on-write";
 pub const FORK_COPY_ON_WRITE_UNKNOWN: &str = "fork.copy-on-write-unknown";
 
+// ---- live: what a live view (`top`) marks on a process now
+pub const LIVE_GROWTH_TO_LIMIT: &str = "live.growth-to-limit";
+pub const LIVE_MAJOR_FAULT_STORM: &str = "live.major-fault-storm";
+
 // ---- log: what a log says, one per failure class
 pub const LOG_OOM_KILL: &str = "log.oom-kill";
 pub const LOG_DATALOADER_SHM: &str = "log.dataloader-shm";
@@ -152,6 +156,8 @@ pub const CUDA_SNAPSHOT_MEMORY_CAP: &str = "cuda-snapshot.memory-cap";
 
 /// Every id above, for tests that hold the registry to its scheme.
 pub const ALL: &[&str] = &[
+    LIVE_GROWTH_TO_LIMIT,
+    LIVE_MAJOR_FAULT_STORM,
     MEMORY_OK,
     MEMORY_AVAILABLE_LOW,
     MEMORY_UNREADABLE,

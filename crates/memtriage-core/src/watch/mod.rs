@@ -14,13 +14,17 @@
 //! - `cgroups`: the cgroups reported and their counters
 //! - `oom`: OOM kills from the kernel log, `memory.events` and userspace killers
 //! - `files`: page-cache residency of watched files
+//! - `processes`: every process as a live view shows it (`top`): rates, growth,
+//!   history, findings
 
 mod cgroup_names;
 mod cgroups;
 mod files;
 mod groups;
 mod identity;
+mod live;
 mod oom;
+mod processes;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -40,7 +44,11 @@ use crate::sampler::{PssBudget, Sample, SamplerConfig, SamplerThread, Scope};
 pub use cgroups::CgroupView;
 pub use files::{FileView, TensorView};
 pub use groups::{GroupView, Grouping, OTHER};
+pub use live::{Live, LiveFrame, MachineHeader, LIVE_SCHEMA};
 pub use oom::{KillKey, KillSource, OomCounts, CONFIRM_WINDOW};
+pub use processes::{
+    ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, LIMIT_ETA_MINUTES, MAJOR_FAULT_STORM,
+};
 
 /// What to watch and how.
 #[derive(Debug, Clone)]

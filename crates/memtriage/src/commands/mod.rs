@@ -11,6 +11,7 @@ mod inspect;
 mod report;
 mod run;
 mod serve;
+mod top;
 
 use memtriage_core::Root;
 
@@ -38,5 +39,6 @@ pub fn run(cli: &Cli, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         Command::Explain(args) => explain::run(&ctx, args, p),
         Command::ExplainSnapshot(args) => explain_snapshot::run(args, p),
         Command::Serve(args) => serve::run(&ctx, args, p),
+        Command::Top(args) => top::run(&ctx, args, p),
     }
 }

@@ -18,4 +18,5 @@ pub mod run;
 pub mod snapshot;
 pub mod style;
 pub mod table;
+pub mod top;
 pub mod units;

@@ -1,0 +1,225 @@
+//! `memtriage top`: the engine's sampler over every process, drawn live. The sampler
+//! thread builds each frame (`watch::Live`); this thread only reads keys and draws.
+//! The terminal is restored however `top` ends: quit, an error, a panic, SIGTERM,
+//! SIGHUP. `--once` and `--iterations N` print frames instead (JSON with `--json`).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use memtriage_core::sampler::{PssBudget, SamplerConfig, SamplerThread, Scope};
+use memtriage_core::watch::{Live, LiveFrame};
+use memtriage_core::Root;
+use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::{execute, terminal};
+use ratatui::Terminal;
+
+use super::Context;
+use crate::cli::TopArgs;
+use crate::exit::ExitStatus;
+use crate::render::printer::Printer;
+use crate::render::top::app::{App, Key, Outcome};
+use crate::render::top::draw::draw;
+
+/// Set by SIGTERM and SIGHUP: the loop ends and the terminal is restored.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
+    let interval_ms = args.interval.0.as_millis() as u64;
+    let mut app = App::new(
+        args.sort,
+        args.tree,
+        args.filter.clone().unwrap_or_default(),
+        interval_ms,
+    );
+    let window = args.window.0.as_secs_f64();
+    if args.once || args.iterations.is_some() {
+        return batch(ctx, args, &mut app, window, p);
+    }
+    let (sampler, frames) = start(&ctx.root, interval_ms, window)?;
+    let mut sampler = Some(sampler);
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe {
+            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+        }
+    }
+    let mut guard = TerminalGuard::enter()?;
+    let mut frames = frames;
+    let outcome = (|| -> anyhow::Result<()> {
+        let mut dirty = true;
+        loop {
+            if STOP.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            while let Ok(frame) = frames.try_recv() {
+                app.show(frame);
+                dirty = true;
+            }
+            if dirty {
+                guard.terminal.draw(|f| draw(f, &app))?;
+                dirty = false;
+            }
+            if event::poll(Duration::from_millis(100))? {
+                match event::read()? {
+                    Event::Key(k) if k.kind != KeyEventKind::Release => {
+                        dirty = true;
+                        match app.key(key_of(k.code, k.modifiers)) {
+                            Outcome::Quit => return Ok(()),
+                            Outcome::Interval => {
+                                drop(sampler.take());
+                                let (s, f) = start(&ctx.root, app.interval_ms, window)?;
+                                sampler = Some(s);
+                                frames = f;
+                            }
+                            Outcome::Continue => {}
+                        }
+                    }
+                    Event::Resize(..) => {
+                        guard.terminal.autoresize()?;
+                        dirty = true;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    })();
+    drop(guard);
+    drop(sampler);
+    outcome?;
+    Ok(ExitStatus::Success)
+}
+
+fn key_of(code: KeyCode, mods: KeyModifiers) -> Key {
+    match code {
+        KeyCode::Char('c') if mods.contains(KeyModifiers::CONTROL) => Key::CtrlC,
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Esc => Key::Esc,
+        KeyCode::Backspace => Key::Backspace,
+        KeyCode::Tab => Key::Tab,
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::PageUp => Key::PageUp,
+        KeyCode::PageDown => Key::PageDown,
+        _ => Key::Other,
+    }
+}
+
+/// The sampler over every process, each sample turned into a frame on its thread.
+fn start(
+    root: &Root,
+    interval_ms: u64,
+    window: f64,
+) -> anyhow::Result<(SamplerThread, Receiver<LiveFrame>)> {
+    let mut config = SamplerConfig::new(Scope::All, Duration::from_millis(interval_ms));
+    config.pss = Some(PssBudget::MACHINE);
+    config.exe = false;
+    config.root = root.clone();
+    let (tx, rx) = mpsc::channel();
+    let mut live = Live::new(root, window);
+    let thread = SamplerThread::spawn(config, move |sample| tx.send(live.frame(&sample)).is_ok())
+        .context("cannot start the sampler")?;
+    Ok((thread, rx))
+}
+
+/// `--once` (the second sample, so rates are known) or `--iterations N`, as JSON
+/// lines with `--json`, else as the screen would show them (80 columns, or $COLUMNS).
+fn batch(
+    ctx: &Context,
+    args: &TopArgs,
+    app: &mut App,
+    window: f64,
+    p: &mut Printer,
+) -> anyhow::Result<ExitStatus> {
+    let (sampler, frames) = start(&ctx.root, app.interval_ms, window)?;
+    let wanted = args.iterations.unwrap_or(1);
+    // The first sample has no rates yet: `--once` waits for the second.
+    let skip = usize::from(args.once);
+    for (i, frame) in frames.iter().enumerate() {
+        if i < skip {
+            continue;
+        }
+        if args.json {
+            serde_json::to_writer(&mut p.out, &frame)?;
+            writeln!(p.out)?;
+        } else {
+            app.frame = Some(frame);
+            write!(p.out, "{}", screen(app)?)?;
+        }
+        p.out.flush()?;
+        if i + 1 - skip >= wanted as usize {
+            break;
+        }
+    }
+    sampler.stop()?;
+    Ok(ExitStatus::Success)
+}
+
+/// The view drawn off screen, as text.
+pub fn screen(app: &App) -> anyhow::Result<String> {
+    let width = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(120u16);
+    let height = 3 + 2 + app.frame.as_ref().map_or(0, |f| f.processes.len()) as u16 + 1;
+    let mut t = Terminal::new(TestBackend::new(width, height.min(2000)))?;
+    t.draw(|f| draw(f, app))?;
+    let buffer = t.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buffer.area.height {
+        let mut line = String::new();
+        for x in 0..buffer.area.width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    let _ = t.backend_mut().flush();
+    Ok(out)
+}
+
+/// Raw mode and the alternate screen, undone on drop and on panic.
+struct TerminalGuard {
+    terminal: Terminal<CrosstermBackend<std::io::Stdout>>,
+}
+
+impl TerminalGuard {
+    fn enter() -> anyhow::Result<Self> {
+        terminal::enable_raw_mode()
+            .context("the terminal refused raw mode (is this a terminal?)")?;
+        let mut stdout = std::io::stdout();
+        execute!(stdout, terminal::EnterAlternateScreen)?;
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+        let mut terminal = Terminal::new(CrosstermBackend::new(stdout))?;
+        terminal.hide_cursor()?;
+        terminal.clear()?;
+        Ok(TerminalGuard { terminal })
+    }
+}
+
+fn restore() {
+    let _ = terminal::disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        terminal::LeaveAlternateScreen,
+        ratatui::crossterm::cursor::Show
+    );
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
