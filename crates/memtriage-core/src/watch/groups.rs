@@ -287,6 +287,29 @@ impl Groups {
     }
 }
 
+/// The root of each process's job: the first process below a launcher (a shell,
+/// sshd, tmux, sudo, a container shim, init); a launcher is its own root.
+pub fn job_roots<'a>(
+    processes: impl IntoIterator<Item = (i32, i32, &'a str)>,
+) -> HashMap<i32, i32> {
+    let by_pid: HashMap<i32, (i32, &str)> = processes
+        .into_iter()
+        .map(|(pid, ppid, comm)| (pid, (ppid, comm)))
+        .collect();
+    let mut roots = HashMap::new();
+    let pids: Vec<i32> = by_pid.keys().copied().collect();
+    for pid in pids {
+        let launcher = by_pid.get(&pid).is_some_and(|(_, c)| is_launcher(c)) || pid == 1;
+        let root = if launcher {
+            pid
+        } else {
+            job_root(pid, &by_pid, &mut roots)
+        };
+        roots.insert(pid, root);
+    }
+    roots
+}
+
 /// `COMM[ROOT]` of the job `pid` belongs to; a launcher's own name.
 fn job_name(pid: i32, by_pid: &HashMap<i32, (i32, &str)>, roots: &mut HashMap<i32, i32>) -> String {
     let Some(&(_, comm)) = by_pid.get(&pid) else {

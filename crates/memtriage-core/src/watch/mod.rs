@@ -43,7 +43,7 @@ use crate::sampler::{PssBudget, Sample, SamplerConfig, SamplerThread, Scope};
 
 pub use cgroups::CgroupView;
 pub use files::{FileView, TensorView};
-pub use groups::{GroupView, Grouping, OTHER};
+pub use groups::{job_roots, GroupView, Grouping, OTHER};
 pub use live::{Live, LiveFrame, MachineHeader, LIVE_SCHEMA};
 pub use oom::{KillKey, KillSource, OomCounts, CONFIRM_WINDOW};
 pub use processes::{

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use memtriage_core::watch::{LiveFrame, ProcessRow};
+use memtriage_core::watch::{job_roots, LiveFrame, ProcessRow};
 
 /// What the table is sorted by, largest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,21 +248,29 @@ impl App {
                 .map(|row| Line::Process { row, depth: 0 })
                 .collect();
         }
-        // Tree mode: each job (a process whose parent is not in the frame, or is
-        // pid 1) with its descendants; a job shows when any member matches.
+        // Tree mode: each job (a process and its descendants, from the first process
+        // below a shell, sshd, tmux or init, as `serve` groups them) with its members
+        // indented below it; a job shows when any member matches.
         let by_pid: HashMap<i32, &ProcessRow> =
             frame.processes.iter().map(|r| (r.pid, r)).collect();
+        let roots = job_roots(
+            frame
+                .processes
+                .iter()
+                .map(|r| (r.pid, r.ppid, r.comm.as_str())),
+        );
         let mut children: HashMap<i32, Vec<&ProcessRow>> = HashMap::new();
-        let mut roots: Vec<&ProcessRow> = Vec::new();
+        let mut tops: Vec<&ProcessRow> = Vec::new();
         for r in &frame.processes {
-            if r.ppid > 1 && by_pid.contains_key(&r.ppid) && r.ppid != r.pid {
+            let root = roots.get(&r.pid).copied().unwrap_or(r.pid);
+            if root != r.pid && by_pid.contains_key(&r.ppid) && r.ppid != r.pid {
                 children.entry(r.ppid).or_default().push(r);
             } else {
-                roots.push(r);
+                tops.push(r);
             }
         }
         let mut jobs: Vec<(JobTotal, Vec<(&ProcessRow, usize)>)> = Vec::new();
-        for root in roots {
+        for root in tops {
             let mut members = Vec::new();
             let mut stack = vec![(root, 0usize)];
             while let Some((r, depth)) = stack.pop() {
@@ -340,4 +348,130 @@ pub enum Key {
     PageDown,
     CtrlC,
     Other,
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use memtriage_core::watch::{MachineHeader, LIVE_SCHEMA};
+
+    pub(crate) fn row(
+        pid: i32,
+        ppid: i32,
+        comm: &str,
+        rss_mib: u64,
+        pss_mib: Option<u64>,
+    ) -> ProcessRow {
+        ProcessRow {
+            pid,
+            ppid,
+            comm: comm.into(),
+            user: Some("alice".into()),
+            rss: rss_mib << 20,
+            pss: pss_mib.map(|p| p << 20),
+            uss: pss_mib.map(|p| p << 19),
+            swap: pss_mib.map(|_| 0),
+            pss_age: pss_mib.map(|_| 3.0),
+            minor_rate: Some(pid as f64),
+            major_rate: Some(0.0),
+            growth: None,
+            gpu: None,
+            rss_history: vec![1, 2, 3],
+            fault_history: vec![(1.0, 0.0)],
+            cgroup: None,
+            forked_worker: false,
+            copied_after_fork: None,
+            findings: Vec::new(),
+            minutes_to_limit: None,
+        }
+    }
+
+    /// A shell running a trainer with two forked workers, and a server beside it.
+    pub(crate) fn frame() -> LiveFrame {
+        let mut worker = row(102, 100, "pt_worker", 900, Some(150));
+        worker.forked_worker = true;
+        worker.copied_after_fork = Some(100 << 20);
+        worker.findings = vec!["fork.copy-on-write"];
+        LiveFrame {
+            schema: LIVE_SCHEMA,
+            t: 10.0,
+            header: MachineHeader::default(),
+            processes: vec![
+                row(10, 1, "bash", 4, Some(2)),
+                row(100, 10, "python", 1000, Some(400)),
+                row(101, 100, "pt_worker", 900, Some(150)),
+                worker,
+                row(200, 1, "server", 1200, None),
+            ],
+            pss_reads: 1,
+            pss_read_seconds: 0.001,
+        }
+    }
+
+    fn app() -> App {
+        let mut a = App::new(SortKey::Rss, false, String::new(), 1000);
+        a.show(frame());
+        a
+    }
+
+    fn pids(lines: &[Line]) -> Vec<i32> {
+        lines
+            .iter()
+            .map(|l| match l {
+                Line::Process { row, .. } => row.pid,
+                Line::Job(j) => -j.root.pid,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sorting_puts_unknown_figures_last_not_as_zero() {
+        let mut a = app();
+        assert_eq!(pids(&a.lines()), vec![200, 100, 101, 102, 10]);
+        a.key(Key::Char('4'));
+        assert_eq!(a.sort, SortKey::Pss);
+        assert_eq!(
+            pids(&a.lines()),
+            vec![100, 101, 102, 10, 200],
+            "the server's PSS is unknown"
+        );
+        a.key(Key::Char('s'));
+        assert_eq!(a.sort, SortKey::Uss);
+    }
+
+    #[test]
+    fn tree_mode_folds_workers_into_their_job_with_what_sharing_saves() {
+        let mut a = app();
+        a.key(Key::Char('t'));
+        let lines = a.lines();
+        assert_eq!(pids(&lines), vec![-100, 100, 101, 102, 200, 10]);
+        let Line::Job(job) = &lines[0] else {
+            panic!("{lines:?}")
+        };
+        assert_eq!(
+            (job.processes, job.rss, job.pss),
+            (3, 2800 << 20, Some(700 << 20))
+        );
+        assert_eq!(job.shared_saving(), Some(2100 << 20));
+    }
+
+    #[test]
+    fn filter_keys_pause_and_quit() {
+        let mut a = app();
+        a.key(Key::Char('/'));
+        for c in "work".chars() {
+            a.key(Key::Char(c));
+        }
+        a.key(Key::Enter);
+        assert_eq!(pids(&a.lines()), vec![101, 102]);
+        assert_eq!(a.key(Key::Char('q')), Outcome::Quit);
+        a.key(Key::Char(' '));
+        let before = a.frame.clone();
+        let mut later = frame();
+        later.t = 99.0;
+        a.show(later);
+        assert_eq!(a.frame, before, "paused: the frame stays");
+        assert_eq!(a.key(Key::Char('+')), Outcome::Interval);
+        assert_eq!(a.interval_ms, 2000);
+    }
 }

@@ -139,75 +139,161 @@ fn growth(v: Option<f64>) -> String {
     }
 }
 
-fn process_cells(row: &ProcessRow, depth: usize, sort: SortKey) -> Vec<String> {
-    let name = format!("{}{}", "  ".repeat(depth.min(8)), row.comm);
-    let mark = if row.findings.is_empty() { " " } else { "!" };
-    vec![
-        format!("{mark}{}", row.pid),
-        row.user.clone().unwrap_or_else(|| "-".into()),
-        rate(row.major_rate),
-        rate(row.minor_rate),
-        iec(row.rss),
-        iec_opt(row.pss),
-        iec_opt(row.uss),
-        iec_opt(row.swap),
-        iec_opt(row.gpu),
-        growth(row.growth),
-        sparkline(&sort.history(row), 8),
-        name,
-    ]
+/// The table's columns, besides COMMAND (always last, taking what is left).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Pid,
+    User,
+    Major,
+    Minor,
+    Rss,
+    Pss,
+    Uss,
+    Swap,
+    Gpu,
+    Growth,
+    History,
 }
 
-fn job_cells(job: &JobTotal) -> Vec<String> {
-    let saving = job
-        .shared_saving()
-        .map(|s| format!(" shares {}", iec(s)))
-        .unwrap_or_default();
-    vec![
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        iec(job.rss),
-        iec_opt(job.pss),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        format!("{} [{} processes]{saving}", job.root.comm, job.processes),
-    ]
-}
-
-const HEADERS: [&str; 12] = [
-    "PID", "USER", "MAJ/s", "MIN/s", "RSS", "PSS", "USS", "SWAP", "GPU", "GROW/m", "HISTORY",
-    "COMMAND",
+/// Left to right.
+const ORDER: [Col; 11] = [
+    Col::Pid,
+    Col::User,
+    Col::Major,
+    Col::Minor,
+    Col::Rss,
+    Col::Pss,
+    Col::Uss,
+    Col::Swap,
+    Col::Gpu,
+    Col::Growth,
+    Col::History,
 ];
+/// Which columns a narrow terminal keeps first (80x24 over SSH keeps the first six).
+const PRIORITY: [Col; 11] = [
+    Col::Pid,
+    Col::Major,
+    Col::Minor,
+    Col::Rss,
+    Col::Pss,
+    Col::History,
+    Col::Swap,
+    Col::Growth,
+    Col::Uss,
+    Col::User,
+    Col::Gpu,
+];
+const COMMAND_MIN: u16 = 12;
 
-fn column_key(i: usize) -> Option<SortKey> {
-    match i {
-        2 => Some(SortKey::MajorFaults),
-        3 => Some(SortKey::MinorFaults),
-        4 => Some(SortKey::Rss),
-        5 => Some(SortKey::Pss),
-        6 => Some(SortKey::Uss),
-        7 => Some(SortKey::Swap),
-        8 => Some(SortKey::Gpu),
-        9 => Some(SortKey::Growth),
-        _ => None,
+impl Col {
+    fn header(self) -> &'static str {
+        match self {
+            Col::Pid => "PID",
+            Col::User => "USER",
+            Col::Major => "MAJ/s",
+            Col::Minor => "MIN/s",
+            Col::Rss => "RSS",
+            Col::Pss => "PSS",
+            Col::Uss => "USS",
+            Col::Swap => "SWAP",
+            Col::Gpu => "GPU",
+            Col::Growth => "GROW/m",
+            Col::History => "HISTORY",
+        }
     }
+
+    fn width(self) -> u16 {
+        match self {
+            Col::Pid => 8,
+            Col::User => 8,
+            Col::Major | Col::Minor => 5,
+            Col::Rss | Col::Pss | Col::Uss | Col::Swap | Col::Gpu => 10,
+            Col::Growth => 10,
+            Col::History => 8,
+        }
+    }
+
+    fn sorts(self) -> Option<SortKey> {
+        match self {
+            Col::Major => Some(SortKey::MajorFaults),
+            Col::Minor => Some(SortKey::MinorFaults),
+            Col::Rss => Some(SortKey::Rss),
+            Col::Pss => Some(SortKey::Pss),
+            Col::Uss => Some(SortKey::Uss),
+            Col::Swap => Some(SortKey::Swap),
+            Col::Gpu => Some(SortKey::Gpu),
+            Col::Growth => Some(SortKey::Growth),
+            _ => None,
+        }
+    }
+
+    fn cell(self, row: &ProcessRow, sort: SortKey) -> String {
+        match self {
+            Col::Pid => {
+                let mark = if row.findings.is_empty() { " " } else { "!" };
+                format!("{mark}{}", row.pid)
+            }
+            Col::User => row.user.clone().unwrap_or_else(|| "-".into()),
+            Col::Major => rate(row.major_rate),
+            Col::Minor => rate(row.minor_rate),
+            Col::Rss => iec(row.rss),
+            Col::Pss => iec_opt(row.pss),
+            Col::Uss => iec_opt(row.uss),
+            Col::Swap => iec_opt(row.swap),
+            Col::Gpu => iec_opt(row.gpu),
+            Col::Growth => growth(row.growth),
+            Col::History => sparkline(&sort.history(row), 8),
+        }
+    }
+
+    fn job_cell(self, job: &JobTotal) -> String {
+        match self {
+            Col::Rss => iec(job.rss),
+            Col::Pss => iec_opt(job.pss),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The columns that fit `width`, the sorted one always among them.
+fn columns(width: u16, sort: SortKey, gpus: bool) -> Vec<Col> {
+    let mut chosen: Vec<Col> = vec![Col::Pid];
+    if let Some(c) = ORDER.iter().find(|c| c.sorts() == Some(sort)) {
+        chosen.push(*c);
+    }
+    let used = |cols: &[Col]| cols.iter().map(|c| c.width() + 1).sum::<u16>();
+    for c in PRIORITY {
+        if chosen.contains(&c) || (c == Col::Gpu && !gpus) {
+            continue;
+        }
+        let mut with = chosen.clone();
+        with.push(c);
+        if used(&with) + COMMAND_MIN <= width {
+            chosen = with;
+        }
+    }
+    ORDER.into_iter().filter(|c| chosen.contains(c)).collect()
 }
 
 fn draw_table(f: &mut Frame, area: Rect, app: &App) {
     let lines = app.lines();
-    let header = Row::new(HEADERS.iter().enumerate().map(|(i, h)| {
-        let cell = Cell::from(*h);
-        if column_key(i) == Some(app.sort) {
-            cell.style(Style::default().add_modifier(Modifier::REVERSED))
-        } else {
-            cell
-        }
-    }))
+    let gpus = app
+        .frame
+        .as_ref()
+        .is_some_and(|fr| fr.header.gpus.as_ref().is_some_and(|g| !g.is_empty()));
+    let cols = columns(area.width, app.sort, gpus);
+    let header = Row::new(
+        cols.iter()
+            .map(|c| {
+                let cell = Cell::from(c.header());
+                if c.sorts() == Some(app.sort) {
+                    cell.style(Style::default().add_modifier(Modifier::REVERSED))
+                } else {
+                    cell
+                }
+            })
+            .chain(std::iter::once(Cell::from("COMMAND"))),
+    )
     .style(Style::default().add_modifier(Modifier::BOLD));
     let rows = lines.iter().map(|line| match line {
         Line::Process { row, depth } => {
@@ -216,26 +302,33 @@ fn draw_table(f: &mut Frame, area: Rect, app: &App) {
             } else {
                 Style::default().add_modifier(Modifier::BOLD)
             };
-            Row::new(process_cells(row, *depth, app.sort)).style(style)
+            let name = format!("{}{}", "  ".repeat((*depth).min(8)), row.comm);
+            Row::new(
+                cols.iter()
+                    .map(|c| c.cell(row, app.sort))
+                    .chain(std::iter::once(name)),
+            )
+            .style(style)
         }
         Line::Job(job) => {
-            Row::new(job_cells(job)).style(Style::default().add_modifier(Modifier::UNDERLINED))
+            let saving = job
+                .shared_saving()
+                .map(|s| format!(" shares {}", iec(s)))
+                .unwrap_or_default();
+            let name = format!("{} [{} processes]{saving}", job.root.comm, job.processes);
+            Row::new(
+                cols.iter()
+                    .map(|c| c.job_cell(job))
+                    .chain(std::iter::once(name)),
+            )
+            .style(Style::default().add_modifier(Modifier::UNDERLINED))
         }
     });
-    let widths = [
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(6),
-        Constraint::Length(6),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(9),
-        Constraint::Length(8),
-        Constraint::Min(10),
-    ];
+    let widths: Vec<Constraint> = cols
+        .iter()
+        .map(|c| Constraint::Length(c.width()))
+        .chain(std::iter::once(Constraint::Min(COMMAND_MIN)))
+        .collect();
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(1)
@@ -328,11 +421,82 @@ fn footer_line(app: &App) -> TextLine<'static> {
         format!(" filter:{}", app.filter)
     };
     TextLine::from(format!(
-        "q quit  s/1-8 sort:{}  t tree{}  / filter{}  space pause{}  +/- interval:{}ms  enter detail  - = unreadable",
+        "q quit  s sort:{}  t tree{}  / filter{}  spc pause{}  +/- {}ms  ⏎ detail",
         app.sort.name(),
         if app.tree { ":on" } else { "" },
         filter,
         state,
         app.interval_ms
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::top::app::tests::frame;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    fn text(app: &App, width: u16, height: u16) -> Vec<String> {
+        let mut t = Terminal::new(TestBackend::new(width, height)).unwrap();
+        t.draw(|f| draw(f, app)).unwrap();
+        let b = t.backend().buffer().clone();
+        (0..height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| b[(x, y)].symbol().to_string())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_known_frame_draws_the_expected_screen_in_80_by_24() {
+        let mut app = App::new(SortKey::Rss, true, String::new(), 1000);
+        app.show(frame());
+        app.detail = true;
+        app.selected = 3;
+        let screen = text(&app, 80, 24);
+        assert_eq!(screen[0], "MemAvailable -  swap -  PSI some -% full -%");
+        assert_eq!(
+            screen[3], "PID      MAJ/s MIN/s RSS        PSS        SWAP       HISTORY  COMMAND",
+            "80 columns keep the first columns: {screen:#?}"
+        );
+        assert!(
+            screen[4].contains("2.7 GiB")
+                && screen[4].contains("700 MiB")
+                && screen[4].contains("python [3 process"),
+            "the job first, its totals: {screen:#?}"
+        );
+        assert!(
+            screen[7].starts_with("!102"),
+            "a worker with a finding is marked: {screen:#?}"
+        );
+        assert!(
+            screen[8].contains("1.2 GiB") && screen[8].contains(" - "),
+            "the server's PSS unknown: {screen:#?}"
+        );
+        let detail = screen.join("\n");
+        assert!(
+            detail.contains("copied 100 MiB of its parent's memory"),
+            "{detail}"
+        );
+        assert!(detail.contains("! fork.copy-on-write"), "{detail}");
+        assert_eq!(
+            screen[23],
+            "q quit  s sort:rss  t tree:on  / filter  spc pause  +/- 1000ms  ⏎ detail"
+        );
+    }
+
+    #[test]
+    fn sparklines_scale_to_their_own_range() {
+        assert_eq!(
+            sparkline(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], 8),
+            "▁▂▃▄▅▆▇█"
+        );
+        assert_eq!(sparkline(&[5.0, 5.0], 8), "▄▄");
+        assert_eq!(sparkline(&[], 8), "");
+    }
 }
