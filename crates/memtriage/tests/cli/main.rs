@@ -19,3 +19,5 @@ mod run_processes;
 mod run_torch;
 mod run_trust;
 mod serve_live;
+mod top_batch;
+mod top_tmux;

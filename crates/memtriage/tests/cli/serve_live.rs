@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::gpu_nvml::{h100, Gpus};
-use crate::support::{helper_binary, is_root, memtriage, wait_until};
+use crate::support::{helper_binary, is_root, memtriage, wait_until, ShellJob};
 
 const MIB: u64 = 1 << 20;
 
@@ -267,25 +267,9 @@ fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
     if !have("prometheus") || !have("promtool") || !have("curl") {
         return;
     }
-    // A job the test started, under a shell as a user starts one (else it would be
-    // part of the job `cargo test` is): 96 MiB of its own; and a GPU holder.
-    let mut shell = Command::new("sh")
-        .args(["-c", "\"$0\" anon 96; true"])
-        .arg(helper_binary())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut ready = String::new();
-    BufReader::new(shell.stdout.take().unwrap())
-        .read_line(&mut ready)
-        .unwrap();
-    let job_pid: i32 = ready
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("helper said {ready:?}"));
-    let _job_stdin = shell.stdin.take();
+    // A job the test started under a shell: 96 MiB of its own; and a GPU holder.
+    let job = ShellJob::start("anon 96");
+    let job_pid = job.pid();
     let mut gpus = Gpus::new(
         &json!({"devices": [h100(json!([{"comm": "gpu-holder", "used": 10u64 << 30}]))]}),
     );
@@ -348,8 +332,7 @@ fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
         anon >= (16 * MIB) as f64 && anon <= (48 * MIB) as f64,
         "anon-rss at the kill: {anon}"
     );
-    drop(_job_stdin);
-    let _ = shell.wait();
+    drop(job);
 
     // A process living in the limited cgroup: the cgroup is exported with its limit
     // and the kill its own counter saw.

@@ -43,6 +43,13 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
     if args.once || args.iterations.is_some() {
         return batch(ctx, args, &mut app, window, p);
     }
+    // SAFETY: isatty only looks at the descriptors.
+    if unsafe { libc::isatty(libc::STDIN_FILENO) == 0 || libc::isatty(libc::STDOUT_FILENO) == 0 } {
+        anyhow::bail!(
+            "top draws in a terminal, and stdin or stdout is not one; for scripts use \
+             `memtriage top --once` or `--iterations N` (with --json for JSON)"
+        );
+    }
     let (sampler, frames) = start(&ctx.root, interval_ms, window)?;
     let mut sampler = Some(sampler);
     for sig in [libc::SIGTERM, libc::SIGHUP] {
@@ -67,7 +74,17 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
                 guard.terminal.draw(|f| draw(f, &app))?;
                 dirty = false;
             }
-            if event::poll(Duration::from_millis(100))? {
+            // crossterm alone spins on a terminal that hung up (read returns 0 and it
+            // reads again): past what crossterm already holds (keys read together, a
+            // resize), the terminal itself is polled, and a hang-up ends `top`.
+            if !event::poll(Duration::ZERO)? {
+                match stdin_ready(Duration::from_millis(100)) {
+                    Input::HungUp => return Ok(()),
+                    Input::Idle => continue,
+                    Input::Ready => {}
+                }
+            }
+            while event::poll(Duration::ZERO)? {
                 match event::read()? {
                     Event::Key(k) if k.kind != KeyEventKind::Release => {
                         dirty = true;
@@ -95,6 +112,35 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
     drop(sampler);
     outcome?;
     Ok(ExitStatus::Success)
+}
+
+enum Input {
+    Ready,
+    Idle,
+    HungUp,
+}
+
+/// Whether the terminal has input within `timeout`, or has gone.
+fn stdin_ready(timeout: Duration) -> Input {
+    let mut fds = libc::pollfd {
+        fd: libc::STDIN_FILENO,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd on the stack, for the call's duration.
+    let n = unsafe { libc::poll(&mut fds, 1, timeout.as_millis() as libc::c_int) };
+    if n < 0 {
+        // EINTR (a signal): the loop checks STOP next.
+        return Input::Idle;
+    }
+    if fds.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        return Input::HungUp;
+    }
+    if fds.revents & libc::POLLIN != 0 {
+        Input::Ready
+    } else {
+        Input::Idle
+    }
 }
 
 fn key_of(code: KeyCode, mods: KeyModifiers) -> Key {

@@ -315,7 +315,7 @@ fn draw_table(f: &mut Frame, area: Rect, app: &App) {
                 .shared_saving()
                 .map(|s| format!(" shares {}", iec(s)))
                 .unwrap_or_default();
-            let name = format!("{} [{} processes]{saving}", job.root.comm, job.processes);
+            let name = format!("{} [{}]{saving}", job.root.comm, job.processes);
             Row::new(
                 cols.iter()
                     .map(|c| c.job_cell(job))
@@ -467,7 +467,7 @@ mod tests {
         assert!(
             screen[4].contains("2.7 GiB")
                 && screen[4].contains("700 MiB")
-                && screen[4].contains("python [3 process"),
+                && screen[4].contains("python [3] shares 2.0 GiB"),
             "the job first, its totals: {screen:#?}"
         );
         assert!(

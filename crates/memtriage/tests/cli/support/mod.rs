@@ -272,3 +272,45 @@ pub fn disk_scratch() -> tempfile::TempDir {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
+
+/// The helper started under a shell, as a user starts a job (a process started by
+/// the test itself would belong to the job `cargo test` is): its pids, the first the
+/// helper's own; it ends when dropped.
+pub struct ShellJob {
+    shell: Child,
+    pub pids: Vec<i32>,
+}
+
+impl ShellJob {
+    pub fn start(steps: &str) -> ShellJob {
+        let mut shell = Command::new("sh")
+            .args(["-c", &format!("\"$0\" {steps}; true")])
+            .arg(helper_binary())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start sh");
+        let mut ready = String::new();
+        BufReader::new(shell.stdout.take().expect("helper stdout"))
+            .read_line(&mut ready)
+            .expect("read helper's ready line");
+        let pids: Vec<i32> = ready
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        assert!(!pids.is_empty(), "helper said {ready:?}");
+        ShellJob { shell, pids }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pids[0]
+    }
+}
+
+impl Drop for ShellJob {
+    fn drop(&mut self) {
+        drop(self.shell.stdin.take());
+        let _ = self.shell.wait();
+    }
+}

@@ -1,0 +1,258 @@
+//! `memtriage top` in a real terminal: tmux runs it, keys go in with send-keys, the
+//! screen comes back with capture-pane. A job the test started must appear where its
+//! sort puts it, fold with its workers in tree mode, survive a filter, and quitting
+//! (or SIGTERM) must leave the terminal as it was.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::support::{wait_until, ShellJob};
+
+fn have_tmux() -> bool {
+    let found = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found && std::env::var_os("CI").is_some() {
+        panic!("tmux is missing: .ci/run installs it");
+    }
+    found
+}
+
+fn memtriage_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_memtriage"))
+}
+
+/// A detached tmux session running one shell command, killed when dropped.
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn start(command: &str, width: u16, height: u16) -> Tmux {
+        let name = format!("memtriage-top-{}-{}", std::process::id(), rand_suffix());
+        let ok = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+            ])
+            .arg(command)
+            .env("TERM", "xterm-256color")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Tmux { name }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        Command::new("tmux")
+            .args(["send-keys", "-t", &self.name])
+            .args(keys)
+            .status()
+            .unwrap();
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits (10 s at most) for the screen to satisfy `done`; the last screen.
+    fn wait(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let mut last = String::new();
+        let ok = wait_until(Duration::from_secs(10), Duration::from_millis(200), || {
+            last = self.screen();
+            done(&last)
+        });
+        assert!(ok, "{what}; the screen was:\n{last}");
+        last
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+fn rand_suffix() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+}
+
+/// The pid column of each process line below the table's header.
+fn row_pids(screen: &str) -> Vec<i32> {
+    screen
+        .lines()
+        .skip_while(|l| !l.starts_with("PID"))
+        .skip(1)
+        .filter_map(|l| {
+            l.trim_start_matches('!')
+                .split_whitespace()
+                .next()?
+                .trim_start_matches('!')
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+/// `stty -a`'s words after top ended, written by the pane's shell.
+fn terminal_after(file: &Path) -> String {
+    let mut text = String::new();
+    wait_until(Duration::from_secs(10), Duration::from_millis(100), || {
+        text = std::fs::read_to_string(file).unwrap_or_default();
+        text.contains("EXITED")
+    });
+    text
+}
+
+fn assert_restored(stty: &str) {
+    assert!(stty.contains("EXITED 0"), "top's exit: {stty}");
+    let words: Vec<&str> = stty.split_whitespace().collect();
+    for mode in ["icanon", "echo", "isig"] {
+        assert!(
+            words.contains(&mode),
+            "{mode} not restored after top: {stty}"
+        );
+    }
+}
+
+#[test]
+fn a_job_sorts_folds_filters_and_quitting_restores_the_terminal() {
+    if !have_tmux() {
+        return;
+    }
+    // A job under a shell: 192 MiB and three forked workers.
+    let job = ShellJob::start("anon 192 fork 3");
+    assert_eq!(job.pids.len(), 4);
+    let dir = tempfile::tempdir().unwrap();
+    let after = dir.path().join("after");
+    let command = format!(
+        "{} top --interval 500ms; echo EXITED $? > {f}.tmp; stty -a >> {f}.tmp; mv {f}.tmp {f}; sleep 30",
+        memtriage_bin().display(),
+        f = after.display()
+    );
+    let tmux = Tmux::start(&command, 120, 40);
+
+    // By RSS, the job's four processes (192 MiB each, shared) come first.
+    let screen = tmux.wait("the job's processes lead the RSS sort", |s| {
+        let top: Vec<i32> = row_pids(s).into_iter().take(4).collect();
+        top.len() == 4 && top.iter().all(|p| job.pids.contains(p))
+    });
+    assert!(screen.contains("MemAvailable"), "{screen}");
+
+    // Sorted by minor faults instead, the header marks it.
+    tmux.keys(&["2"]);
+    tmux.wait("the sort changes", |s| s.contains("sort:minor-faults"));
+
+    // Tree mode folds the workers into their job, with totals.
+    tmux.keys(&["3", "t"]);
+    let screen = tmux.wait("the job folds with its workers, first by RSS", |s| {
+        let first = s
+            .lines()
+            .skip_while(|l| !l.starts_with("PID"))
+            .nth(1)
+            .unwrap_or("");
+        first.contains("memtriage-testh [4]") && first.contains("shares")
+    });
+    assert!(screen.contains("tree:on"), "{screen}");
+
+    // A filter keeps only the job.
+    tmux.keys(&["t", "/"]);
+    tmux.keys(&["-l", "testh"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait("the filter leaves the job", |s| {
+        let pids = row_pids(s);
+        s.contains("filter:testh") && pids.len() == 4 && pids.iter().all(|p| job.pids.contains(p))
+    });
+    assert!(!screen.contains(" bash"), "{screen}");
+
+    tmux.keys(&["q"]);
+    assert_restored(&terminal_after(&after));
+}
+
+#[test]
+fn sigterm_and_a_small_terminal_leave_the_terminal_restored() {
+    if !have_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let after = dir.path().join("after");
+    let marker = "61s";
+    let command = format!(
+        "{} top --interval 500ms --window {marker}; echo EXITED $? > {f}.tmp; stty -a >> {f}.tmp; mv {f}.tmp {f}; sleep 30",
+        memtriage_bin().display(),
+        f = after.display()
+    );
+    let tmux = Tmux::start(&command, 80, 24);
+    let screen = tmux.wait("top draws in 80x24", |s| {
+        s.contains("PID") && s.contains("q quit")
+    });
+    assert!(screen.lines().all(|l| l.chars().count() <= 80), "{screen}");
+    // Anchored: the pane's shell has the same words in its command line.
+    let pgrep = Command::new("pgrep")
+        .args([
+            "-f",
+            &format!(
+                "^{} top --interval 500ms --window {marker}",
+                memtriage_bin().display()
+            ),
+        ])
+        .output()
+        .unwrap();
+    let pid = String::from_utf8_lossy(&pgrep.stdout)
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse::<i32>().ok())
+        .expect("top's pid");
+    // SAFETY: a signal to the process this test started.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    assert_restored(&terminal_after(&after));
+}
+
+/// A terminal that goes away (an SSH connection dropped) ends `top`: it must not
+/// spin on a terminal that only returns end-of-file.
+#[test]
+fn a_terminal_that_hangs_up_ends_top() {
+    if !have_tmux() {
+        return;
+    }
+    let marker = "63s";
+    let command = format!(
+        "{} top --interval 500ms --window {marker}",
+        memtriage_bin().display()
+    );
+    let tmux = Tmux::start(&command, 100, 30);
+    tmux.wait("top draws", |s| s.contains("q quit"));
+    let pattern = format!(
+        "^{} top --interval 500ms --window {marker}",
+        memtriage_bin().display()
+    );
+    drop(tmux);
+    let gone = wait_until(Duration::from_secs(10), Duration::from_millis(200), || {
+        !Command::new("pgrep")
+            .args(["-f", &pattern])
+            .status()
+            .unwrap()
+            .success()
+    });
+    assert!(gone, "top still runs after its terminal hung up");
+}
