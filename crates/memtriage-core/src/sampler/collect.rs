@@ -20,15 +20,16 @@ use super::{system, SamplerConfig};
 
 /// `PF_KTHREAD` in `/proc/PID/stat` flags.
 const PF_KTHREAD: u32 = 0x0020_0000;
-/// Processes whose `stat` is kept open between ticks. Past this (a machine-wide
-/// scope) each is read through its directory instead: with the usual soft limit of
-/// 1024 open files, a descriptor per process and file would run out.
-const KEEP_OPEN_UP_TO: usize = 256;
+/// Processes whose `stat` is kept open between ticks, unless the config says more.
+/// Past this (a machine-wide scope) each is read through its directory instead:
+/// with the usual soft limit of 1024 open files, two descriptors per process would
+/// run out. A front end that raised its limit says so in [`SamplerConfig::keep_open`].
+pub const KEEP_OPEN_UP_TO: usize = 256;
 
 struct Tracked {
     /// The process's directory, held open while few processes are followed (reads
     /// through it cannot reach another process that reuses the pid); past
-    /// [`KEEP_OPEN_UP_TO`] opened again at each read.
+    /// the config's `keep_open` opened again at each read.
     dir: Option<ProcDir>,
     /// `starttime` of `stat` when first seen: a pid whose process has another start
     /// time is a new process that reused it.
@@ -228,7 +229,7 @@ impl Collector {
             let Ok(dir) = ProcDir::open(&self.config.root, pid) else {
                 continue;
             };
-            let hold = self.tracked.len() < KEEP_OPEN_UP_TO;
+            let hold = self.tracked.len() < self.config.keep_open;
             let stat = hold.then(|| dir.open_file("stat").ok()).flatten();
             self.tracked.insert(
                 pid,

@@ -28,7 +28,7 @@ use crate::probe::cgroup::CgroupDir;
 use crate::probe::root::Root;
 
 pub use budget::PssBudget;
-pub use collect::Collector;
+pub use collect::{Collector, KEEP_OPEN_UP_TO};
 pub use sample::{
     CgroupSample, GpuSample, ProcessSample, PssAttempt, PssReading, Sample, SystemSample,
 };
@@ -37,6 +37,29 @@ pub use scope::Scope;
 /// Every descendant of this process now: what [`Scope::Supervised`] would sample.
 pub fn supervised_descendants(root: &Root) -> Vec<i32> {
     scope::Members::new(root, Scope::Supervised).pids()
+}
+
+/// Raises this process's soft limit of open files as far as its hard limit allows
+/// (up to 65536), and returns how many processes a machine-wide sampler may then
+/// keep open ([`SamplerConfig::keep_open`]), leaving room for everything else.
+pub fn open_files_for() -> usize {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let want = limit.maximum.unwrap_or(65536).min(65536);
+    let soft = match limit.current {
+        Some(current) if current >= want => current,
+        _ => {
+            let raised = Rlimit {
+                current: Some(want),
+                maximum: limit.maximum,
+            };
+            match setrlimit(Resource::Nofile, raised) {
+                Ok(()) => want,
+                Err(_) => limit.current.unwrap_or(1024),
+            }
+        }
+    };
+    (soft.saturating_sub(256) / 2).max(collect::KEEP_OPEN_UP_TO as u64) as usize
 }
 
 /// The interval `memtriage run` samples at unless told otherwise.
@@ -61,6 +84,10 @@ pub struct SamplerConfig {
     /// Every NVIDIA GPU's memory and who holds it, each tick (NVML; skipped at no
     /// cost where there is none).
     pub gpu: bool,
+    /// Processes whose `/proc` directory and `stat` stay open between ticks (two
+    /// descriptors each; an open file is re-read without a path lookup). Default
+    /// [`collect::KEEP_OPEN_UP_TO`]; see [`open_files_for`] to raise it.
+    pub keep_open: usize,
     /// The zero of [`Sample::t`].
     pub epoch: Instant,
     pub root: Root,
@@ -78,6 +105,7 @@ impl SamplerConfig {
             exe: true,
             cgroup: None,
             gpu: true,
+            keep_open: collect::KEEP_OPEN_UP_TO,
             epoch: Instant::now(),
             root: Root::host(),
         }

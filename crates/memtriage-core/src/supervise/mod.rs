@@ -302,6 +302,7 @@ pub fn run<O: OutputObserver + 'static>(
             exe: true,
             cgroup: watch,
             gpu: true,
+            keep_open: crate::sampler::KEEP_OPEN_UP_TO,
             epoch: start,
             root: root.clone(),
         },

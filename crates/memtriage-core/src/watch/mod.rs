@@ -200,6 +200,7 @@ impl Watcher {
         sampler_config.pss = config.pss;
         sampler_config.exe = false;
         sampler_config.gpu = config.gpu;
+        sampler_config.keep_open = crate::sampler::open_files_for();
         sampler_config.root = config.root.clone();
         let sink_published = Arc::clone(&published);
         let sink_config = config.clone();

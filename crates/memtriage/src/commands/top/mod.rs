@@ -168,6 +168,7 @@ fn start(
     let mut config = SamplerConfig::new(Scope::All, Duration::from_millis(interval_ms));
     config.pss = Some(PssBudget::MACHINE);
     config.exe = false;
+    config.keep_open = memtriage_core::sampler::open_files_for();
     config.root = root.clone();
     let (tx, rx) = mpsc::channel();
     let mut live = Live::new(root, window);

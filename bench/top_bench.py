@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""`memtriage top` side by side with htop and btop, in one run (issue 16): each runs in
+its own tmux pane (200x50) refreshing every second, with N extra processes on the
+machine (500 by default, each holding a few MiB of its own), one tool at a time.
+
+For each: CPU (utime+stime from /proc/PID/stat, all threads) over --window seconds
+after a warm-up, as percent of one core, and peak RSS (VmHWM). The issue asks
+`top` under 1% of a core and 20 MiB. Prints a table and memtriage's ratios.
+
+Needs tmux (and htop, btop to compare: apt-get install tmux htop btop). It builds the
+release binary first. Run from the repository root:
+
+  python3 bench/top_bench.py [--processes 500] [--window 60] [--smoke]
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MEMTRIAGE = os.path.join(ROOT, "target", "release", "memtriage")
+TICK = os.sysconf("SC_CLK_TCK")
+HOLDER = "import time\nb = bytearray(4 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\ntime.sleep(3600)\n"
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def hwm_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def pane_pid(session):
+    out = subprocess.run(["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"],
+                         capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[0])
+
+
+def tools(tmp):
+    yield "memtriage top", [MEMTRIAGE, "top", "--interval", "1s"], {}
+    if shutil.which("htop"):
+        yield "htop", ["htop", "-d", "10"], {}
+    else:
+        print("htop: not installed (apt-get install htop)", file=sys.stderr)
+    if shutil.which("btop"):
+        conf = os.path.join(tmp, "btop")
+        os.makedirs(conf, exist_ok=True)
+        with open(os.path.join(conf, "btop.conf"), "w") as f:
+            f.write("update_ms = 1000\n")
+        yield "btop", ["btop"], {"XDG_CONFIG_HOME": tmp}
+    else:
+        print("btop: not installed (apt-get install btop)", file=sys.stderr)
+
+
+def measure(name, cmd, env, window, warmup):
+    session = f"topbench{os.getpid()}"
+    full_env = dict(os.environ, TERM="xterm-256color", **env)
+    # exec: the pane's process is the tool itself.
+    shell_cmd = "exec " + " ".join(cmd)
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "50", shell_cmd],
+                   env=full_env, check=True)
+    try:
+        time.sleep(warmup)
+        pid = pane_pid(session)
+        c0, t0 = cpu_seconds(pid), time.perf_counter()
+        time.sleep(window)
+        c1, t1 = cpu_seconds(pid), time.perf_counter()
+        return {"cpu_percent": 100 * (c1 - c0) / (t1 - t0), "rss_mib": hwm_mib(pid)}
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--processes", type=int, default=500)
+    ap.add_argument("--window", type=float, default=60)
+    ap.add_argument("--warmup", type=float, default=5)
+    ap.add_argument("--smoke", action="store_true", help="a few processes and seconds: does it run")
+    args = ap.parse_args()
+    if args.smoke:
+        args.processes, args.window, args.warmup = 20, 3, 2
+    if not shutil.which("tmux"):
+        raise SystemExit("tmux is missing: apt-get install tmux")
+    subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "memtriage"], cwd=ROOT, check=True)
+    holders = [subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.DEVNULL)
+               for _ in range(args.processes)]
+    live = sum(1 for d in os.listdir("/proc") if d.isdigit())
+    print(f"{args.processes} extra processes, {live} on the machine; 1 s refresh; "
+          f"CPU over {args.window:.0f} s after {args.warmup:.0f} s\n")
+    results = {}
+    try:
+        time.sleep(2)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, cmd, env in tools(tmp):
+                results[name] = measure(name, cmd, env, args.window, args.warmup)
+    finally:
+        for h in holders:
+            h.kill()
+        for h in holders:
+            h.wait()
+    print(f"{'tool':<16}{'CPU %':>8}{'peak RSS MiB':>14}")
+    for name, r in results.items():
+        print(f"{name:<16}{r['cpu_percent']:>8.2f}{r['rss_mib']:>14.1f}")
+    ours = results["memtriage top"]
+    for peer, r in results.items():
+        if peer != "memtriage top" and r["cpu_percent"] > 0:
+            print(f"memtriage top / {peer}: CPU {ours['cpu_percent'] / r['cpu_percent']:.2f}x, "
+                  f"RSS {ours['rss_mib'] / r['rss_mib']:.2f}x")
+    met = ours["cpu_percent"] < 1 and ours["rss_mib"] < 20
+    print(f"\nissue 16's figures (< 1% of a core, < 20 MiB): {'met' if met else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
