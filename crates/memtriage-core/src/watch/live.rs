@@ -2,9 +2,13 @@
 //! machine-wide figures and every process's row. [`Live`] consumes the sampler's
 //! samples and builds a [`LiveFrame`]; a front end only draws frames.
 
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::model::gpu::GpuTick;
+use crate::model::maps::{FileGroup, KindGroup};
 use crate::model::system::OomKill;
 use crate::parse::kmsg::oom_kills;
 use crate::probe::kmsg::{read_kmsg, LogFollower, Start};
@@ -53,7 +57,31 @@ pub struct LiveFrame {
     /// `smaps_rollup` reads this sample made, and what they cost in seconds.
     pub pss_reads: usize,
     pub pss_read_seconds: f64,
+    /// The regions of the process a viewer focused on ([`Live::focus`]), by kind and
+    /// by mapped file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub focus: Option<Focus>,
 }
+
+/// A focused process's memory by kind and by mapped file, read from `smaps` (a walk
+/// of its page tables: only for the one process a viewer asked for, at most every
+/// [`FOCUS_EVERY`] seconds).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Focus {
+    pub pid: i32,
+    /// Seconds since the view started, when read.
+    pub at: f64,
+    pub by_kind: Vec<KindGroup>,
+    /// The largest mapped files, resident size first.
+    pub by_file: Vec<FileGroup>,
+    /// Why the regions could not be read, where they could not.
+    pub error: Option<String>,
+}
+
+/// How often a focused process's regions are read again.
+pub const FOCUS_EVERY: f64 = 5.0;
+/// Mapped files a focus keeps.
+const FOCUS_FILES: usize = 8;
 
 pub const LIVE_SCHEMA: &str = "memtriage.top/v1";
 
@@ -64,6 +92,9 @@ pub struct Live {
     last_vmstat: Option<(f64, u64, u64)>,
     kmsg: Option<LogFollower>,
     last_kill: Option<OomKill>,
+    /// The pid a viewer focuses on, 0 for none; set from the viewer's thread.
+    focus: Arc<AtomicI32>,
+    last_focus: Option<Focus>,
 }
 
 impl Live {
@@ -79,11 +110,51 @@ impl Live {
             last_vmstat: None,
             kmsg: LogFollower::kmsg(root, Start::Now).ok(),
             last_kill,
+            focus: Arc::new(AtomicI32::new(0)),
+            last_focus: None,
         }
+    }
+
+    /// Where a viewer says which process to read regions of (0: none). Shared with
+    /// the viewer's thread; the reading happens here, on the sampler's.
+    pub fn focus(&self) -> Arc<AtomicI32> {
+        Arc::clone(&self.focus)
+    }
+
+    fn read_focus(&mut self, t: f64) -> Option<Focus> {
+        let pid = self.focus.load(Ordering::Relaxed);
+        if pid <= 0 {
+            self.last_focus = None;
+            return None;
+        }
+        let fresh = self
+            .last_focus
+            .as_ref()
+            .is_some_and(|f| f.pid == pid && t - f.at < FOCUS_EVERY);
+        if !fresh {
+            self.last_focus = Some(match crate::probe::maps::read(&self.root, pid) {
+                Ok(report) => Focus {
+                    pid,
+                    at: t,
+                    by_kind: report.by_kind,
+                    by_file: report.by_file.into_iter().take(FOCUS_FILES).collect(),
+                    error: None,
+                },
+                Err(e) => Focus {
+                    pid,
+                    at: t,
+                    by_kind: Vec::new(),
+                    by_file: Vec::new(),
+                    error: Some(e.to_string()),
+                },
+            });
+        }
+        self.last_focus.clone()
     }
 
     pub fn frame(&mut self, sample: &Sample) -> LiveFrame {
         let processes = self.table.absorb(sample);
+        let focus = self.read_focus(sample.t);
         LiveFrame {
             schema: LIVE_SCHEMA,
             t: sample.t,
@@ -95,6 +166,7 @@ impl Live {
                 .iter()
                 .map(|a| a.cost.as_secs_f64())
                 .sum(),
+            focus,
         }
     }
 

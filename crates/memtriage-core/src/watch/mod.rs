@@ -44,7 +44,7 @@ use crate::sampler::{PssBudget, Sample, SamplerConfig, SamplerThread, Scope};
 pub use cgroups::CgroupView;
 pub use files::{FileView, TensorView};
 pub use groups::{job_roots, GroupView, Grouping, OTHER};
-pub use live::{Live, LiveFrame, MachineHeader, LIVE_SCHEMA};
+pub use live::{Focus, Live, LiveFrame, MachineHeader, FOCUS_EVERY, LIVE_SCHEMA};
 pub use oom::{KillKey, KillSource, OomCounts, CONFIRM_WINDOW};
 pub use processes::{
     ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, LIMIT_ETA_MINUTES, MAJOR_FAULT_STORM,

@@ -183,6 +183,13 @@ fn a_job_sorts_folds_filters_and_quitting_restores_the_terminal() {
     });
     assert!(!screen.contains(" bash"), "{screen}");
 
+    // The detail pane of the selected process: its regions, read on demand.
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait("the detail pane shows the regions", |s| {
+        s.contains("resident by kind:") && s.contains("anon")
+    });
+    assert!(screen.contains("forked worker") || screen.contains("cgroup"), "{screen}");
+
     tmux.keys(&["q"]);
     assert_restored(&terminal_after(&after));
 }

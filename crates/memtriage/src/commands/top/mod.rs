@@ -4,8 +4,9 @@
 //! SIGHUP. `--once` and `--iterations N` print frames instead (JSON with `--json`).
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -50,8 +51,9 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
              `memtriage top --once` or `--iterations N` (with --json for JSON)"
         );
     }
-    let (sampler, frames) = start(&ctx.root, interval_ms, window)?;
+    let (sampler, frames, focus) = start(&ctx.root, interval_ms, window)?;
     let mut sampler = Some(sampler);
+    let mut focus = focus;
     for sig in [libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only stores to an atomic.
         unsafe {
@@ -71,6 +73,13 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
                 dirty = true;
             }
             if dirty {
+                // The detail pane's regions are read on the sampler's side.
+                let pid = if app.detail {
+                    app.selected_row().map_or(0, |r| r.pid)
+                } else {
+                    0
+                };
+                focus.store(pid, Ordering::Relaxed);
                 guard.terminal.draw(|f| draw(f, &app))?;
                 dirty = false;
             }
@@ -92,9 +101,10 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
                             Outcome::Quit => return Ok(()),
                             Outcome::Interval => {
                                 drop(sampler.take());
-                                let (s, f) = start(&ctx.root, app.interval_ms, window)?;
+                                let (s, f, fo) = start(&ctx.root, app.interval_ms, window)?;
                                 sampler = Some(s);
                                 frames = f;
+                                focus = fo;
                             }
                             Outcome::Continue => {}
                         }
@@ -159,12 +169,13 @@ fn key_of(code: KeyCode, mods: KeyModifiers) -> Key {
     }
 }
 
-/// The sampler over every process, each sample turned into a frame on its thread.
+/// The sampler over every process, each sample turned into a frame on its thread;
+/// and where to say which process the detail pane shows.
 fn start(
     root: &Root,
     interval_ms: u64,
     window: f64,
-) -> anyhow::Result<(SamplerThread, Receiver<LiveFrame>)> {
+) -> anyhow::Result<(SamplerThread, Receiver<LiveFrame>, Arc<AtomicI32>)> {
     let mut config = SamplerConfig::new(Scope::All, Duration::from_millis(interval_ms));
     config.pss = Some(PssBudget::MACHINE);
     config.exe = false;
@@ -172,9 +183,10 @@ fn start(
     config.root = root.clone();
     let (tx, rx) = mpsc::channel();
     let mut live = Live::new(root, window);
+    let focus = live.focus();
     let thread = SamplerThread::spawn(config, move |sample| tx.send(live.frame(&sample)).is_ok())
         .context("cannot start the sampler")?;
-    Ok((thread, rx))
+    Ok((thread, rx, focus))
 }
 
 /// `--once` (the second sample, so rates are known) or `--iterations N`, as JSON
@@ -186,7 +198,7 @@ fn batch(
     window: f64,
     p: &mut Printer,
 ) -> anyhow::Result<ExitStatus> {
-    let (sampler, frames) = start(&ctx.root, app.interval_ms, window)?;
+    let (sampler, frames, _) = start(&ctx.root, app.interval_ms, window)?;
     let wanted = args.iterations.unwrap_or(1);
     // The first sample has no rates yet: `--once` waits for the second.
     let skip = usize::from(args.once);

@@ -405,6 +405,7 @@ pub(crate) mod tests {
             ],
             pss_reads: 1,
             pss_read_seconds: 0.001,
+            focus: None,
         }
     }
 

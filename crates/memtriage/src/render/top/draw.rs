@@ -3,7 +3,7 @@
 //! only the frame and the view's state; what could not be read shows as `-`.
 
 use memtriage_core::model::units::iec;
-use memtriage_core::watch::{LiveFrame, ProcessRow};
+use memtriage_core::watch::{Focus, LiveFrame, ProcessRow};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line as TextLine, Span};
@@ -35,8 +35,9 @@ pub fn draw(f: &mut Frame, app: &App) {
             draw_table(f, table, app);
             if app.detail {
                 if let Some(row) = app.selected_row() {
+                    let focus = frame.focus.as_ref().filter(|f| f.pid == row.pid);
                     f.render_widget(
-                        Paragraph::new(detail_lines(row)).block(
+                        Paragraph::new(detail_lines(row, focus)).block(
                             Block::default()
                                 .borders(Borders::TOP)
                                 .title(format!(" {} ({}) ", row.comm, row.pid)),
@@ -348,7 +349,7 @@ fn draw_table(f: &mut Frame, area: Rect, app: &App) {
     f.render_stateful_widget(table, area, &mut state);
 }
 
-fn detail_lines(row: &ProcessRow) -> Vec<TextLine<'static>> {
+fn detail_lines(row: &ProcessRow, focus: Option<&Focus>) -> Vec<TextLine<'static>> {
     let mut out = vec![TextLine::from(format!(
         "RSS {}  PSS {} (read {} s ago)  USS {}  swap {}  user {}",
         iec(row.rss),
@@ -398,10 +399,35 @@ fn detail_lines(row: &ProcessRow) -> Vec<TextLine<'static>> {
             Style::default().add_modifier(Modifier::BOLD),
         )));
     }
-    out.push(TextLine::from(format!(
-        "more: memtriage inspect {} --maps",
-        row.pid
-    )));
+    match focus {
+        Some(f) if f.error.is_none() => {
+            let kinds: Vec<String> = f
+                .by_kind
+                .iter()
+                .filter(|k| k.sizes.resident() > 0)
+                .take(5)
+                .map(|k| format!("{} {}", k.kind.label(), iec(k.sizes.resident())))
+                .collect();
+            out.push(TextLine::from(format!(
+                "resident by kind: {}",
+                kinds.join("  ")
+            )));
+            for file in f.by_file.iter().filter(|g| !g.path.is_empty()).take(3) {
+                out.push(TextLine::from(format!(
+                    "  {} {} (PSS {}){}",
+                    iec(file.sizes.resident()),
+                    file.path,
+                    iec(file.sizes.pss),
+                    if file.deleted { " (deleted)" } else { "" }
+                )));
+            }
+        }
+        Some(f) => out.push(TextLine::from(format!(
+            "regions: {}",
+            f.error.as_deref().unwrap_or("-")
+        ))),
+        None => out.push(TextLine::from("regions: reading…")),
+    }
     out
 }
 
