@@ -59,7 +59,7 @@ pub fn open_files_for() -> usize {
             }
         }
     };
-    (soft.saturating_sub(256) / 2).max(collect::KEEP_OPEN_UP_TO as u64) as usize
+    (soft.saturating_sub(256) / 2) as usize
 }
 
 /// The interval `memtriage run` samples at unless told otherwise.

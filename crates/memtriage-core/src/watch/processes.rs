@@ -38,7 +38,8 @@ pub struct ProcessRow {
     pub growth: Option<f64>,
     /// GPU memory held (NVML), where there is NVML.
     pub gpu: Option<u64>,
-    /// RSS at each sample of the window, oldest first (sparklines).
+    /// RSS at the last samples of the window (at most [`HISTORY_POINTS`]), oldest
+    /// first (sparklines).
     pub rss_history: Vec<u64>,
     /// Minor and major faults per second at each sample of the window.
     pub fault_history: Vec<(f64, f64)>,
@@ -156,22 +157,26 @@ impl ProcessTable {
             }
             let growth = slope_per_minute(&h.points);
             let mut cgroup = h.cgroup.clone();
-            if let Some(cg) = cgroup.as_mut().filter(|c| c.limit.is_some()) {
-                let now = usage
-                    .entry(cg.dir.clone())
-                    .or_insert_with(|| {
+            if let Some(cg) = cgroup.as_mut() {
+                let mut read = |dir: &str| {
+                    *usage.entry(dir.to_string()).or_insert_with(|| {
                         CgroupDir {
                             version: cg.version,
-                            dir: cg.dir.clone().into(),
+                            dir: dir.into(),
                         }
                         .usage()
                     })
-                    .to_owned();
-                cg.usage = now;
-                cg.headroom = cg.limit.zip(now).map(|(l, u)| l.saturating_sub(u));
+                };
+                cg.usage = read(&cg.dir);
+                // Headroom is the limiting cgroup's: a pod's limit counts the pod's
+                // usage, not only this container's.
+                if let Some(limit) = cg.limit {
+                    let limiting = limiting_dir(cg).unwrap_or_else(|| cg.dir.clone());
+                    cg.headroom = read(&limiting).map(|u| limit.saturating_sub(u));
+                }
             }
             let minutes_to_limit = match (growth, cgroup.as_ref().and_then(|c| c.headroom)) {
-                (Some(g), Some(room)) if g > 0.0 => Some(room as f64 / g),
+                (Some(g), Some(room)) if g >= MIN_GROWTH => Some(room as f64 / g),
                 _ => None,
             };
             let forked_worker = p.forked_without_exec == Some(true);
@@ -199,8 +204,8 @@ impl ProcessTable {
                 major_rate: rate.map(|r| r.1),
                 growth,
                 gpu: sample.gpu.as_ref().and_then(|g| g.held_by(p.pid)),
-                rss_history: h.points.iter().map(|&(_, rss, ..)| rss).collect(),
-                fault_history: h.rates.iter().copied().collect(),
+                rss_history: tail(h.points.iter().map(|&(_, rss, ..)| rss), h.points.len()),
+                fault_history: tail(h.rates.iter().copied(), h.rates.len()),
                 cgroup,
                 forked_worker,
                 copied_after_fork: h.copied_after_fork,
@@ -210,6 +215,28 @@ impl ProcessTable {
         }
         rows
     }
+}
+
+/// Points of history a row carries (a sparkline's width).
+pub const HISTORY_POINTS: usize = 16;
+/// Growth below this (bytes a minute) is not read as heading for a limit: a cgroup
+/// full of page cache has no headroom, and every process in it wobbles.
+const MIN_GROWTH: f64 = (1 << 20) as f64;
+
+fn tail<T>(items: impl Iterator<Item = T>, len: usize) -> Vec<T> {
+    items.skip(len.saturating_sub(HISTORY_POINTS)).collect()
+}
+
+/// The directory of the cgroup that sets `cg`'s limit (`limit_set_by` is its path
+/// from the hierarchy's top; `dir` ends with `path`).
+fn limiting_dir(cg: &CgroupMemory) -> Option<String> {
+    let by = cg.limit_set_by.as_deref()?;
+    let top = cg.dir.strip_suffix(cg.path.trim_end_matches('/'))?;
+    Some(format!(
+        "{}{}",
+        top.trim_end_matches('/'),
+        if by == "/" { "" } else { by }
+    ))
 }
 
 /// Least-squares slope of RSS over the points, per minute; `None` with fewer than 3
@@ -256,10 +283,32 @@ mod tests {
         assert_eq!(r.minor_rate, Some(250.0));
         assert_eq!(r.major_rate, Some(150.0));
         assert_eq!(r.rss_history.len(), 7);
+        assert!(r.rss_history.len() <= HISTORY_POINTS);
         assert!(
             r.findings.is_empty(),
             "150 major faults a second is no storm"
         );
         assert_eq!(r.pss, None, "never read is unknown, not 0");
+    }
+
+    #[test]
+    fn a_limit_set_above_is_measured_against_that_cgroups_usage() {
+        let cg = CgroupMemory {
+            version: crate::model::process::CgroupVersion::V2,
+            path: "/kubepods.slice/pod/ctr".into(),
+            dir: "/sys/fs/cgroup/kubepods.slice/pod/ctr".into(),
+            usage: None,
+            peak: None,
+            limit: Some(1 << 30),
+            limit_set_by: Some("/kubepods.slice/pod".into()),
+            headroom: None,
+            high: None,
+            swap_limit: None,
+            oom_kills: None,
+        };
+        assert_eq!(
+            limiting_dir(&cg).as_deref(),
+            Some("/sys/fs/cgroup/kubepods.slice/pod")
+        );
     }
 }

@@ -54,10 +54,16 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
     let (sampler, frames, focus) = start(&ctx.root, interval_ms, window)?;
     let mut sampler = Some(sampler);
     let mut focus = focus;
-    for sig in [libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic.
+    // A second signal of the kind takes the default action (SA_RESETHAND): a `top`
+    // stuck in a read still ends.
+    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
+        // SAFETY: the handler only stores to an atomic; the struct is zeroed, then set.
         unsafe {
-            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESETHAND;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
         }
     }
     let mut guard = TerminalGuard::enter()?;
@@ -68,9 +74,22 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
             if STOP.load(Ordering::SeqCst) {
                 return Ok(());
             }
-            while let Ok(frame) = frames.try_recv() {
-                app.show(frame);
-                dirty = true;
+            loop {
+                match frames.try_recv() {
+                    Ok(frame) => {
+                        app.show(frame);
+                        dirty = true;
+                    }
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    // The sampler stopped: a bug on its side, said rather than a
+                    // frozen screen.
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        return match sampler.take().map(SamplerThread::stop) {
+                            Some(Err(e)) => Err(e.into()),
+                            _ => Err(anyhow::anyhow!("the sampler stopped")),
+                        };
+                    }
+                }
             }
             if dirty {
                 // The detail pane's regions are read on the sampler's side.
@@ -156,6 +175,10 @@ fn stdin_ready(timeout: Duration) -> Input {
 fn key_of(code: KeyCode, mods: KeyModifiers) -> Key {
     match code {
         KeyCode::Char('c') if mods.contains(KeyModifiers::CONTROL) => Key::CtrlC,
+        // Ctrl-S is not `s`: control chords other than Ctrl-C do nothing.
+        KeyCode::Char(_) if mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
+            Key::Other
+        }
         KeyCode::Char(c) => Key::Char(c),
         KeyCode::Enter => Key::Enter,
         KeyCode::Esc => Key::Esc,
@@ -181,16 +204,22 @@ fn start(
     config.exe = false;
     config.keep_open = memtriage_core::sampler::open_files_for();
     config.root = root.clone();
-    let (tx, rx) = mpsc::channel();
+    // One frame waits at most: a view busy drawing skips frames, it does not queue them.
+    let (tx, rx) = mpsc::sync_channel(1);
     let mut live = Live::new(root, window);
     let focus = live.focus();
-    let thread = SamplerThread::spawn(config, move |sample| tx.send(live.frame(&sample)).is_ok())
-        .context("cannot start the sampler")?;
+    let thread = SamplerThread::spawn(config, move |sample| {
+        !matches!(
+            tx.try_send(live.frame(&sample)),
+            Err(mpsc::TrySendError::Disconnected(_))
+        )
+    })
+    .context("cannot start the sampler")?;
     Ok((thread, rx, focus))
 }
 
 /// `--once` (the second sample, so rates are known) or `--iterations N`, as JSON
-/// lines with `--json`, else as the screen would show them (80 columns, or $COLUMNS).
+/// lines with `--json`, else as the screen would show them (120 columns, or $COLUMNS).
 fn batch(
     ctx: &Context,
     args: &TopArgs,
@@ -228,8 +257,9 @@ pub fn screen(app: &App) -> anyhow::Result<String> {
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(120u16);
-    let height = 3 + 2 + app.frame.as_ref().map_or(0, |f| f.processes.len()) as u16 + 1;
-    let mut t = Terminal::new(TestBackend::new(width, height.min(2000)))?;
+    // Header, table header, every line (tree mode adds job lines), footer.
+    let height = (3 + 1 + app.lines().len() + 1).min(u16::MAX as usize) as u16;
+    let mut t = Terminal::new(TestBackend::new(width, height))?;
     t.draw(|f| draw(f, app))?;
     let buffer = t.backend().buffer().clone();
     let mut out = String::new();
@@ -254,16 +284,24 @@ impl TerminalGuard {
     fn enter() -> anyhow::Result<Self> {
         terminal::enable_raw_mode()
             .context("the terminal refused raw mode (is this a terminal?)")?;
+        // From here on anything that fails restores the terminal.
+        let restorer = Restorer;
         let mut stdout = std::io::stdout();
         execute!(stdout, terminal::EnterAlternateScreen)?;
+        // Only a panic of the view's own thread restores the terminal: the sampler's
+        // ends the sampler, which the view then reports.
+        let view = std::thread::current().id();
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            restore();
+            if std::thread::current().id() == view {
+                restore();
+            }
             previous(info);
         }));
         let mut terminal = Terminal::new(CrosstermBackend::new(stdout))?;
         terminal.hide_cursor()?;
         terminal.clear()?;
+        std::mem::forget(restorer);
         Ok(TerminalGuard { terminal })
     }
 }
@@ -275,6 +313,15 @@ fn restore() {
         terminal::LeaveAlternateScreen,
         ratatui::crossterm::cursor::Show
     );
+}
+
+/// Restores the terminal if entering it fails half-way.
+struct Restorer;
+
+impl Drop for Restorer {
+    fn drop(&mut self) {
+        restore();
+    }
 }
 
 impl Drop for TerminalGuard {

@@ -149,13 +149,21 @@ impl App {
     pub fn show(&mut self, frame: LiveFrame) {
         if !self.paused || self.frame.is_none() {
             self.frame = Some(frame);
+            self.clamp();
         }
+    }
+
+    /// Keeps the selection on a line (the table shrinks as processes end).
+    fn clamp(&mut self) {
+        let n = self.lines().len();
+        self.selected = self.selected.min(n.saturating_sub(1));
     }
 
     /// One key, as the terminal reported it (a char, or a named key).
     pub fn key(&mut self, key: Key) -> Outcome {
         if self.typing {
             match key {
+                Key::CtrlC => return Outcome::Quit,
                 Key::Char(c) => self.filter.push(c),
                 Key::Backspace => {
                     self.filter.pop();
@@ -193,16 +201,18 @@ impl App {
             Key::Char(' ') | Key::Char('p') => self.paused = !self.paused,
             Key::Enter | Key::Char('d') => self.detail = !self.detail,
             Key::Char('+') | Key::Char('-') => {
+                // An interval past the list (`--interval 60s`) steps down into it.
                 let i = INTERVALS_MS
                     .iter()
                     .position(|&ms| ms >= self.interval_ms)
-                    .unwrap_or(INTERVALS_MS.len() - 1);
+                    .unwrap_or(INTERVALS_MS.len());
                 let j = if key == Key::Char('+') {
                     (i + 1).min(INTERVALS_MS.len() - 1)
                 } else {
                     i.saturating_sub(1)
                 };
-                if INTERVALS_MS[j] != self.interval_ms {
+                let slower = INTERVALS_MS[j] > self.interval_ms;
+                if INTERVALS_MS[j] != self.interval_ms && (slower == (key == Key::Char('+'))) {
                     self.interval_ms = INTERVALS_MS[j];
                     return Outcome::Interval;
                 }
@@ -213,6 +223,7 @@ impl App {
             Key::PageUp => self.selected = self.selected.saturating_sub(10),
             _ => {}
         }
+        self.clamp();
         Outcome::Continue
     }
 
@@ -295,13 +306,12 @@ impl App {
             };
             jobs.push((total, members));
         }
-        let job_value = |j: &JobTotal| match key {
-            SortKey::Rss => Some(j.rss as f64),
-            SortKey::Pss => j.pss.map(|p| p as f64),
-            _ => key.value(j.root),
+        // A job ranks by its members' figures summed (unknown if any is).
+        let job_value = |members: &[(&ProcessRow, usize)]| -> Option<f64> {
+            members.iter().map(|(r, _)| key.value(r)).sum()
         };
         jobs.sort_by(|a, b| {
-            let (va, vb) = (job_value(&a.0), job_value(&b.0));
+            let (va, vb) = (job_value(&a.1), job_value(&b.1));
             vb.is_some()
                 .cmp(&va.is_some())
                 .then(vb.unwrap_or(0.0).total_cmp(&va.unwrap_or(0.0)))
