@@ -47,7 +47,8 @@ pub use groups::{job_roots, GroupView, Grouping, OTHER};
 pub use live::{Focus, Live, LiveFrame, MachineHeader, FOCUS_EVERY, LIVE_SCHEMA};
 pub use oom::{KillKey, KillSource, OomCounts, CONFIRM_WINDOW};
 pub use processes::{
-    ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, LIMIT_ETA_MINUTES, MAJOR_FAULT_STORM,
+    ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, HISTORY_POINTS, LIMIT_ETA_MINUTES,
+    MAJOR_FAULT_STORM,
 };
 
 /// What to watch and how.
