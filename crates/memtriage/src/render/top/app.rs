@@ -125,6 +125,9 @@ pub struct App {
     pub interval_ms: u64,
     /// Index into the visible lines.
     pub selected: usize,
+    /// The line the selection is on, followed as the table re-sorts: a job's line
+    /// (`true`) or a process's, by pid.
+    selected_line: Option<(bool, i32)>,
     pub frame: Option<LiveFrame>,
 }
 
@@ -141,6 +144,7 @@ impl App {
             detail: false,
             interval_ms,
             selected: 0,
+            selected_line: None,
             frame: None,
         }
     }
@@ -149,14 +153,29 @@ impl App {
     pub fn show(&mut self, frame: LiveFrame) {
         if !self.paused || self.frame.is_none() {
             self.frame = Some(frame);
-            self.clamp();
+            self.follow();
         }
     }
 
-    /// Keeps the selection on a line (the table shrinks as processes end).
-    fn clamp(&mut self) {
-        let n = self.lines().len();
-        self.selected = self.selected.min(n.saturating_sub(1));
+    /// Moves the selection to where its line went (the table re-sorts every frame),
+    /// or keeps it within the table when that line is gone.
+    fn follow(&mut self) {
+        let keys: Vec<(bool, i32)> = self.lines().iter().map(line_key).collect();
+        if let Some(i) = self
+            .selected_line
+            .and_then(|key| keys.iter().position(|k| *k == key))
+        {
+            self.selected = i;
+        }
+        self.selected = self.selected.min(keys.len().saturating_sub(1));
+        self.selected_line = keys.get(self.selected).copied();
+    }
+
+    /// Remembers the line now at the selection (after the user moved it).
+    fn remember(&mut self) {
+        let keys: Vec<(bool, i32)> = self.lines().iter().map(line_key).collect();
+        self.selected = self.selected.min(keys.len().saturating_sub(1));
+        self.selected_line = keys.get(self.selected).copied();
     }
 
     /// One key, as the terminal reported it (a char, or a named key).
@@ -176,6 +195,7 @@ impl App {
                 _ => {}
             }
             self.selected = 0;
+            self.remember();
             return Outcome::Continue;
         }
         match key {
@@ -192,7 +212,10 @@ impl App {
             }
             Key::Char('t') => {
                 self.tree = !self.tree;
-                self.selected = 0;
+                // A job's line does not exist outside tree mode: its root's does.
+                if let Some((true, pid)) = self.selected_line {
+                    self.selected_line = Some((false, pid));
+                }
             }
             Key::Char('/') | Key::Char('f') => {
                 self.typing = true;
@@ -217,13 +240,20 @@ impl App {
                     return Outcome::Interval;
                 }
             }
-            Key::Down | Key::Char('j') => self.selected = self.selected.saturating_add(1),
-            Key::Up | Key::Char('k') => self.selected = self.selected.saturating_sub(1),
-            Key::PageDown => self.selected = self.selected.saturating_add(10),
-            Key::PageUp => self.selected = self.selected.saturating_sub(10),
+            Key::Down | Key::Char('j') | Key::Up | Key::Char('k') | Key::PageDown | Key::PageUp => {
+                self.selected = match key {
+                    Key::Down | Key::Char('j') => self.selected.saturating_add(1),
+                    Key::Up | Key::Char('k') => self.selected.saturating_sub(1),
+                    Key::PageDown => self.selected.saturating_add(10),
+                    _ => self.selected.saturating_sub(10),
+                };
+                self.remember();
+                return Outcome::Continue;
+            }
             _ => {}
         }
-        self.clamp();
+        // A new sort, tree or filter: the selection stays on its process.
+        self.follow();
         Outcome::Continue
     }
 
@@ -341,6 +371,13 @@ impl App {
             Line::Process { row, .. } => Some(*row),
             Line::Job(j) => Some(j.root),
         }
+    }
+}
+
+fn line_key(line: &Line) -> (bool, i32) {
+    match line {
+        Line::Process { row, .. } => (false, row.pid),
+        Line::Job(j) => (true, j.root.pid),
     }
 }
 
@@ -464,6 +501,32 @@ pub(crate) mod tests {
             (3, 2800 << 20, Some(700 << 20))
         );
         assert_eq!(job.shared_saving(), Some(2100 << 20));
+    }
+
+    #[test]
+    fn the_selection_follows_its_process_when_the_table_re_sorts() {
+        let mut a = app();
+        a.key(Key::Down);
+        assert_eq!(a.selected_row().map(|r| r.pid), Some(100));
+        // The server ends: python moves up a line, the selection with it.
+        let mut next = frame();
+        next.processes.retain(|r| r.pid != 200);
+        a.show(next);
+        assert_eq!(
+            (a.selected, a.selected_row().map(|r| r.pid)),
+            (0, Some(100))
+        );
+        a.key(Key::Char('4'));
+        assert_eq!(
+            a.selected_row().map(|r| r.pid),
+            Some(100),
+            "a new sort keeps it"
+        );
+        for _ in 0..50 {
+            a.key(Key::Down);
+        }
+        a.key(Key::Up);
+        assert_eq!(a.selected, 2, "held Down stops at the last line");
     }
 
     #[test]
