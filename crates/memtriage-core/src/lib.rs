@@ -11,6 +11,7 @@
 //! - `supervise/`: spawn, pass through, sample and reap a job.
 //! - `pagecache/`: residency, warm, lock, evict and the load benchmark.
 //! - `usecase/`: what a user asks for, as one function each; both front ends call these.
+//! - `history/`: the recorder's database (SQLite, WAL, versioned schema, retention).
 //! - `watch/`: the whole machine followed over time (jobs, cgroups, OOM kills, files,
 //!   GPUs, doctor) for front ends that stay up: `serve` and the recorder.
 //!
@@ -19,6 +20,7 @@
 
 pub mod diagnose;
 mod error;
+pub mod history;
 pub mod model;
 pub mod pagecache;
 pub mod parse;

@@ -1,0 +1,5 @@
+//! The machine's memory history, kept for `memtriage record` and read by `why` and
+//! `report --db`: a bounded SQLite database (`store`), written one interval per
+//! transaction and trimmed by age and size, oldest first.
+
+pub mod store;

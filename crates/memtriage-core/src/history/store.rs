@@ -1,0 +1,511 @@
+//! The flight recorder's database: SQLite (WAL: crash-safe, readable while written,
+//! queryable with `sqlite3`), its schema versioned in `meta`. A database that is
+//! locked, damaged or from a newer schema is an error that names the file and says
+//! what to do; it is never reset.
+//!
+//! Schema v1 (times are Unix milliseconds; bytes are bytes; NULL is unknown):
+//!
+//! ```sql
+//! meta(key TEXT PRIMARY KEY, value TEXT)          -- schema_version, created_ms, host
+//! machine(t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used)
+//! jobs(t, job, processes, rss, pss, swap, minor_faults, major_faults)
+//! cgroups(t, cgroup, usage, limit_bytes, oom_kill)
+//! oom_kills(t, pid, victim, cgroup, anon_rss, source, snapshot_json)
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+
+use crate::error::{Error, Result};
+
+/// The schema this build writes and reads.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS machine (
+    t INTEGER PRIMARY KEY,
+    mem_available INTEGER, swap_used INTEGER, psi_some REAL, psi_full REAL,
+    page_cache INTEGER, shm_used INTEGER
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    t INTEGER NOT NULL, job TEXT NOT NULL,
+    processes INTEGER NOT NULL, rss INTEGER NOT NULL, pss INTEGER, swap INTEGER,
+    minor_faults INTEGER NOT NULL, major_faults INTEGER NOT NULL,
+    PRIMARY KEY (t, job)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS cgroups (
+    t INTEGER NOT NULL, cgroup TEXT NOT NULL,
+    usage INTEGER, limit_bytes INTEGER, oom_kill INTEGER,
+    PRIMARY KEY (t, cgroup)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS oom_kills (
+    t INTEGER NOT NULL, pid INTEGER, victim TEXT, cgroup TEXT, anon_rss INTEGER,
+    source TEXT NOT NULL, snapshot_json TEXT
+);
+CREATE INDEX IF NOT EXISTS oom_kills_t ON oom_kills (t);
+";
+
+/// The machine at one interval.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MachineRow {
+    pub t_ms: i64,
+    pub mem_available: Option<u64>,
+    pub swap_used: Option<u64>,
+    pub psi_some: Option<f64>,
+    pub psi_full: Option<f64>,
+    pub page_cache: Option<u64>,
+    pub shm_used: Option<u64>,
+}
+
+/// One job at one interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRow {
+    pub job: String,
+    pub processes: u64,
+    pub rss: u64,
+    pub pss: Option<u64>,
+    pub swap: Option<u64>,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+}
+
+/// One memory cgroup at one interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CgroupRow {
+    pub cgroup: String,
+    pub usage: Option<u64>,
+    pub limit: Option<u64>,
+    pub oom_kill: Option<u64>,
+}
+
+/// What one interval adds, written in one transaction.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Interval {
+    pub machine: MachineRow,
+    pub jobs: Vec<JobRow>,
+    pub cgroups: Vec<CgroupRow>,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
+    let what = path.display().to_string();
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            Error::refused(
+                what,
+                "the database is locked by another writer",
+                "stop the other `memtriage record` (one recorder per database), or use another --db",
+            )
+        }
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+            Error::malformed(
+                path,
+                format!(
+                    "not a memtriage record, or damaged ({e}); move it aside and start a new one \
+                     (nothing was changed)"
+                ),
+            )
+        }
+        Some(rusqlite::ErrorCode::DiskFull) => Error::refused(
+            what,
+            "the disk is full",
+            "free space; recording resumes, nothing already written is lost",
+        ),
+        _ => Error::malformed(path, format!("SQLite: {e}")),
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the database for recording.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path).map_err(|e| sqlite_error(path, e))?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.setup(true)?;
+        Ok(store)
+    }
+
+    /// Opens an existing database to read while a recorder may be writing it.
+    pub fn open_read(path: &Path) -> Result<Store> {
+        if !path.exists() {
+            return Err(Error::not_found(
+                path.display().to_string(),
+                "no such database (start one with `memtriage record --db PATH`)",
+            ));
+        }
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| sqlite_error(path, e))?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.setup(false)?;
+        Ok(store)
+    }
+
+    fn err(&self, e: rusqlite::Error) -> Error {
+        sqlite_error(&self.path, e)
+    }
+
+    fn setup(&self, write: bool) -> Result<()> {
+        self.conn
+            .busy_timeout(Duration::from_secs(5))
+            .map_err(|e| self.err(e))?;
+        if write {
+            // WAL: readers never block the writer; a crash loses at most the
+            // transaction in flight.
+            self.conn
+                .pragma_update(None, "journal_mode", "WAL")
+                .map_err(|e| self.err(e))?;
+            self.conn
+                .pragma_update(None, "synchronous", "NORMAL")
+                .map_err(|e| self.err(e))?;
+        }
+        let has_meta: bool = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(|e| self.err(e))?
+            > 0;
+        if has_meta {
+            let version: Option<String> = self
+                .conn
+                .query_row(
+                    "SELECT value FROM meta WHERE key = 'schema_version'",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| self.err(e))?;
+            let version: i64 = version.and_then(|v| v.parse().ok()).ok_or_else(|| {
+                Error::malformed(
+                    &self.path,
+                    "its meta table has no schema_version: not a memtriage record",
+                )
+            })?;
+            if version > SCHEMA_VERSION {
+                return Err(Error::malformed(
+                    &self.path,
+                    format!(
+                        "written by a newer memtriage (schema {version}; this one reads up to \
+                         {SCHEMA_VERSION}): use that version, or another --db"
+                    ),
+                ));
+            }
+        } else if write {
+            let tables: i64 = self
+                .conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.err(e))?;
+            if tables > 0 {
+                return Err(Error::malformed(
+                    &self.path,
+                    "an SQLite database that is not a memtriage record; choose another --db",
+                ));
+            }
+            self.conn.execute_batch(SCHEMA).map_err(|e| self.err(e))?;
+            self.conn
+                .execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
+                    params![SCHEMA_VERSION.to_string()],
+                )
+                .map_err(|e| self.err(e))?;
+        } else {
+            return Err(Error::malformed(
+                &self.path,
+                "not a memtriage record (no meta table)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes one interval in one transaction: all of it or none of it.
+    pub fn write(&mut self, interval: &Interval) -> Result<()> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| sqlite_error(&path, e))?;
+        let m = &interval.machine;
+        let int = |v: Option<u64>| v.map(|v| v.min(i64::MAX as u64) as i64);
+        tx.execute(
+            "INSERT OR REPLACE INTO machine VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                m.t_ms,
+                int(m.mem_available),
+                int(m.swap_used),
+                m.psi_some,
+                m.psi_full,
+                int(m.page_cache),
+                int(m.shm_used)
+            ],
+        )
+        .map_err(|e| sqlite_error(&path, e))?;
+        {
+            let mut job = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO jobs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .map_err(|e| sqlite_error(&path, e))?;
+            for j in &interval.jobs {
+                job.execute(params![
+                    m.t_ms,
+                    j.job,
+                    int(Some(j.processes)),
+                    int(Some(j.rss)),
+                    int(j.pss),
+                    int(j.swap),
+                    int(Some(j.minor_faults)),
+                    int(Some(j.major_faults))
+                ])
+                .map_err(|e| sqlite_error(&path, e))?;
+            }
+            let mut cg = tx
+                .prepare_cached("INSERT OR REPLACE INTO cgroups VALUES (?1, ?2, ?3, ?4, ?5)")
+                .map_err(|e| sqlite_error(&path, e))?;
+            for c in &interval.cgroups {
+                cg.execute(params![
+                    m.t_ms,
+                    c.cgroup,
+                    int(c.usage),
+                    int(c.limit),
+                    int(c.oom_kill)
+                ])
+                .map_err(|e| sqlite_error(&path, e))?;
+            }
+        }
+        tx.commit().map_err(|e| sqlite_error(&path, e))
+    }
+
+    /// Drops what is older than `before_ms`, oldest first; then, while the database
+    /// is larger than `max_bytes`, the oldest tenth of what is left. Returns the rows
+    /// of `machine` dropped.
+    pub fn retain(&mut self, before_ms: i64, max_bytes: Option<u64>) -> Result<u64> {
+        let mut dropped = self.drop_before(before_ms)?;
+        if let Some(max) = max_bytes {
+            for _ in 0..20 {
+                if self.size()? <= max {
+                    break;
+                }
+                let (first, last): (Option<i64>, Option<i64>) = self
+                    .conn
+                    .query_row("SELECT min(t), max(t) FROM machine", [], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .map_err(|e| self.err(e))?;
+                let (Some(first), Some(last)) = (first, last) else {
+                    break;
+                };
+                let cut = first + ((last - first) / 10).max(1);
+                dropped += self.drop_before(cut)?;
+                self.conn
+                    .pragma_update(None, "wal_checkpoint", "TRUNCATE")
+                    .map_err(|e| self.err(e))?;
+                self.conn.execute_batch("VACUUM").map_err(|e| self.err(e))?;
+            }
+        }
+        Ok(dropped)
+    }
+
+    fn drop_before(&mut self, before_ms: i64) -> Result<u64> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(|e| sqlite_error(&path, e))?;
+        let mut n = 0;
+        for table in ["machine", "jobs", "cgroups", "oom_kills"] {
+            let rows = tx
+                .execute(
+                    &format!("DELETE FROM {table} WHERE t < ?1"),
+                    params![before_ms],
+                )
+                .map_err(|e| sqlite_error(&path, e))?;
+            if table == "machine" {
+                n = rows as u64;
+            }
+        }
+        tx.commit().map_err(|e| sqlite_error(&path, e))?;
+        Ok(n)
+    }
+
+    /// Bytes the database takes (pages in use, the WAL aside).
+    pub fn size(&self) -> Result<u64> {
+        let pages: i64 = self
+            .conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        let size: i64 = self
+            .conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        Ok((pages.max(0) as u64) * (size.max(0) as u64))
+    }
+
+    /// The machine rows between two times, oldest first.
+    pub fn machine_between(&self, from_ms: i64, to_ms: i64) -> Result<Vec<MachineRow>> {
+        let mut q = self
+            .conn
+            .prepare("SELECT t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used FROM machine WHERE t BETWEEN ?1 AND ?2 ORDER BY t")
+            .map_err(|e| self.err(e))?;
+        let uint = |v: Option<i64>| v.map(|v| v.max(0) as u64);
+        let rows = q
+            .query_map(params![from_ms, to_ms], |r| {
+                Ok(MachineRow {
+                    t_ms: r.get(0)?,
+                    mem_available: uint(r.get(1)?),
+                    swap_used: uint(r.get(2)?),
+                    psi_some: r.get(3)?,
+                    psi_full: r.get(4)?,
+                    page_cache: uint(r.get(5)?),
+                    shm_used: uint(r.get(6)?),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// One job's RSS over time, oldest first.
+    pub fn job_rss(&self, job: &str) -> Result<Vec<(i64, u64)>> {
+        let mut q = self
+            .conn
+            .prepare("SELECT t, rss FROM jobs WHERE job = ?1 ORDER BY t")
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map(params![job], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(t_ms: i64, rss: u64) -> Interval {
+        Interval {
+            machine: MachineRow {
+                t_ms,
+                mem_available: Some(1 << 30),
+                ..MachineRow::default()
+            },
+            jobs: vec![JobRow {
+                job: "python[42]".into(),
+                processes: 3,
+                rss,
+                pss: None,
+                swap: None,
+                minor_faults: 10,
+                major_faults: 0,
+            }],
+            cgroups: vec![CgroupRow {
+                cgroup: "/job".into(),
+                usage: Some(rss),
+                limit: Some(1 << 30),
+                oom_kill: Some(0),
+            }],
+        }
+    }
+
+    #[test]
+    fn intervals_are_written_read_back_and_unknown_stays_null() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.db");
+        let mut store = Store::open(&path).unwrap();
+        for i in 0..10 {
+            store
+                .write(&interval(i * 10_000, (100 + i as u64) << 20))
+                .unwrap();
+        }
+        let reader = Store::open_read(&path).unwrap();
+        let rows = reader.machine_between(0, 1_000_000).unwrap();
+        assert_eq!(rows.len(), 10);
+        assert_eq!(rows[0].swap_used, None, "unknown is NULL, not 0");
+        let rss = reader.job_rss("python[42]").unwrap();
+        assert_eq!(rss[9], (90_000, 109 << 20));
+    }
+
+    #[test]
+    fn retention_by_age_and_by_size_drops_the_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("h.db")).unwrap();
+        for i in 0..2000 {
+            store.write(&interval(i * 1000, 1 << 20)).unwrap();
+        }
+        assert_eq!(store.retain(500_000, None).unwrap(), 500);
+        let left = store.machine_between(0, i64::MAX).unwrap();
+        assert_eq!(left.first().map(|r| r.t_ms), Some(500_000));
+        let before = store.size().unwrap();
+        store.retain(0, Some(before / 2)).unwrap();
+        assert!(store.size().unwrap() <= before / 2);
+        let left = store.machine_between(0, i64::MAX).unwrap();
+        assert_eq!(
+            left.last().map(|r| r.t_ms),
+            Some(1_999_000),
+            "the newest are kept"
+        );
+    }
+
+    #[test]
+    fn a_newer_schema_a_foreign_database_and_garbage_are_errors_not_resets() {
+        let dir = tempfile::tempdir().unwrap();
+        let newer = dir.path().join("newer.db");
+        drop(Store::open(&newer).unwrap());
+        Connection::open(&newer)
+            .unwrap()
+            .execute(
+                "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+                [],
+            )
+            .unwrap();
+        let e = Store::open(&newer).err().unwrap().to_string();
+        assert!(e.contains("newer memtriage (schema 99"), "{e}");
+
+        let foreign = dir.path().join("foreign.db");
+        Connection::open(&foreign)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x)")
+            .unwrap();
+        let e = Store::open(&foreign).err().unwrap().to_string();
+        assert!(e.contains("not a memtriage record"), "{e}");
+
+        let garbage = dir.path().join("garbage.db");
+        std::fs::write(&garbage, vec![0x5a; 8192]).unwrap();
+        let e = Store::open(&garbage).err().unwrap().to_string();
+        assert!(
+            e.contains("garbage.db") && e.contains("move it aside"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read(&garbage).unwrap(),
+            vec![0x5a; 8192],
+            "left as it was"
+        );
+
+        let e = Store::open_read(&dir.path().join("none.db"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("memtriage record --db"), "{e}");
+    }
+}
