@@ -60,6 +60,28 @@ pub enum Command {
     Serve(ServeArgs),
     /// Live view of every process: faults, RSS, PSS, growth, GPU, with findings beside them
     Top(TopArgs),
+    /// Keep the machine's memory history in a bounded SQLite database
+    Record(RecordArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The database (default: /var/lib/memtriage/history.db as root, else
+    /// $XDG_STATE_HOME/memtriage/history.db).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// How often an interval is recorded.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub interval: Interval,
+
+    /// How long history is kept (7d, 12h, 90m).
+    #[arg(long, value_name = "AGE", default_value = "7d")]
+    pub retain: crate::values::Retention,
+
+    /// The most the database may take; the oldest history goes first.
+    #[arg(long, value_name = "SIZE")]
+    pub max_size: Option<ByteSize>,
 }
 
 #[derive(Debug, Args)]

@@ -2,4 +2,5 @@
 //! `report --db`: a bounded SQLite database (`store`), written one interval per
 //! transaction and trimmed by age and size, oldest first.
 
+pub mod recorder;
 pub mod store;

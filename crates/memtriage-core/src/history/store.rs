@@ -160,16 +160,6 @@ impl Store {
         self.conn
             .busy_timeout(Duration::from_secs(5))
             .map_err(|e| self.err(e))?;
-        if write {
-            // WAL: readers never block the writer; a crash loses at most the
-            // transaction in flight.
-            self.conn
-                .pragma_update(None, "journal_mode", "WAL")
-                .map_err(|e| self.err(e))?;
-            self.conn
-                .pragma_update(None, "synchronous", "NORMAL")
-                .map_err(|e| self.err(e))?;
-        }
         let has_meta: bool = self
             .conn
             .query_row(
@@ -231,6 +221,16 @@ impl Store {
                 &self.path,
                 "not a memtriage record (no meta table)",
             ));
+        }
+        // Only a database known to be ours is changed. WAL: readers never block the
+        // writer, and a crash loses at most the transaction in flight.
+        if write {
+            self.conn
+                .pragma_update(None, "journal_mode", "WAL")
+                .map_err(|e| self.err(e))?;
+            self.conn
+                .pragma_update(None, "synchronous", "NORMAL")
+                .map_err(|e| self.err(e))?;
         }
         Ok(())
     }
@@ -480,6 +480,12 @@ mod tests {
             .unwrap();
         let e = Store::open(&newer).err().unwrap().to_string();
         assert!(e.contains("newer memtriage (schema 99"), "{e}");
+        let untouched = std::fs::read(&newer).unwrap();
+        assert!(Store::open(&newer).is_err());
+        assert!(
+            std::fs::read(&newer).unwrap() == untouched,
+            "refused, and left as it was"
+        );
 
         let foreign = dir.path().join("foreign.db");
         Connection::open(&foreign)

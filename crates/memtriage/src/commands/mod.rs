@@ -8,9 +8,11 @@ mod doctor;
 mod explain;
 mod explain_snapshot;
 mod inspect;
+mod record;
 mod report;
 mod run;
 mod serve;
+mod stop;
 mod top;
 
 use memtriage_core::Root;
@@ -40,5 +42,6 @@ pub fn run(cli: &Cli, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         Command::ExplainSnapshot(args) => explain_snapshot::run(args, p),
         Command::Serve(args) => serve::run(&ctx, args, p),
         Command::Top(args) => top::run(&ctx, args, p),
+        Command::Record(args) => record::run(&ctx, args, p),
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support::{is_root, memtriage, wait_until};
+use crate::support::{is_root, memtriage, wait_until, OutputOk};
 
 /// A job that starts a short-lived helper (its death is an event), then grows 8 MiB
 /// every 50 ms until the kernel kills it at the limit.
@@ -168,16 +168,10 @@ fn recorded_oom_page(dir: &Path) -> PathBuf {
         Some(137),
         "the job is OOM-killed at its limit"
     );
-    let out = memtriage()
+    memtriage()
         .current_dir(dir)
         .args(["report", "run.jsonl", "--html", "run.html"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .output_ok();
     dir.join("run.html")
 }
 
@@ -394,16 +388,10 @@ fn crowded_events_keep_their_labels_apart_and_inside_the_chart_in_a_real_browser
     };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("run.jsonl"), crowded_recording()).unwrap();
-    let out = memtriage()
+    memtriage()
         .current_dir(dir.path())
         .args(["report", "run.jsonl", "--html", "run.html"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .output_ok();
     let profile = dir.path().join("chromium-profile");
     let v = laid_out(&browser, &profile, &dir.path().join("run.html"), dir.path());
     let labels: Vec<String> = v["charts"][0]["markers"]

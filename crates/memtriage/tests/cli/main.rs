@@ -11,6 +11,7 @@ mod gpu_nvml;
 mod html_browser;
 mod inspect_captured;
 mod inspect_live;
+mod record_live;
 mod report_cli;
 mod run_cuda_hook;
 mod run_growth_live;

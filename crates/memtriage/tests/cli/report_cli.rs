@@ -3,6 +3,7 @@
 use std::process::Stdio;
 
 use crate::support::memtriage;
+use crate::support::OutputOk;
 
 fn record_run(dir: &std::path::Path) -> std::path::PathBuf {
     let path = dir.join("run.jsonl");
@@ -33,20 +34,14 @@ fn html_report_is_one_self_contained_page_with_charts_and_the_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let rec = record_run(dir.path());
     let html = dir.path().join("run.html");
-    let out = memtriage()
+    memtriage()
         .args([
             "report",
             rec.to_str().unwrap(),
             "--html",
             html.to_str().unwrap(),
         ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .output_ok();
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.starts_with("<!doctype html>"));
     assert_eq!(
@@ -122,13 +117,7 @@ fn json_report_is_the_recorded_runs_final_report() {
     let rec = record_run(dir.path());
     let out = memtriage()
         .args(["report", rec.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .output_ok();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema"], "memtriage.run/v1");
     assert_eq!(v["outcome"]["exit_code"], 0);

@@ -3,7 +3,7 @@
 
 use std::process::Stdio;
 
-use crate::support::{assert_between, memtriage, Helper};
+use crate::support::{assert_between, memtriage, Helper, OutputOk};
 
 const MIB: u64 = 1 << 20;
 
@@ -12,13 +12,7 @@ fn once_as_json_has_the_machine_and_a_started_process_with_its_rates() {
     let job = Helper::start(&["anon", "96"]);
     let out = memtriage()
         .args(["top", "--once", "--json", "--interval", "300ms"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .output_ok();
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.lines().count(), 1, "one frame: {text}");
     let frame: serde_json::Value = serde_json::from_str(&text).unwrap();

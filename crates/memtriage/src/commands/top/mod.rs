@@ -4,7 +4,7 @@
 //! SIGHUP. `--once` and `--iterations N` print frames instead (JSON with `--json`).
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,13 +24,6 @@ use crate::exit::ExitStatus;
 use crate::render::printer::Printer;
 use crate::render::top::app::{App, Key, Outcome};
 use crate::render::top::draw::draw;
-
-/// Set by SIGTERM and SIGHUP: the loop ends and the terminal is restored.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
 
 pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let interval_ms = args.interval.0.as_millis() as u64;
@@ -54,24 +47,13 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
     let (sampler, frames, focus) = start(&ctx.root, interval_ms, window)?;
     let mut sampler = Some(sampler);
     let mut focus = focus;
-    // A second signal of the kind takes the default action (SA_RESETHAND): a `top`
-    // stuck in a read still ends.
-    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
-        // SAFETY: the handler only stores to an atomic; the struct is zeroed, then set.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESETHAND;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(sig, &action, std::ptr::null_mut());
-        }
-    }
+    super::stop::install();
     let mut guard = TerminalGuard::enter()?;
     let mut frames = frames;
     let outcome = (|| -> anyhow::Result<()> {
         let mut dirty = true;
         loop {
-            if STOP.load(Ordering::SeqCst) {
+            if super::stop::requested() {
                 return Ok(());
             }
             loop {
@@ -159,7 +141,7 @@ fn stdin_ready(timeout: Duration) -> Input {
     // SAFETY: one pollfd on the stack, for the call's duration.
     let n = unsafe { libc::poll(&mut fds, 1, timeout.as_millis() as libc::c_int) };
     if n < 0 {
-        // EINTR (a signal): the loop checks STOP next.
+        // EINTR (a signal): the loop checks for a stop next.
         return Input::Idle;
     }
     if fds.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {

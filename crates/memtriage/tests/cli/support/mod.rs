@@ -314,3 +314,20 @@ impl Drop for ShellJob {
         let _ = self.shell.wait();
     }
 }
+
+/// `Command::output` that asserts the command succeeded, showing its stderr if not.
+pub trait OutputOk {
+    fn output_ok(&mut self) -> Output;
+}
+
+impl OutputOk for Command {
+    fn output_ok(&mut self) -> Output {
+        let out = self.output().expect("run the command");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+}

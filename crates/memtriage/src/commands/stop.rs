@@ -1,0 +1,29 @@
+//! A stop asked for by a signal (SIGTERM, SIGHUP, SIGINT, SIGQUIT), for commands that
+//! run until told to end (`top`, `record`) and must end cleanly: the handler only
+//! sets a flag the command's loop reads. A second signal of a kind takes the default
+//! action (SA_RESETHAND), so a command stuck in a read still ends.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+pub fn install() {
+    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
+        // SAFETY: the handler only stores to an atomic; the struct is zeroed, then set.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESETHAND;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+pub fn requested() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
