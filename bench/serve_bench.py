@@ -31,12 +31,11 @@ import sys
 import tempfile
 import time
 
+from _procs import cpu_seconds, peak_rss_mib, start_holders, stop_holders
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMTRIAGE = os.path.join(ROOT, "target", "release", "memtriage")
-TICK = os.sysconf("SC_CLK_TCK")
 
-# A process with a few MiB of its own, as a node's daemons and workers have.
-HOLDER = "import time\nb = bytearray(4 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\ntime.sleep(3600)\n"
 
 
 def free_port():
@@ -45,19 +44,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    # utime, stime: fields 14 and 15 of stat, 12 and 13 after the comm.
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def status_kib(pid, key):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return None
 
 
 def scrape(port):
@@ -132,7 +120,7 @@ def measure(name, cmd, port, expect, scrapes, window, warmup):
             "median_ms": statistics.median(latencies) * 1000,
             "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000,
             "cpu_percent": 100 * (c1 - c0) / (t1 - t0),
-            "rss_mib": (status_kib(proc.pid, "VmHWM") or 0) / 1024,
+            "rss_mib": peak_rss_mib(proc.pid),
             "bytes": len(body),
             "series": series,
         }
@@ -158,10 +146,7 @@ def main():
         args.processes, args.scrapes, args.window, args.warmup = 20, 10, 2, 2
     subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "memtriage"], cwd=ROOT, check=True)
 
-    holders = [
-        subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.DEVNULL)
-        for _ in range(args.processes)
-    ]
+    holders = start_holders(args.processes)
     live = sum(1 for d in os.listdir("/proc") if d.isdigit())
     print(f"{args.processes} extra processes, {live} on the machine; "
           f"{args.scrapes} scrapes back to back, then {args.window:.0f} s scraped every 15 s\n")
@@ -176,10 +161,7 @@ def main():
                     cmd = cmd + args.serve_args.split()
                 results[name] = measure(name, cmd, port, expect, args.scrapes, args.window, args.warmup)
     finally:
-        for h in holders:
-            h.kill()
-        for h in holders:
-            h.wait()
+        stop_holders(holders)
 
     header = f"{'exporter':<18}{'median ms':>10}{'p99 ms':>9}{'CPU %':>8}{'RSS MiB':>9}{'series':>8}{'KiB':>8}"
     print(header)

@@ -21,24 +21,14 @@ import sys
 import tempfile
 import time
 
+from _procs import cpu_seconds, peak_rss_mib, start_holders, stop_holders
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMTRIAGE = os.path.join(ROOT, "target", "release", "memtriage")
-TICK = os.sysconf("SC_CLK_TCK")
-HOLDER = "import time\nb = bytearray(4 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\ntime.sleep(3600)\n"
 
 
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def hwm_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def pane_pid(session):
@@ -76,7 +66,7 @@ def measure(name, cmd, env, window, warmup):
         c0, t0 = cpu_seconds(pid), time.perf_counter()
         time.sleep(window)
         c1, t1 = cpu_seconds(pid), time.perf_counter()
-        return {"cpu_percent": 100 * (c1 - c0) / (t1 - t0), "rss_mib": hwm_mib(pid)}
+        return {"cpu_percent": 100 * (c1 - c0) / (t1 - t0), "rss_mib": peak_rss_mib(pid)}
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
 
@@ -93,8 +83,7 @@ def main():
     if not shutil.which("tmux"):
         raise SystemExit("tmux is missing: apt-get install tmux")
     subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "memtriage"], cwd=ROOT, check=True)
-    holders = [subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.DEVNULL)
-               for _ in range(args.processes)]
+    holders = start_holders(args.processes)
     live = sum(1 for d in os.listdir("/proc") if d.isdigit())
     print(f"{args.processes} extra processes, {live} on the machine; 1 s refresh; "
           f"CPU over {args.window:.0f} s after {args.warmup:.0f} s\n")
@@ -105,10 +94,7 @@ def main():
             for name, cmd, env in tools(tmp):
                 results[name] = measure(name, cmd, env, args.window, args.warmup)
     finally:
-        for h in holders:
-            h.kill()
-        for h in holders:
-            h.wait()
+        stop_holders(holders)
     print(f"{'tool':<16}{'CPU %':>8}{'peak RSS MiB':>14}")
     for name, r in results.items():
         print(f"{name:<16}{r['cpu_percent']:>8.2f}{r['rss_mib']:>14.1f}")

@@ -8,7 +8,7 @@ use crate::watch::MachineView;
 use super::store::{CgroupRow, Interval, JobRow, MachineRow};
 
 /// The interval a view describes; `None` before its first sample.
-pub fn interval_from(view: &MachineView, mem_available: Option<u64>) -> Option<Interval> {
+pub fn interval_from(view: &MachineView) -> Option<Interval> {
     let at = view.sampled_at?;
     let t_ms = at
         .duration_since(UNIX_EPOCH)
@@ -19,7 +19,7 @@ pub fn interval_from(view: &MachineView, mem_available: Option<u64>) -> Option<I
     Some(Interval {
         machine: MachineRow {
             t_ms,
-            mem_available,
+            mem_available: m.mem_available,
             swap_used: m.swap_used,
             psi_some: m
                 .pressure

@@ -100,6 +100,7 @@ impl WatchConfig {
 /// The machine-wide figures of one sample; each `None` where unreadable.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MachineFigures {
+    pub mem_available: Option<u64>,
     pub pressure: Option<MemoryPressure>,
     pub swap_used: Option<u64>,
     pub thp_enabled: Option<String>,
@@ -310,6 +311,7 @@ fn sample_cost(sample: &Sample) -> Duration {
 fn machine_figures(root: &Root, sample: &Sample) -> MachineFigures {
     let meminfo = read_meminfo(root).ok();
     MachineFigures {
+        mem_available: meminfo.as_ref().and_then(|m| m.available),
         pressure: read_pressure(root).ok().flatten(),
         swap_used: meminfo.as_ref().and_then(|m| m.swap_used()),
         thp_enabled: read_thp_setting(root, THP_ENABLED).ok().flatten(),

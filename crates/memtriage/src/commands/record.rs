@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use memtriage_core::history::recorder::{interval_from, now_ms};
 use memtriage_core::history::store::Store;
-use memtriage_core::probe::system::read_meminfo;
 use memtriage_core::watch::{WatchConfig, Watcher};
 
 use super::Context;
@@ -76,8 +75,7 @@ pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<
         if view.sampled_at.is_none() || view.sampled_at == last_written {
             continue;
         }
-        let available = read_meminfo(&ctx.root).ok().and_then(|m| m.available);
-        let Some(interval) = interval_from(&view, available) else {
+        let Some(interval) = interval_from(&view) else {
             continue;
         };
         match store.write(&interval) {

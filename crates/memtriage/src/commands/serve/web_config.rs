@@ -20,9 +20,10 @@ struct File {
     tls_server_config: Option<TlsFile>,
     #[serde(default)]
     basic_auth_users: BTreeMap<String, String>,
-    /// Accepted for compatibility; HTTP/2 is not served and headers are fixed.
-    #[serde(default)]
-    http_server_config: Option<serde_yaml_ng::Value>,
+    /// Accepted for compatibility (files written for node_exporter have it); HTTP/2
+    /// is not served and headers are fixed, so it is not read.
+    #[serde(default, rename = "http_server_config")]
+    _http_server_config: Option<serde_yaml_ng::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -69,7 +70,6 @@ impl WebConfig {
                 )
             })?
         };
-        let _ = &file.http_server_config;
         let base = path.parent().unwrap_or(Path::new("."));
         for (user, hash) in &file.basic_auth_users {
             hash.parse::<bcrypt::HashParts>().map_err(|e| {
@@ -191,4 +191,21 @@ fn tls_config(
     })?;
     server.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(server))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WebConfig;
+
+    #[test]
+    fn a_node_exporter_file_with_http_server_config_loads_and_a_typo_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("web.yml");
+        std::fs::write(&path, "http_server_config:\n  http2: false\n").unwrap();
+        let config = WebConfig::load(&path).unwrap();
+        assert!(config.tls.is_none() && config.users.is_empty());
+        std::fs::write(&path, "http_server_configs: {}\n").unwrap();
+        let err = WebConfig::load(&path).err().unwrap().to_string();
+        assert!(err.contains("not a valid web config"), "{err}");
+    }
 }
