@@ -64,6 +64,20 @@ pub enum ProcEvent {
     Other,
 }
 
+impl ProcEvent {
+    /// When the kernel stamped the event (CLOCK_MONOTONIC); none for an answer or
+    /// another connector's message.
+    pub fn at_ns(&self) -> Option<u64> {
+        match self {
+            ProcEvent::Fork { at_ns, .. }
+            | ProcEvent::Exec { at_ns, .. }
+            | ProcEvent::Comm { at_ns, .. }
+            | ProcEvent::Exit { at_ns, .. } => Some(*at_ns),
+            ProcEvent::Ack { .. } | ProcEvent::Other => None,
+        }
+    }
+}
+
 /// What one datagram held: its events, and whether the kernel said it dropped some.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Datagram {

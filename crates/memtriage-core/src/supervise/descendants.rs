@@ -309,18 +309,25 @@ impl EventFollower {
 fn follow_events(socket: &ProcEventSocket, stop: &AtomicBool, on_exec: &dyn Fn(i32)) -> Tracked {
     let mut follower = EventFollower::new(std::process::id() as i32);
     let mut buffer = vec![0u8; DATAGRAM_MAX];
-    // Events already queued when asked to stop are still read: the job's last
-    // exits arrive just before.
-    let mut draining = false;
+    // Once told to stop, everything queued is still read: the job's last events
+    // arrive just before, and a reader that fell behind (a loaded machine) may have
+    // many left. Reading ends at an empty queue or at the first event stamped after
+    // the stop, so a machine that forks faster than this reads cannot hold it.
+    let mut stopped_at_ns: Option<u64> = None;
     loop {
-        let received = match draining {
-            true => socket.receive_queued(&mut buffer),
-            false => socket.receive(&mut buffer),
+        let received = match stopped_at_ns {
+            Some(_) => socket.receive_queued(&mut buffer),
+            None => socket.receive(&mut buffer),
         };
         match received {
             Ok(Received::Datagram(d)) => {
                 follower.tracked.lost |= d.lost;
+                let mut caught_up = false;
                 for event in d.events {
+                    caught_up |= matches!(
+                        (event.at_ns(), stopped_at_ns),
+                        (Some(at), Some(stop)) if at >= stop
+                    );
                     let exec_in_tree = match event {
                         ProcEvent::Exec { pid, tgid, .. } if pid == tgid => {
                             follower.live.contains_key(&pid).then_some(pid)
@@ -332,19 +339,19 @@ fn follow_events(socket: &ProcEventSocket, stop: &AtomicBool, on_exec: &dyn Fn(i
                         on_exec(pid);
                     }
                 }
+                if caught_up {
+                    break;
+                }
             }
-            Ok(Received::Nothing) if draining => break,
+            Ok(Received::Nothing) if stopped_at_ns.is_some() => break,
             Ok(Received::Nothing) => {}
             Err(_) => {
                 follower.tracked.lost = true;
                 break;
             }
         }
-        if stop.load(Ordering::Relaxed) {
-            if draining {
-                break;
-            }
-            draining = true;
+        if stopped_at_ns.is_none() && stop.load(Ordering::Relaxed) {
+            stopped_at_ns = Some(monotonic_ns());
         }
     }
     follower.tracked
