@@ -62,6 +62,27 @@ pub enum Command {
     Top(TopArgs),
     /// Keep the machine's memory history in a bounded SQLite database
     Record(RecordArgs),
+    /// Explain, from the record, a death nobody supervised (the latest, or PID's)
+    Why(WhyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WhyArgs {
+    /// The process whose death to explain (default: the most recent death recorded).
+    #[arg(value_name = "PID")]
+    pub pid: Option<i32>,
+
+    /// The record (default: the one `memtriage record` writes for this user).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// Only deaths this recent (2h, 30m, 1d).
+    #[arg(long, value_name = "AGE")]
+    pub since: Option<crate::values::Retention>,
+
+    /// The explanation as JSON (schema memtriage.why/v1).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

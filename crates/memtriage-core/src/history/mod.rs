@@ -2,5 +2,7 @@
 //! `report --db`: a bounded SQLite database (`store`), written one interval per
 //! transaction and trimmed by age and size, oldest first.
 
+pub mod read;
 pub mod recorder;
 pub mod store;
+pub mod why;

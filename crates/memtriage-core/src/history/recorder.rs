@@ -1,20 +1,35 @@
 //! What one recorded interval holds, taken from the watch's view: the machine, each
-//! job and each memory cgroup, as `store` writes them.
+//! job, each memory cgroup, the largest processes, and each OOM kill since the last
+//! interval with a snapshot of that moment, as `store` writes them.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::watch::MachineView;
+use serde::{Deserialize, Serialize};
 
-use super::store::{CgroupRow, Interval, JobRow, MachineRow};
+use crate::watch::largest::ProcessBrief;
+use crate::watch::{KillRecord, MachineView};
 
-/// The interval a view describes; `None` before its first sample.
-pub fn interval_from(view: &MachineView) -> Option<Interval> {
-    let at = view.sampled_at?;
-    let t_ms = at
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis()
-        .min(i64::MAX as u128) as i64;
+use super::store::{CgroupRow, Interval, JobRow, KillRow, MachineRow};
+
+/// What the machine held when a kill was recorded: `oom_kills.snapshot_json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KillSnapshot {
+    /// The largest processes then, with their jobs and cgroups.
+    pub largest: Vec<ProcessBrief>,
+    /// The victim cgroup's `memory.stat` (empty where it was already gone).
+    pub memory_stat: Vec<(String, u64)>,
+    /// The kernel report's task table: its header and largest rows.
+    pub task_table: Vec<String>,
+    /// The victim's sizes at the kill, as the kernel reported them.
+    pub file_rss: Option<u64>,
+    pub shmem_rss: Option<u64>,
+    pub oom_score_adj: Option<i64>,
+}
+
+/// The interval a view describes, with the kills counted after `kills_after` (a
+/// [`KillRecord::seq`]); `None` before its first sample.
+pub fn interval_from(view: &MachineView, kills_after: u64) -> Option<Interval> {
+    let t_ms = unix_ms(view.sampled_at?);
     let m = &view.machine;
     Some(Interval {
         machine: MachineRow {
@@ -29,7 +44,7 @@ pub fn interval_from(view: &MachineView) -> Option<Interval> {
                 .pressure
                 .as_ref()
                 .and_then(|p| Some(p.full.as_ref()?.avg10)),
-            page_cache: None,
+            page_cache: m.page_cache,
             shm_used: m.shm_used,
         },
         jobs: view
@@ -60,14 +75,56 @@ pub fn interval_from(view: &MachineView) -> Option<Interval> {
                     .map(|(_, n)| *n),
             })
             .collect(),
+        processes: view.largest.clone(),
+        kills: view
+            .oom
+            .recent
+            .iter()
+            .filter(|k| k.seq > kills_after)
+            .map(|k| kill_row(k, &view.largest))
+            .collect(),
     })
+}
+
+/// The last kill a view holds, to pass as `kills_after` next time.
+pub fn last_kill(view: &MachineView) -> u64 {
+    view.oom.recent.last().map_or(0, |k| k.seq)
+}
+
+fn kill_row(k: &KillRecord, largest: &[ProcessBrief]) -> KillRow {
+    let report = k.report.as_ref();
+    let snapshot = KillSnapshot {
+        largest: largest.to_vec(),
+        memory_stat: k.memory_stat.clone(),
+        task_table: k.task_table.clone(),
+        file_rss: report.and_then(|r| r.file_rss),
+        shmem_rss: report.and_then(|r| r.shmem_rss),
+        oom_score_adj: report.and_then(|r| r.oom_score_adj),
+    };
+    KillRow {
+        t_ms: unix_ms(k.at),
+        pid: k.pid,
+        victim: Some(k.victim.clone()).filter(|v| !v.is_empty()),
+        cmdline: k.cmdline.clone(),
+        cgroup: Some(k.cgroup.clone()).filter(|c| !c.is_empty()),
+        limit_cgroup: report.and_then(|r| r.oom_memcg.clone()),
+        constraint: report.map(|r| r.constraint.as_str().to_string()),
+        anon_rss: report.and_then(|r| r.anon_rss),
+        total_vm: report.and_then(|r| r.total_vm),
+        killer: k.killer.to_string(),
+        source: k.source.to_string(),
+        snapshot_json: serde_json::to_string(&snapshot).ok(),
+    }
+}
+
+fn unix_ms(at: SystemTime) -> i64 {
+    at.duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis()
+        .min(i64::MAX as u128) as i64
 }
 
 /// Unix milliseconds now.
 pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis()
-        .min(i64::MAX as u128) as i64
+    unix_ms(SystemTime::now())
 }

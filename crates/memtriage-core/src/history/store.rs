@@ -3,15 +3,20 @@
 //! locked, damaged or from a newer schema is an error that names the file and says
 //! what to do; it is never reset.
 //!
-//! Schema v1 (times are Unix milliseconds; bytes are bytes; NULL is unknown):
+//! Schema v2 (times are Unix milliseconds; bytes are bytes; NULL is unknown):
 //!
 //! ```sql
-//! meta(key TEXT PRIMARY KEY, value TEXT)          -- schema_version, created_ms, host
+//! meta(key TEXT PRIMARY KEY, value TEXT)          -- schema_version, created_ms
 //! machine(t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used)
 //! jobs(t, job, processes, rss, pss, swap, minor_faults, major_faults)
 //! cgroups(t, cgroup, usage, limit_bytes, oom_kill)
-//! oom_kills(t, pid, victim, cgroup, anon_rss, source, snapshot_json)
+//! processes(t, pid, ppid, job, rss, pss, swap)    -- the largest 20 each interval
+//! process_names(pid, comm, cmdline, cgroup, first_t)
+//! oom_kills(t, pid, victim, cmdline, cgroup, limit_cgroup, constraint_kind,
+//!           anon_rss, total_vm, killer, source, snapshot_json)
 //! ```
+//!
+//! A v1 database (no processes) is brought to v2 when a recorder opens it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,9 +24,10 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::error::{Error, Result};
+use crate::watch::largest::ProcessBrief;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -46,6 +52,26 @@ CREATE TABLE IF NOT EXISTS oom_kills (
     source TEXT NOT NULL, snapshot_json TEXT
 );
 CREATE INDEX IF NOT EXISTS oom_kills_t ON oom_kills (t);
+";
+
+/// From v1 to v2: the largest processes with their names, and more of each kill.
+const MIGRATE_TO_2: &str = "
+CREATE TABLE IF NOT EXISTS processes (
+    t INTEGER NOT NULL, pid INTEGER NOT NULL, ppid INTEGER NOT NULL, job TEXT NOT NULL,
+    rss INTEGER NOT NULL, pss INTEGER, swap INTEGER,
+    PRIMARY KEY (t, pid)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS process_names (
+    pid INTEGER NOT NULL, comm TEXT NOT NULL, cmdline TEXT NOT NULL, cgroup TEXT,
+    first_t INTEGER NOT NULL,
+    PRIMARY KEY (pid, comm, cmdline)
+) WITHOUT ROWID;
+ALTER TABLE oom_kills ADD COLUMN cmdline TEXT;
+ALTER TABLE oom_kills ADD COLUMN limit_cgroup TEXT;
+ALTER TABLE oom_kills ADD COLUMN constraint_kind TEXT;
+ALTER TABLE oom_kills ADD COLUMN total_vm INTEGER;
+ALTER TABLE oom_kills ADD COLUMN killer TEXT;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
 ";
 
 /// The machine at one interval.
@@ -81,16 +107,40 @@ pub struct CgroupRow {
     pub oom_kill: Option<u64>,
 }
 
+/// One OOM kill, with what the machine held at that moment (`snapshot_json`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KillRow {
+    pub t_ms: i64,
+    pub pid: Option<i32>,
+    pub victim: Option<String>,
+    pub cmdline: Option<String>,
+    pub cgroup: Option<String>,
+    /// The cgroup whose limit was hit, for a cgroup's kill.
+    pub limit_cgroup: Option<String>,
+    /// What ran short, as the kernel said: `global`, `cgroup`, `cpuset`, `memory_policy`.
+    pub constraint: Option<String>,
+    pub anon_rss: Option<u64>,
+    pub total_vm: Option<u64>,
+    /// `kernel`, `systemd-oomd`, `earlyoom`.
+    pub killer: String,
+    /// Which sources saw it: `kernel_log`, `memory_events`, `both`, `killer_log`.
+    pub source: String,
+    pub snapshot_json: Option<String>,
+}
+
 /// What one interval adds, written in one transaction.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Interval {
     pub machine: MachineRow,
     pub jobs: Vec<JobRow>,
     pub cgroups: Vec<CgroupRow>,
+    /// The largest processes.
+    pub processes: Vec<ProcessBrief>,
+    pub kills: Vec<KillRow>,
 }
 
 pub struct Store {
-    conn: Connection,
+    pub(super) conn: Connection,
     path: PathBuf,
 }
 
@@ -152,7 +202,7 @@ impl Store {
         Ok(store)
     }
 
-    fn err(&self, e: rusqlite::Error) -> Error {
+    pub(super) fn err(&self, e: rusqlite::Error) -> Error {
         sqlite_error(&self.path, e)
     }
 
@@ -185,6 +235,18 @@ impl Store {
                     "its meta table has no schema_version: not a memtriage record",
                 )
             })?;
+            if version < SCHEMA_VERSION && write {
+                self.migrate(version)?;
+            } else if version < SCHEMA_VERSION {
+                return Err(Error::malformed(
+                    &self.path,
+                    format!(
+                        "written by an older memtriage (schema {version}; this one reads \
+                         {SCHEMA_VERSION}): `memtriage record --db` on it once brings it up \
+                         to date"
+                    ),
+                ));
+            }
             if version > SCHEMA_VERSION {
                 return Err(Error::malformed(
                     &self.path,
@@ -209,13 +271,15 @@ impl Store {
                     "an SQLite database that is not a memtriage record; choose another --db",
                 ));
             }
+            // A new database is made as v1 and migrated: one path to v2 for all.
             self.conn.execute_batch(SCHEMA).map_err(|e| self.err(e))?;
             self.conn
                 .execute(
-                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
-                    params![SCHEMA_VERSION.to_string()],
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', '1')",
+                    [],
                 )
                 .map_err(|e| self.err(e))?;
+            self.migrate(1)?;
         } else {
             return Err(Error::malformed(
                 &self.path,
@@ -233,6 +297,28 @@ impl Store {
                 .map_err(|e| self.err(e))?;
         }
         Ok(())
+    }
+
+    fn migrate(&self, from: i64) -> Result<()> {
+        if from < 2 {
+            let batch = format!("BEGIN; {MIGRATE_TO_2} COMMIT;");
+            self.conn.execute_batch(&batch).map_err(|e| {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                self.err(e)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Notes in `meta` what this recorder can read, for `why` to say.
+    pub fn note(&self, key: &str, value: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+                params![key, value],
+            )
+            .map(|_| ())
+            .map_err(|e| self.err(e))
     }
 
     /// Writes one interval in one transaction: all of it or none of it.
@@ -289,6 +375,53 @@ impl Store {
                 ])
                 .map_err(|e| sqlite_error(&path, e))?;
             }
+            let mut process = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO processes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(|e| sqlite_error(&path, e))?;
+            let mut name = tx
+                .prepare_cached("INSERT OR IGNORE INTO process_names VALUES (?1, ?2, ?3, ?4, ?5)")
+                .map_err(|e| sqlite_error(&path, e))?;
+            for p in &interval.processes {
+                process
+                    .execute(params![
+                        m.t_ms,
+                        p.pid,
+                        p.ppid,
+                        p.job,
+                        int(Some(p.rss)),
+                        int(p.pss),
+                        int(p.swap)
+                    ])
+                    .map_err(|e| sqlite_error(&path, e))?;
+                name.execute(params![p.pid, p.comm, p.cmdline, p.cgroup, m.t_ms])
+                    .map_err(|e| sqlite_error(&path, e))?;
+            }
+            let mut kill = tx
+                .prepare_cached(
+                    "INSERT INTO oom_kills (t, pid, victim, cmdline, cgroup, limit_cgroup, \
+                     constraint_kind, anon_rss, total_vm, killer, source, snapshot_json) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                )
+                .map_err(|e| sqlite_error(&path, e))?;
+            for k in &interval.kills {
+                kill.execute(params![
+                    k.t_ms,
+                    k.pid,
+                    k.victim,
+                    k.cmdline,
+                    k.cgroup,
+                    k.limit_cgroup,
+                    k.constraint,
+                    int(k.anon_rss),
+                    int(k.total_vm),
+                    k.killer,
+                    k.source,
+                    k.snapshot_json
+                ])
+                .map_err(|e| sqlite_error(&path, e))?;
+            }
         }
         tx.commit().map_err(|e| sqlite_error(&path, e))
     }
@@ -330,7 +463,7 @@ impl Store {
             .transaction()
             .map_err(|e| sqlite_error(&path, e))?;
         let mut n = 0;
-        for table in ["machine", "jobs", "cgroups", "oom_kills"] {
+        for table in ["machine", "jobs", "cgroups", "processes", "oom_kills"] {
             let rows = tx
                 .execute(
                     &format!("DELETE FROM {table} WHERE t < ?1"),
@@ -341,6 +474,13 @@ impl Store {
                 n = rows as u64;
             }
         }
+        // A name no interval left refers to goes with them.
+        tx.execute(
+            "DELETE FROM process_names WHERE first_t < ?1 AND NOT EXISTS \
+             (SELECT 1 FROM processes p WHERE p.pid = process_names.pid)",
+            params![before_ms],
+        )
+        .map_err(|e| sqlite_error(&path, e))?;
         tx.commit().map_err(|e| sqlite_error(&path, e))?;
         Ok(n)
     }
@@ -424,7 +564,40 @@ mod tests {
                 limit: Some(1 << 30),
                 oom_kill: Some(0),
             }],
+            processes: vec![ProcessBrief {
+                pid: 42,
+                ppid: 1,
+                comm: "python".into(),
+                cmdline: "python train.py".into(),
+                cgroup: Some("/job".into()),
+                job: "python[42]".into(),
+                rss,
+                pss: None,
+                swap: None,
+            }],
+            kills: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_v1_record_is_brought_to_v2_by_a_recorder_and_a_reader_says_how() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(SCHEMA).unwrap();
+            conn.execute("INSERT INTO meta VALUES ('schema_version', '1')", [])
+                .unwrap();
+        }
+        let e = Store::open_read(&path).err().unwrap().to_string();
+        assert!(e.contains("older memtriage") && e.contains("v1.db"), "{e}");
+        let mut store = Store::open(&path).unwrap();
+        store.write(&interval(1000, 1 << 20)).unwrap();
+        let reader = Store::open_read(&path).unwrap();
+        assert_eq!(reader.meta("schema_version").unwrap().as_deref(), Some("2"));
+        let (t, largest) = reader.largest_at(5000).unwrap();
+        assert_eq!(t, Some(1000));
+        assert_eq!(largest[0].cmdline, "python train.py");
     }
 
     #[test]

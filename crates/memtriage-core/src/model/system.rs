@@ -147,6 +147,9 @@ pub struct MemInfo {
     /// `AnonHugePages`: anonymous memory backed by transparent huge pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anon_huge_pages: Option<u64>,
+    /// `Cached`: the page cache (file pages in memory, tmpfs included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<u64>,
 }
 
 impl MemInfo {

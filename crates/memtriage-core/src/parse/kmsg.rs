@@ -109,7 +109,13 @@ fn strip_brackets<'a>(mut s: &'a str, out: &mut LogLine) -> &'a str {
             return s;
         };
         let inner = inner.trim();
-        if let Ok(t) = inner.parse::<f64>() {
+        // The kernel's timestamps always have a fraction; `[ 1201]` opening a line is
+        // a task table's pid column (kernels before 4.19), part of the message.
+        if let Some(t) = inner
+            .contains('.')
+            .then(|| inner.parse::<f64>().ok())
+            .flatten()
+        {
             if t.is_finite() && t >= 0.0 {
                 out.timestamp = Some(t);
             }

@@ -18,6 +18,7 @@ pub fn parse(text: &str) -> MemInfo {
         committed_as: get("Committed_AS"),
         hugepage_size: get("Hugepagesize"),
         anon_huge_pages: get("AnonHugePages"),
+        cached: get("Cached"),
     }
 }
 

@@ -20,6 +20,7 @@ pub mod kv;
 pub mod limits;
 pub mod meminfo;
 pub mod mountinfo;
+pub mod oom_task_table;
 pub mod passwd;
 pub mod pickle;
 pub mod pressure;

@@ -11,6 +11,7 @@ use regex::Regex;
 use crate::sampler::Sample;
 
 use super::identity::Identities;
+use super::largest::{largest, ProcessBrief, LARGEST};
 
 /// How processes are grouped.
 #[derive(Debug, Clone)]
@@ -111,6 +112,7 @@ pub struct Groups {
     kept: HashMap<String, Kept>,
     other: Totals,
     last_faults: HashMap<i32, (u64, u64)>,
+    largest: Vec<ProcessBrief>,
 }
 
 impl Groups {
@@ -123,7 +125,13 @@ impl Groups {
             kept: HashMap::new(),
             other: Totals::default(),
             last_faults: HashMap::new(),
+            largest: Vec::new(),
         }
+    }
+
+    /// The largest processes of the last sample absorbed, with their groups.
+    pub fn largest(&self) -> &[ProcessBrief] {
+        &self.largest
     }
 
     /// The groups of this sample, largest RSS first, and how many were folded into
@@ -135,6 +143,7 @@ impl Groups {
         now: Instant,
     ) -> (Vec<GroupView>, usize) {
         let names = self.name_processes(sample, identities);
+        self.largest = largest(sample, &names, identities, LARGEST);
         let mut views: HashMap<&str, GroupView> = HashMap::new();
         let mut read: HashMap<&str, usize> = HashMap::new();
         for (p, name) in sample.processes.iter().zip(&names) {

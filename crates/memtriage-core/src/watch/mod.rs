@@ -22,6 +22,7 @@ mod cgroups;
 mod files;
 mod groups;
 mod identity;
+pub mod largest;
 mod live;
 mod oom;
 mod processes;
@@ -45,7 +46,7 @@ pub use cgroups::CgroupView;
 pub use files::{FileView, TensorView};
 pub use groups::{job_roots, GroupView, Grouping, OTHER};
 pub use live::{Focus, Live, LiveFrame, MachineHeader, FOCUS_EVERY, LIVE_SCHEMA};
-pub use oom::{KillKey, KillSource, OomCounts, CONFIRM_WINDOW};
+pub use oom::{KillKey, KillRecord, KillSource, OomCounts, CONFIRM_WINDOW, RECENT_KILLS};
 pub use processes::{
     ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, HISTORY_POINTS, LIMIT_ETA_MINUTES,
     MAJOR_FAULT_STORM,
@@ -101,6 +102,8 @@ impl WatchConfig {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MachineFigures {
     pub mem_available: Option<u64>,
+    /// `Cached` in /proc/meminfo.
+    pub page_cache: Option<u64>,
     pub pressure: Option<MemoryPressure>,
     pub swap_used: Option<u64>,
     pub thp_enabled: Option<String>,
@@ -132,6 +135,8 @@ pub struct MachineView {
     pub sampler: SamplerStats,
     pub groups: Vec<GroupView>,
     pub groups_folded: usize,
+    /// The largest processes, by RSS, with their jobs and cgroups.
+    pub largest: Vec<largest::ProcessBrief>,
     pub cgroups: Vec<CgroupView>,
     pub cgroups_dropped: usize,
     pub oom: OomCounts,
@@ -276,6 +281,7 @@ fn absorb(config: &WatchConfig, state: &Mutex<State>, published: &Published, sam
         identities, groups, ..
     } = &mut *s;
     let (group_views, folded) = groups.absorb(sample, identities, now);
+    let largest = groups.largest().to_vec();
     let (cgroup_views, dropped) = match identities.hierarchy() {
         Some(h) => cgroups::read(&config.root, h, identities, config.max_cgroups),
         None => (Vec::new(), 0),
@@ -295,6 +301,7 @@ fn absorb(config: &WatchConfig, state: &Mutex<State>, published: &Published, sam
         view.sampler = stats;
         view.groups = group_views;
         view.groups_folded = folded;
+        view.largest = largest;
         view.cgroups = cgroup_views;
         view.cgroups_dropped = dropped;
         view.machine = machine;
@@ -312,6 +319,7 @@ fn machine_figures(root: &Root, sample: &Sample) -> MachineFigures {
     let meminfo = read_meminfo(root).ok();
     MachineFigures {
         mem_available: meminfo.as_ref().and_then(|m| m.available),
+        page_cache: meminfo.as_ref().and_then(|m| m.cached),
         pressure: read_pressure(root).ok().flatten(),
         swap_used: meminfo.as_ref().and_then(|m| m.swap_used()),
         thp_enabled: read_thp_setting(root, THP_ENABLED).ok().flatten(),

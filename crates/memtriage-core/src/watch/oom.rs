@@ -8,13 +8,14 @@
 //! ([`OomWatcher::settle`]) looks processes up, so the cgroup walk never holds the
 //! watch's lock.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::model::process::CgroupVersion;
 use crate::model::system::OomKill;
 use crate::parse::kmsg::oom_kills;
+use crate::parse::oom_task_table::task_tables;
 use crate::parse::userspace_oom::{self, UserspaceKill};
 use crate::parse::workload::{from_cgroup_path, Workload};
 use crate::probe::cgroup::{CgroupDir, Hierarchy};
@@ -71,6 +72,44 @@ pub struct OomCounts {
     pub memory_events: bool,
     /// Userspace killers' logs that could not be read, with why.
     pub killer_log_errors: Vec<(PathBuf, String)>,
+    /// The last kills one by one, oldest first (at most [`RECENT_KILLS`]).
+    pub recent: Vec<KillRecord>,
+}
+
+/// Kills kept one by one for a recorder that reads the view less often than they come.
+pub const RECENT_KILLS: usize = 64;
+
+/// One kill with what was known of it when it was counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KillRecord {
+    /// Counts up from 1 for each kill this watch saw: a reader keeps the last it took.
+    pub seq: u64,
+    pub at: SystemTime,
+    pub pid: Option<i32>,
+    /// The victim's short name; empty where no source named it.
+    pub victim: String,
+    /// Its command line, where the watch had read it while the process lived.
+    pub cmdline: Option<String>,
+    /// The victim's memory cgroup; empty where unknown.
+    pub cgroup: String,
+    pub killer: &'static str,
+    pub source: &'static str,
+    /// The kernel's report, where the kernel log had one.
+    pub report: Option<OomKill>,
+    /// The report's task table: its header and largest rows.
+    pub task_table: Vec<String>,
+    /// The victim cgroup's `memory.stat` as read when the kill was counted (empty
+    /// where it was already removed, or unreadable).
+    pub memory_stat: Vec<(String, u64)>,
+}
+
+/// What a source knew of a kill beyond its labels.
+#[derive(Default)]
+struct KillDetail {
+    pid: Option<i32>,
+    cmdline: Option<String>,
+    report: Option<OomKill>,
+    task_table: Vec<String>,
 }
 
 /// Distinct label sets kept; past it, kills count under `other`.
@@ -84,6 +123,7 @@ const MAX_DIRS: usize = 50_000;
 
 struct PendingLogKill {
     kill: OomKill,
+    task_table: Vec<String>,
     deadline: Instant,
 }
 
@@ -134,6 +174,8 @@ pub struct OomWatcher {
     counts: HashMap<KillKey, u64>,
     anon_rss: HashMap<(String, String, &'static str), u64>,
     last_kill_at: Option<SystemTime>,
+    recent: VecDeque<KillRecord>,
+    kills_seen: u64,
     /// earlyoom signals SIGTERM then SIGKILL: one kill.
     recent_userspace: Vec<(i32, Instant)>,
 }
@@ -164,6 +206,8 @@ impl OomWatcher {
             counts: HashMap::new(),
             anon_rss: HashMap::new(),
             last_kill_at: None,
+            recent: VecDeque::new(),
+            kills_seen: 0,
             recent_userspace: Vec::new(),
         }
     }
@@ -211,6 +255,7 @@ impl OomWatcher {
                         .map(|e| (l.path.clone(), e.clone()))
                 })
                 .collect(),
+            recent: self.recent.iter().cloned().collect(),
         }
     }
 
@@ -242,9 +287,24 @@ impl OomWatcher {
                 self.carry_reads = reads;
             }
         }
-        for kill in oom_kills(all.iter().map(String::as_str)) {
+        let kills = oom_kills(all.iter().map(String::as_str));
+        let mut tables = task_tables(&all);
+        // One table per report; where they do not pair up, the last table is the last
+        // kill's (a report cut before its table was carried and read in full).
+        let tables: Vec<Vec<String>> = if tables.len() == kills.len() {
+            tables
+        } else {
+            let last = tables.pop();
+            let mut t = vec![Vec::new(); kills.len()];
+            if let (Some(slot), Some(last)) = (t.last_mut(), last) {
+                *slot = last;
+            }
+            t
+        };
+        for (kill, task_table) in kills.into_iter().zip(tables) {
             self.pending_log.push(PendingLogKill {
                 kill,
+                task_table,
                 deadline: now + CONFIRM_WINDOW,
             });
         }
@@ -370,12 +430,17 @@ impl OomWatcher {
                 .clone()
                 .or_else(|| cached.map(|id| id.comm.clone()))
                 .unwrap_or_default();
+            let detail = KillDetail {
+                pid: p.kill.pid,
+                cmdline: cached.map(|id| id.cmdline.clone()),
+                ..KillDetail::default()
+            };
             self.count(
                 cgroup,
                 victim,
                 p.kill.killer.name(),
                 KillSource::KillerLog,
-                None,
+                detail,
             );
         }
 
@@ -405,9 +470,9 @@ impl OomWatcher {
             if let Some(j) = matched {
                 let e = self.pending_events.remove(j);
                 let cgroup = cgroup.or(Some(e.cgroup));
-                self.count_log_kill(p.kill, cgroup, KillSource::Both);
+                self.count_log_kill(p, cgroup, KillSource::Both, identities);
             } else if p.deadline <= now {
-                self.count_log_kill(p.kill, cgroup, KillSource::KernelLog);
+                self.count_log_kill(p, cgroup, KillSource::KernelLog, identities);
             } else {
                 waiting.push(p);
             }
@@ -425,22 +490,58 @@ impl OomWatcher {
                 .seen
                 .checked_sub(Duration::from_secs(10))
                 .unwrap_or(e.seen);
-            let victim = match identities.ended_in(&e.cgroup, since).as_slice() {
-                [(_, id)] if e.exact => id.comm.clone(),
-                _ => String::new(),
+            let (victim, detail) = match identities.ended_in(&e.cgroup, since).as_slice() {
+                [(pid, id)] if e.exact => (
+                    id.comm.clone(),
+                    KillDetail {
+                        pid: Some(*pid),
+                        cmdline: Some(id.cmdline.clone()),
+                        ..KillDetail::default()
+                    },
+                ),
+                _ => (String::new(), KillDetail::default()),
             };
             self.count(
                 Some(e.cgroup),
                 victim,
                 "kernel",
                 KillSource::MemoryEvents,
-                None,
+                detail,
             );
         }
     }
 
-    fn count_log_kill(&mut self, kill: OomKill, cgroup: Option<String>, source: KillSource) {
-        self.count(cgroup, kill.comm, "kernel", source, kill.anon_rss);
+    /// `memory.stat` of the cgroup the kernel names `cgroup`, while it is there.
+    fn memory_stat(&self, cgroup: &str) -> Vec<(String, u64)> {
+        let Some(h) = self.hierarchy.as_ref().filter(|_| !cgroup.is_empty()) else {
+            return Vec::new();
+        };
+        let Some(dir) = h.dir_of_absolute(&self.root, cgroup) else {
+            return Vec::new();
+        };
+        match std::fs::read_to_string(dir.join("memory.stat")) {
+            Ok(text) => crate::parse::kv::counters(&text)
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    fn count_log_kill(
+        &mut self,
+        pending: PendingLogKill,
+        cgroup: Option<String>,
+        source: KillSource,
+        identities: &Identities,
+    ) {
+        let kill = pending.kill;
+        let detail = KillDetail {
+            pid: Some(kill.pid),
+            cmdline: identities.get(kill.pid).map(|id| id.cmdline.clone()),
+            task_table: pending.task_table,
+            report: Some(kill.clone()),
+        };
+        self.count(cgroup, kill.comm, "kernel", source, detail);
     }
 
     fn count(
@@ -449,9 +550,28 @@ impl OomWatcher {
         victim: String,
         killer: &'static str,
         source: KillSource,
-        anon_rss: Option<u64>,
+        detail: KillDetail,
     ) {
         let cgroup = cgroup.unwrap_or_default();
+        self.kills_seen += 1;
+        let memory_stat = self.memory_stat(&cgroup);
+        if self.recent.len() == RECENT_KILLS {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(KillRecord {
+            seq: self.kills_seen,
+            at: SystemTime::now(),
+            pid: detail.pid,
+            victim: victim.clone(),
+            cmdline: detail.cmdline.filter(|c| !c.is_empty()),
+            cgroup: cgroup.clone(),
+            killer,
+            source: source.as_str(),
+            task_table: detail.task_table,
+            report: detail.report.clone(),
+            memory_stat,
+        });
+        let anon_rss = detail.report.and_then(|r| r.anon_rss);
         let w: Workload = from_cgroup_path(&cgroup);
         let mut key = KillKey {
             cgroup,

@@ -14,6 +14,7 @@ mod run;
 mod serve;
 mod stop;
 mod top;
+mod why;
 
 use memtriage_core::Root;
 
@@ -43,5 +44,6 @@ pub fn run(cli: &Cli, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         Command::Serve(args) => serve::run(&ctx, args, p),
         Command::Top(args) => top::run(&ctx, args, p),
         Command::Record(args) => record::run(&ctx, args, p),
+        Command::Why(args) => why::run(args, p),
     }
 }

@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support::{memtriage, wait_until, OutputOk, ShellJob};
+use crate::support::{is_root, memtriage, wait_until, MemoryCgroup, OutputOk, ShellJob, MIB};
 
 fn sqlite(db: &std::path::Path, query: &str) -> String {
     let out = Command::new("python3")
@@ -24,12 +24,7 @@ fn intervals_are_recorded_for_sqlite_and_sigterm_stops_cleanly() {
     let job = ShellJob::start("anon 64");
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
-    let mut record = memtriage()
-        .args(["record", "--interval", "1s", "--db"])
-        .arg(&db)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut record = start_recorder(&db, &[]);
     let name = format!("memtriage-testh[{}]", job.pid());
     let recorded = wait_until(Duration::from_secs(20), Duration::from_millis(300), || {
         db.exists()
@@ -59,7 +54,7 @@ fn intervals_are_recorded_for_sqlite_and_sigterm_stops_cleanly() {
     );
     assert_eq!(
         sqlite(&db, "SELECT value FROM meta WHERE key = 'schema_version'").trim(),
-        "1"
+        "2"
     );
     assert_eq!(sqlite(&db, "PRAGMA journal_mode").trim(), "wal");
     let machine = sqlite(
@@ -68,7 +63,125 @@ fn intervals_are_recorded_for_sqlite_and_sigterm_stops_cleanly() {
     );
     let (available, cache) = machine.trim().split_once('|').unwrap();
     assert!(available.parse::<u64>().unwrap() > 0);
-    assert_eq!(cache, "None", "what was not read is NULL, not 0");
+    assert!(cache.parse::<u64>().unwrap() > 0, "the page cache: {cache}");
+    let names = sqlite(
+        &db,
+        &format!("SELECT n.comm, p.job FROM processes p JOIN process_names n USING (pid) WHERE p.pid = {}", job.pid()),
+    );
+    assert!(
+        names
+            .lines()
+            .next()
+            .is_some_and(|l| l == format!("memtriage-testh|{name}")),
+        "the job's process is among the largest, with its name: {names}"
+    );
+}
+
+/// The acceptance test: a job that was not started under `run` grows at a
+/// known rate in a memory cgroup until the kernel kills it; `why`, from the record
+/// alone, names the victim, the cgroup and its limit, and the growth: the slope
+/// within 30% of the real one, its start within two intervals.
+#[test]
+fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
+    if !is_root() {
+        eprintln!("skipped: an OOM kill in a memory cgroup and the kernel log need root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let mut record = start_recorder(&db, &[]);
+    let started = wait_until(Duration::from_secs(20), Duration::from_millis(200), || {
+        db.exists() && sqlite(&db, "SELECT count(*) FROM machine").trim() != "0"
+    });
+    assert!(started, "the recorder wrote nothing");
+
+    // 5 s at its base, then 16 MiB/s until the 160 MiB limit: killed after ~10 s.
+    let cgroup = MemoryCgroup::new(
+        &format!("memtriage-run-why-test-{}", std::process::id()),
+        160 * MIB,
+    );
+    let growth_starts_ms = unix_ms() + 5000;
+    let status = cgroup.run_helper_steps("sleep 5 grow 16 60");
+    assert_eq!(status.code(), Some(137), "the job was to be OOM-killed");
+
+    // The kill is counted once both sources agree (or after the wait for the other).
+    let recorded = wait_until(Duration::from_secs(30), Duration::from_millis(300), || {
+        sqlite(&db, "SELECT count(*) FROM oom_kills").trim() != "0"
+    });
+    // SAFETY: a signal to the process this test started.
+    unsafe {
+        libc::kill(record.id() as i32, libc::SIGTERM);
+    }
+    assert_eq!(record.wait().unwrap().code(), Some(0));
+    assert!(recorded, "the kill was not recorded");
+
+    let out = memtriage()
+        .args(["why", "--json", "--db"])
+        .arg(&db)
+        .output_ok();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let death = &report["death"];
+    assert_eq!(death["victim"], "memtriage-testh", "{report:#}");
+    assert_eq!(death["cgroup"], cgroup.path.as_str(), "{report:#}");
+    assert_eq!(death["limit_bytes"], 160 * MIB, "{report:#}");
+    assert!(
+        report["job"]
+            .as_str()
+            .unwrap()
+            .starts_with("memtriage-testh["),
+        "{report:#}"
+    );
+    let growth = &report["growth"];
+    let slope = growth["bytes_per_second"].as_f64().unwrap();
+    let real = (16 * MIB) as f64;
+    assert!(
+        (slope - real).abs() <= 0.3 * real,
+        "slope {:.1} MiB/s, the job grew 16 MiB/s: {report:#}",
+        slope / MIB as f64
+    );
+    let start_off = (growth["started_ms"].as_i64().unwrap() - growth_starts_ms).abs();
+    assert!(
+        start_off <= 2000,
+        "the growth started {start_off} ms from when it really did (two intervals: 2000 ms)"
+    );
+    let finding = &report["findings"][0];
+    assert_eq!(finding["id"], "run.oom-killed");
+    assert!(
+        finding["title"]
+            .as_str()
+            .unwrap()
+            .contains("reached its limit of 160 MiB"),
+        "{finding:#}"
+    );
+
+    // As people read it, and `why PID` finds the same death.
+    let pid = death["pid"].as_i64().unwrap().to_string();
+    let text = memtriage().args(["why", &pid, "--db"]).arg(&db).output_ok();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("memtriage-testh (pid ") && text.contains("growth of memtriage-testh["),
+        "{text}"
+    );
+    let none = memtriage().args(["why", "1", "--db"]).arg(&db).output_ok();
+    assert!(String::from_utf8_lossy(&none.stdout).contains("no death of pid 1 recorded"));
+}
+
+/// `memtriage record` at a 1 s interval into `db`, with `more` arguments.
+fn start_recorder(db: &std::path::Path, more: &[&str]) -> std::process::Child {
+    memtriage()
+        .args(["record", "--interval", "1s", "--db"])
+        .arg(db)
+        .args(more)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::gpu_nvml::{h100, Gpus};
-use crate::support::{helper_binary, is_root, memtriage, wait_until, ShellJob};
+use crate::support::{is_root, memtriage, wait_until, MemoryCgroup, ShellJob};
 
 const MIB: u64 = 1 << 20;
 
@@ -183,66 +183,6 @@ impl Drop for Prometheus {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// A memory cgroup with a hard limit and no swap, made for one test and removed after.
-struct MemoryCgroup {
-    dir: PathBuf,
-    /// As the kernel names it (`task_memcg=`).
-    path: String,
-}
-
-impl MemoryCgroup {
-    fn new(name: &str, limit: u64) -> MemoryCgroup {
-        let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
-            .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"));
-        let base = if v2 {
-            "/sys/fs/cgroup"
-        } else {
-            "/sys/fs/cgroup/memory"
-        };
-        let dir = Path::new(base).join(name);
-        let _ = std::fs::remove_dir(&dir);
-        std::fs::create_dir(&dir).expect("make a memory cgroup");
-        if v2 {
-            std::fs::write(dir.join("memory.max"), limit.to_string()).unwrap();
-            let _ = std::fs::write(dir.join("memory.swap.max"), "0");
-        } else {
-            std::fs::write(dir.join("memory.limit_in_bytes"), limit.to_string()).unwrap();
-            let _ = std::fs::write(dir.join("memory.memsw.limit_in_bytes"), limit.to_string());
-            let _ = std::fs::write(dir.join("memory.swappiness"), "0");
-        }
-        MemoryCgroup {
-            dir,
-            path: format!("/{name}"),
-        }
-    }
-
-    /// Runs the test helper allocating `mib` MiB inside the cgroup, until it ends.
-    fn run_helper(&self, mib: u64) -> std::process::ExitStatus {
-        let script = format!(
-            "echo $$ > {}/cgroup.procs && exec {} anon {mib}",
-            self.dir.display(),
-            helper_binary().display()
-        );
-        Command::new("sh")
-            .args(["-c", &script])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .status()
-            .unwrap()
-    }
-}
-
-impl Drop for MemoryCgroup {
-    fn drop(&mut self) {
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
     }
 }
 

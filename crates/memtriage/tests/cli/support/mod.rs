@@ -331,3 +331,69 @@ impl OutputOk for Command {
         out
     }
 }
+
+/// A memory cgroup with a hard limit and no swap, made for one test and removed after.
+pub struct MemoryCgroup {
+    pub dir: PathBuf,
+    /// As the kernel names it (`task_memcg=`).
+    pub path: String,
+}
+
+impl MemoryCgroup {
+    pub fn new(name: &str, limit: u64) -> MemoryCgroup {
+        let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+            .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"));
+        let base = if v2 {
+            "/sys/fs/cgroup"
+        } else {
+            "/sys/fs/cgroup/memory"
+        };
+        let dir = Path::new(base).join(name);
+        let _ = std::fs::remove_dir(&dir);
+        std::fs::create_dir(&dir).expect("make a memory cgroup");
+        if v2 {
+            std::fs::write(dir.join("memory.max"), limit.to_string()).unwrap();
+            let _ = std::fs::write(dir.join("memory.swap.max"), "0");
+        } else {
+            std::fs::write(dir.join("memory.limit_in_bytes"), limit.to_string()).unwrap();
+            let _ = std::fs::write(dir.join("memory.memsw.limit_in_bytes"), limit.to_string());
+            let _ = std::fs::write(dir.join("memory.swappiness"), "0");
+        }
+        MemoryCgroup {
+            dir,
+            path: format!("/{name}"),
+        }
+    }
+
+    /// Runs the test helper allocating `mib` MiB inside the cgroup, until it ends.
+    pub fn run_helper(&self, mib: u64) -> std::process::ExitStatus {
+        self.run_helper_steps(&format!("anon {mib}"))
+    }
+
+    /// Runs the test helper with `steps` inside the cgroup, below a shell (so it is
+    /// a job of its own, `memtriage-testh[PID]`), until it ends.
+    pub fn run_helper_steps(&self, steps: &str) -> std::process::ExitStatus {
+        let script = format!(
+            "echo $$ > {}/cgroup.procs && {} {steps}; exit $?",
+            self.dir.display(),
+            helper_binary().display()
+        );
+        Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .status()
+            .unwrap()
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}

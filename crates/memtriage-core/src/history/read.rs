@@ -1,0 +1,180 @@
+//! Reading the record back: the kills, a job's figures over time, the cgroups and
+//! the largest processes around a moment. What `why` and `report --db` ask of it.
+
+use rusqlite::{params, OptionalExtension, Row};
+
+use crate::error::Result;
+
+use super::store::{CgroupRow, KillRow, Store};
+use crate::watch::largest::ProcessBrief;
+
+fn uint(v: Option<i64>) -> Option<u64> {
+    v.map(|v| v.max(0) as u64)
+}
+
+fn kill_row(r: &Row<'_>) -> rusqlite::Result<KillRow> {
+    Ok(KillRow {
+        t_ms: r.get(0)?,
+        pid: r.get(1)?,
+        victim: r.get(2)?,
+        cmdline: r.get(3)?,
+        cgroup: r.get(4)?,
+        limit_cgroup: r.get(5)?,
+        constraint: r.get(6)?,
+        anon_rss: uint(r.get(7)?),
+        total_vm: uint(r.get(8)?),
+        killer: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
+        source: r.get(10)?,
+        snapshot_json: r.get(11)?,
+    })
+}
+
+/// One point of a job's memory over time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobPoint {
+    pub t_ms: i64,
+    pub processes: u64,
+    pub rss: u64,
+    pub pss: Option<u64>,
+}
+
+impl Store {
+    /// Kills at or after `since_ms`, of `pid` where given, the latest first.
+    pub fn kills(&self, since_ms: i64, pid: Option<i32>) -> Result<Vec<KillRow>> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT t, pid, victim, cmdline, cgroup, limit_cgroup, constraint_kind, anon_rss, \
+                 total_vm, killer, source, snapshot_json FROM oom_kills \
+                 WHERE t >= ?1 AND (?2 IS NULL OR pid = ?2) ORDER BY t DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map(params![since_ms, pid], kill_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The job `pid` was counted under at its last recorded interval up to `to_ms`,
+    /// where it was among the largest processes.
+    pub fn job_of(&self, pid: i32, to_ms: i64) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT job FROM processes WHERE pid = ?1 AND t <= ?2 ORDER BY t DESC LIMIT 1",
+                params![pid, to_ms],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// A job's figures between two times, oldest first.
+    pub fn job_between(&self, job: &str, from_ms: i64, to_ms: i64) -> Result<Vec<JobPoint>> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT t, processes, rss, pss FROM jobs WHERE job = ?1 AND t BETWEEN ?2 AND ?3 \
+                 ORDER BY t",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map(params![job, from_ms, to_ms], |r| {
+                Ok(JobPoint {
+                    t_ms: r.get(0)?,
+                    processes: uint(r.get(1)?).unwrap_or(0),
+                    rss: uint(r.get(2)?).unwrap_or(0),
+                    pss: uint(r.get(3)?),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// A cgroup's last recorded figures at or before `at_ms`.
+    pub fn cgroup_at(&self, cgroup: &str, at_ms: i64) -> Result<Option<CgroupRow>> {
+        self.conn
+            .query_row(
+                "SELECT cgroup, usage, limit_bytes, oom_kill FROM cgroups \
+                 WHERE cgroup = ?1 AND t <= ?2 ORDER BY t DESC LIMIT 1",
+                params![cgroup, at_ms],
+                |r| {
+                    Ok(CgroupRow {
+                        cgroup: r.get(0)?,
+                        usage: uint(r.get(1)?),
+                        limit: uint(r.get(2)?),
+                        oom_kill: uint(r.get(3)?),
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The largest processes at the last interval at or before `at_ms`, with their
+    /// names as first recorded.
+    pub fn largest_at(&self, at_ms: i64) -> Result<(Option<i64>, Vec<ProcessBrief>)> {
+        let t: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT max(t) FROM processes WHERE t <= ?1",
+                params![at_ms],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))?;
+        let Some(t) = t else {
+            return Ok((None, Vec::new()));
+        };
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT p.pid, coalesce(n.comm, ''), coalesce(n.cmdline, ''), n.cgroup, p.job, \
+                 p.rss, p.pss, p.swap, p.ppid FROM processes p \
+                 LEFT JOIN process_names n ON n.pid = p.pid AND n.first_t = \
+                   (SELECT max(first_t) FROM process_names m WHERE m.pid = p.pid AND m.first_t <= p.t) \
+                 WHERE p.t = ?1 ORDER BY p.rss DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map(params![t], |r| {
+                Ok(ProcessBrief {
+                    pid: r.get(0)?,
+                    ppid: r.get(8)?,
+                    comm: r.get(1)?,
+                    cmdline: r.get(2)?,
+                    cgroup: r.get(3)?,
+                    job: r.get(4)?,
+                    rss: uint(r.get(5)?).unwrap_or(0),
+                    pss: uint(r.get(6)?),
+                    swap: uint(r.get(7)?),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        let rows = rows
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok((Some(t), rows))
+    }
+
+    /// The first and last interval recorded.
+    pub fn span(&self) -> Result<Option<(i64, i64)>> {
+        let (first, last): (Option<i64>, Option<i64>) = self
+            .conn
+            .query_row("SELECT min(t), max(t) FROM machine", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(|e| self.err(e))?;
+        Ok(first.zip(last))
+    }
+
+    /// A value the recorder noted in `meta` (who it ran as, what it could read).
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+}

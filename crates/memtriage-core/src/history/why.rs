@@ -1,0 +1,519 @@
+//! `why`: a death nobody supervised, explained from the record. The same finding
+//! `run` gives for an OOM kill (`run.oom-killed`), with the evidence the record
+//! holds: who died and when, the limit that was hit, how the victim's job grew and
+//! since when (a least-squares slope from the start of the growth), and what else
+//! held memory at the last interval before.
+
+use serde::Serialize;
+
+use crate::diagnose::ids;
+use crate::error::Result;
+use crate::model::finding::{
+    Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
+};
+use crate::model::units::iec;
+use crate::supervise::growth::fit::{least_squares, Point};
+
+use super::read::JobPoint;
+use super::recorder::KillSnapshot;
+use super::store::{KillRow, Store};
+
+pub const WHY_SCHEMA: &str = "memtriage.why/v1";
+
+/// How far before a death the growth is looked for.
+const LOOK_BACK_MS: i64 = 6 * 3600 * 1000;
+/// A value this close to the growth's base is still the base: noise, not growth.
+const BASE_NOISE_SHARE: f64 = 0.05;
+const BASE_NOISE_MIN: f64 = (2 << 20) as f64;
+/// Processes named as what else held memory.
+const OTHERS_NAMED: usize = 3;
+
+#[derive(Debug, Clone, Default)]
+pub struct WhyRequest {
+    pub pid: Option<i32>,
+    /// Only deaths at or after this (Unix ms).
+    pub since_ms: Option<i64>,
+}
+
+/// The death explained.
+#[derive(Debug, Clone, Serialize)]
+pub struct Death {
+    pub kind: &'static str,
+    /// Unix milliseconds.
+    pub at_ms: i64,
+    pub pid: Option<i32>,
+    pub victim: Option<String>,
+    pub cmdline: Option<String>,
+    pub cgroup: Option<String>,
+    /// The cgroup whose limit was hit, and that limit, where recorded.
+    pub limit_cgroup: Option<String>,
+    pub limit_bytes: Option<u64>,
+    /// `global`, `cgroup`, `cpuset`, `memory_policy`; `None` where no report said.
+    pub constraint: Option<String>,
+    pub anon_rss: Option<u64>,
+    pub killer: String,
+    pub source: String,
+}
+
+/// How the victim's job grew before it died.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Growth {
+    /// Unix ms of the last interval before the growth (its base).
+    pub started_ms: i64,
+    pub last_ms: i64,
+    pub start_bytes: u64,
+    pub end_bytes: u64,
+    pub bytes_per_second: f64,
+    pub r_squared: f64,
+    pub points: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WhyReport {
+    pub schema: &'static str,
+    pub death: Death,
+    /// The job the victim was counted under, where the record has it.
+    pub job: Option<String>,
+    pub growth: Option<Growth>,
+    pub findings: Vec<Finding>,
+    /// What the record could not tell, and why.
+    pub notes: Vec<String>,
+}
+
+/// The most recent death matching `request`, explained; `None` where the record has
+/// none.
+pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
+    let kills = store.kills(request.since_ms.unwrap_or(i64::MIN), request.pid)?;
+    let Some(kill) = kills.into_iter().next() else {
+        return Ok(None);
+    };
+    let snapshot: KillSnapshot = kill
+        .snapshot_json
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default();
+    let mut notes = Vec::new();
+
+    let limit_cgroup = kill.limit_cgroup.clone().or_else(|| {
+        // A cgroup's own kill without a kernel report: the victim's cgroup had the limit.
+        (kill.constraint.is_none() && kill.cgroup.is_some())
+            .then(|| kill.cgroup.clone())
+            .flatten()
+    });
+    let limit = match &limit_cgroup {
+        Some(c) => store.cgroup_at(c, kill.t_ms)?,
+        None => None,
+    };
+    let death = Death {
+        kind: "oom_kill",
+        at_ms: kill.t_ms,
+        pid: kill.pid,
+        victim: kill.victim.clone(),
+        cmdline: kill.cmdline.clone(),
+        cgroup: kill.cgroup.clone(),
+        limit_cgroup: limit_cgroup.clone(),
+        limit_bytes: limit.as_ref().and_then(|l| l.limit),
+        constraint: kill.constraint.clone(),
+        anon_rss: kill.anon_rss,
+        killer: kill.killer.clone(),
+        source: kill.source.clone(),
+    };
+
+    let job = match kill.pid {
+        Some(pid) => store.job_of(pid, kill.t_ms)?,
+        None => None,
+    };
+    let growth = match &job {
+        Some(job) => {
+            let series = store.job_between(job, kill.t_ms - LOOK_BACK_MS, kill.t_ms)?;
+            growth_before_death(&series)
+        }
+        None => {
+            notes.push(
+                "the victim was never among the largest processes recorded: its job's growth is unknown"
+                    .into(),
+            );
+            None
+        }
+    };
+    let (others_at, largest) = store.largest_at(kill.t_ms)?;
+    let others: Vec<_> = largest
+        .iter()
+        .filter(|p| Some(p.pid) != kill.pid && job.as_deref() != Some(p.job.as_str()))
+        .take(OTHERS_NAMED)
+        .collect();
+
+    if store.meta("reads_all_pss")?.as_deref() == Some("false") {
+        let uid = store.meta("recorder_uid")?.unwrap_or_else(|| "?".into());
+        notes.push(format!(
+            "the recorder ran as uid {uid} without CAP_SYS_PTRACE: other users' processes have \
+             no PSS or swap in this record (RSS only); run it as root or with that capability \
+             (the systemd unit in deploy/ does)"
+        ));
+    }
+
+    let mut evidence = vec![Evidence::text(
+        format!(
+            "{} killed {}",
+            if kill.killer == "kernel" {
+                "the kernel"
+            } else {
+                kill.killer.as_str()
+            },
+            victim_label(&kill)
+        ),
+        kill_summary(&kill),
+        format!("the record ({})", kill.source),
+    )];
+    if let Some(cmd) = &kill.cmdline {
+        evidence.push(Evidence::text(
+            "its command line",
+            cmd.clone(),
+            "/proc/PID/cmdline, recorded",
+        ));
+    }
+    match (&limit_cgroup, death.limit_bytes) {
+        (Some(c), Some(bytes)) => evidence.push(
+            Evidence::text(
+                "the limit that was hit",
+                format!(
+                    "{c}: {} (usage {} at the last interval before)",
+                    iec(bytes),
+                    limit
+                        .as_ref()
+                        .and_then(|l| l.usage)
+                        .map(iec)
+                        .unwrap_or_else(|| "unknown".into())
+                ),
+                "memory.max / memory.limit_in_bytes, recorded",
+            )
+            .with_quantity(Quantity::Bytes(bytes)),
+        ),
+        (Some(c), None) => evidence.push(Evidence::text(
+            "the limit that was hit",
+            format!("{c} (its limit was not recorded)"),
+            "the kernel's report",
+        )),
+        (None, _) => {}
+    }
+    if let Some(g) = &growth {
+        let per_minute = (g.bytes_per_second * 60.0).round().max(0.0) as u64;
+        evidence.push(
+            Evidence::text(
+                format!(
+                    "growth of {} before it died",
+                    job.as_deref().unwrap_or("its job")
+                ),
+                format!(
+                    "{}/min (r² {:.2}) from {} to {}, starting {:.0} s before the kill",
+                    iec(per_minute),
+                    g.r_squared,
+                    iec(g.start_bytes),
+                    iec(g.end_bytes),
+                    (kill.t_ms - g.started_ms) as f64 / 1000.0
+                ),
+                "the record's job RSS, one point per interval",
+            )
+            .with_quantity(Quantity::Bytes(per_minute)),
+        );
+    }
+    for p in &others {
+        evidence.push(
+            Evidence::text(
+                format!("also holding memory: {}[{}]", p.comm, p.pid),
+                format!(
+                    "RSS {}{} in {}",
+                    iec(p.rss),
+                    p.pss
+                        .map(|s| format!(", PSS {}", iec(s)))
+                        .unwrap_or_default(),
+                    p.job
+                ),
+                "the record's largest processes, last interval before the kill",
+            )
+            .with_quantity(Quantity::Bytes(p.rss)),
+        );
+    }
+    if others.is_empty() && others_at.is_some() {
+        notes.push("no other process was among the largest recorded".into());
+    }
+    if let Some(table) = snapshot.task_table.get(1..).filter(|t| !t.is_empty()) {
+        evidence.push(Evidence::text(
+            "the kernel's task table, largest first",
+            table
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" | "),
+            "/dev/kmsg",
+        ));
+    }
+
+    let title = match (&death.constraint, &limit_cgroup, death.limit_bytes) {
+        (_, Some(c), Some(b)) => format!(
+            "{} was OOM-killed: {c} reached its limit of {}",
+            victim_label(&kill),
+            iec(b)
+        ),
+        (Some(c), _, _) if c == "global" => format!(
+            "{} was OOM-killed: the machine ran out of memory",
+            victim_label(&kill)
+        ),
+        _ => format!("{} was OOM-killed", victim_label(&kill)),
+    };
+    let finding = Finding {
+        id: ids::RUN_OOM_KILLED.into(),
+        severity: Severity::Error,
+        title,
+        evidence,
+        why: "The kernel ends the largest process when memory runs out (the machine's, or a \
+              cgroup's limit); the job gets SIGKILL and says nothing: a bare `Killed`, exit 137."
+            .into(),
+        fix: match &growth {
+            Some(g) if g.bytes_per_second > 0.0 => format!(
+                "Its memory grew steadily until the limit: find what grows (`memtriage run \
+                 --limit SIZE -- CMD` reproduces it under watch; in Python, compare two \
+                 `tracemalloc` snapshots), or give it more room ({} more than the limit for \
+                 another 10 minutes at this rate).",
+                iec((g.bytes_per_second * 600.0) as u64)
+            ),
+            _ => "Give the job more memory (a larger limit, fewer workers, a smaller batch), \
+                  or stop what else holds memory; `memtriage run -- CMD` shows how it grows."
+                .into(),
+        },
+        assessment: Some(Assessment {
+            certainty: Certainty::Confirmed,
+            cause: CauseKind::Capacity,
+            confirm: String::new(),
+        }),
+    };
+    Ok(Some(WhyReport {
+        schema: WHY_SCHEMA,
+        death,
+        job,
+        growth,
+        findings: vec![finding],
+        notes,
+    }))
+}
+
+fn victim_label(k: &KillRow) -> String {
+    match (&k.victim, k.pid) {
+        (Some(v), Some(p)) => format!("{v} (pid {p})"),
+        (Some(v), None) => v.clone(),
+        (None, Some(p)) => format!("pid {p}"),
+        (None, None) => "a process".into(),
+    }
+}
+
+fn kill_summary(k: &KillRow) -> String {
+    let mut parts = Vec::new();
+    if let Some(c) = &k.cgroup {
+        parts.push(format!("in {c}"));
+    }
+    if let Some(a) = k.anon_rss {
+        parts.push(format!("anon-rss {}", iec(a)));
+    }
+    if let Some(c) = &k.constraint {
+        parts.push(format!("constraint {c}"));
+    }
+    if parts.is_empty() {
+        "a kill counted by the cgroup's memory.events".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The growth that ended in the death: back from the last point while the series
+/// rises, then forward past points still at its base; a least-squares line from
+/// the base's last point to the end. `None` where it did not grow.
+pub fn growth_before_death(series: &[JobPoint]) -> Option<Growth> {
+    let n = series.len();
+    if n < 3 {
+        return None;
+    }
+    let value = |i: usize| series[i].rss as f64;
+    let mut start = n - 1;
+    while start > 0 && value(start - 1) <= value(start) * (1.0 + BASE_NOISE_SHARE / 5.0) {
+        start -= 1;
+    }
+    let grown = value(n - 1) - value(start);
+    let noise = (grown * BASE_NOISE_SHARE).max(BASE_NOISE_MIN);
+    while start + 1 < n && value(start + 1) - value(start) <= noise {
+        start += 1;
+    }
+    if n - start < 3 || value(n - 1) - value(start) <= noise {
+        return None;
+    }
+    let origin = series[start].t_ms;
+    let points = series[start..].iter().map(|p| Point {
+        t: (p.t_ms - origin) as f64 / 1000.0,
+        bytes: p.rss as f64,
+    });
+    let line = least_squares(points)?;
+    Some(Growth {
+        started_ms: origin,
+        last_ms: series[n - 1].t_ms,
+        start_bytes: series[start].rss,
+        end_bytes: series[n - 1].rss,
+        bytes_per_second: line.slope,
+        r_squared: line.r_squared,
+        points: n - start,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(values: &[u64]) -> Vec<JobPoint> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &mib)| JobPoint {
+                t_ms: 1_000_000 + i as i64 * 10_000,
+                processes: 1,
+                rss: mib << 20,
+                pss: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_growth_starts_at_the_last_point_of_its_base_and_its_slope_is_the_line() {
+        // Flat at 100 MiB (with noise), then 50 MiB per 10 s interval.
+        let s = series(&[100, 101, 100, 100, 150, 200, 250, 300, 350]);
+        let g = growth_before_death(&s).unwrap();
+        assert_eq!(g.started_ms, s[3].t_ms, "{g:?}");
+        assert_eq!(g.points, 6);
+        let per_second = (50u64 << 20) as f64 / 10.0;
+        assert!(
+            (g.bytes_per_second - per_second).abs() < per_second * 0.05,
+            "{g:?}"
+        );
+        assert!(g.r_squared > 0.98);
+    }
+
+    #[test]
+    fn a_flat_or_falling_job_and_too_few_points_have_no_growth() {
+        assert_eq!(growth_before_death(&series(&[100, 100, 101, 100])), None);
+        assert_eq!(growth_before_death(&series(&[300, 250, 200])), None);
+        assert_eq!(growth_before_death(&series(&[100, 200])), None);
+    }
+
+    #[test]
+    fn a_recorded_kill_is_explained_with_its_limit_growth_and_what_else_held_memory() {
+        use crate::history::store::{CgroupRow, Interval, JobRow, MachineRow};
+        use crate::watch::largest::ProcessBrief;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let mut store = Store::open(&path).unwrap();
+        let process = |pid: i32, comm: &str, job: &str, rss: u64| ProcessBrief {
+            pid,
+            ppid: 1,
+            comm: comm.into(),
+            cmdline: format!("{comm} --flag"),
+            cgroup: Some("/train".into()),
+            job: job.into(),
+            rss,
+            pss: None,
+            swap: None,
+        };
+        // 5 flat intervals at 50 MiB, then 10 MiB/s (100 MiB per 10 s interval).
+        for i in 0..12i64 {
+            let rss = if i < 5 { 50 } else { 50 + (i as u64 - 4) * 100 } << 20;
+            let mut interval = Interval {
+                machine: MachineRow {
+                    t_ms: i * 10_000,
+                    ..MachineRow::default()
+                },
+                jobs: vec![JobRow {
+                    job: "python3[7]".into(),
+                    processes: 1,
+                    rss,
+                    pss: None,
+                    swap: None,
+                    minor_faults: 0,
+                    major_faults: 0,
+                }],
+                cgroups: vec![CgroupRow {
+                    cgroup: "/train".into(),
+                    usage: Some(rss),
+                    limit: Some(800 << 20),
+                    oom_kill: Some(0),
+                }],
+                processes: vec![
+                    process(7, "python3", "python3[7]", rss),
+                    process(9, "redis", "redis[9]", 30 << 20),
+                ],
+                kills: Vec::new(),
+            };
+            if i == 11 {
+                interval.kills.push(KillRow {
+                    t_ms: 115_000,
+                    pid: Some(7),
+                    victim: Some("python3".into()),
+                    cmdline: Some("python3 train.py".into()),
+                    cgroup: Some("/train".into()),
+                    limit_cgroup: Some("/train".into()),
+                    constraint: Some("cgroup".into()),
+                    anon_rss: Some(790 << 20),
+                    killer: "kernel".into(),
+                    source: "both".into(),
+                    ..KillRow::default()
+                });
+            }
+            store.write(&interval).unwrap();
+        }
+        let reader = Store::open_read(&path).unwrap();
+        let report = why(&reader, &WhyRequest::default()).unwrap().unwrap();
+        assert_eq!(report.death.pid, Some(7));
+        assert_eq!(report.death.limit_bytes, Some(800 << 20));
+        assert_eq!(report.job.as_deref(), Some("python3[7]"));
+        let g = report.growth.unwrap();
+        assert_eq!(g.started_ms, 40_000);
+        let per_second = (10u64 << 20) as f64;
+        assert!(
+            (g.bytes_per_second - per_second).abs() < per_second * 0.05,
+            "{g:?}"
+        );
+        let f = &report.findings[0];
+        assert_eq!(f.id, ids::RUN_OOM_KILLED);
+        assert!(
+            f.title.contains("/train reached its limit of 800 MiB"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.evidence.iter().any(|e| e.label.contains("redis[9]")),
+            "{:?}",
+            f.evidence
+        );
+        assert!(why(
+            &reader,
+            &WhyRequest {
+                pid: Some(8),
+                since_ms: None
+            }
+        )
+        .unwrap()
+        .is_none());
+        assert!(why(
+            &reader,
+            &WhyRequest {
+                pid: None,
+                since_ms: Some(200_000)
+            }
+        )
+        .unwrap()
+        .is_none());
+    }
+
+    #[test]
+    fn a_job_that_grew_from_its_first_point_starts_there() {
+        let s = series(&[10, 20, 30, 40]);
+        let g = growth_before_death(&s).unwrap();
+        assert_eq!(g.started_ms, s[0].t_ms);
+    }
+}

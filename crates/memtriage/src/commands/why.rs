@@ -1,0 +1,94 @@
+//! `memtriage why [PID]`: the most recent death in the record (or PID's), explained
+//! with the findings `run` gives, from what `memtriage record` kept.
+
+use std::io::Write;
+
+use memtriage_core::history::recorder::now_ms;
+use memtriage_core::history::store::Store;
+use memtriage_core::history::why::{why, WhyRequest, WHY_SCHEMA};
+
+use super::record::default_db;
+use crate::cli::WhyArgs;
+use crate::exit::ExitStatus;
+use crate::render;
+use crate::render::printer::Printer;
+
+pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
+    let db = args.db.clone().unwrap_or_else(default_db);
+    let store = Store::open_read(&db)?;
+    let since_ms = args
+        .since
+        .map(|s| now_ms() - s.0.as_millis().min(i64::MAX as u128) as i64);
+    let request = WhyRequest {
+        pid: args.pid,
+        since_ms,
+    };
+    let report = why(&store, &request)?;
+    let span = store.span()?;
+    if args.json {
+        match &report {
+            Some(r) => serde_json::to_writer_pretty(&mut p.out, r)?,
+            None => serde_json::to_writer_pretty(
+                &mut p.out,
+                &serde_json::json!({
+                    "schema": WHY_SCHEMA,
+                    "death": null,
+                    "record": span.map(|(first, last)| serde_json::json!({"first_ms": first, "last_ms": last})),
+                }),
+            )?,
+        }
+        writeln!(p.out)?;
+        return Ok(ExitStatus::Success);
+    }
+    let Some(report) = report else {
+        let what = match args.pid {
+            Some(pid) => format!("no death of pid {pid}"),
+            None => "no OOM kill".to_string(),
+        };
+        let window = match span {
+            Some((first, last)) => format!(
+                "the record covers {} to {}",
+                render::units::utc_ms(first),
+                render::units::utc_ms(last)
+            ),
+            None => "the record is empty: is `memtriage record` running?".into(),
+        };
+        writeln!(
+            p.out,
+            "memtriage why: {what} recorded{} in {} ({window})",
+            args.since
+                .map(|s| format!(" in the last {}", crate::values::Interval(s.0)))
+                .unwrap_or_default(),
+            db.display()
+        )?;
+        return Ok(ExitStatus::Success);
+    };
+    let style = p.out.style();
+    let ago = (now_ms() - report.death.at_ms).max(0) as f64 / 1000.0;
+    writeln!(
+        p.out,
+        "{} at {} ({} ago){}",
+        style.bold(&format!(
+            "{} died",
+            match (&report.death.victim, report.death.pid) {
+                (Some(v), Some(pid)) => format!("{v} (pid {pid})"),
+                (Some(v), None) => v.clone(),
+                (None, Some(pid)) => format!("pid {pid}"),
+                (None, None) => "a process".into(),
+            }
+        )),
+        render::units::utc_ms(report.death.at_ms),
+        render::units::ago(ago),
+        report
+            .job
+            .as_ref()
+            .map(|j| format!(", job {j}"))
+            .unwrap_or_default()
+    )?;
+    writeln!(p.out)?;
+    render::findings::write(&mut p.out, &style, &report.findings)?;
+    for n in &report.notes {
+        writeln!(p.out, "note: {n}")?;
+    }
+    Ok(ExitStatus::Success)
+}
