@@ -143,14 +143,7 @@ pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
         .take(OTHERS_NAMED)
         .collect();
 
-    if store.meta("reads_all_pss")?.as_deref() == Some("false") {
-        let uid = store.meta("recorder_uid")?.unwrap_or_else(|| "?".into());
-        notes.push(format!(
-            "the recorder ran as uid {uid} without CAP_SYS_PTRACE: other users' processes have \
-             no PSS or swap in this record (RSS only); run it as root or with that capability \
-             (the systemd unit in deploy/ does)"
-        ));
-    }
+    notes.extend(record_notes(store)?);
 
     let mut evidence = vec![Evidence::text(
         format!(
@@ -272,11 +265,10 @@ pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
             .into(),
         fix: match &growth {
             Some(g) if g.bytes_per_second > 0.0 => format!(
-                "Its memory grew steadily until the limit: find what grows (`memtriage run \
-                 --limit SIZE -- CMD` reproduces it under watch; in Python, compare two \
-                 `tracemalloc` snapshots), or give it more room ({} more than the limit for \
-                 another 10 minutes at this rate).",
-                iec((g.bytes_per_second * 600.0) as u64)
+                "Its memory grew steadily until the limit, {}: more room only delays a growth \
+                 like this. Find what grows (`memtriage run --limit SIZE -- CMD` reproduces it \
+                 under watch; in Python, compare two `tracemalloc` snapshots).",
+                rate(g.bytes_per_second)
             ),
             _ => "Give the job more memory (a larger limit, fewer workers, a smaller batch), \
                   or stop what else holds memory; `memtriage run -- CMD` shows how it grows."
@@ -296,6 +288,31 @@ pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
         findings: vec![finding],
         notes,
     }))
+}
+
+/// A growth rate as people read it: per second when fast, per minute otherwise.
+fn rate(bytes_per_second: f64) -> String {
+    let per_second = bytes_per_second.max(0.0);
+    if per_second >= (1u64 << 20) as f64 {
+        format!("{}/s", iec(per_second.round() as u64))
+    } else {
+        format!("{}/min", iec((per_second * 60.0).round() as u64))
+    }
+}
+
+/// What the record itself could not hold, whatever is asked of it: a recorder
+/// without the right to read other users' PSS.
+pub fn record_notes(store: &Store) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    if store.meta("reads_all_pss")?.as_deref() == Some("false") {
+        let uid = store.meta("recorder_uid")?.unwrap_or_else(|| "?".into());
+        notes.push(format!(
+            "the recorder ran as uid {uid} without CAP_SYS_PTRACE: other users' processes have \
+             no PSS or swap in this record (RSS only); run it as root or with that capability \
+             (the systemd unit in deploy/ does)"
+        ));
+    }
+    Ok(notes)
 }
 
 fn victim_label(k: &KillRow) -> String {

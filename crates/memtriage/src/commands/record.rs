@@ -161,7 +161,12 @@ pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<
             }
         }
         intervals += 1;
-        if intervals % RETAIN_EVERY == 0 {
+        // Past --max-size it is trimmed at once (a page count: cheap); by age, now
+        // and then.
+        let over_size = args
+            .max_size
+            .is_some_and(|max| store.size().is_ok_and(|size| size > max.0));
+        if over_size || intervals % RETAIN_EVERY == 0 {
             let before = now_ms() - args.retain.0.as_millis().min(i64::MAX as u128) as i64;
             if let Err(e) = store.retain(before, args.max_size.map(|s| s.0)) {
                 writeln!(p.err, "memtriage record: could not trim the history: {e}")?;

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use memtriage_core::history::recorder::now_ms;
 use memtriage_core::history::store::Store;
-use memtriage_core::history::why::{why, WhyRequest, WHY_SCHEMA};
+use memtriage_core::history::why::{record_notes, why, WhyRequest, WHY_SCHEMA};
 
 use super::record::default_db;
 use crate::cli::WhyArgs;
@@ -34,6 +34,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
                     "schema": WHY_SCHEMA,
                     "death": null,
                     "record": span.map(|(first, last)| serde_json::json!({"first_ms": first, "last_ms": last})),
+                    "notes": record_notes(&store)?,
                 }),
             )?,
         }
@@ -61,6 +62,9 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
                 .unwrap_or_default(),
             db.display()
         )?;
+        for n in record_notes(&store)? {
+            writeln!(p.out, "note: {n}")?;
+        }
         return Ok(ExitStatus::Success);
     };
     let style = p.out.style();

@@ -214,3 +214,227 @@ fn a_database_from_a_newer_memtriage_is_refused_and_left_alone() {
         "the database was changed"
     );
 }
+
+fn count(db: &std::path::Path, table: &str) -> u64 {
+    sqlite(db, &format!("SELECT count(*) FROM {table}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// `kill -9` mid-write: the database opens, passes SQLite's integrity check, holds
+/// every interval up to the last one or two, and a new recorder goes on with it.
+#[test]
+fn a_recorder_killed_with_sigkill_leaves_a_whole_database_that_the_next_one_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let mut record = start_recorder(&db, &[]);
+    assert!(wait_until(
+        Duration::from_secs(20),
+        Duration::from_millis(100),
+        || { db.exists() && count(&db, "machine") >= 4 }
+    ));
+    let killed_at = unix_ms();
+    record.kill().unwrap();
+    record.wait().unwrap();
+    assert_eq!(sqlite(&db, "PRAGMA integrity_check").trim(), "ok");
+    let last: i64 = sqlite(&db, "SELECT max(t) FROM machine")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        killed_at - last <= 2500,
+        "more than the interval in flight was lost: the last is {} ms before the kill",
+        killed_at - last
+    );
+    let before = count(&db, "machine");
+    let mut again = start_recorder(&db, &[]);
+    assert!(wait_until(
+        Duration::from_secs(20),
+        Duration::from_millis(100),
+        || { count(&db, "machine") >= before + 2 }
+    ));
+    // SAFETY: a signal to the process this test started.
+    unsafe { libc::kill(again.id() as i32, libc::SIGTERM) };
+    assert_eq!(again.wait().unwrap().code(), Some(0));
+}
+
+/// `--max-size`: the oldest intervals go first and the file stays near the bound.
+#[test]
+fn max_size_drops_the_oldest_intervals_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let mut record = memtriage()
+        .args([
+            "record",
+            "--interval",
+            "100ms",
+            "--max-size",
+            "200KiB",
+            "--db",
+        ])
+        .arg(&db)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = |db: &std::path::Path| -> Option<i64> {
+        sqlite(db, "SELECT min(t) FROM machine").trim().parse().ok()
+    };
+    assert!(wait_until(
+        Duration::from_secs(20),
+        Duration::from_millis(100),
+        || db.exists() && first(&db).is_some()
+    ));
+    let oldest = first(&db).unwrap();
+    let trimmed = wait_until(Duration::from_secs(60), Duration::from_millis(300), || {
+        first(&db).is_some_and(|t| t > oldest)
+    });
+    // SAFETY: a signal to the process this test started.
+    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
+    assert_eq!(record.wait().unwrap().code(), Some(0));
+    assert!(trimmed, "the oldest interval was never dropped");
+    let pages: u64 = sqlite(&db, "PRAGMA page_count").trim().parse().unwrap();
+    let page: u64 = sqlite(&db, "PRAGMA page_size").trim().parse().unwrap();
+    assert!(
+        pages * page <= 400 << 10,
+        "{} KiB for a 200 KiB bound",
+        (pages * page) >> 10
+    );
+    assert!(count(&db, "machine") > 0, "it trimmed everything");
+}
+
+/// A full disk (a small tmpfs): recording pauses and says so, nothing written is
+/// lost, and it resumes when space returns.
+#[test]
+fn a_full_disk_pauses_recording_and_space_returning_resumes_it() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(mounted.success());
+    struct Unmount<'a>(&'a std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(dir.path());
+    let db = dir.path().join("history.db");
+    let mut record = start_recorder(&db, &[]);
+    let stderr = record.stderr.take().unwrap();
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let lines = lines.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let mut all = lines.lock().unwrap();
+                all.push_str(&l);
+                all.push('\n');
+            }
+        })
+    };
+    assert!(wait_until(
+        Duration::from_secs(20),
+        Duration::from_millis(100),
+        || { db.exists() && count(&db, "machine") >= 2 }
+    ));
+    // Fill what is left.
+    let filler = dir.path().join("filler");
+    let _ = Command::new("dd")
+        .args(["if=/dev/zero", "bs=64k"])
+        .arg(format!("of={}", filler.display()))
+        .stderr(Stdio::null())
+        .status();
+    let paused = wait_until(Duration::from_secs(30), Duration::from_millis(200), || {
+        lines.lock().unwrap().contains("paused")
+    });
+    let kept = count(&db, "machine");
+    std::fs::remove_file(&filler).unwrap();
+    let resumed = wait_until(Duration::from_secs(30), Duration::from_millis(200), || {
+        lines.lock().unwrap().contains("resumed")
+    });
+    assert!(wait_until(
+        Duration::from_secs(20),
+        Duration::from_millis(200),
+        || { count(&db, "machine") >= kept + 2 }
+    ));
+    // SAFETY: a signal to the process this test started.
+    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
+    assert_eq!(record.wait().unwrap().code(), Some(0));
+    reader.join().unwrap();
+    let said = lines.lock().unwrap().clone();
+    assert!(paused, "no pause was said: {said}");
+    assert!(said.contains("disk is full"), "{said}");
+    assert!(resumed, "no resume was said: {said}");
+    assert_eq!(sqlite(&db, "PRAGMA integrity_check").trim(), "ok");
+}
+
+/// A recorder without CAP_SYS_PTRACE records other users' processes without PSS;
+/// `why` says so, with the fix.
+#[test]
+fn a_recorder_that_cannot_read_other_users_pss_is_said_so_by_why() {
+    if !is_root() {
+        eprintln!("skipped: needs root to become another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let db = dir.path().join("history.db");
+    let record = Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(crate::support::BIN)
+        .args(["record", "--interval", "1s", "--db"])
+        .arg(&db)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let recorded = wait_until(Duration::from_secs(20), Duration::from_millis(200), || {
+        db.exists() && count(&db, "machine") >= 2
+    });
+    // SAFETY: a signal to the process this test started.
+    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
+    let out = record.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(recorded, "nobody's recorder wrote nothing: {said}");
+    assert!(said.contains("without CAP_SYS_PTRACE"), "{said}");
+    let why = memtriage()
+        .args(["why", "--json", "--db"])
+        .arg(&db)
+        .output_ok();
+    let report: serde_json::Value = serde_json::from_slice(&why.stdout).unwrap();
+    assert_eq!(report["death"], serde_json::Value::Null);
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("without CAP_SYS_PTRACE") && notes.contains("PSS"),
+        "{report:#}"
+    );
+    // Other users' processes (root's, the test's own) were recorded with RSS, no PSS.
+    let me = std::process::id();
+    let mine = sqlite(
+        &db,
+        &format!("SELECT count(*), count(pss) FROM processes WHERE pid = {me}"),
+    );
+    let (rows, with_pss) = mine.trim().split_once('|').unwrap();
+    assert_eq!(
+        with_pss, "0",
+        "root's test process has a PSS in nobody's record"
+    );
+    assert!(
+        rows != "0" || count(&db, "processes") > 0,
+        "no process was recorded"
+    );
+}
