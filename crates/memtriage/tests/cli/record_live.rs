@@ -438,3 +438,64 @@ fn a_recorder_that_cannot_read_other_users_pss_is_said_so_by_why() {
         "no process was recorded"
     );
 }
+
+/// The unit in deploy/ is one systemd accepts without a warning, and its command
+/// line is one this binary records with.
+#[test]
+fn the_systemd_unit_verifies_and_its_command_records() {
+    let unit_text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../deploy/systemd/memtriage-record.service"
+    ))
+    .unwrap();
+    let unit_text = unit_text.replace("/usr/local/bin/memtriage", crate::support::BIN);
+    for wanted in ["MemoryMax=", "Nice=", "IOSchedulingClass=idle", "OOMScoreAdjust="] {
+        assert!(unit_text.contains(wanted), "the unit lacks {wanted}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    if crate::support::have("systemd-analyze") {
+        let unit = dir.path().join("memtriage-record.service");
+        std::fs::write(&unit, &unit_text).unwrap();
+        let out = Command::new("systemd-analyze")
+            .arg("verify")
+            .arg(&unit)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && said.trim().is_empty(),
+            "systemd-analyze verify: {said}"
+        );
+    } else {
+        eprintln!("systemd-analyze is not installed: the unit's syntax is not verified");
+    }
+    let exec = unit_text
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap();
+    let db = dir.path().join("history.db");
+    let args: Vec<String> = exec
+        .split_whitespace()
+        .skip(1)
+        .map(|a| {
+            if a == "/var/lib/memtriage/history.db" {
+                db.display().to_string()
+            } else {
+                a.to_string()
+            }
+        })
+        .collect();
+    let record = memtriage()
+        .args(&args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let recorded = wait_until(Duration::from_secs(30), Duration::from_millis(200), || {
+        db.exists() && count(&db, "machine") >= 1
+    });
+    // SAFETY: a signal to the process this test started.
+    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
+    let out = record.wait_with_output().unwrap();
+    assert!(recorded, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0));
+}

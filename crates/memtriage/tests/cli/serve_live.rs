@@ -12,24 +12,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::gpu_nvml::{h100, Gpus};
-use crate::support::{is_root, memtriage, wait_until, MemoryCgroup, ShellJob};
+use crate::support::{have, is_root, memtriage, wait_until, MemoryCgroup, ShellJob};
 
 const MIB: u64 = 1 << 20;
-
-/// Whether a tool this test needs is here; under CI it must be (.ci/run installs it).
-fn have(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found && std::env::var_os("CI").is_some() {
-        panic!("{tool} is missing: .ci/run installs it");
-    }
-    if !found {
-        skip(&format!("{tool} is not installed"));
-    }
-    found
-}
 
 #[allow(clippy::print_stderr)]
 fn skip(why: &str) {

@@ -397,3 +397,21 @@ impl Drop for MemoryCgroup {
         }
     }
 }
+
+/// Whether a tool this test needs is here; under CI it must be (.ci/run installs it).
+pub fn have(tool: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found && std::env::var_os("CI").is_some() {
+        panic!("{tool} is missing: .ci/run installs it");
+    }
+    if !found {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("skipped: {tool} is not installed");
+        }
+    }
+    found
+}
