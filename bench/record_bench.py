@@ -20,6 +20,7 @@ import argparse
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -31,14 +32,26 @@ MEMTRIAGE = os.path.join(ROOT, "target", "release", "memtriage")
 
 
 def files_bytes(paths):
-    return sum(os.path.getsize(p) for p in paths if os.path.exists(p))
+    """What the recording holds: atop's log file's size; for SQLite, the pages of the
+    database as a reader sees it (what the WAL holds included, but not the WAL's
+    preallocated, reused room, which does not grow with time)."""
+    total = 0
+    for p in paths:
+        if p.endswith(".db") and os.path.exists(p):
+            with sqlite3.connect(f"file:{p}?mode=ro", uri=True) as c:
+                pages = c.execute("PRAGMA page_count").fetchone()[0]
+                size = c.execute("PRAGMA page_size").fetchone()[0]
+            total += pages * size
+        elif os.path.exists(p):
+            total += os.path.getsize(p)
+    return total
 
 
 def recorders(tmp, interval):
     db = os.path.join(tmp, "history.db")
     yield ("memtriage record",
            [MEMTRIAGE, "record", "--db", db, "--interval", f"{interval}s"],
-           [db, db + "-wal"])
+           [db])
     if shutil.which("atop"):
         raw = os.path.join(tmp, "atop.raw")
         yield ("atop -w", ["atop", "-w", raw, str(interval)], [raw])

@@ -197,6 +197,19 @@ pub struct ServeArgs {
     /// Do not run doctor's checks.
     #[arg(long)]
     pub no_doctor: bool,
+
+    /// Also keep the machine's history in this database, as `memtriage record` does,
+    /// on the exporter's own sampler (one process); `memtriage why --db PATH` reads it.
+    #[arg(long, value_name = "PATH")]
+    pub record: Option<PathBuf>,
+
+    /// With --record: how long history is kept.
+    #[arg(long, value_name = "AGE", default_value = "7d", requires = "record")]
+    pub record_retain: crate::values::Retention,
+
+    /// With --record: the most the database may take; the oldest history goes first.
+    #[arg(long, value_name = "SIZE", requires = "record")]
+    pub record_max_size: Option<ByteSize>,
 }
 
 #[derive(Debug, Args)]

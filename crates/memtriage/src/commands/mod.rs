@@ -9,6 +9,7 @@ mod explain;
 mod explain_snapshot;
 mod inspect;
 mod record;
+mod recording;
 mod report;
 mod run;
 mod serve;

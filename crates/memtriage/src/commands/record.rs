@@ -4,39 +4,17 @@
 //! says so; it resumes when writes succeed again.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use memtriage_core::history::recorder::{interval_from, last_kill, now_ms};
-use memtriage_core::history::store::Store;
-use memtriage_core::probe::system::has_capability;
 use memtriage_core::watch::{WatchConfig, Watcher};
 
+use super::recording::{default_db, Recording};
 use super::Context;
 use crate::cli::RecordArgs;
 use crate::exit::ExitStatus;
 use crate::render::printer::Printer;
 
-/// Retention runs every this many intervals.
-const RETAIN_EVERY: u32 = 60;
-
-/// Where history goes unless `--db` says: the system's state directory for root,
-/// the user's otherwise.
-pub fn default_db() -> PathBuf {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
-        return PathBuf::from("/var/lib/memtriage/history.db");
-    }
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    state.join("memtriage/history.db")
-}
-
-/// CAP_SYS_PTRACE (capabilities(7)): reading other users' `smaps_rollup`.
-const CAP_SYS_PTRACE: u32 = 19;
 /// The recorder's own `oom_score_adj`: it holds a few MiB and must outlive the jobs
 /// whose deaths it records. Lowering it needs CAP_SYS_RESOURCE (root has it).
 pub const OOM_SCORE_ADJ: i32 = -500;
@@ -82,24 +60,10 @@ fn be_a_good_citizen() -> Vec<String> {
 
 pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let db = args.db.clone().unwrap_or_else(default_db);
-    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| {
-            format!(
-                "{}: cannot make the directory for the database",
-                dir.display()
-            )
-        })?;
-    }
-    let mut store = Store::open(&db)?;
+    let (mut recording, said) =
+        Recording::open(&ctx.root, &db, args.retain.0, args.max_size.map(|s| s.0))?;
+    // Before the watch's threads start: they inherit the priorities.
     let courtesy = be_a_good_citizen();
-    // SAFETY: geteuid cannot fail.
-    let uid = unsafe { libc::geteuid() };
-    let reads_all_pss = uid == 0 || has_capability(&ctx.root, CAP_SYS_PTRACE);
-    store.note("recorder_uid", &uid.to_string())?;
-    store.note(
-        "reads_all_pss",
-        if reads_all_pss { "true" } else { "false" },
-    )?;
     let mut config = WatchConfig::new(ctx.root.clone());
     config.interval = args.interval.0;
     config.doctor = None;
@@ -115,21 +79,10 @@ pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<
             .map(|s| format!(", at most {}", memtriage_core::model::units::iec(s.0)))
             .unwrap_or_default()
     )?;
-    for line in courtesy {
+    for line in courtesy.iter().chain(&said) {
         writeln!(p.err, "memtriage record: {line}")?;
     }
-    if !reads_all_pss {
-        writeln!(
-            p.err,
-            "memtriage record: as uid {uid} without CAP_SYS_PTRACE, other users' processes are \
-             recorded without PSS or swap (RSS only); `why` will say so"
-        )?;
-    }
     p.err.flush()?;
-    let mut last_written = None;
-    let mut kills_written = 0u64;
-    let mut intervals = 0u32;
-    let mut paused: Option<String> = None;
     let mut next = Instant::now();
     while !super::stop::requested() {
         std::thread::sleep(Duration::from_millis(100));
@@ -137,40 +90,8 @@ pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<
             continue;
         }
         next += args.interval.0;
-        let view = watcher.view();
-        if view.sampled_at.is_none() || view.sampled_at == last_written {
-            continue;
-        }
-        let Some(interval) = interval_from(&view, kills_written) else {
-            continue;
-        };
-        match store.write(&interval) {
-            Ok(()) => {
-                last_written = view.sampled_at;
-                kills_written = last_kill(&view);
-                if let Some(why) = paused.take() {
-                    writeln!(p.err, "memtriage record: resumed (was: {why})")?;
-                }
-            }
-            Err(e) => {
-                let why = e.to_string();
-                if paused.as_deref() != Some(why.as_str()) {
-                    writeln!(p.err, "memtriage record: paused, nothing written: {why}")?;
-                }
-                paused = Some(why);
-            }
-        }
-        intervals += 1;
-        // Past --max-size it is trimmed at once (a page count: cheap); by age, now
-        // and then.
-        let over_size = args
-            .max_size
-            .is_some_and(|max| store.size().is_ok_and(|size| size > max.0));
-        if over_size || intervals % RETAIN_EVERY == 0 {
-            let before = now_ms() - args.retain.0.as_millis().min(i64::MAX as u128) as i64;
-            if let Err(e) = store.retain(before, args.max_size.map(|s| s.0)) {
-                writeln!(p.err, "memtriage record: could not trim the history: {e}")?;
-            }
+        for line in recording.tick(&watcher.view()) {
+            writeln!(p.err, "memtriage record: {line}")?;
         }
     }
     watcher.stop()?;

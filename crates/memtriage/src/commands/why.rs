@@ -7,7 +7,7 @@ use memtriage_core::history::recorder::now_ms;
 use memtriage_core::history::store::Store;
 use memtriage_core::history::why::{record_notes, why, WhyRequest, WHY_SCHEMA};
 
-use super::record::default_db;
+use super::recording::default_db;
 use crate::cli::WhyArgs;
 use crate::exit::ExitStatus;
 use crate::render;

@@ -41,11 +41,12 @@ impl Format {
 /// The whole exposition of `view`, as seen at `now`.
 pub fn encode(
     view: Arc<MachineView>,
+    record: Option<RecordFigures>,
     format: Format,
     now: SystemTime,
 ) -> Result<String, std::fmt::Error> {
     let mut registry = Registry::default();
-    registry.register_collector(Box::new(ViewMetrics { view, now }));
+    registry.register_collector(Box::new(ViewMetrics { view, record, now }));
     let mut out = String::with_capacity(64 << 10);
     match format {
         Format::PrometheusText => {
@@ -59,7 +60,16 @@ pub fn encode(
 #[derive(Debug)]
 struct ViewMetrics {
     view: Arc<MachineView>,
+    /// `--record`'s state, where it runs.
+    record: Option<RecordFigures>,
     now: SystemTime,
+}
+
+/// How `serve --record` goes.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordFigures {
+    pub paused: bool,
+    pub intervals: u64,
 }
 
 type Labels<'a> = Vec<(&'static str, Cow<'a, str>)>;
@@ -151,6 +161,20 @@ impl Collector for ViewMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         for family in families(&self.view, self.now) {
             family.write(&mut encoder)?;
+        }
+        if let Some(r) = self.record {
+            let mut paused = Family::gauge(
+                "memtriage_record_paused",
+                "1 while --record cannot write its database (a full disk); nothing written is lost.",
+            );
+            paused.int(vec![], u64::from(r.paused));
+            paused.write(&mut encoder)?;
+            let mut written = Family::counter(
+                "memtriage_record_intervals",
+                "Intervals --record wrote into its database.",
+            );
+            written.int(vec![], r.intervals);
+            written.write(&mut encoder)?;
         }
         Ok(())
     }

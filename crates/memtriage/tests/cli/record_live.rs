@@ -449,7 +449,12 @@ fn the_systemd_unit_verifies_and_its_command_records() {
     ))
     .unwrap();
     let unit_text = unit_text.replace("/usr/local/bin/memtriage", crate::support::BIN);
-    for wanted in ["MemoryMax=", "Nice=", "IOSchedulingClass=idle", "OOMScoreAdjust="] {
+    for wanted in [
+        "MemoryMax=",
+        "Nice=",
+        "IOSchedulingClass=idle",
+        "OOMScoreAdjust=",
+    ] {
         assert!(unit_text.contains(wanted), "the unit lacks {wanted}");
     }
     let dir = tempfile::tempdir().unwrap();

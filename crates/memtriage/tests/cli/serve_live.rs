@@ -715,3 +715,41 @@ fn as_nobody_what_serve_cannot_read_is_absent_never_zero() {
         );
     }
 }
+
+/// `serve --record`: the exporter keeps the history on its own sampler, exports how
+/// recording goes, and `why` reads what it wrote.
+#[test]
+fn serve_records_the_history_beside_the_exporter() {
+    if !have("curl") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let db_arg = db.display().to_string();
+    let serve = Serve::start(&["--record", &db_arg, "--no-doctor"], |_| {});
+    let written = |text: &str| -> Option<u64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix("memtriage_record_intervals_total "))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let mut last = String::new();
+    let recorded = wait_until(Duration::from_secs(30), Duration::from_millis(300), || {
+        last = String::from_utf8_lossy(&curl(&[&serve.url("/metrics")]).stdout).into_owned();
+        written(&last).is_some_and(|n| n >= 2)
+    });
+    assert!(recorded, "{last}");
+    assert!(last.contains("memtriage_record_paused 0"), "{last}");
+    let why = memtriage()
+        .args(["why", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        why.status.success(),
+        "{}",
+        String::from_utf8_lossy(&why.stderr)
+    );
+    let report: Value = serde_json::from_slice(&why.stdout).unwrap();
+    assert_eq!(report["death"], Value::Null);
+    assert!(report["record"]["last_ms"].as_i64().is_some(), "{report:#}");
+}

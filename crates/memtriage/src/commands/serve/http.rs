@@ -36,6 +36,8 @@ const AUTH_CACHE: usize = 64;
 
 pub struct Server {
     pub watcher: Watcher,
+    /// How `--record` goes, where it was asked for.
+    pub record: Option<std::sync::Arc<crate::commands::recording::RecordStatus>>,
     pub web: WebConfig,
     pub auth_cache: Mutex<HashSet<(String, String)>>,
     /// A bcrypt hash an unknown user's password is checked against, so the time an
@@ -179,7 +181,15 @@ async fn respond(server: &Server, req: Request<Incoming>) -> Reply {
     match req.uri().path() {
         "/metrics" if get => {
             let format = Format::negotiate(req.headers().get(ACCEPT).and_then(|v| v.to_str().ok()));
-            match metrics::encode(server.watcher.view(), format, SystemTime::now()) {
+            match metrics::encode(
+                server.watcher.view(),
+                server.record.as_deref().map(|r| metrics::RecordFigures {
+                    paused: r.paused.load(std::sync::atomic::Ordering::Relaxed),
+                    intervals: r.intervals.load(std::sync::atomic::Ordering::Relaxed),
+                }),
+                format,
+                SystemTime::now(),
+            ) {
                 Ok(text) => reply(StatusCode::OK, format.content_type(), text),
                 Err(_) => reply(
                     StatusCode::INTERNAL_SERVER_ERROR,

@@ -7,11 +7,13 @@ mod web_config;
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use anyhow::{anyhow, Context as _};
 use memtriage_core::watch::{Grouping, WatchConfig, Watcher};
 
+use super::recording::Recording;
 use super::Context;
 use crate::cli::ServeArgs;
 use crate::exit::ExitStatus;
@@ -64,8 +66,18 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
             .context("cannot make the comparison hash for basic auth")?,
     };
     let scheme = if web.tls.is_some() { "https" } else { "http" };
+    let recording = match &args.record {
+        Some(db) => Some(Recording::open(
+            &ctx.root,
+            db,
+            args.record_retain.0,
+            args.record_max_size.map(|s| s.0),
+        )?),
+        None => None,
+    };
     let watcher = Watcher::start(config).context("cannot start the sampler")?;
     let server = Arc::new(http::Server {
+        record: recording.as_ref().map(|(r, _)| Arc::clone(&r.status)),
         watcher,
         web,
         auth_cache: Mutex::new(HashSet::new()),
@@ -76,6 +88,19 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
         p.err,
         "memtriage serve: metrics at {scheme}://{bound}/metrics (Ctrl-C or SIGTERM stops)"
     )?;
+    let recorder = match recording {
+        Some((recording, said)) => {
+            for line in said {
+                writeln!(p.err, "memtriage serve: record: {line}")?;
+            }
+            Some(RecordThread::start(
+                recording,
+                Arc::clone(&server),
+                args.interval.0,
+            )?)
+        }
+        None => None,
+    };
     p.err.flush()?;
     let outcome = runtime.block_on(async {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -88,11 +113,56 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
     });
     // Connections still open hold the server; the runtime's end drops them.
     drop(runtime);
+    if let Some(r) = recorder {
+        r.stop();
+    }
     if let Ok(server) = Arc::try_unwrap(server) {
         server.watcher.stop()?;
     }
     outcome?;
     Ok(ExitStatus::Success)
+}
+
+/// `--record`: the recording beside the exporter, one interval per sample.
+struct RecordThread {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl RecordThread {
+    fn start(
+        mut recording: Recording,
+        server: Arc<http::Server>,
+        every: Duration,
+    ) -> anyhow::Result<Self> {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("memtriage-record".into())
+            .spawn(move || loop {
+                for line in recording.tick(&server.watcher.view()) {
+                    // The exporter's stderr is its log; a closed one loses only this.
+                    let _ = writeln!(std::io::stderr(), "memtriage serve: record: {line}");
+                }
+                let (flag, cv) = &*stopped;
+                let guard = flag.lock().unwrap_or_else(|e| e.into_inner());
+                let (guard, _) = cv
+                    .wait_timeout_while(guard, every, |s| !*s)
+                    .unwrap_or_else(|e| e.into_inner());
+                if *guard {
+                    return;
+                }
+            })
+            .context("cannot start the recording thread")?;
+        Ok(RecordThread { stop, thread })
+    }
+
+    fn stop(self) {
+        let (flag, cv) = &*self.stop;
+        *flag.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_all();
+        let _ = self.thread.join();
+    }
 }
 
 fn grouping(specs: &[GroupSpec]) -> anyhow::Result<Grouping> {

@@ -1,0 +1,146 @@
+//! Writing the watch's view into the history, one interval at a time: what
+//! `memtriage record` does alone and `serve --record` does beside the exporter, on
+//! the one watch. A write that fails (a full disk) pauses recording and says so once;
+//! it resumes when writes succeed again.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use memtriage_core::history::recorder::{interval_from, last_kill, now_ms};
+use memtriage_core::history::store::Store;
+use memtriage_core::probe::system::has_capability;
+use memtriage_core::watch::MachineView;
+use memtriage_core::Root;
+
+/// Age retention runs every this many intervals (size, past the bound, at once).
+const RETAIN_EVERY: u32 = 60;
+/// CAP_SYS_PTRACE (capabilities(7)): reading other users' `smaps_rollup`.
+const CAP_SYS_PTRACE: u32 = 19;
+
+/// How recording goes, for `serve`'s metrics.
+#[derive(Debug, Default)]
+pub struct RecordStatus {
+    pub paused: AtomicBool,
+    pub intervals: AtomicU64,
+}
+
+pub struct Recording {
+    store: Store,
+    retain: Duration,
+    max_size: Option<u64>,
+    last_written: Option<SystemTime>,
+    kills_written: u64,
+    intervals: u32,
+    paused: Option<String>,
+    pub status: Arc<RecordStatus>,
+}
+
+impl Recording {
+    /// Opens (or makes) the database, and notes in it what this process can read.
+    /// Returns what to tell the user about that.
+    pub fn open(
+        root: &Root,
+        db: &Path,
+        retain: Duration,
+        max_size: Option<u64>,
+    ) -> anyhow::Result<(Recording, Vec<String>)> {
+        if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| {
+                format!(
+                    "{}: cannot make the directory for the database",
+                    dir.display()
+                )
+            })?;
+        }
+        let store = Store::open(db)?;
+        // SAFETY: geteuid cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        let reads_all_pss = uid == 0 || has_capability(root, CAP_SYS_PTRACE);
+        store.note("recorder_uid", &uid.to_string())?;
+        store.note(
+            "reads_all_pss",
+            if reads_all_pss { "true" } else { "false" },
+        )?;
+        let mut said = Vec::new();
+        if !reads_all_pss {
+            said.push(format!(
+                "as uid {uid} without CAP_SYS_PTRACE, other users' processes are recorded \
+                 without PSS or swap (RSS only); `why` will say so"
+            ));
+        }
+        Ok((
+            Recording {
+                store,
+                retain,
+                max_size,
+                last_written: None,
+                kills_written: 0,
+                intervals: 0,
+                paused: None,
+                status: Arc::new(RecordStatus::default()),
+            },
+            said,
+        ))
+    }
+
+    /// Writes the view if it holds a sample not yet written; returns what to say.
+    pub fn tick(&mut self, view: &MachineView) -> Vec<String> {
+        let mut said = Vec::new();
+        if view.sampled_at.is_none() || view.sampled_at == self.last_written {
+            return said;
+        }
+        let Some(interval) = interval_from(view, self.kills_written) else {
+            return said;
+        };
+        match self.store.write(&interval) {
+            Ok(()) => {
+                self.last_written = view.sampled_at;
+                self.kills_written = last_kill(view);
+                self.status.intervals.fetch_add(1, Ordering::Relaxed);
+                if let Some(why) = self.paused.take() {
+                    said.push(format!("resumed (was: {why})"));
+                }
+            }
+            Err(e) => {
+                let why = e.to_string();
+                if self.paused.as_deref() != Some(why.as_str()) {
+                    said.push(format!("paused, nothing written: {why}"));
+                }
+                self.paused = Some(why);
+            }
+        }
+        self.status
+            .paused
+            .store(self.paused.is_some(), Ordering::Relaxed);
+        self.intervals += 1;
+        // Past the size bound it is trimmed at once (a page count: cheap); by age,
+        // now and then.
+        let over_size = self
+            .max_size
+            .is_some_and(|max| self.store.size().is_ok_and(|size| size > max));
+        if over_size || self.intervals % RETAIN_EVERY == 0 {
+            let before = now_ms() - self.retain.as_millis().min(i64::MAX as u128) as i64;
+            if let Err(e) = self.store.retain(before, self.max_size) {
+                said.push(format!("could not trim the history: {e}"));
+            }
+        }
+        said
+    }
+}
+
+/// Where history goes unless `--db` says: the system's state directory for root,
+/// the user's otherwise.
+pub fn default_db() -> PathBuf {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return PathBuf::from("/var/lib/memtriage/history.db");
+    }
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    state.join("memtriage/history.db")
+}
