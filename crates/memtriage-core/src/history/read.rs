@@ -5,7 +5,7 @@ use rusqlite::{params, OptionalExtension, Row};
 
 use crate::error::Result;
 
-use super::store::{CgroupRow, KillRow, Store};
+use super::store::{CgroupRow, FaultRow, KillRow, MachineRow, Store};
 use crate::watch::largest::ProcessBrief;
 
 fn uint(v: Option<i64>) -> Option<u64> {
@@ -54,6 +54,48 @@ impl Store {
             .map_err(|e| self.err(e))?;
         rows.collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))
+    }
+
+    /// Faults at or after `since_ms`, of `pid` where given, the latest first.
+    pub fn faults(&self, since_ms: i64, pid: Option<i32>) -> Result<Vec<FaultRow>> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT t, pid, comm, signal, object, cmdline, cgroup FROM faults \
+                 WHERE t >= ?1 AND (?2 IS NULL OR pid = ?2) ORDER BY t DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map(params![since_ms, pid], |r| {
+                Ok(FaultRow {
+                    t_ms: r.get(0)?,
+                    pid: r.get(1)?,
+                    comm: r.get(2)?,
+                    signal: r.get(3)?,
+                    object: r.get(4)?,
+                    cmdline: r.get(5)?,
+                    cgroup: r.get(6)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The machine at the last interval at or before `at_ms`.
+    pub fn machine_at(&self, at_ms: i64) -> Result<Option<MachineRow>> {
+        let t: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT max(t) FROM machine WHERE t <= ?1",
+                params![at_ms],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))?;
+        match t {
+            Some(t) => Ok(self.machine_between(t, t)?.into_iter().next()),
+            None => Ok(None),
+        }
     }
 
     /// The job `pid` was counted under at its last recorded interval up to `to_ms`,

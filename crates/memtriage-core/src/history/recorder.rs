@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::watch::largest::ProcessBrief;
 use crate::watch::{KillRecord, MachineView};
 
-use super::store::{CgroupRow, Interval, JobRow, KillRow, MachineRow};
+use super::store::{CgroupRow, FaultRow, Interval, JobRow, KillRow, MachineRow};
 
 /// What the machine held when a kill was recorded: `oom_kills.snapshot_json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -26,9 +26,16 @@ pub struct KillSnapshot {
     pub oom_score_adj: Option<i64>,
 }
 
-/// The interval a view describes, with the kills counted after `kills_after` (a
-/// [`KillRecord::seq`]); `None` before its first sample.
-pub fn interval_from(view: &MachineView, kills_after: u64) -> Option<Interval> {
+/// The last kill and fault a reader has taken (their `seq`s), so each is written once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Taken {
+    pub kills: u64,
+    pub faults: u64,
+}
+
+/// The interval a view describes, with the kills and faults counted after `after`;
+/// `None` before its first sample.
+pub fn interval_from(view: &MachineView, after: Taken) -> Option<Interval> {
     let t_ms = unix_ms(view.sampled_at?);
     let m = &view.machine;
     Some(Interval {
@@ -46,6 +53,7 @@ pub fn interval_from(view: &MachineView, kills_after: u64) -> Option<Interval> {
                 .and_then(|p| Some(p.full.as_ref()?.avg10)),
             page_cache: m.page_cache,
             shm_used: m.shm_used,
+            shm_size: m.shm_size,
         },
         jobs: view
             .groups
@@ -80,15 +88,33 @@ pub fn interval_from(view: &MachineView, kills_after: u64) -> Option<Interval> {
             .oom
             .recent
             .iter()
-            .filter(|k| k.seq > kills_after)
+            .filter(|k| k.seq > after.kills)
             .map(|k| kill_row(k, &view.largest))
+            .collect(),
+        faults: view
+            .oom
+            .faults
+            .iter()
+            .filter(|f| f.seq > after.faults)
+            .map(|f| FaultRow {
+                t_ms: unix_ms(f.at),
+                pid: f.fault.pid,
+                comm: f.fault.comm.clone(),
+                signal: f.fault.signal,
+                object: f.fault.object.clone(),
+                cmdline: f.cmdline.clone(),
+                cgroup: f.cgroup.clone(),
+            })
             .collect(),
     })
 }
 
-/// The last kill a view holds, to pass as `kills_after` next time.
-pub fn last_kill(view: &MachineView) -> u64 {
-    view.oom.recent.last().map_or(0, |k| k.seq)
+/// The last kill and fault a view holds, to pass as `after` next time.
+pub fn taken(view: &MachineView) -> Taken {
+    Taken {
+        kills: view.oom.recent.last().map_or(0, |k| k.seq),
+        faults: view.oom.faults.last().map_or(0, |f| f.seq),
+    }
 }
 
 fn kill_row(k: &KillRecord, largest: &[ProcessBrief]) -> KillRow {

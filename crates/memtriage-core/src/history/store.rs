@@ -7,13 +7,14 @@
 //!
 //! ```sql
 //! meta(key TEXT PRIMARY KEY, value TEXT)          -- schema_version, created_ms
-//! machine(t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used)
+//! machine(t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used, shm_size)
 //! jobs(t, job, processes, rss, pss, swap, minor_faults, major_faults)
 //! cgroups(t, cgroup, usage, limit_bytes, oom_kill)
 //! processes(t, pid, ppid, job, rss, pss, swap)    -- the largest 20 each interval
 //! process_names(pid, comm, cmdline, cgroup, first_t)
 //! oom_kills(t, pid, victim, cmdline, cgroup, limit_cgroup, constraint_kind,
 //!           anon_rss, total_vm, killer, source, snapshot_json)
+//! faults(t, pid, comm, signal, object, cmdline, cgroup)   -- segfaults, bus errors the kernel logged
 //! ```
 //!
 //! A v1 database (no processes) is brought to v2 when a recorder opens it.
@@ -66,6 +67,12 @@ CREATE TABLE IF NOT EXISTS process_names (
     first_t INTEGER NOT NULL,
     PRIMARY KEY (pid, comm, cmdline)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS faults (
+    t INTEGER NOT NULL, pid INTEGER NOT NULL, comm TEXT NOT NULL, signal INTEGER NOT NULL,
+    object TEXT, cmdline TEXT, cgroup TEXT
+);
+CREATE INDEX IF NOT EXISTS faults_t ON faults (t);
+ALTER TABLE machine ADD COLUMN shm_size INTEGER;
 ALTER TABLE oom_kills ADD COLUMN cmdline TEXT;
 ALTER TABLE oom_kills ADD COLUMN limit_cgroup TEXT;
 ALTER TABLE oom_kills ADD COLUMN constraint_kind TEXT;
@@ -84,6 +91,7 @@ pub struct MachineRow {
     pub psi_full: Option<f64>,
     pub page_cache: Option<u64>,
     pub shm_used: Option<u64>,
+    pub shm_size: Option<u64>,
 }
 
 /// One job at one interval.
@@ -128,6 +136,19 @@ pub struct KillRow {
     pub snapshot_json: Option<String>,
 }
 
+/// A process the kernel logged dying of a fault.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultRow {
+    pub t_ms: i64,
+    pub pid: i32,
+    pub comm: String,
+    pub signal: i32,
+    /// The object the fault was in, where the kernel said.
+    pub object: Option<String>,
+    pub cmdline: Option<String>,
+    pub cgroup: Option<String>,
+}
+
 /// What one interval adds, written in one transaction.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Interval {
@@ -137,6 +158,7 @@ pub struct Interval {
     /// The largest processes.
     pub processes: Vec<ProcessBrief>,
     pub kills: Vec<KillRow>,
+    pub faults: Vec<FaultRow>,
 }
 
 pub struct Store {
@@ -331,7 +353,7 @@ impl Store {
         let m = &interval.machine;
         let int = |v: Option<u64>| v.map(|v| v.min(i64::MAX as u64) as i64);
         tx.execute(
-            "INSERT OR REPLACE INTO machine VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT OR REPLACE INTO machine VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 m.t_ms,
                 int(m.mem_available),
@@ -339,7 +361,8 @@ impl Store {
                 m.psi_some,
                 m.psi_full,
                 int(m.page_cache),
-                int(m.shm_used)
+                int(m.shm_used),
+                int(m.shm_size)
             ],
         )
         .map_err(|e| sqlite_error(&path, e))?;
@@ -422,6 +445,16 @@ impl Store {
                 ])
                 .map_err(|e| sqlite_error(&path, e))?;
             }
+            let mut fault = tx
+                .prepare_cached("INSERT INTO faults VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+                .map_err(|e| sqlite_error(&path, e))?;
+            for f in &interval.faults {
+                fault
+                    .execute(params![
+                        f.t_ms, f.pid, f.comm, f.signal, f.object, f.cmdline, f.cgroup
+                    ])
+                    .map_err(|e| sqlite_error(&path, e))?;
+            }
         }
         tx.commit().map_err(|e| sqlite_error(&path, e))
     }
@@ -463,7 +496,14 @@ impl Store {
             .transaction()
             .map_err(|e| sqlite_error(&path, e))?;
         let mut n = 0;
-        for table in ["machine", "jobs", "cgroups", "processes", "oom_kills"] {
+        for table in [
+            "machine",
+            "jobs",
+            "cgroups",
+            "processes",
+            "oom_kills",
+            "faults",
+        ] {
             let rows = tx
                 .execute(
                     &format!("DELETE FROM {table} WHERE t < ?1"),
@@ -502,7 +542,7 @@ impl Store {
     pub fn machine_between(&self, from_ms: i64, to_ms: i64) -> Result<Vec<MachineRow>> {
         let mut q = self
             .conn
-            .prepare("SELECT t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used FROM machine WHERE t BETWEEN ?1 AND ?2 ORDER BY t")
+            .prepare("SELECT t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used, shm_size FROM machine WHERE t BETWEEN ?1 AND ?2 ORDER BY t")
             .map_err(|e| self.err(e))?;
         let uint = |v: Option<i64>| v.map(|v| v.max(0) as u64);
         let rows = q
@@ -515,6 +555,7 @@ impl Store {
                     psi_full: r.get(4)?,
                     page_cache: uint(r.get(5)?),
                     shm_used: uint(r.get(6)?),
+                    shm_size: uint(r.get(7)?),
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -576,6 +617,7 @@ mod tests {
                 swap: None,
             }],
             kills: Vec::new(),
+            faults: Vec::new(),
         }
     }
 

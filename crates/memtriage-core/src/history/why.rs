@@ -16,7 +16,8 @@ use crate::supervise::growth::fit::{least_squares, Point};
 
 use super::read::JobPoint;
 use super::recorder::KillSnapshot;
-use super::store::{KillRow, Store};
+use super::store::{FaultRow, KillRow, Store};
+use crate::model::run::signal_name;
 
 pub const WHY_SCHEMA: &str = "memtriage.why/v1";
 
@@ -38,7 +39,12 @@ pub struct WhyRequest {
 /// The death explained.
 #[derive(Debug, Clone, Serialize)]
 pub struct Death {
+    /// `oom_kill`, or `fault` (a signal the kernel logged: a segfault, a bus error).
     pub kind: &'static str,
+    /// The signal of a fault (`SIGSEGV`, `SIGBUS`, …); SIGKILL for an OOM kill.
+    pub signal: &'static str,
+    /// The object a fault was in (`libtorch_cpu.so`), where the kernel said.
+    pub object: Option<String>,
     /// Unix milliseconds.
     pub at_ms: i64,
     pub pid: Option<i32>,
@@ -83,16 +89,24 @@ pub struct WhyReport {
 /// The most recent death matching `request`, explained; `None` where the record has
 /// none.
 pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
-    let kills = store.kills(request.since_ms.unwrap_or(i64::MIN), request.pid)?;
-    let Some(kill) = kills.into_iter().next() else {
-        return Ok(None);
-    };
+    let since = request.since_ms.unwrap_or(i64::MIN);
+    let kill = store.kills(since, request.pid)?.into_iter().next();
+    let fault = store.faults(since, request.pid)?.into_iter().next();
+    match (kill, fault) {
+        (Some(k), Some(f)) if f.t_ms > k.t_ms => explain_fault(store, f).map(Some),
+        (Some(k), _) => explain_kill(store, k).map(Some),
+        (None, Some(f)) => explain_fault(store, f).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
     let snapshot: KillSnapshot = kill
         .snapshot_json
         .as_deref()
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or_default();
-    let mut notes = Vec::new();
+    let mut notes = record_notes(store)?;
 
     let limit_cgroup = kill.limit_cgroup.clone().or_else(|| {
         // A cgroup's own kill without a kernel report: the victim's cgroup had the limit.
@@ -106,6 +120,8 @@ pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
     };
     let death = Death {
         kind: "oom_kill",
+        signal: "SIGKILL",
+        object: None,
         at_ms: kill.t_ms,
         pid: kill.pid,
         victim: kill.victim.clone(),
@@ -142,8 +158,6 @@ pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
         .filter(|p| Some(p.pid) != kill.pid && job.as_deref() != Some(p.job.as_str()))
         .take(OTHERS_NAMED)
         .collect();
-
-    notes.extend(record_notes(store)?);
 
     let mut evidence = vec![Evidence::text(
         format!(
@@ -280,14 +294,126 @@ pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
             confirm: String::new(),
         }),
     };
-    Ok(Some(WhyReport {
+    Ok(WhyReport {
         schema: WHY_SCHEMA,
         death,
         job,
         growth,
         findings: vec![finding],
         notes,
-    }))
+    })
+}
+
+/// /dev/shm this full at the last interval before a bus error explains it.
+const SHM_FULL_SHARE: f64 = 0.9;
+
+fn explain_fault(store: &Store, f: FaultRow) -> Result<WhyReport> {
+    let mut notes = record_notes(store)?;
+    let signal = signal_name(f.signal);
+    let who = format!("{} (pid {})", f.comm, f.pid);
+    let mut evidence = vec![Evidence::text(
+        format!("the kernel logged {who} dying of {signal}"),
+        f.object
+            .as_ref()
+            .map(|o| format!("in {o}"))
+            .unwrap_or_else(|| "where, the line did not say".into()),
+        "/dev/kmsg, recorded",
+    )];
+    if let Some(cmd) = &f.cmdline {
+        evidence.push(Evidence::text(
+            "its command line",
+            cmd.clone(),
+            "/proc/PID/cmdline, recorded",
+        ));
+    }
+    let machine = store.machine_at(f.t_ms)?;
+    let shm = machine
+        .as_ref()
+        .and_then(|m| Some((m.shm_used?, m.shm_size.filter(|&s| s > 0)?)));
+    if f.signal == libc::SIGBUS {
+        if let Some((used, size)) = shm {
+            evidence.push(
+                Evidence::text(
+                    "/dev/shm at the last interval before",
+                    format!("{} used of {}", iec(used), iec(size)),
+                    "statvfs(/dev/shm), recorded",
+                )
+                .with_quantity(Quantity::Bytes(used)),
+            );
+        }
+    }
+    let shm_full = shm.is_some_and(|(used, size)| used as f64 >= SHM_FULL_SHARE * size as f64);
+    let job = store.job_of(f.pid, f.t_ms)?;
+    if job.is_none() {
+        notes.push(
+            "the process was never among the largest recorded: its job's memory is unknown".into(),
+        );
+    }
+    let (id, title, why, fix, cause) = match f.signal {
+        libc::SIGSEGV => (
+            ids::RUN_SEGFAULT,
+            format!("segmentation fault in native code ({who})"),
+            "A C/C++/CUDA extension read or wrote memory it does not own; Python cannot catch it.",
+            "Get the native stack: `gdb -ex run -ex bt --args python …` or `catchsegv`; check the extension's version against torch/numpy (ABI mismatch), and tensors passed to it (dtype, contiguity, device). Under `memtriage run` the Python frames are shown too (PYTHONFAULTHANDLER=1).",
+            CauseKind::UserCode,
+        ),
+        libc::SIGBUS if shm_full => (
+            ids::RUN_BUS_ERROR_SHM,
+            format!("bus error: /dev/shm was full ({who})"),
+            "Writing to a full tmpfs mapping raises SIGBUS; DataLoader workers pass batches through /dev/shm.",
+            "Give /dev/shm room: docker run --shm-size=16g; Kubernetes: an emptyDir with medium: Memory mounted at /dev/shm; or mount -o remount,size=16G /dev/shm.",
+            CauseKind::Configuration,
+        ),
+        libc::SIGBUS => (
+            ids::RUN_BUS_ERROR_MMAP,
+            format!("bus error on mapped memory ({who})"),
+            "SIGBUS on a mapped file means a page past the file's end (it was truncated or replaced while mapped) or a disk read error; the kernel also sends it for memory it found corrupt.",
+            "Do not rewrite checkpoints in place while they are loaded (write a new file and rename it); check `dmesg` for I/O and hardware memory errors.",
+            CauseKind::Configuration,
+        ),
+        _ => (
+            ids::RUN_SIGNAL,
+            format!("{who} died of {signal}"),
+            "The kernel ended it for an instruction it could not run (an illegal opcode: a binary built for another CPU) or an arithmetic fault.",
+            "Check that native extensions were built for this CPU (AVX-512 wheels on an older host), and get the native stack with gdb.",
+            CauseKind::UserCode,
+        ),
+    };
+    Ok(WhyReport {
+        schema: WHY_SCHEMA,
+        death: Death {
+            kind: "fault",
+            signal,
+            object: f.object.clone(),
+            at_ms: f.t_ms,
+            pid: Some(f.pid),
+            victim: Some(f.comm.clone()),
+            cmdline: f.cmdline.clone(),
+            cgroup: f.cgroup.clone(),
+            limit_cgroup: None,
+            limit_bytes: None,
+            constraint: None,
+            anon_rss: None,
+            killer: "kernel".into(),
+            source: "kernel_log".into(),
+        },
+        job,
+        growth: None,
+        findings: vec![Finding {
+            id: id.into(),
+            severity: Severity::Error,
+            title,
+            evidence,
+            why: why.into(),
+            fix: fix.into(),
+            assessment: Some(Assessment {
+                certainty: Certainty::Confirmed,
+                cause,
+                confirm: String::new(),
+            }),
+        }],
+        notes,
+    })
 }
 
 /// A growth rate as people read it: per second when fast, per minute otherwise.
@@ -465,6 +591,7 @@ mod tests {
                     process(9, "redis", "redis[9]", 30 << 20),
                 ],
                 kills: Vec::new(),
+                faults: Vec::new(),
             };
             if i == 11 {
                 interval.kills.push(KillRow {

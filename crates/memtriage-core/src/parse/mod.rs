@@ -15,6 +15,7 @@ use std::fmt;
 pub mod cgroup;
 pub mod cuda_snapshot;
 pub mod environ;
+pub mod fatal_signal;
 pub mod kmsg;
 pub mod kv;
 pub mod limits;

@@ -46,7 +46,9 @@ pub use cgroups::CgroupView;
 pub use files::{FileView, TensorView};
 pub use groups::{job_roots, GroupView, Grouping, OTHER};
 pub use live::{Focus, Live, LiveFrame, MachineHeader, FOCUS_EVERY, LIVE_SCHEMA};
-pub use oom::{KillKey, KillRecord, KillSource, OomCounts, CONFIRM_WINDOW, RECENT_KILLS};
+pub use oom::{
+    FaultRecord, KillKey, KillRecord, KillSource, OomCounts, CONFIRM_WINDOW, RECENT_KILLS,
+};
 pub use processes::{
     ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, HISTORY_POINTS, LIMIT_ETA_MINUTES,
     MAJOR_FAULT_STORM,

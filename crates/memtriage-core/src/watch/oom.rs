@@ -14,7 +14,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::model::process::CgroupVersion;
 use crate::model::system::OomKill;
+use crate::parse::fatal_signal::{self, FatalSignal};
 use crate::parse::kmsg::oom_kills;
+use crate::parse::kmsg::parse_line;
 use crate::parse::oom_task_table::task_tables;
 use crate::parse::userspace_oom::{self, UserspaceKill};
 use crate::parse::workload::{from_cgroup_path, Workload};
@@ -74,6 +76,21 @@ pub struct OomCounts {
     pub killer_log_errors: Vec<(PathBuf, String)>,
     /// The last kills one by one, oldest first (at most [`RECENT_KILLS`]).
     pub recent: Vec<KillRecord>,
+    /// The last processes the kernel logged dying of a fault (a segfault, a bus
+    /// error), oldest first (at most [`RECENT_KILLS`]).
+    pub faults: Vec<FaultRecord>,
+}
+
+/// A process the kernel logged dying of a fault.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultRecord {
+    /// Counts up from 1 for each fault this watch saw.
+    pub seq: u64,
+    pub at: SystemTime,
+    pub fault: FatalSignal,
+    /// Its command line and memory cgroup, where the watch had read them.
+    pub cmdline: Option<String>,
+    pub cgroup: Option<String>,
 }
 
 /// Kills kept one by one for a recorder that reads the view less often than they come.
@@ -176,6 +193,9 @@ pub struct OomWatcher {
     last_kill_at: Option<SystemTime>,
     recent: VecDeque<KillRecord>,
     kills_seen: u64,
+    pending_faults: Vec<(SystemTime, FatalSignal)>,
+    faults: VecDeque<FaultRecord>,
+    faults_seen: u64,
     /// earlyoom signals SIGTERM then SIGKILL: one kill.
     recent_userspace: Vec<(i32, Instant)>,
 }
@@ -208,6 +228,9 @@ impl OomWatcher {
             last_kill_at: None,
             recent: VecDeque::new(),
             kills_seen: 0,
+            pending_faults: Vec::new(),
+            faults: VecDeque::new(),
+            faults_seen: 0,
             recent_userspace: Vec::new(),
         }
     }
@@ -256,6 +279,7 @@ impl OomWatcher {
                 })
                 .collect(),
             recent: self.recent.iter().cloned().collect(),
+            faults: self.faults.iter().cloned().collect(),
         }
     }
 
@@ -273,6 +297,14 @@ impl OomWatcher {
         if lines.is_empty() && self.carry.is_empty() {
             return;
         }
+        // Only new lines: a carried report is read again.
+        let at = SystemTime::now();
+        self.pending_faults.extend(
+            lines
+                .iter()
+                .filter_map(|l| fatal_signal::parse(&parse_line(l).message))
+                .map(|f| (at, f)),
+        );
         let had_carry = !self.carry.is_empty();
         let mut all = std::mem::take(&mut self.carry);
         all.extend(lines);
@@ -417,6 +449,20 @@ impl OomWatcher {
 
     /// Pairs kills both sources saw; counts those past their wait alone.
     pub fn settle(&mut self, identities: &Identities, now: Instant) {
+        for (at, fault) in std::mem::take(&mut self.pending_faults) {
+            let id = identities.get(fault.pid);
+            self.faults_seen += 1;
+            if self.faults.len() == RECENT_KILLS {
+                self.faults.pop_front();
+            }
+            self.faults.push_back(FaultRecord {
+                seq: self.faults_seen,
+                at,
+                cmdline: id.map(|i| i.cmdline.clone()).filter(|c| !c.is_empty()),
+                cgroup: id.and_then(|i| i.cgroup.clone()),
+                fault,
+            });
+        }
         for p in std::mem::take(&mut self.pending_user) {
             let cached = p.kill.pid.and_then(|pid| identities.get(pid));
             let cgroup = p

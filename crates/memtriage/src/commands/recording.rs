@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
-use memtriage_core::history::recorder::{interval_from, last_kill, now_ms};
+use memtriage_core::history::recorder::{interval_from, now_ms, taken, Taken};
 use memtriage_core::history::store::Store;
 use memtriage_core::probe::system::has_capability;
 use memtriage_core::watch::MachineView;
@@ -32,7 +32,7 @@ pub struct Recording {
     retain: Duration,
     max_size: Option<u64>,
     last_written: Option<SystemTime>,
-    kills_written: u64,
+    taken: Taken,
     intervals: u32,
     paused: Option<String>,
     pub status: Arc<RecordStatus>,
@@ -77,7 +77,7 @@ impl Recording {
                 retain,
                 max_size,
                 last_written: None,
-                kills_written: 0,
+                taken: Taken::default(),
                 intervals: 0,
                 paused: None,
                 status: Arc::new(RecordStatus::default()),
@@ -92,13 +92,13 @@ impl Recording {
         if view.sampled_at.is_none() || view.sampled_at == self.last_written {
             return said;
         }
-        let Some(interval) = interval_from(view, self.kills_written) else {
+        let Some(interval) = interval_from(view, self.taken) else {
             return said;
         };
         match self.store.write(&interval) {
             Ok(()) => {
                 self.last_written = view.sampled_at;
-                self.kills_written = last_kill(view);
+                self.taken = taken(view);
                 self.status.intervals.fetch_add(1, Ordering::Relaxed);
                 if let Some(why) = self.paused.take() {
                     said.push(format!("resumed (was: {why})"));

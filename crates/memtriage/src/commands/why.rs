@@ -44,7 +44,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let Some(report) = report else {
         let what = match args.pid {
             Some(pid) => format!("no death of pid {pid}"),
-            None => "no OOM kill".to_string(),
+            None => "no death (an OOM kill, a segfault, a bus error)".to_string(),
         };
         let window = match span {
             Some((first, last)) => format!(

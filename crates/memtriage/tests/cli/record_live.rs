@@ -2,6 +2,7 @@
 //! SQLite (here Python's sqlite3), stops cleanly on SIGTERM, and refuses a database
 //! it must not touch.
 
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -503,4 +504,57 @@ fn the_systemd_unit_verifies_and_its_command_records() {
     let out = record.wait_with_output().unwrap();
     assert!(recorded, "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(0));
+}
+
+/// A segfault nobody supervised: the kernel's line is recorded, and `why` gives
+/// `run`'s finding for it with the process's command line.
+#[test]
+fn why_explains_a_segfault_the_kernel_logged() {
+    if !is_root() {
+        eprintln!("skipped: reading the kernel log needs root");
+        return;
+    }
+    let trace = std::fs::read_to_string("/proc/sys/debug/exception-trace").unwrap_or_default();
+    if trace.trim() == "0" {
+        eprintln!("skipped: debug.exception-trace is 0, the kernel logs no segfaults");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let mut record = start_recorder(&db, &[]);
+    assert!(wait_until(
+        Duration::from_secs(20),
+        Duration::from_millis(100),
+        || { db.exists() && count(&db, "machine") >= 1 }
+    ));
+    // Alive for two intervals first, so the recorder has read its command line.
+    let crashed = Command::new("python3")
+        .args([
+            "-c",
+            "import ctypes, time; time.sleep(2.5); ctypes.string_at(0)",
+        ])
+        .status()
+        .unwrap();
+    assert_eq!(crashed.signal(), Some(libc::SIGSEGV));
+    let recorded = wait_until(Duration::from_secs(20), Duration::from_millis(200), || {
+        count(&db, "faults") > 0
+    });
+    // SAFETY: a signal to the process this test started.
+    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
+    assert_eq!(record.wait().unwrap().code(), Some(0));
+    assert!(recorded, "the segfault was not recorded");
+    let out = memtriage()
+        .args(["why", "--json", "--db"])
+        .arg(&db)
+        .output_ok();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["death"]["kind"], "fault", "{report:#}");
+    assert_eq!(report["death"]["signal"], "SIGSEGV", "{report:#}");
+    assert!(
+        report["death"]["cmdline"]
+            .as_str()
+            .is_some_and(|c| c.contains("string_at")),
+        "{report:#}"
+    );
+    assert_eq!(report["findings"][0]["id"], "run.segfault", "{report:#}");
 }
