@@ -167,6 +167,24 @@ fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
     assert!(String::from_utf8_lossy(&none.stdout).contains("no death of pid 1 recorded"));
 }
 
+/// Whether `db` holds `n` intervals within 20 s.
+fn intervals_written(db: &std::path::Path, n: u64) -> bool {
+    wait_until(Duration::from_secs(20), Duration::from_millis(100), || {
+        db.exists() && count(db, "machine") >= n
+    })
+}
+
+/// SIGTERM, and the recorder ends cleanly.
+fn stop_recorder(record: &mut std::process::Child) {
+    // SAFETY: a signal to the process this test started.
+    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
+    assert_eq!(
+        record.wait().unwrap().code(),
+        Some(0),
+        "record ends cleanly on SIGTERM"
+    );
+}
+
 /// `memtriage record` at a 1 s interval into `db`, with `more` arguments.
 fn start_recorder(db: &std::path::Path, more: &[&str]) -> std::process::Child {
     memtriage()
@@ -230,11 +248,7 @@ fn a_recorder_killed_with_sigkill_leaves_a_whole_database_that_the_next_one_cont
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     let mut record = start_recorder(&db, &[]);
-    assert!(wait_until(
-        Duration::from_secs(20),
-        Duration::from_millis(100),
-        || { db.exists() && count(&db, "machine") >= 4 }
-    ));
+    assert!(intervals_written(&db, 4), "the recorder wrote nothing");
     let killed_at = unix_ms();
     record.kill().unwrap();
     record.wait().unwrap();
@@ -255,9 +269,7 @@ fn a_recorder_killed_with_sigkill_leaves_a_whole_database_that_the_next_one_cont
         Duration::from_millis(100),
         || { count(&db, "machine") >= before + 2 }
     ));
-    // SAFETY: a signal to the process this test started.
-    unsafe { libc::kill(again.id() as i32, libc::SIGTERM) };
-    assert_eq!(again.wait().unwrap().code(), Some(0));
+    stop_recorder(&mut again);
 }
 
 /// `--max-size`: the oldest intervals go first and the file stays near the bound.
@@ -290,9 +302,7 @@ fn max_size_drops_the_oldest_intervals_first() {
     let trimmed = wait_until(Duration::from_secs(60), Duration::from_millis(300), || {
         first(&db).is_some_and(|t| t > oldest)
     });
-    // SAFETY: a signal to the process this test started.
-    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
-    assert_eq!(record.wait().unwrap().code(), Some(0));
+    stop_recorder(&mut record);
     assert!(trimmed, "the oldest interval was never dropped");
     let pages: u64 = sqlite(&db, "PRAGMA page_count").trim().parse().unwrap();
     let page: u64 = sqlite(&db, "PRAGMA page_size").trim().parse().unwrap();
@@ -344,11 +354,7 @@ fn a_full_disk_pauses_recording_and_space_returning_resumes_it() {
             }
         })
     };
-    assert!(wait_until(
-        Duration::from_secs(20),
-        Duration::from_millis(100),
-        || { db.exists() && count(&db, "machine") >= 2 }
-    ));
+    assert!(intervals_written(&db, 2), "the recorder wrote nothing");
     // Fill what is left.
     let filler = dir.path().join("filler");
     let _ = Command::new("dd")
@@ -369,9 +375,7 @@ fn a_full_disk_pauses_recording_and_space_returning_resumes_it() {
         Duration::from_millis(200),
         || { count(&db, "machine") >= kept + 2 }
     ));
-    // SAFETY: a signal to the process this test started.
-    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
-    assert_eq!(record.wait().unwrap().code(), Some(0));
+    stop_recorder(&mut record);
     reader.join().unwrap();
     let said = lines.lock().unwrap().clone();
     assert!(paused, "no pause was said: {said}");
@@ -522,11 +526,7 @@ fn why_explains_a_segfault_the_kernel_logged() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     let mut record = start_recorder(&db, &[]);
-    assert!(wait_until(
-        Duration::from_secs(20),
-        Duration::from_millis(100),
-        || { db.exists() && count(&db, "machine") >= 1 }
-    ));
+    assert!(intervals_written(&db, 1), "the recorder wrote nothing");
     // Alive for two intervals first, so the recorder has read its command line.
     let crashed = Command::new("python3")
         .args([
@@ -539,9 +539,7 @@ fn why_explains_a_segfault_the_kernel_logged() {
     let recorded = wait_until(Duration::from_secs(20), Duration::from_millis(200), || {
         count(&db, "faults") > 0
     });
-    // SAFETY: a signal to the process this test started.
-    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
-    assert_eq!(record.wait().unwrap().code(), Some(0));
+    stop_recorder(&mut record);
     assert!(recorded, "the segfault was not recorded");
     let out = memtriage()
         .args(["why", "--json", "--db"])
