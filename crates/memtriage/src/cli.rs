@@ -307,8 +307,30 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A file written by `memtriage run --record FILE`.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    #[arg(
+        value_name = "FILE",
+        required_unless_present = "db",
+        conflicts_with = "db"
+    )]
+    pub file: Option<PathBuf>,
+
+    /// Draw a window of the machine's history from this `memtriage record` database
+    /// instead (with --html).
+    #[arg(long, value_name = "PATH", requires = "html")]
+    pub db: Option<PathBuf>,
+
+    /// With --db: the window's start, as an age (2h: two hours ago; default: the
+    /// record's first interval).
+    #[arg(long, value_name = "AGE", requires = "db")]
+    pub from: Option<crate::values::Retention>,
+
+    /// With --db: the window's end, as an age (default: now).
+    #[arg(long, value_name = "AGE", requires = "db")]
+    pub to: Option<crate::values::Retention>,
+
+    /// With --db: one job's processes and memory (a name `why` or the jobs table gives).
+    #[arg(long, value_name = "JOB", requires = "db")]
+    pub job: Option<String>,
 
     /// Write a self-contained HTML page with charts of memory and faults over time.
     #[arg(long, value_name = "OUT", conflicts_with = "json")]

@@ -6,3 +6,4 @@ pub mod read;
 pub mod recorder;
 pub mod store;
 pub mod why;
+pub mod window;

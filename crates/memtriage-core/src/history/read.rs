@@ -5,7 +5,7 @@ use rusqlite::{params, OptionalExtension, Row};
 
 use crate::error::Result;
 
-use super::store::{CgroupRow, FaultRow, KillRow, MachineRow, Store};
+use super::store::{CgroupRow, FaultRow, JobRow, KillRow, MachineRow, Store};
 use crate::watch::largest::ProcessBrief;
 
 fn uint(v: Option<i64>) -> Option<u64> {
@@ -23,9 +23,33 @@ fn kill_row(r: &Row<'_>) -> rusqlite::Result<KillRow> {
         constraint: r.get(6)?,
         anon_rss: uint(r.get(7)?),
         total_vm: uint(r.get(8)?),
-        killer: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
+        // v1 records had no killer column: theirs were the kernel's.
+        killer: r
+            .get::<_, Option<String>>(9)?
+            .unwrap_or_else(|| "kernel".into()),
         source: r.get(10)?,
         snapshot_json: r.get(11)?,
+    })
+}
+
+/// The largest processes with their names as first recorded (the latest name a pid
+/// had by then: a reused pid is another process).
+const PROCESSES_WITH_NAMES: &str = "SELECT p.pid, coalesce(n.comm, ''), coalesce(n.cmdline, ''), \
+     n.cgroup, p.job, p.rss, p.pss, p.swap, p.ppid, p.t FROM processes p \
+     LEFT JOIN process_names n ON n.pid = p.pid AND n.first_t = \
+       (SELECT max(first_t) FROM process_names m WHERE m.pid = p.pid AND m.first_t <= p.t)";
+
+fn process_brief(r: &Row<'_>) -> rusqlite::Result<ProcessBrief> {
+    Ok(ProcessBrief {
+        pid: r.get(0)?,
+        ppid: r.get(8)?,
+        comm: r.get(1)?,
+        cmdline: r.get(2)?,
+        cgroup: r.get(3)?,
+        job: r.get(4)?,
+        rss: uint(r.get(5)?).unwrap_or(0),
+        pss: uint(r.get(6)?),
+        swap: uint(r.get(7)?),
     })
 }
 
@@ -98,13 +122,61 @@ impl Store {
         }
     }
 
-    /// The job `pid` was counted under at its last recorded interval up to `to_ms`,
-    /// where it was among the largest processes.
-    pub fn job_of(&self, pid: i32, to_ms: i64) -> Result<Option<String>> {
+    /// Every job's row between two times, oldest first.
+    pub fn jobs_between(&self, from_ms: i64, to_ms: i64) -> Result<Vec<(i64, JobRow)>> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT t, job, processes, rss, pss, swap, minor_faults, major_faults FROM jobs \
+                 WHERE t BETWEEN ?1 AND ?2 ORDER BY t",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map(params![from_ms, to_ms], |r| {
+                Ok((
+                    r.get(0)?,
+                    JobRow {
+                        job: r.get(1)?,
+                        processes: uint(r.get(2)?).unwrap_or(0),
+                        rss: uint(r.get(3)?).unwrap_or(0),
+                        pss: uint(r.get(4)?),
+                        swap: uint(r.get(5)?),
+                        minor_faults: uint(r.get(6)?).unwrap_or(0),
+                        major_faults: uint(r.get(7)?).unwrap_or(0),
+                    },
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The largest processes of every interval between two times, oldest first, with
+    /// their names as first recorded.
+    pub fn processes_between(&self, from_ms: i64, to_ms: i64) -> Result<Vec<(i64, ProcessBrief)>> {
+        let mut q = self
+            .conn
+            .prepare(&format!(
+                "{PROCESSES_WITH_NAMES} WHERE p.t BETWEEN ?1 AND ?2 ORDER BY p.t, p.rss DESC"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map(params![from_ms, to_ms], |r| {
+                Ok((r.get(9)?, process_brief(r)?))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The job `pid` was counted under at its last recorded interval between two
+    /// times (bounded: a pid is reused), where it was among the largest processes.
+    pub fn job_of(&self, pid: i32, from_ms: i64, to_ms: i64) -> Result<Option<String>> {
         self.conn
             .query_row(
-                "SELECT job FROM processes WHERE pid = ?1 AND t <= ?2 ORDER BY t DESC LIMIT 1",
-                params![pid, to_ms],
+                "SELECT job FROM processes WHERE pid = ?1 AND t BETWEEN ?2 AND ?3 \
+                 ORDER BY t DESC LIMIT 1",
+                params![pid, from_ms, to_ms],
                 |r| r.get(0),
             )
             .optional()
@@ -170,28 +242,12 @@ impl Store {
         };
         let mut q = self
             .conn
-            .prepare(
-                "SELECT p.pid, coalesce(n.comm, ''), coalesce(n.cmdline, ''), n.cgroup, p.job, \
-                 p.rss, p.pss, p.swap, p.ppid FROM processes p \
-                 LEFT JOIN process_names n ON n.pid = p.pid AND n.first_t = \
-                   (SELECT max(first_t) FROM process_names m WHERE m.pid = p.pid AND m.first_t <= p.t) \
-                 WHERE p.t = ?1 ORDER BY p.rss DESC",
-            )
+            .prepare(&format!(
+                "{PROCESSES_WITH_NAMES} WHERE p.t = ?1 ORDER BY p.rss DESC"
+            ))
             .map_err(|e| self.err(e))?;
         let rows = q
-            .query_map(params![t], |r| {
-                Ok(ProcessBrief {
-                    pid: r.get(0)?,
-                    ppid: r.get(8)?,
-                    comm: r.get(1)?,
-                    cmdline: r.get(2)?,
-                    cgroup: r.get(3)?,
-                    job: r.get(4)?,
-                    rss: uint(r.get(5)?).unwrap_or(0),
-                    pss: uint(r.get(6)?),
-                    swap: uint(r.get(7)?),
-                })
-            })
+            .query_map(params![t], process_brief)
             .map_err(|e| self.err(e))?;
         let rows = rows
             .collect::<std::result::Result<Vec<_>, _>>()

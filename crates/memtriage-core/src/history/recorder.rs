@@ -6,8 +6,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::probe::system::{read_meminfo, read_pressure, shm_usage};
 use crate::watch::largest::ProcessBrief;
 use crate::watch::{KillRecord, MachineView};
+use crate::Root;
 
 use super::store::{CgroupRow, FaultRow, Interval, JobRow, KillRow, MachineRow};
 
@@ -150,7 +152,92 @@ fn unix_ms(at: SystemTime) -> i64 {
         .min(i64::MAX as u128) as i64
 }
 
+/// PSI `some avg10` (percent of time at least one task stalled on memory) from
+/// which pressure counts as rising.
+pub const PRESSURE_SOME_PERCENT: f64 = 5.0;
+/// ... or `full avg10`: every task stalled at once.
+pub const PRESSURE_FULL_PERCENT: f64 = 1.0;
+/// ... or MemAvailable falling this share of itself in one second.
+pub const AVAILABLE_FALL_PER_SECOND: f64 = 0.02;
+
+/// The machine's figures now, read directly (a few small files: cheap enough each
+/// second): what is recorded between intervals while pressure rises.
+pub fn machine_now(root: &Root) -> MachineRow {
+    let meminfo = read_meminfo(root).ok();
+    let pressure = read_pressure(root).ok().flatten();
+    let shm = shm_usage(root).ok();
+    MachineRow {
+        t_ms: now_ms(),
+        mem_available: meminfo.as_ref().and_then(|m| m.available),
+        swap_used: meminfo.as_ref().and_then(|m| m.swap_used()),
+        psi_some: pressure.as_ref().and_then(|p| Some(p.some.as_ref()?.avg10)),
+        psi_full: pressure.as_ref().and_then(|p| Some(p.full.as_ref()?.avg10)),
+        page_cache: meminfo.as_ref().and_then(|m| m.cached),
+        shm_used: shm.as_ref().and_then(|s| s.used),
+        shm_size: shm.as_ref().and_then(|s| s.total),
+    }
+}
+
+/// Whether memory pressure is rising between two readings of the machine: tasks
+/// stall on memory (PSI), or MemAvailable falls fast. Unknown figures say nothing.
+pub fn pressure_rising(before: &MachineRow, now: &MachineRow) -> bool {
+    let stalls = now.psi_some.is_some_and(|p| p >= PRESSURE_SOME_PERCENT)
+        || now.psi_full.is_some_and(|p| p >= PRESSURE_FULL_PERCENT);
+    let seconds = (now.t_ms - before.t_ms) as f64 / 1000.0;
+    let falling = match (before.mem_available, now.mem_available) {
+        (Some(b), Some(n)) if seconds > 0.0 && b > 0 => {
+            (b.saturating_sub(n) as f64 / b as f64) / seconds >= AVAILABLE_FALL_PER_SECOND
+        }
+        _ => false,
+    };
+    stalls || falling
+}
+
 /// Unix milliseconds now.
 pub fn now_ms() -> i64 {
     unix_ms(SystemTime::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(t_ms: i64, available_mib: u64, psi_some: Option<f64>) -> MachineRow {
+        MachineRow {
+            t_ms,
+            mem_available: Some(available_mib << 20),
+            psi_some,
+            ..MachineRow::default()
+        }
+    }
+
+    #[test]
+    fn pressure_rises_with_stalls_or_a_fast_fall_and_unknown_says_nothing() {
+        let calm = at(0, 8000, Some(0.0));
+        assert!(!pressure_rising(&calm, &at(1000, 7990, Some(0.2))));
+        assert!(
+            pressure_rising(&calm, &at(1000, 7990, Some(12.0))),
+            "stalls"
+        );
+        assert!(
+            pressure_rising(&calm, &at(1000, 7600, Some(0.0))),
+            "5% gone in a second"
+        );
+        assert!(
+            !pressure_rising(&calm, &at(10_000, 7600, Some(0.0))),
+            "5% over ten seconds"
+        );
+        let unknown = MachineRow {
+            t_ms: 1000,
+            ..MachineRow::default()
+        };
+        assert!(!pressure_rising(&calm, &unknown));
+    }
+
+    #[test]
+    fn the_machine_is_read_now() {
+        let m = machine_now(&Root::host());
+        assert!(m.mem_available.is_some_and(|a| a > 0));
+        assert!((m.t_ms - now_ms()).abs() < 5000);
+    }
 }

@@ -62,6 +62,7 @@ CREATE TABLE IF NOT EXISTS processes (
     rss INTEGER NOT NULL, pss INTEGER, swap INTEGER,
     PRIMARY KEY (t, pid)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS processes_pid ON processes (pid);
 CREATE TABLE IF NOT EXISTS process_names (
     pid INTEGER NOT NULL, comm TEXT NOT NULL, cmdline TEXT NOT NULL, cgroup TEXT,
     first_t INTEGER NOT NULL,
@@ -317,6 +318,10 @@ impl Store {
             self.conn
                 .pragma_update(None, "synchronous", "NORMAL")
                 .map_err(|e| self.err(e))?;
+            // The WAL is truncated back to this after each checkpoint.
+            self.conn
+                .pragma_update(None, "journal_size_limit", 8i64 << 20)
+                .map_err(|e| self.err(e))?;
         }
         Ok(())
     }
@@ -480,10 +485,12 @@ impl Store {
                 };
                 let cut = first + ((last - first) / 10).max(1);
                 dropped += self.drop_before(cut)?;
+                // VACUUM writes the whole database through the WAL: the checkpoint
+                // after it gives that room back.
+                self.conn.execute_batch("VACUUM").map_err(|e| self.err(e))?;
                 self.conn
                     .pragma_update(None, "wal_checkpoint", "TRUNCATE")
                     .map_err(|e| self.err(e))?;
-                self.conn.execute_batch("VACUUM").map_err(|e| self.err(e))?;
             }
         }
         Ok(dropped)

@@ -109,8 +109,9 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
     let mut notes = record_notes(store)?;
 
     let limit_cgroup = kill.limit_cgroup.clone().or_else(|| {
-        // A cgroup's own kill without a kernel report: the victim's cgroup had the limit.
-        (kill.constraint.is_none() && kill.cgroup.is_some())
+        // A cgroup's own kill without a kernel report: the victim's cgroup had the
+        // limit. (A userspace killer's kill has no report either, and is no limit's.)
+        (kill.source == "memory_events" && kill.cgroup.is_some())
             .then(|| kill.cgroup.clone())
             .flatten()
     });
@@ -136,7 +137,7 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
     };
 
     let job = match kill.pid {
-        Some(pid) => store.job_of(pid, kill.t_ms)?,
+        Some(pid) => store.job_of(pid, kill.t_ms - LOOK_BACK_MS, kill.t_ms)?,
         None => None,
     };
     let growth = match &job {
@@ -343,7 +344,7 @@ fn explain_fault(store: &Store, f: FaultRow) -> Result<WhyReport> {
         }
     }
     let shm_full = shm.is_some_and(|(used, size)| used as f64 >= SHM_FULL_SHARE * size as f64);
-    let job = store.job_of(f.pid, f.t_ms)?;
+    let job = store.job_of(f.pid, f.t_ms - LOOK_BACK_MS, f.t_ms)?;
     if job.is_none() {
         notes.push(
             "the process was never among the largest recorded: its job's memory is unknown".into(),
@@ -483,7 +484,9 @@ pub fn growth_before_death(series: &[JobPoint]) -> Option<Growth> {
     }
     let grown = value(n - 1) - value(start);
     let noise = (grown * BASE_NOISE_SHARE).max(BASE_NOISE_MIN);
-    while start + 1 < n && value(start + 1) - value(start) <= noise {
+    // Against the base, not the point before: a slow leak's steps are each small.
+    let base = value(start);
+    while start + 1 < n && value(start + 1) - base <= noise {
         start += 1;
     }
     if n - start < 3 || value(n - 1) - value(start) <= noise {
@@ -536,6 +539,21 @@ mod tests {
             "{g:?}"
         );
         assert!(g.r_squared > 0.98);
+    }
+
+    #[test]
+    fn a_slow_leak_in_small_steps_is_growth_from_its_base() {
+        // 100 MiB flat, then 1 MiB per interval for 60 intervals.
+        let mut values = vec![100u64; 5];
+        values.extend((1..=60).map(|i| 100 + i));
+        let s = series(&values);
+        let g = growth_before_death(&s).unwrap();
+        assert!(g.started_ms <= s[7].t_ms, "{g:?}");
+        let per_second = (1u64 << 20) as f64 / 10.0;
+        assert!(
+            (g.bytes_per_second - per_second).abs() < per_second * 0.1,
+            "{g:?}"
+        );
     }
 
     #[test]

@@ -123,6 +123,8 @@ pub struct KillRecord {
 /// What a source knew of a kill beyond its labels.
 #[derive(Default)]
 struct KillDetail {
+    /// When it was seen (the log read, the counter walk); `None`: now.
+    seen_at: Option<SystemTime>,
     pid: Option<i32>,
     cmdline: Option<String>,
     report: Option<OomKill>,
@@ -141,6 +143,9 @@ const MAX_DIRS: usize = 50_000;
 struct PendingLogKill {
     kill: OomKill,
     task_table: Vec<String>,
+    /// When its report was read: within a read of the kill (the log is polled each
+    /// second), where counting waits for the other source.
+    read_at: SystemTime,
     deadline: Instant,
 }
 
@@ -155,6 +160,8 @@ struct PendingEventKill {
     /// names anywhere below matches.
     exact: bool,
     seen: Instant,
+    /// When the rise was found: within a walk (2 s) of the kill.
+    found_at: SystemTime,
     deadline: Instant,
 }
 
@@ -312,10 +319,15 @@ impl OomWatcher {
         // at most (a cut report is then counted from its `oom-kill:` line alone).
         if let Some(last) = all.iter().rposition(|l| l.contains("oom-kill:")) {
             let complete = all[last..].iter().any(|l| l.contains("Killed process"));
-            let same_report = had_carry && last == 0;
+            // The report from its first line: its task table comes before `oom-kill:`.
+            let first = all[..=last]
+                .iter()
+                .rposition(|l| l.contains("invoked oom-killer"))
+                .unwrap_or(last);
+            let same_report = had_carry && first == 0;
             let reads = if same_report { self.carry_reads + 1 } else { 1 };
             if !complete && reads <= CARRY_READS {
-                self.carry = all.split_off(last);
+                self.carry = all.split_off(first);
                 self.carry_reads = reads;
             }
         }
@@ -337,6 +349,7 @@ impl OomWatcher {
             self.pending_log.push(PendingLogKill {
                 kill,
                 task_table,
+                read_at: at,
                 deadline: now + CONFIRM_WINDOW,
             });
         }
@@ -439,6 +452,7 @@ impl OomWatcher {
                         cgroup: path.clone(),
                         exact,
                         seen: before.at,
+                        found_at: SystemTime::now(),
                         deadline: now + CONFIRM_WINDOW,
                     });
                 }
@@ -540,12 +554,19 @@ impl OomWatcher {
                 [(pid, id)] if e.exact => (
                     id.comm.clone(),
                     KillDetail {
+                        seen_at: Some(e.found_at),
                         pid: Some(*pid),
                         cmdline: Some(id.cmdline.clone()),
                         ..KillDetail::default()
                     },
                 ),
-                _ => (String::new(), KillDetail::default()),
+                _ => (
+                    String::new(),
+                    KillDetail {
+                        seen_at: Some(e.found_at),
+                        ..KillDetail::default()
+                    },
+                ),
             };
             self.count(
                 Some(e.cgroup),
@@ -582,6 +603,7 @@ impl OomWatcher {
     ) {
         let kill = pending.kill;
         let detail = KillDetail {
+            seen_at: Some(pending.read_at),
             pid: Some(kill.pid),
             cmdline: identities.get(kill.pid).map(|id| id.cmdline.clone()),
             task_table: pending.task_table,
@@ -606,7 +628,7 @@ impl OomWatcher {
         }
         self.recent.push_back(KillRecord {
             seq: self.kills_seen,
-            at: SystemTime::now(),
+            at: detail.seen_at.unwrap_or_else(SystemTime::now),
             pid: detail.pid,
             victim: victim.clone(),
             cmdline: detail.cmdline.filter(|c| !c.is_empty()),
@@ -904,5 +926,32 @@ mod tests {
                 ("/x".into(), "java".into(), "kernel_log", 1),
             ]
         );
+    }
+
+    #[test]
+    fn a_report_split_before_its_verdict_keeps_its_task_table() {
+        let t = Tree::new();
+        let (mut w, ids) = t.watcher();
+        let t0 = Instant::now();
+        w.poll(&ids, t0, true);
+        let before = SystemTime::now();
+        t.log(&[
+            "4,20,90,-;python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0",
+            "6,21,91,-;[  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name",
+            "6,22,92,-;[   4242]     0  4242     2250    12800    65536        0             0 python",
+            "6,23,93,-;[   4243]     0  4243      300       90    32768        0             0 sh",
+            CONSTRAINT,
+        ]);
+        w.poll(&ids, t0 + Duration::from_secs(1), false);
+        t.log(&[KILLED]);
+        w.poll(&ids, t0 + Duration::from_secs(2), false);
+        w.poll(&ids, t0 + Duration::from_secs(30), false);
+        let recent = w.counts().recent;
+        assert_eq!(recent.len(), 1, "{recent:?}");
+        let k = &recent[0];
+        assert_eq!(k.pid, Some(4242));
+        assert_eq!(k.task_table.len(), 3, "{:?}", k.task_table);
+        assert!(k.task_table[1].ends_with("python"));
+        assert!(k.at >= before);
     }
 }

@@ -15,6 +15,9 @@ use crate::cli::RecordArgs;
 use crate::exit::ExitStatus;
 use crate::render::printer::Printer;
 
+/// How often the machine is read between intervals, and recorded while memory
+/// pressure rises.
+const PRESSURE_CHECK: Duration = Duration::from_secs(1);
 /// The recorder's own `oom_score_adj`: it holds a few MiB and must outlive the jobs
 /// whose deaths it records. Lowering it needs CAP_SYS_RESOURCE (root has it).
 pub const OOM_SCORE_ADJ: i32 = -500;
@@ -84,13 +87,21 @@ pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<
     }
     p.err.flush()?;
     let mut next = Instant::now();
+    let mut next_pressure = Instant::now() + PRESSURE_CHECK;
     while !super::stop::requested() {
         std::thread::sleep(Duration::from_millis(100));
-        if Instant::now() < next {
-            continue;
+        let now = Instant::now();
+        let mut said = Vec::new();
+        if now >= next {
+            next += args.interval.0;
+            said = recording.tick(&watcher.view());
+        } else if now >= next_pressure {
+            said = recording.pressure_tick(&ctx.root);
         }
-        next += args.interval.0;
-        for line in recording.tick(&watcher.view()) {
+        if now >= next_pressure {
+            next_pressure = now + PRESSURE_CHECK;
+        }
+        for line in said {
             writeln!(p.err, "memtriage record: {line}")?;
         }
     }

@@ -9,8 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
-use memtriage_core::history::recorder::{interval_from, now_ms, taken, Taken};
+use memtriage_core::history::recorder::{
+    interval_from, machine_now, now_ms, pressure_rising, taken, Taken,
+};
 use memtriage_core::history::store::Store;
+use memtriage_core::history::store::{Interval, MachineRow};
 use memtriage_core::probe::system::has_capability;
 use memtriage_core::watch::MachineView;
 use memtriage_core::Root;
@@ -35,6 +38,8 @@ pub struct Recording {
     taken: Taken,
     intervals: u32,
     paused: Option<String>,
+    /// The machine at the last pressure check.
+    last_machine: Option<MachineRow>,
     pub status: Arc<RecordStatus>,
 }
 
@@ -80,10 +85,39 @@ impl Recording {
                 taken: Taken::default(),
                 intervals: 0,
                 paused: None,
+                last_machine: None,
                 status: Arc::new(RecordStatus::default()),
             },
             said,
         ))
+    }
+
+    /// Each second between intervals: while memory pressure rises (tasks stall on
+    /// memory, MemAvailable falls fast), the machine's figures are recorded every
+    /// second, so the minute before an OOM kill is seen in detail. Returns what to say.
+    pub fn pressure_tick(&mut self, root: &Root) -> Vec<String> {
+        let now = machine_now(root);
+        let rising = self
+            .last_machine
+            .as_ref()
+            .is_some_and(|before| pressure_rising(before, &now));
+        self.last_machine = Some(now.clone());
+        if !rising || self.paused.is_some() {
+            return Vec::new();
+        }
+        let interval = Interval {
+            machine: now,
+            ..Interval::default()
+        };
+        match self.store.write(&interval) {
+            Ok(()) => Vec::new(),
+            Err(e) => {
+                let why = e.to_string();
+                self.paused = Some(why.clone());
+                self.status.paused.store(true, Ordering::Relaxed);
+                vec![format!("paused, nothing written: {why}")]
+            }
+        }
     }
 
     /// Writes the view if it holds a sample not yet written; returns what to say.

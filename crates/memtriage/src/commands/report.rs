@@ -3,6 +3,9 @@
 use std::io::Write;
 
 use anyhow::Context as _;
+use memtriage_core::history::recorder::now_ms;
+use memtriage_core::history::store::Store;
+use memtriage_core::history::window::record_between;
 use memtriage_core::parse::record;
 
 use super::Context;
@@ -12,7 +15,12 @@ use crate::render;
 use crate::render::printer::Printer;
 
 pub fn run(_ctx: &Context, args: &ReportArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
-    let path = &args.file;
+    if let (Some(db), Some(html)) = (&args.db, &args.html) {
+        return history(args, db, html, p);
+    }
+    let Some(path) = &args.file else {
+        anyhow::bail!("report: give a recording (FILE) or a history (--db PATH --html OUT)");
+    };
     let kind = std::fs::metadata(path)
         .with_context(|| format!("{}: cannot read", path.display()))?
         .file_type();
@@ -58,5 +66,52 @@ pub fn run(_ctx: &Context, args: &ReportArgs, p: &mut Printer) -> anyhow::Result
             rec.cut_short_reason().unwrap_or_default(),
         )?,
     }
+    Ok(ExitStatus::Success)
+}
+
+/// `report --db PATH --html OUT`: a window of the machine's history on the run page.
+fn history(
+    args: &ReportArgs,
+    db: &std::path::Path,
+    html: &std::path::Path,
+    p: &mut Printer,
+) -> anyhow::Result<ExitStatus> {
+    let store = Store::open_read(db)?;
+    let Some((first, last)) = store.span()? else {
+        anyhow::bail!(
+            "{}: the record is empty: is `memtriage record` running?",
+            db.display()
+        );
+    };
+    let ago =
+        |age: crate::values::Retention| now_ms() - age.0.as_millis().min(i64::MAX as u128) as i64;
+    // A kill is stamped when it happened, which may be after the last interval.
+    let from = args.from.map(ago).unwrap_or(first).max(first);
+    let to = args.to.map(ago).unwrap_or_else(now_ms);
+    let rec = record_between(&store, from, to, args.job.as_deref())?;
+    if rec.samples.is_empty() {
+        anyhow::bail!(
+            "{}: nothing recorded{} between {} and {} (the record covers {} to {})",
+            db.display(),
+            args.job
+                .as_ref()
+                .map(|j| format!(" of job {j}"))
+                .unwrap_or_default(),
+            render::units::utc_ms(from),
+            render::units::utc_ms(to),
+            render::units::utc_ms(first),
+            render::units::utc_ms(last)
+        );
+    }
+    let heading = format!(
+        "{} to {} · {} intervals · {} OOM kills and faults",
+        render::units::utc_ms(from),
+        render::units::utc_ms(to),
+        rec.samples.len(),
+        rec.events.len()
+    );
+    std::fs::write(html, render::html::history_page(&rec, &heading))
+        .with_context(|| format!("{}: cannot write", html.display()))?;
+    render::run::write_html_written(&mut p.out, html, rec.samples.len())?;
     Ok(ExitStatus::Success)
 }

@@ -165,6 +165,33 @@ fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
     );
     let none = memtriage().args(["why", "1", "--db"]).arg(&db).output_ok();
     assert!(String::from_utf8_lossy(&none.stdout).contains("no death of pid 1 recorded"));
+
+    // The window as `run`'s page: the job's memory and the kill on one time axis.
+    let job = report["job"].as_str().unwrap();
+    let page = dir.path().join("window.html");
+    memtriage()
+        .args(["report", "--db"])
+        .arg(&db)
+        .args(["--from", "10m", "--job", job, "--html"])
+        .arg(&page)
+        .output_ok();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("OOM kill: memtriage-testh (pid "),
+        "{html}"
+    );
+    assert!(html.contains(&format!("<h1>memtriage record: history of {job}</h1>")));
+    let empty = memtriage()
+        .args(["report", "--db"])
+        .arg(&db)
+        .args(["--job", "no-such-job[1]", "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&empty.stderr).contains("nothing recorded of job no-such-job[1]")
+    );
 }
 
 /// Whether `db` holds `n` intervals within 20 s.
@@ -555,4 +582,49 @@ fn why_explains_a_segfault_the_kernel_logged() {
         "{report:#}"
     );
     assert_eq!(report["findings"][0]["id"], "run.segfault", "{report:#}");
+}
+
+/// While memory pressure rises (here MemAvailable falls by gigabytes in a second),
+/// the machine is recorded each second between the 10 s intervals.
+#[test]
+fn a_fast_fall_of_available_memory_is_recorded_each_second() {
+    let available_kib: u64 = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    // A fifth of what is available, at least 3% a second for long enough, at most 4 GiB.
+    let mib = (available_kib / 1024 / 5).min(4096);
+    if mib < 512 {
+        eprintln!("skipped: under 2.5 GiB available, too little to fall fast safely");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let mut record = memtriage()
+        .args(["record", "--interval", "10s", "--db"])
+        .arg(&db)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(intervals_written(&db, 1), "the recorder wrote nothing");
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = count(&db, "machine");
+    // Half the memory each second for two seconds, held a moment, then freed.
+    let script = format!(
+        "import time\nchunks = []\nfor _ in range(4):\n    b = bytearray({half} << 20)\n    for i in range(0, len(b), 4096): b[i] = 1\n    chunks.append(b)\n    time.sleep(0.5)\ntime.sleep(1.5)",
+        half = mib / 4
+    );
+    let grew = Command::new("python3")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(grew.success());
+    let during = count(&db, "machine") - before;
+    stop_recorder(&mut record);
+    assert!(
+        during >= 2,
+        "{during} rows while {mib} MiB were taken in two seconds: the fall was not recorded each second"
+    );
 }

@@ -96,6 +96,7 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
             Some(RecordThread::start(
                 recording,
                 Arc::clone(&server),
+                ctx.root.clone(),
                 args.interval.0,
             )?)
         }
@@ -123,6 +124,9 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
     Ok(ExitStatus::Success)
 }
 
+/// How often `--record` reads the machine between intervals.
+const PRESSURE_CHECK: Duration = Duration::from_secs(1);
+
 /// `--record`: the recording beside the exporter, one interval per sample.
 struct RecordThread {
     stop: Arc<(Mutex<bool>, Condvar)>,
@@ -133,24 +137,36 @@ impl RecordThread {
     fn start(
         mut recording: Recording,
         server: Arc<http::Server>,
+        root: memtriage_core::Root,
         every: Duration,
     ) -> anyhow::Result<Self> {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let stopped = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("memtriage-record".into())
-            .spawn(move || loop {
-                for line in recording.tick(&server.watcher.view()) {
-                    // The exporter's stderr is its log; a closed one loses only this.
-                    let _ = writeln!(std::io::stderr(), "memtriage serve: record: {line}");
-                }
-                let (flag, cv) = &*stopped;
-                let guard = flag.lock().unwrap_or_else(|e| e.into_inner());
-                let (guard, _) = cv
-                    .wait_timeout_while(guard, every, |s| !*s)
-                    .unwrap_or_else(|e| e.into_inner());
-                if *guard {
-                    return;
+            .spawn(move || {
+                let mut next = std::time::Instant::now();
+                loop {
+                    // An interval when one is due; between them, the machine each
+                    // second while memory pressure rises.
+                    let said = if std::time::Instant::now() >= next {
+                        next += every;
+                        recording.tick(&server.watcher.view())
+                    } else {
+                        recording.pressure_tick(&root)
+                    };
+                    for line in said {
+                        // The exporter's stderr is its log; a closed one loses only this.
+                        let _ = writeln!(std::io::stderr(), "memtriage serve: record: {line}");
+                    }
+                    let (flag, cv) = &*stopped;
+                    let guard = flag.lock().unwrap_or_else(|e| e.into_inner());
+                    let (guard, _) = cv
+                        .wait_timeout_while(guard, PRESSURE_CHECK, |s| !*s)
+                        .unwrap_or_else(|e| e.into_inner());
+                    if *guard {
+                        return;
+                    }
                 }
             })
             .context("cannot start the recording thread")?;

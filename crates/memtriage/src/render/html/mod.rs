@@ -44,9 +44,36 @@ fn events_list(markers: &[markers::Marker]) -> String {
 }
 
 pub fn page(r: &Record) -> String {
-    let title = esc(&memtriage_core::model::shell::join(&r.command));
+    page_with(r, None)
+}
+
+/// A window of the machine's history (`report --db`), said in `heading` where a
+/// run's page says how the job ended.
+pub fn history_page(r: &Record, heading: &str) -> String {
+    page_with(r, Some(heading))
+}
+
+fn page_with(r: &Record, heading: Option<&str>) -> String {
+    // A run is its command line; a window of history is named in words.
+    let (title, h1) = match heading {
+        None => {
+            let command = esc(&memtriage_core::model::shell::join(&r.command));
+            (command.clone(), format!("memtriage run -- {command}"))
+        }
+        Some(_) => {
+            let words = esc(&r.command.join(" "));
+            (words.clone(), format!("memtriage record: {words}"))
+        }
+    };
     let mut body = String::new();
     match &r.summary {
+        _ if heading.is_some() => {
+            let _ = write!(
+                body,
+                "<p class=\"outcome\">{}</p>",
+                esc(heading.unwrap_or_default())
+            );
+        }
         Some(s) => {
             let _ = write!(
                 body,
@@ -134,7 +161,7 @@ table.events i {{ display: inline-block; width: 3px; height: 0.9em; margin-right
 .finding.error {{ border-color: #c00; }} .finding.warn {{ border-color: #e90; }}
 small {{ color: #777; }}
 </style></head>
-<body><h1>memtriage run -- {title}</h1>{body}</body></html>
+<body><h1>{h1}</h1>{body}</body></html>
 "#
     )
 }
