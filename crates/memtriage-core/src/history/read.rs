@@ -35,7 +35,7 @@ fn kill_row(r: &Row<'_>) -> rusqlite::Result<KillRow> {
 /// The largest processes with their names as first recorded (the latest name a pid
 /// had by then: a reused pid is another process).
 const PROCESSES_WITH_NAMES: &str = "SELECT p.pid, coalesce(n.comm, ''), coalesce(n.cmdline, ''), \
-     n.cgroup, p.job, p.rss, p.pss, p.swap, p.ppid, p.t FROM processes p \
+     n.cgroup, p.job, p.rss, p.pss, p.swap, p.ppid, p.t, p.forked_without_exec FROM processes p \
      LEFT JOIN process_names n ON n.pid = p.pid AND n.first_t = \
        (SELECT max(first_t) FROM process_names m WHERE m.pid = p.pid AND m.first_t <= p.t)";
 
@@ -50,6 +50,7 @@ fn process_brief(r: &Row<'_>) -> rusqlite::Result<ProcessBrief> {
         rss: uint(r.get(5)?).unwrap_or(0),
         pss: uint(r.get(6)?),
         swap: uint(r.get(7)?),
+        forked_without_exec: r.get(10)?,
     })
 }
 

@@ -10,7 +10,7 @@
 //! machine(t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used, shm_size)
 //! jobs(t, job, processes, rss, pss, swap, minor_faults, major_faults)
 //! cgroups(t, cgroup, usage, limit_bytes, oom_kill)
-//! processes(t, pid, ppid, job, rss, pss, swap)    -- the largest 20 each interval
+//! processes(t, pid, ppid, job, rss, pss, swap, forked_without_exec)  -- the largest 20
 //! process_names(pid, comm, cmdline, cgroup, first_t)
 //! oom_kills(t, pid, victim, cmdline, cgroup, limit_cgroup, constraint_kind,
 //!           anon_rss, total_vm, killer, source, snapshot_json)
@@ -62,6 +62,7 @@ CREATE TABLE IF NOT EXISTS processes (
     rss INTEGER NOT NULL, pss INTEGER, swap INTEGER,
     PRIMARY KEY (t, pid)
 ) WITHOUT ROWID;
+ALTER TABLE processes ADD COLUMN forked_without_exec INTEGER;
 CREATE INDEX IF NOT EXISTS processes_pid ON processes (pid);
 CREATE TABLE IF NOT EXISTS process_names (
     pid INTEGER NOT NULL, comm TEXT NOT NULL, cmdline TEXT NOT NULL, cgroup TEXT,
@@ -405,7 +406,7 @@ impl Store {
             }
             let mut process = tx
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO processes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT OR REPLACE INTO processes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 )
                 .map_err(|e| sqlite_error(&path, e))?;
             let mut name = tx
@@ -420,7 +421,8 @@ impl Store {
                         p.job,
                         int(Some(p.rss)),
                         int(p.pss),
-                        int(p.swap)
+                        int(p.swap),
+                        p.forked_without_exec
                     ])
                     .map_err(|e| sqlite_error(&path, e))?;
                 name.execute(params![p.pid, p.comm, p.cmdline, p.cgroup, m.t_ms])
@@ -613,6 +615,7 @@ mod tests {
                 oom_kill: Some(0),
             }],
             processes: vec![ProcessBrief {
+                forked_without_exec: None,
                 pid: 42,
                 ppid: 1,
                 comm: "python".into(),

@@ -18,6 +18,7 @@ use super::read::JobPoint;
 use super::recorder::KillSnapshot;
 use super::store::{FaultRow, KillRow, Store};
 use crate::model::run::signal_name;
+use crate::watch::largest::ProcessBrief;
 
 pub const WHY_SCHEMA: &str = "memtriage.why/v1";
 
@@ -242,6 +243,10 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
             .with_quantity(Quantity::Bytes(p.rss)),
         );
     }
+    let copying = match job.as_deref() {
+        Some(j) => copying_before(store, j, kill.pid, kill.t_ms)?,
+        None => None,
+    };
     if others.is_empty() && others_at.is_some() {
         notes.push("no other process was among the largest recorded".into());
     }
@@ -295,13 +300,119 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
             confirm: String::new(),
         }),
     };
+    let mut findings = vec![finding];
+    findings.extend(copying);
     Ok(WhyReport {
         schema: WHY_SCHEMA,
         death,
         job,
         growth,
-        findings: vec![finding],
+        findings,
         notes,
+    })
+}
+
+/// How far before a death copying workers are looked for.
+const COPYING_LOOK_BACK_MS: i64 = 10 * 60 * 1000;
+
+/// The latest interval before `at_ms` that shows the job's workers holding copies:
+/// a PSS reading lags a growing RSS, so the last interval alone can hide it.
+fn copying_before(
+    store: &Store,
+    job: &str,
+    victim: Option<i32>,
+    at_ms: i64,
+) -> Result<Option<Finding>> {
+    let rows = store.processes_between(at_ms - COPYING_LOOK_BACK_MS, at_ms)?;
+    let mut by_t: std::collections::BTreeMap<i64, Vec<ProcessBrief>> = Default::default();
+    for (t, p) in rows {
+        by_t.entry(t).or_default().push(p);
+    }
+    Ok(by_t.iter().rev().find_map(|(&t, largest)| {
+        let mut f = copying_workers(largest, job, victim)?;
+        let before = (at_ms - t) as f64 / 1000.0;
+        for e in &mut f.evidence {
+            e.value = format!("{} ({before:.0} s before the kill)", e.value);
+        }
+        Some(f)
+    }))
+}
+
+/// Forked workers of one parent worth naming: this big each, on average.
+const COPYING_WORKER_MIN_RSS: u64 = 64 << 20;
+/// PSS this close to RSS: a worker's pages are its own, not its parent's shared.
+const COPYING_PSS_SHARE: f64 = 0.7;
+
+/// `fork.copy-on-write` from the record: workers of the victim's job forked
+/// without exec whose PSS is near their RSS at the last interval before the death,
+/// so they held copies of their parent's memory rather than sharing it.
+fn copying_workers(largest: &[ProcessBrief], job: &str, victim: Option<i32>) -> Option<Finding> {
+    let in_job: Vec<&ProcessBrief> = largest.iter().filter(|p| p.job == job).collect();
+    let workers: Vec<&ProcessBrief> = in_job
+        .iter()
+        .copied()
+        .filter(|w| w.forked_without_exec == Some(true))
+        .filter(|w| in_job.iter().any(|p| p.pid == w.ppid))
+        .collect();
+    let parent = in_job
+        .iter()
+        .find(|p| workers.first().is_some_and(|w| w.ppid == p.pid))?;
+    let rss: u64 = workers.iter().map(|w| w.rss).sum();
+    let pss: u64 = workers.iter().map(|w| w.pss).sum::<Option<u64>>()?;
+    let n = workers.len() as u64;
+    if rss / n < COPYING_WORKER_MIN_RSS || (pss as f64) < COPYING_PSS_SHARE * rss as f64 {
+        return None;
+    }
+    let evidence = workers
+        .iter()
+        .map(|w| {
+            Evidence::text(
+                format!(
+                    "worker {}[{}]{}",
+                    w.comm,
+                    w.pid,
+                    if Some(w.pid) == victim {
+                        ", the victim"
+                    } else {
+                        ""
+                    }
+                ),
+                format!(
+                    "RSS {}, PSS {}: forked without exec, its pages mostly its own",
+                    iec(w.rss),
+                    w.pss.map(iec).unwrap_or_default()
+                ),
+                "the record's largest processes",
+            )
+            .with_quantity(Quantity::Bytes(w.pss.unwrap_or(0)))
+        })
+        .collect();
+    Some(Finding {
+        id: ids::FORK_COPY_ON_WRITE.into(),
+        severity: Severity::Warn,
+        title: format!(
+            "{n} forked worker{} of {}[{}] held {} of their own (PSS): memory copied after fork",
+            if n == 1 { "" } else { "s" },
+            parent.comm,
+            parent.pid,
+            iec(pss)
+        ),
+        evidence,
+        why: "Forked workers share the parent's memory only until it is written; Python's \
+              reference counts write to every object a worker touches, so each DataLoader \
+              worker ends up with its own copy of the dataset and N workers cost N times the memory."
+            .into(),
+        fix: "Hold the dataset in memory that reference counts do not touch (numpy arrays, Arrow \
+              tables, torch tensors) or in shared memory; or start workers without fork \
+              (multiprocessing_context=\"forkserver\" or \"spawn\"), lower num_workers, and call \
+              gc.freeze() before the workers start. `memtriage run` measures the copying exactly."
+            .into(),
+        assessment: Some(Assessment {
+            certainty: Certainty::Likely,
+            cause: CauseKind::UserCode,
+            confirm: "memtriage run -- CMD: it tells copied pages from shared ones per worker."
+                .into(),
+        }),
     })
 }
 
@@ -571,6 +682,7 @@ mod tests {
         let path = dir.path().join("h.db");
         let mut store = Store::open(&path).unwrap();
         let process = |pid: i32, comm: &str, job: &str, rss: u64| ProcessBrief {
+            forked_without_exec: None,
             pid,
             ppid: 1,
             comm: comm.into(),
@@ -670,6 +782,53 @@ mod tests {
         )
         .unwrap()
         .is_none());
+    }
+
+    #[test]
+    fn workers_whose_pss_nears_their_rss_copied_their_parent_and_shared_ones_did_not() {
+        let p =
+            |pid: i32, ppid: i32, rss_mib: u64, pss_mib: u64, forked: Option<bool>| ProcessBrief {
+                pid,
+                ppid,
+                comm: if pid == 10 {
+                    "python3"
+                } else {
+                    "pt_data_worker"
+                }
+                .into(),
+                cmdline: String::new(),
+                cgroup: None,
+                job: "python3[10]".into(),
+                rss: rss_mib << 20,
+                pss: Some(pss_mib << 20),
+                swap: None,
+                forked_without_exec: forked,
+            };
+        let copying = vec![
+            p(10, 1, 2048, 1200, None),
+            p(11, 10, 1500, 1300, Some(true)),
+            p(12, 10, 1500, 1250, Some(true)),
+        ];
+        let f = copying_workers(&copying, "python3[10]", Some(11)).unwrap();
+        assert_eq!(f.id, ids::FORK_COPY_ON_WRITE);
+        assert!(
+            f.title.starts_with("2 forked workers of python3[10]"),
+            "{}",
+            f.title
+        );
+        assert!(f.evidence[0].label.ends_with(", the victim"));
+        let sharing = vec![
+            p(10, 1, 2048, 700, None),
+            p(11, 10, 1500, 300, Some(true)),
+            p(12, 10, 1500, 300, Some(true)),
+        ];
+        assert!(copying_workers(&sharing, "python3[10]", None).is_none());
+        let execed = vec![
+            p(10, 1, 2048, 1200, None),
+            p(11, 10, 1500, 1400, Some(false)),
+        ];
+        assert!(copying_workers(&execed, "python3[10]", None).is_none());
+        assert!(copying_workers(&copying, "other[1]", None).is_none());
     }
 
     #[test]

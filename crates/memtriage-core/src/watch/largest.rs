@@ -28,6 +28,10 @@ pub struct ProcessBrief {
     /// or where it cannot be read (another user's process, without the capability).
     pub pss: Option<u64>,
     pub swap: Option<u64>,
+    /// Forked from its parent without exec (a worker sharing the parent's pages
+    /// copy-on-write); `None` where that could not be told.
+    #[serde(default)]
+    pub forked_without_exec: Option<bool>,
 }
 
 /// The `n` largest processes of `sample`; `jobs` are their group names, in its order.
@@ -55,6 +59,7 @@ pub fn largest(
                 rss: p.rss,
                 pss: p.pss.as_ref().map(|r| r.pss),
                 swap: p.pss.as_ref().map(|r| r.swap),
+                forked_without_exec: p.forked_without_exec,
             }
         })
         .collect()

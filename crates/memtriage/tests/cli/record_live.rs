@@ -628,3 +628,41 @@ fn a_fast_fall_of_available_memory_is_recorded_each_second() {
         "{during} rows while {mib} MiB were taken in two seconds: the fall was not recorded each second"
     );
 }
+
+/// Forked workers that dirtied their copy of the parent's memory, then one grew into
+/// the cgroup's limit: `why` adds `run`'s `fork.copy-on-write` to the kill.
+#[test]
+fn why_names_forked_workers_that_copied_their_parent() {
+    if !is_root() {
+        eprintln!("skipped: an OOM kill in a memory cgroup needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let mut record = start_recorder(&db, &[]);
+    assert!(intervals_written(&db, 1), "the recorder wrote nothing");
+    let cgroup = MemoryCgroup::new(
+        &format!("memtriage-run-why-fork-test-{}", std::process::id()),
+        640 * MIB,
+    );
+    // A 160 MiB parent, two workers that write all of it (a copy each), then grow.
+    let status = cgroup.run_helper_steps("anon 160 fork 2 dirty 160 sleep 6 grow 24 60");
+    assert!(!status.success(), "the job was to be OOM-killed");
+    let recorded = wait_until(Duration::from_secs(30), Duration::from_millis(300), || {
+        count(&db, "oom_kills") > 0
+    });
+    stop_recorder(&mut record);
+    assert!(recorded, "the kill was not recorded");
+    let out = memtriage()
+        .args(["why", "--json", "--db"])
+        .arg(&db)
+        .output_ok();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["run.oom-killed", "fork.copy-on-write"], "{report:#}");
+}
