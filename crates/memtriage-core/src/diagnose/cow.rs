@@ -56,6 +56,12 @@ fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
     }
 }
 
+/// Why copying after fork matters, as `run` and `why` both say it.
+pub const COPY_ON_WRITE_WHY: &str = "Forked workers share the parent's memory only until it is \
+     written; Python's reference counts write to every object a worker touches, so each \
+     DataLoader worker ends up with its own copy of the dataset and N workers cost N times the \
+     memory.";
+
 /// Per parent: one warning when its forked workers copied a lot of its memory, or
 /// one note when children hold a lot privately and whether they copied it cannot be
 /// told.
@@ -150,10 +156,7 @@ fn copied_finding(p: &Process, workers: &[(&Process, Copied)], total: u64) -> Fi
             iec(total)
         ),
         evidence,
-        why: "Forked workers share the parent's memory only until it is written; Python's \
-              reference counts write to every object a worker touches, so each DataLoader \
-              worker ends up with its own copy of the dataset and N workers cost N times the memory."
-            .into(),
+        why: COPY_ON_WRITE_WHY.into(),
         fix: "Hold the dataset in memory that reference counts do not touch: numpy arrays, \
               Arrow tables or torch tensors instead of lists/dicts of Python objects; or put it \
               in shared memory (multiprocessing.shared_memory, tensor.share_memory_(), np.memmap \

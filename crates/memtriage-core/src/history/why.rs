@@ -398,10 +398,7 @@ fn copying_workers(largest: &[ProcessBrief], job: &str, victim: Option<i32>) -> 
             iec(pss)
         ),
         evidence,
-        why: "Forked workers share the parent's memory only until it is written; Python's \
-              reference counts write to every object a worker touches, so each DataLoader \
-              worker ends up with its own copy of the dataset and N workers cost N times the memory."
-            .into(),
+        why: crate::diagnose::cow::COPY_ON_WRITE_WHY.into(),
         fix: "Hold the dataset in memory that reference counts do not touch (numpy arrays, Arrow \
               tables, torch tensors) or in shared memory; or start workers without fork \
               (multiprocessing_context=\"forkserver\" or \"spawn\"), lower num_workers, and call \

@@ -91,10 +91,7 @@ fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     let mut record = start_recorder(&db, &[]);
-    let started = wait_until(Duration::from_secs(20), Duration::from_millis(200), || {
-        db.exists() && sqlite(&db, "SELECT count(*) FROM machine").trim() != "0"
-    });
-    assert!(started, "the recorder wrote nothing");
+    assert!(intervals_written(&db, 1), "the recorder wrote nothing");
 
     // 5 s at its base, then 16 MiB/s until the 160 MiB limit: killed after ~10 s.
     let cgroup = MemoryCgroup::new(
@@ -106,21 +103,7 @@ fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
     assert_eq!(status.code(), Some(137), "the job was to be OOM-killed");
 
     // The kill is counted once both sources agree (or after the wait for the other).
-    let recorded = wait_until(Duration::from_secs(30), Duration::from_millis(300), || {
-        sqlite(&db, "SELECT count(*) FROM oom_kills").trim() != "0"
-    });
-    // SAFETY: a signal to the process this test started.
-    unsafe {
-        libc::kill(record.id() as i32, libc::SIGTERM);
-    }
-    assert_eq!(record.wait().unwrap().code(), Some(0));
-    assert!(recorded, "the kill was not recorded");
-
-    let out = memtriage()
-        .args(["why", "--json", "--db"])
-        .arg(&db)
-        .output_ok();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = why_once_recorded(&db, &mut record, "oom_kills");
     let death = &report["death"];
     assert_eq!(death["victim"], "memtriage-testh", "{report:#}");
     assert_eq!(death["cgroup"], cgroup.path.as_str(), "{report:#}");
@@ -192,6 +175,25 @@ fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
     assert!(
         String::from_utf8_lossy(&empty.stderr).contains("nothing recorded of job no-such-job[1]")
     );
+}
+
+/// Waits for a row in `table` (a kill or fault is written with the next interval),
+/// stops the recorder, and returns `why --json` on the record.
+fn why_once_recorded(
+    db: &std::path::Path,
+    record: &mut std::process::Child,
+    table: &str,
+) -> serde_json::Value {
+    let recorded = wait_until(Duration::from_secs(30), Duration::from_millis(300), || {
+        count(db, table) > 0
+    });
+    stop_recorder(record);
+    assert!(recorded, "nothing was recorded in {table}");
+    let out = memtriage()
+        .args(["why", "--json", "--db"])
+        .arg(db)
+        .output_ok();
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// Whether `db` holds `n` intervals within 20 s.
@@ -563,16 +565,7 @@ fn why_explains_a_segfault_the_kernel_logged() {
         .status()
         .unwrap();
     assert_eq!(crashed.signal(), Some(libc::SIGSEGV));
-    let recorded = wait_until(Duration::from_secs(20), Duration::from_millis(200), || {
-        count(&db, "faults") > 0
-    });
-    stop_recorder(&mut record);
-    assert!(recorded, "the segfault was not recorded");
-    let out = memtriage()
-        .args(["why", "--json", "--db"])
-        .arg(&db)
-        .output_ok();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = why_once_recorded(&db, &mut record, "faults");
     assert_eq!(report["death"]["kind"], "fault", "{report:#}");
     assert_eq!(report["death"]["signal"], "SIGSEGV", "{report:#}");
     assert!(
@@ -648,16 +641,7 @@ fn why_names_forked_workers_that_copied_their_parent() {
     // A 160 MiB parent, two workers that write all of it (a copy each), then grow.
     let status = cgroup.run_helper_steps("anon 160 fork 2 dirty 160 sleep 6 grow 24 60");
     assert!(!status.success(), "the job was to be OOM-killed");
-    let recorded = wait_until(Duration::from_secs(30), Duration::from_millis(300), || {
-        count(&db, "oom_kills") > 0
-    });
-    stop_recorder(&mut record);
-    assert!(recorded, "the kill was not recorded");
-    let out = memtriage()
-        .args(["why", "--json", "--db"])
-        .arg(&db)
-        .output_ok();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = why_once_recorded(&db, &mut record, "oom_kills");
     let ids: Vec<&str> = report["findings"]
         .as_array()
         .unwrap()
