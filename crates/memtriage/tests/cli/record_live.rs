@@ -103,7 +103,12 @@ fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
     assert_eq!(status.code(), Some(137), "the job was to be OOM-killed");
 
     // The kill is counted once both sources agree (or after the wait for the other).
-    let report = why_once_recorded(&db, &mut record, "oom_kills");
+    let report = why_once_recorded(
+        &db,
+        &mut record,
+        "oom_kills",
+        &format!("cgroup = '{}'", cgroup.path),
+    );
     let death = &report["death"];
     assert_eq!(death["victim"], "memtriage-testh", "{report:#}");
     assert_eq!(death["cgroup"], cgroup.path.as_str(), "{report:#}");
@@ -177,20 +182,25 @@ fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
     );
 }
 
-/// Waits for a row in `table` (a kill or fault is written with the next interval),
-/// stops the recorder, and returns `why --json` on the record.
+/// Waits for this test's death in `table` (rows `matching` an SQL condition: other
+/// tests kill processes too, and the recorder sees the whole machine), stops the
+/// recorder, and returns `why PID --json` for it.
 fn why_once_recorded(
     db: &std::path::Path,
     record: &mut std::process::Child,
     table: &str,
+    matching: &str,
 ) -> serde_json::Value {
+    let query = format!("SELECT pid FROM {table} WHERE {matching} ORDER BY t DESC LIMIT 1");
+    let mut pid = String::new();
     let recorded = wait_until(Duration::from_secs(30), Duration::from_millis(300), || {
-        count(db, table) > 0
+        pid = sqlite(db, &query).trim().to_string();
+        !pid.is_empty() && pid != "None"
     });
     stop_recorder(record);
-    assert!(recorded, "nothing was recorded in {table}");
+    assert!(recorded, "nothing was recorded in {table} where {matching}");
     let out = memtriage()
-        .args(["why", "--json", "--db"])
+        .args(["why", &pid, "--json", "--db"])
         .arg(db)
         .output_ok();
     serde_json::from_slice(&out.stdout).unwrap()
@@ -565,7 +575,7 @@ fn why_explains_a_segfault_the_kernel_logged() {
         .status()
         .unwrap();
     assert_eq!(crashed.signal(), Some(libc::SIGSEGV));
-    let report = why_once_recorded(&db, &mut record, "faults");
+    let report = why_once_recorded(&db, &mut record, "faults", "cmdline LIKE '%string_at%'");
     assert_eq!(report["death"]["kind"], "fault", "{report:#}");
     assert_eq!(report["death"]["signal"], "SIGSEGV", "{report:#}");
     assert!(
@@ -641,7 +651,12 @@ fn why_names_forked_workers_that_copied_their_parent() {
     // A 160 MiB parent, two workers that write all of it (a copy each), then grow.
     let status = cgroup.run_helper_steps("anon 160 fork 2 dirty 160 sleep 6 grow 24 60");
     assert!(!status.success(), "the job was to be OOM-killed");
-    let report = why_once_recorded(&db, &mut record, "oom_kills");
+    let report = why_once_recorded(
+        &db,
+        &mut record,
+        "oom_kills",
+        &format!("cgroup = '{}'", cgroup.path),
+    );
     let ids: Vec<&str> = report["findings"]
         .as_array()
         .unwrap()
