@@ -62,6 +62,18 @@ pub struct Death {
     pub source: String,
 }
 
+impl Death {
+    /// `python3 (pid 4242)`, or what is known of it.
+    pub fn label(&self) -> String {
+        match (&self.victim, self.pid) {
+            (Some(v), Some(p)) => format!("{v} (pid {p})"),
+            (Some(v), None) => v.clone(),
+            (None, Some(p)) => format!("pid {p}"),
+            (None, None) => "a process".into(),
+        }
+    }
+}
+
 /// How the victim's job grew before it died.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Growth {
@@ -169,7 +181,7 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
             } else {
                 kill.killer.as_str()
             },
-            victim_label(&kill)
+            death.label()
         ),
         kill_summary(&kill),
         format!("the record ({})", kill.source),
@@ -266,14 +278,14 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
     let title = match (&death.constraint, &limit_cgroup, death.limit_bytes) {
         (_, Some(c), Some(b)) => format!(
             "{} was OOM-killed: {c} reached its limit of {}",
-            victim_label(&kill),
+            death.label(),
             iec(b)
         ),
         (Some(c), _, _) if c == "global" => format!(
             "{} was OOM-killed: the machine ran out of memory",
-            victim_label(&kill)
+            death.label()
         ),
-        _ => format!("{} was OOM-killed", victim_label(&kill)),
+        _ => format!("{} was OOM-killed", death.label()),
     };
     let finding = Finding {
         id: ids::RUN_OOM_KILLED.into(),
@@ -548,15 +560,6 @@ pub fn record_notes(store: &Store) -> Result<Vec<String>> {
         ));
     }
     Ok(notes)
-}
-
-fn victim_label(k: &KillRow) -> String {
-    match (&k.victim, k.pid) {
-        (Some(v), Some(p)) => format!("{v} (pid {p})"),
-        (Some(v), None) => v.clone(),
-        (None, Some(p)) => format!("pid {p}"),
-        (None, None) => "a process".into(),
-    }
 }
 
 fn kill_summary(k: &KillRow) -> String {

@@ -72,15 +72,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     writeln!(
         p.out,
         "{} at {} ({} ago){}",
-        style.bold(&format!(
-            "{} died",
-            match (&report.death.victim, report.death.pid) {
-                (Some(v), Some(pid)) => format!("{v} (pid {pid})"),
-                (Some(v), None) => v.clone(),
-                (None, Some(pid)) => format!("pid {pid}"),
-                (None, None) => "a process".into(),
-            }
-        )),
+        style.bold(&format!("{} died", report.death.label())),
         render::units::utc_ms(report.death.at_ms),
         render::units::ago(ago),
         report

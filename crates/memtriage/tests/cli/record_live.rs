@@ -88,27 +88,17 @@ fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
         eprintln!("skipped: an OOM kill in a memory cgroup and the kernel log need root");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("history.db");
-    let mut record = start_recorder(&db, &[]);
-    assert!(intervals_written(&db, 1), "the recorder wrote nothing");
-
     // 5 s at its base, then 16 MiB/s until the 160 MiB limit: killed after ~10 s.
-    let cgroup = MemoryCgroup::new(
-        &format!("memtriage-run-why-test-{}", std::process::id()),
-        160 * MIB,
-    );
-    let growth_starts_ms = unix_ms() + 5000;
-    let status = cgroup.run_helper_steps("sleep 5 grow 16 60");
+    let RecordedKill {
+        report,
+        status,
+        cgroup,
+        started_ms,
+        dir,
+        db,
+    } = record_a_kill("why-test", 160 * MIB, "sleep 5 grow 16 60");
     assert_eq!(status.code(), Some(137), "the job was to be OOM-killed");
-
-    // The kill is counted once both sources agree (or after the wait for the other).
-    let report = why_once_recorded(
-        &db,
-        &mut record,
-        "oom_kills",
-        &format!("cgroup = '{}'", cgroup.path),
-    );
+    let growth_starts_ms = started_ms + 5000;
     let death = &report["death"];
     assert_eq!(death["victim"], "memtriage-testh", "{report:#}");
     assert_eq!(death["cgroup"], cgroup.path.as_str(), "{report:#}");
@@ -180,6 +170,49 @@ fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
     assert!(
         String::from_utf8_lossy(&empty.stderr).contains("nothing recorded of job no-such-job[1]")
     );
+}
+
+/// A job the kernel killed in a memory cgroup of its own while a recorder ran.
+struct RecordedKill {
+    /// `why PID --json` for the kill.
+    report: serde_json::Value,
+    status: std::process::ExitStatus,
+    cgroup: MemoryCgroup,
+    /// When the job started (Unix ms).
+    started_ms: i64,
+    dir: tempfile::TempDir,
+    db: std::path::PathBuf,
+}
+
+/// Records the machine at 1 s while the test helper runs `steps` in a new cgroup
+/// limited to `limit` (named as `run --limit` names its own, so doctor elsewhere
+/// knows the kill was made on purpose), and explains its kill.
+fn record_a_kill(name: &str, limit: u64, steps: &str) -> RecordedKill {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let mut record = start_recorder(&db, &[]);
+    assert!(intervals_written(&db, 1), "the recorder wrote nothing");
+    let cgroup = MemoryCgroup::new(
+        &format!("memtriage-run-{name}-{}", std::process::id()),
+        limit,
+    );
+    let started_ms = unix_ms();
+    let status = cgroup.run_helper_steps(steps);
+    // The kill is counted once both sources agree (or after the wait for the other).
+    let report = why_once_recorded(
+        &db,
+        &mut record,
+        "oom_kills",
+        &format!("cgroup = '{}'", cgroup.path),
+    );
+    RecordedKill {
+        report,
+        status,
+        cgroup,
+        started_ms,
+        dir,
+        db,
+    }
 }
 
 /// Waits for this test's death in `table` (rows `matching` an SQL condition: other
@@ -466,20 +499,24 @@ fn a_recorder_that_cannot_read_other_users_pss_is_said_so_by_why() {
         notes.contains("without CAP_SYS_PTRACE") && notes.contains("PSS"),
         "{report:#}"
     );
-    // Other users' processes (root's, the test's own) were recorded with RSS, no PSS.
-    let me = std::process::id();
-    let mine = sqlite(
-        &db,
-        &format!("SELECT count(*), count(pss) FROM processes WHERE pid = {me}"),
-    );
-    let (rows, with_pss) = mine.trim().split_once('|').unwrap();
-    assert_eq!(
-        with_pss, "0",
-        "root's test process has a PSS in nobody's record"
-    );
+    // Other users' processes (root's, alive still) were recorded with RSS, no PSS.
+    let rows = sqlite(&db, "SELECT pid, pss IS NOT NULL FROM processes");
+    let root_owned = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|st| {
+            st.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .is_some_and(|ids| ids.split_whitespace().next() == Some("0"))
+        })
+    };
+    let of_root: Vec<(&str, &str)> = rows
+        .lines()
+        .filter_map(|l| l.split_once('|'))
+        .filter(|(pid, _)| root_owned(pid))
+        .collect();
+    assert!(!of_root.is_empty(), "no root process was recorded: {rows}");
     assert!(
-        rows != "0" || count(&db, "processes") > 0,
-        "no process was recorded"
+        of_root.iter().all(|(_, has_pss)| *has_pss == "0"),
+        "root's processes have a PSS in nobody's record: {of_root:?}"
     );
 }
 
@@ -654,23 +691,14 @@ fn why_names_forked_workers_that_copied_their_parent() {
         eprintln!("skipped: an OOM kill in a memory cgroup needs root");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("history.db");
-    let mut record = start_recorder(&db, &[]);
-    assert!(intervals_written(&db, 1), "the recorder wrote nothing");
-    let cgroup = MemoryCgroup::new(
-        &format!("memtriage-run-why-fork-test-{}", std::process::id()),
-        640 * MIB,
-    );
     // A 160 MiB parent, two workers that write all of it (a copy each), then grow.
-    let status = cgroup.run_helper_steps("anon 160 fork 2 dirty 160 sleep 6 grow 24 60");
-    assert!(!status.success(), "the job was to be OOM-killed");
-    let report = why_once_recorded(
-        &db,
-        &mut record,
-        "oom_kills",
-        &format!("cgroup = '{}'", cgroup.path),
+    let kill = record_a_kill(
+        "why-fork-test",
+        640 * MIB,
+        "anon 160 fork 2 dirty 160 sleep 6 grow 24 60",
     );
+    assert!(!kill.status.success(), "the job was to be OOM-killed");
+    let report = kill.report;
     let ids: Vec<&str> = report["findings"]
         .as_array()
         .unwrap()
