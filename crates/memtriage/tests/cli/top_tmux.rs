@@ -188,15 +188,21 @@ fn a_job_sorts_folds_filters_and_quitting_restores_the_terminal() {
 
     // Tree mode folds the workers into their job, with totals.
     tmux.keys(&["3", "t"]);
-    let screen = tmux.wait("the job folds with its workers, first by RSS", |s| {
-        let first = s
-            .lines()
-            .skip_while(|l| !l.starts_with("PID"))
-            .nth(1)
-            .unwrap_or("");
-        first.contains("memtriage-testh [4]") && first.contains("shares")
-    });
-    assert!(screen.contains("tree:on"), "{screen}");
+    // One whole frame: a capture taken while the terminal redraws can hold the new
+    // rows under the old header.
+    tmux.wait(
+        "the job folds with its workers, first by RSS, under tree:on",
+        |s| {
+            let first = s
+                .lines()
+                .skip_while(|l| !l.starts_with("PID"))
+                .nth(1)
+                .unwrap_or("");
+            first.contains("memtriage-testh [4]")
+                && first.contains("shares")
+                && s.contains("tree:on")
+        },
+    );
 
     // A filter keeps only the job.
     tmux.keys(&["t", "/"]);
