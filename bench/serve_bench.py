@@ -74,7 +74,8 @@ def wait_ready(port, proc, within=30):
 
 def exporters(tmp):
     port = free_port()
-    yield "memtriage serve", [MEMTRIAGE, "serve", "--listen", f"127.0.0.1:{port}", "--no-doctor"], port, "memtriage_group_pss_bytes"
+    # The default configuration, doctor's checks (every 5 minutes) included.
+    yield "memtriage serve", [MEMTRIAGE, "serve", "--listen", f"127.0.0.1:{port}"], port, "memtriage_group_pss_bytes"
     pe = shutil.which("prometheus-process-exporter")
     if pe:
         config = os.path.join(tmp, "process-exporter.yml")

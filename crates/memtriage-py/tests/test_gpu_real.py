@@ -7,8 +7,11 @@ memtriage) and `memtriage.torch`, as a user would."""
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 
 import pytest
 
@@ -37,7 +40,7 @@ class Holder:
 
     def __init__(self, size: int, device: int = 0):
         code = (
-            "import sys, torch\n"
+            "import sys, torch  # memtriage-gpu-holder\n"
             f"x = torch.empty({size}, dtype=torch.uint8, device='cuda:{device}')\n"
             "torch.cuda.synchronize()\n"
             "print('READY', flush=True)\n"
@@ -144,3 +147,80 @@ def test_explain_oom_says_fragmentation_for_a_fragmented_allocator():
         torch.cuda.empty_cache()
     ids = [f.id for f in report]
     assert "cuda-snapshot.fragmentation" in ids, [f.title for f in report]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape_until(url, want, timeout=60):
+    """The exposition once every series in `want` (a predicate per line) is in it."""
+    deadline = time.monotonic() + timeout
+    text = ""
+    while time.monotonic() < deadline:
+        try:
+            text = urllib.request.urlopen(url, timeout=5).read().decode()
+        except OSError:
+            text = ""
+        if text and all(any(w(line) for line in text.splitlines()) for w in want):
+            return text
+        time.sleep(0.5)
+    raise AssertionError(f"not all series came in {timeout} s:\n{text}")
+
+
+def series(text, name, **labels):
+    """The value of the series `name` whose labels include `labels`."""
+    for line in text.splitlines():
+        if not line.startswith(name + "{"):
+            continue
+        head, value = line.rsplit(" ", 1)
+        if all(f'{k}="{v}"' in head for k, v in labels.items()):
+            return float(value)
+    return None
+
+
+def test_serve_exports_each_devices_memory_and_what_a_group_holds_on_it():
+    h = Holder(2 * GIB)
+    port = free_port()
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "memtriage", "serve", "--listen", f"127.0.0.1:{port}",
+         "--interval", "1s", "--no-doctor", "--group", "holder=memtriage-gpu-holder"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        text = scrape_until(
+            f"http://127.0.0.1:{port}/metrics",
+            [lambda l: l.startswith('memtriage_group_gpu_memory_bytes{') and 'group="holder"' in l,
+             lambda l: l.startswith("memtriage_gpu_memory_total_bytes{")],
+        )
+    finally:
+        serve.terminate()
+        serve.wait(timeout=30)
+        h.close()
+    print("\n".join(l for l in text.splitlines() if "gpu" in l))
+    total = series(text, "memtriage_gpu_memory_total_bytes", gpu="0")
+    used = series(text, "memtriage_gpu_memory_used_bytes", gpu="0")
+    held = series(text, "memtriage_group_gpu_memory_bytes", group="holder", gpu="0")
+    card = torch.cuda.get_device_properties(0).total_memory
+    assert abs(total - card) <= 0.05 * card, (total, card)
+    assert 2 * GIB <= held <= 2 * GIB + 1536 * MIB, held
+    assert held <= used <= total, (held, used, total)
+    assert series(text, "memtriage_source_up", source="nvml") == 1.0
+
+
+def test_top_shows_the_device_and_ranks_the_holder_by_gpu_memory():
+    h = Holder(3 * GIB)
+    try:
+        out = memtriage("top", "--once", "--json", "--interval", "500ms", "--sort", "gpu")
+    finally:
+        h.close()
+    frame = json.loads(out.stdout)
+    gpus = frame["header"]["gpus"]
+    assert gpus and gpus[0]["index"] == 0, frame["header"]
+    assert gpus[0]["used"] >= 3 * GIB, gpus[0]
+    row = next(p for p in frame["processes"] if p["pid"] == h.pid)
+    assert 3 * GIB <= row["gpu"] <= 3 * GIB + 1536 * MIB, row
+    holders = [p for p in frame["processes"] if p.get("gpu")]
+    assert max(holders, key=lambda p: p["gpu"])["pid"] == h.pid, holders

@@ -100,8 +100,9 @@ pub struct RecordArgs {
     #[arg(long, value_name = "AGE", default_value = "7d")]
     pub retain: crate::values::Retention,
 
-    /// The most the database may take; the oldest history goes first.
-    #[arg(long, value_name = "SIZE")]
+    /// The most the database may take; the oldest history goes first. A recorder
+    /// that runs for good must be bounded: 1G by default.
+    #[arg(long, value_name = "SIZE", default_value = "1G")]
     pub max_size: Option<ByteSize>,
 }
 
@@ -207,8 +208,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "AGE", default_value = "7d", requires = "record")]
     pub record_retain: crate::values::Retention,
 
-    /// With --record: the most the database may take; the oldest history goes first.
-    #[arg(long, value_name = "SIZE", requires = "record")]
+    /// With --record: the most the database may take (1G by default); the oldest
+    /// history goes first.
+    #[arg(long, value_name = "SIZE", default_value = "1G", requires = "record")]
     pub record_max_size: Option<ByteSize>,
 }
 

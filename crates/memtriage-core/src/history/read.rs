@@ -184,6 +184,43 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Whether a job of that name was recorded between two times: a victim that was
+    /// never among the largest processes is found by name where it led its own job.
+    pub fn job_recorded(&self, job: &str, from_ms: i64, to_ms: i64) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM jobs WHERE job = ?1 AND t BETWEEN ?2 AND ?3",
+                params![job, from_ms, to_ms],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
+    }
+
+    /// A cgroup's usage between two times, oldest first, as points of a series (its
+    /// process count unknown: 0).
+    pub fn cgroup_between(&self, cgroup: &str, from_ms: i64, to_ms: i64) -> Result<Vec<JobPoint>> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT t, usage FROM cgroups WHERE cgroup = ?1 AND usage IS NOT NULL \
+                 AND t BETWEEN ?2 AND ?3 ORDER BY t",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map(params![cgroup, from_ms, to_ms], |r| {
+                Ok(JobPoint {
+                    t_ms: r.get(0)?,
+                    processes: 0,
+                    rss: uint(r.get(1)?).unwrap_or(0),
+                    pss: None,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// A job's figures between two times, oldest first.
     pub fn job_between(&self, job: &str, from_ms: i64, to_ms: i64) -> Result<Vec<JobPoint>> {
         let mut q = self
@@ -211,7 +248,8 @@ impl Store {
     pub fn cgroup_at(&self, cgroup: &str, at_ms: i64) -> Result<Option<CgroupRow>> {
         self.conn
             .query_row(
-                "SELECT cgroup, usage, limit_bytes, oom_kill FROM cgroups \
+                "SELECT cgroup, usage, limit_bytes, oom_kill, peak, oom, oom_group_kill, \
+                 max_events, high_events FROM cgroups \
                  WHERE cgroup = ?1 AND t <= ?2 ORDER BY t DESC LIMIT 1",
                 params![cgroup, at_ms],
                 |r| {
@@ -220,6 +258,11 @@ impl Store {
                         usage: uint(r.get(1)?),
                         limit: uint(r.get(2)?),
                         oom_kill: uint(r.get(3)?),
+                        peak: uint(r.get(4)?),
+                        oom: uint(r.get(5)?),
+                        oom_group_kill: uint(r.get(6)?),
+                        max_events: uint(r.get(7)?),
+                        high_events: uint(r.get(8)?),
                     })
                 },
             )

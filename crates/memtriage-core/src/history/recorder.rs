@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::system::{read_meminfo, read_pressure, shm_usage};
+use crate::probe::system::{read_meminfo, read_pressure, read_thp_setting, shm_usage, THP_ENABLED};
 use crate::watch::largest::ProcessBrief;
 use crate::watch::{KillRecord, MachineView};
 use crate::Root;
@@ -26,6 +26,40 @@ pub struct KillSnapshot {
     pub file_rss: Option<u64>,
     pub shmem_rss: Option<u64>,
     pub oom_score_adj: Option<i64>,
+    /// When `largest` was read (Unix ms): the last sample before the kill where the
+    /// recorder had one, else the first after it.
+    #[serde(default)]
+    pub largest_at_ms: Option<i64>,
+}
+
+/// The largest processes of an earlier sample, and when it was taken.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Earlier {
+    pub at: Option<SystemTime>,
+    pub largest: Vec<ProcessBrief>,
+}
+
+impl Earlier {
+    pub fn of(view: &MachineView) -> Earlier {
+        Earlier {
+            at: view.sampled_at,
+            largest: view.largest.clone(),
+        }
+    }
+
+    /// The largest processes just before `kill_at`: this sample's when it was taken
+    /// before the kill, else the earlier one's (the victim still among them).
+    fn before<'a>(
+        &'a self,
+        view: &'a MachineView,
+        kill_at: SystemTime,
+    ) -> (&'a [ProcessBrief], Option<SystemTime>) {
+        match (view.sampled_at, self.at) {
+            (Some(now), _) if now <= kill_at => (&view.largest, Some(now)),
+            (_, Some(then)) if then <= kill_at => (&self.largest, Some(then)),
+            (now, _) => (&view.largest, now),
+        }
+    }
 }
 
 /// The last kill and fault a reader has taken (their `seq`s), so each is written once.
@@ -37,7 +71,7 @@ pub struct Taken {
 
 /// The interval a view describes, with the kills and faults counted after `after`;
 /// `None` before its first sample.
-pub fn interval_from(view: &MachineView, after: Taken) -> Option<Interval> {
+pub fn interval_from(view: &MachineView, after: Taken, earlier: &Earlier) -> Option<Interval> {
     let t_ms = unix_ms(view.sampled_at?);
     let m = &view.machine;
     Some(Interval {
@@ -56,6 +90,8 @@ pub fn interval_from(view: &MachineView, after: Taken) -> Option<Interval> {
             page_cache: m.page_cache,
             shm_used: m.shm_used,
             shm_size: m.shm_size,
+            thp: m.thp_enabled.clone(),
+            thp_anon: m.thp_anon,
         },
         jobs: view
             .groups
@@ -74,15 +110,19 @@ pub fn interval_from(view: &MachineView, after: Taken) -> Option<Interval> {
         cgroups: view
             .cgroups
             .iter()
-            .map(|c| CgroupRow {
-                cgroup: c.path.clone(),
-                usage: c.usage,
-                limit: c.limit.flatten(),
-                oom_kill: c
-                    .events
-                    .iter()
-                    .find(|(k, _)| k == "oom_kill")
-                    .map(|(_, n)| *n),
+            .map(|c| {
+                let event = |name: &str| c.events.iter().find(|(k, _)| k == name).map(|(_, n)| *n);
+                CgroupRow {
+                    cgroup: c.path.clone(),
+                    usage: c.usage,
+                    limit: c.limit.flatten(),
+                    oom_kill: event("oom_kill"),
+                    peak: c.peak,
+                    oom: event("oom"),
+                    oom_group_kill: event("oom_group_kill"),
+                    max_events: event("max"),
+                    high_events: event("high"),
+                }
             })
             .collect(),
         processes: view.largest.clone(),
@@ -91,7 +131,10 @@ pub fn interval_from(view: &MachineView, after: Taken) -> Option<Interval> {
             .recent
             .iter()
             .filter(|k| k.seq > after.kills)
-            .map(|k| kill_row(k, &view.largest))
+            .map(|k| {
+                let (largest, at) = earlier.before(view, k.at);
+                kill_row(k, largest, at)
+            })
             .collect(),
         faults: view
             .oom
@@ -119,7 +162,7 @@ pub fn taken(view: &MachineView) -> Taken {
     }
 }
 
-fn kill_row(k: &KillRecord, largest: &[ProcessBrief]) -> KillRow {
+fn kill_row(k: &KillRecord, largest: &[ProcessBrief], largest_at: Option<SystemTime>) -> KillRow {
     let report = k.report.as_ref();
     let snapshot = KillSnapshot {
         largest: largest.to_vec(),
@@ -128,6 +171,7 @@ fn kill_row(k: &KillRecord, largest: &[ProcessBrief]) -> KillRow {
         file_rss: report.and_then(|r| r.file_rss),
         shmem_rss: report.and_then(|r| r.shmem_rss),
         oom_score_adj: report.and_then(|r| r.oom_score_adj),
+        largest_at_ms: largest_at.map(unix_ms),
     };
     KillRow {
         t_ms: unix_ms(k.at),
@@ -175,6 +219,8 @@ pub fn machine_now(root: &Root) -> MachineRow {
         page_cache: meminfo.as_ref().and_then(|m| m.cached),
         shm_used: shm.as_ref().and_then(|s| s.used),
         shm_size: shm.as_ref().and_then(|s| s.total),
+        thp: read_thp_setting(root, THP_ENABLED).ok().flatten(),
+        thp_anon: meminfo.as_ref().and_then(|m| m.anon_huge_pages),
     }
 }
 
@@ -232,6 +278,43 @@ mod tests {
             ..MachineRow::default()
         };
         assert!(!pressure_rising(&calm, &unknown));
+    }
+
+    #[test]
+    fn a_kill_is_shown_with_the_largest_processes_of_the_sample_before_it() {
+        use std::time::Duration;
+        let brief = |pid: i32| ProcessBrief {
+            pid,
+            ppid: 1,
+            comm: "p".into(),
+            cmdline: String::new(),
+            cgroup: None,
+            job: format!("p[{pid}]"),
+            rss: 1 << 20,
+            pss: None,
+            swap: None,
+            forked_without_exec: None,
+        };
+        let t0 = UNIX_EPOCH + Duration::from_secs(1_000);
+        let earlier = Earlier {
+            at: Some(t0),
+            largest: vec![brief(7), brief(9)],
+        };
+        let view = MachineView {
+            sampled_at: Some(t0 + Duration::from_secs(10)),
+            largest: vec![brief(9)],
+            ..MachineView::default()
+        };
+        // Killed between the two samples: the victim (7) is in the earlier one.
+        let (largest, at) = earlier.before(&view, t0 + Duration::from_secs(4));
+        assert_eq!((largest.len(), at), (2, Some(t0)));
+        // Killed after this sample was taken: this one is the moment before.
+        let (largest, at) = earlier.before(&view, t0 + Duration::from_secs(12));
+        assert_eq!((largest.len(), at), (1, view.sampled_at));
+        // No sample before the kill at all: the first after it, saying when.
+        let none = Earlier::default();
+        let (largest, at) = none.before(&view, t0);
+        assert_eq!((largest.len(), at), (1, view.sampled_at));
     }
 
     #[test]

@@ -3,13 +3,15 @@
 //! locked, damaged or from a newer schema is an error that names the file and says
 //! what to do; it is never reset.
 //!
-//! Schema v2 (times are Unix milliseconds; bytes are bytes; NULL is unknown):
+//! Schema v3 (times are Unix milliseconds; bytes are bytes; NULL is unknown):
 //!
 //! ```sql
 //! meta(key TEXT PRIMARY KEY, value TEXT)          -- schema_version, created_ms
-//! machine(t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used, shm_size)
+//! machine(t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used, shm_size,
+//!         thp, thp_anon)                          -- THP mode, THP-backed anonymous bytes
 //! jobs(t, job, processes, rss, pss, swap, minor_faults, major_faults)
-//! cgroups(t, cgroup, usage, limit_bytes, oom_kill)
+//! cgroups(t, cgroup, usage, limit_bytes, oom_kill, peak, oom, oom_group_kill,
+//!         max_events, high_events)               -- memory.events counters
 //! processes(t, pid, ppid, job, rss, pss, swap, forked_without_exec)  -- the largest 20
 //! process_names(pid, comm, cmdline, cgroup, first_t)
 //! oom_kills(t, pid, victim, cmdline, cgroup, limit_cgroup, constraint_kind,
@@ -17,7 +19,8 @@
 //! faults(t, pid, comm, signal, object, cmdline, cgroup)   -- segfaults, bus errors the kernel logged
 //! ```
 //!
-//! A v1 database (no processes) is brought to v2 when a recorder opens it.
+//! An older database (v1: no processes; v2: no THP, only `oom_kill` of a cgroup's
+//! events) is brought to v3 when a recorder opens it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::watch::largest::ProcessBrief;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -83,6 +86,19 @@ ALTER TABLE oom_kills ADD COLUMN killer TEXT;
 UPDATE meta SET value = '2' WHERE key = 'schema_version';
 ";
 
+/// From v2 to v3: the THP mode and THP-backed memory; a cgroup's peak and the rest
+/// of its `memory.events` (v2's `max` counts the times usage hit the limit).
+const MIGRATE_TO_3: &str = "
+ALTER TABLE machine ADD COLUMN thp TEXT;
+ALTER TABLE machine ADD COLUMN thp_anon INTEGER;
+ALTER TABLE cgroups ADD COLUMN peak INTEGER;
+ALTER TABLE cgroups ADD COLUMN oom INTEGER;
+ALTER TABLE cgroups ADD COLUMN oom_group_kill INTEGER;
+ALTER TABLE cgroups ADD COLUMN max_events INTEGER;
+ALTER TABLE cgroups ADD COLUMN high_events INTEGER;
+UPDATE meta SET value = '3' WHERE key = 'schema_version';
+";
+
 /// The machine at one interval.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MachineRow {
@@ -94,6 +110,10 @@ pub struct MachineRow {
     pub page_cache: Option<u64>,
     pub shm_used: Option<u64>,
     pub shm_size: Option<u64>,
+    /// The transparent huge page mode in force (`always`, `madvise`, `never`).
+    pub thp: Option<String>,
+    /// `AnonHugePages` of /proc/meminfo: anonymous memory backed by huge pages.
+    pub thp_anon: Option<u64>,
 }
 
 /// One job at one interval.
@@ -109,12 +129,20 @@ pub struct JobRow {
 }
 
 /// One memory cgroup at one interval.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CgroupRow {
     pub cgroup: String,
     pub usage: Option<u64>,
     pub limit: Option<u64>,
     pub oom_kill: Option<u64>,
+    /// `memory.peak` (v2, kernel 5.19+) or `memory.max_usage_in_bytes` (v1).
+    pub peak: Option<u64>,
+    /// `memory.events`: times the OOM killer was invoked for it (`oom`), group kills,
+    /// times usage hit the limit (`max`) and the high boundary (`high`).
+    pub oom: Option<u64>,
+    pub oom_group_kill: Option<u64>,
+    pub max_events: Option<u64>,
+    pub high_events: Option<u64>,
 }
 
 /// One OOM kill, with what the machine held at that moment (`snapshot_json`).
@@ -328,12 +356,15 @@ impl Store {
     }
 
     fn migrate(&self, from: i64) -> Result<()> {
-        if from < 2 {
-            let batch = format!("BEGIN; {MIGRATE_TO_2} COMMIT;");
-            self.conn.execute_batch(&batch).map_err(|e| {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                self.err(e)
-            })?;
+        let steps = [(2, MIGRATE_TO_2), (3, MIGRATE_TO_3)];
+        for (to, step) in steps {
+            if from < to {
+                let batch = format!("BEGIN; {step} COMMIT;");
+                self.conn.execute_batch(&batch).map_err(|e| {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    self.err(e)
+                })?;
+            }
         }
         Ok(())
     }
@@ -359,7 +390,9 @@ impl Store {
         let m = &interval.machine;
         let int = |v: Option<u64>| v.map(|v| v.min(i64::MAX as u64) as i64);
         tx.execute(
-            "INSERT OR REPLACE INTO machine VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT OR REPLACE INTO machine (t, mem_available, swap_used, psi_some, psi_full, \
+             page_cache, shm_used, shm_size, thp, thp_anon) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 m.t_ms,
                 int(m.mem_available),
@@ -368,7 +401,9 @@ impl Store {
                 m.psi_full,
                 int(m.page_cache),
                 int(m.shm_used),
-                int(m.shm_size)
+                int(m.shm_size),
+                m.thp,
+                int(m.thp_anon)
             ],
         )
         .map_err(|e| sqlite_error(&path, e))?;
@@ -392,7 +427,11 @@ impl Store {
                 .map_err(|e| sqlite_error(&path, e))?;
             }
             let mut cg = tx
-                .prepare_cached("INSERT OR REPLACE INTO cgroups VALUES (?1, ?2, ?3, ?4, ?5)")
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO cgroups (t, cgroup, usage, limit_bytes, oom_kill, \
+                     peak, oom, oom_group_kill, max_events, high_events) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                )
                 .map_err(|e| sqlite_error(&path, e))?;
             for c in &interval.cgroups {
                 cg.execute(params![
@@ -400,7 +439,12 @@ impl Store {
                     c.cgroup,
                     int(c.usage),
                     int(c.limit),
-                    int(c.oom_kill)
+                    int(c.oom_kill),
+                    int(c.peak),
+                    int(c.oom),
+                    int(c.oom_group_kill),
+                    int(c.max_events),
+                    int(c.high_events)
                 ])
                 .map_err(|e| sqlite_error(&path, e))?;
             }
@@ -551,7 +595,8 @@ impl Store {
     pub fn machine_between(&self, from_ms: i64, to_ms: i64) -> Result<Vec<MachineRow>> {
         let mut q = self
             .conn
-            .prepare("SELECT t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used, shm_size FROM machine WHERE t BETWEEN ?1 AND ?2 ORDER BY t")
+            .prepare("SELECT t, mem_available, swap_used, psi_some, psi_full, page_cache, shm_used, shm_size, \
+                 thp, thp_anon FROM machine WHERE t BETWEEN ?1 AND ?2 ORDER BY t")
             .map_err(|e| self.err(e))?;
         let uint = |v: Option<i64>| v.map(|v| v.max(0) as u64);
         let rows = q
@@ -565,6 +610,8 @@ impl Store {
                     page_cache: uint(r.get(5)?),
                     shm_used: uint(r.get(6)?),
                     shm_size: uint(r.get(7)?),
+                    thp: r.get(8)?,
+                    thp_anon: uint(r.get(9)?),
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -613,6 +660,7 @@ mod tests {
                 usage: Some(rss),
                 limit: Some(1 << 30),
                 oom_kill: Some(0),
+                ..CgroupRow::default()
             }],
             processes: vec![ProcessBrief {
                 forked_without_exec: None,
@@ -631,25 +679,64 @@ mod tests {
         }
     }
 
+    /// A database as an older memtriage left it: v1, then the given migrations.
+    fn older_database(path: &Path, migrations: &[&str]) -> Connection {
+        let conn = Connection::open(path).unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        conn.execute("INSERT INTO meta VALUES ('schema_version', '1')", [])
+            .unwrap();
+        for m in migrations {
+            conn.execute_batch(m).unwrap();
+        }
+        conn
+    }
+
     #[test]
-    fn a_v1_record_is_brought_to_v2_by_a_recorder_and_a_reader_says_how() {
+    fn a_v1_record_is_brought_to_v3_by_a_recorder_and_a_reader_says_how() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v1.db");
-        {
-            let conn = Connection::open(&path).unwrap();
-            conn.execute_batch(SCHEMA).unwrap();
-            conn.execute("INSERT INTO meta VALUES ('schema_version', '1')", [])
-                .unwrap();
-        }
+        drop(older_database(&path, &[]));
         let e = Store::open_read(&path).err().unwrap().to_string();
         assert!(e.contains("older memtriage") && e.contains("v1.db"), "{e}");
         let mut store = Store::open(&path).unwrap();
         store.write(&interval(1000, 1 << 20)).unwrap();
         let reader = Store::open_read(&path).unwrap();
-        assert_eq!(reader.meta("schema_version").unwrap().as_deref(), Some("2"));
+        assert_eq!(reader.meta("schema_version").unwrap().as_deref(), Some("3"));
         let (t, largest) = reader.largest_at(5000).unwrap();
         assert_eq!(t, Some(1000));
         assert_eq!(largest[0].cmdline, "python train.py");
+    }
+
+    #[test]
+    fn a_v2_record_keeps_its_rows_and_gains_thp_and_the_cgroup_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.db");
+        older_database(&path, &[MIGRATE_TO_2])
+            .execute("INSERT INTO cgroups VALUES (1000, '/job', 5, 10, 0)", [])
+            .unwrap();
+        let mut store = Store::open(&path).unwrap();
+        let old = store.cgroup_at("/job", 1000).unwrap().unwrap();
+        assert_eq!(
+            (old.usage, old.oom_kill, old.max_events),
+            (Some(5), Some(0), None)
+        );
+        let mut next = interval(2000, 1 << 20);
+        next.machine.thp = Some("madvise".into());
+        next.machine.thp_anon = Some(4 << 20);
+        next.cgroups[0].max_events = Some(7);
+        next.cgroups[0].oom = Some(1);
+        next.cgroups[0].peak = Some(9 << 20);
+        store.write(&next).unwrap();
+        let reader = Store::open_read(&path).unwrap();
+        assert_eq!(reader.meta("schema_version").unwrap().as_deref(), Some("3"));
+        let now = reader.cgroup_at("/job", 2000).unwrap().unwrap();
+        assert_eq!(
+            (now.max_events, now.oom, now.peak, now.oom_group_kill),
+            (Some(7), Some(1), Some(9 << 20), None)
+        );
+        let machine = reader.machine_between(2000, 2000).unwrap();
+        assert_eq!(machine[0].thp.as_deref(), Some("madvise"));
+        assert_eq!(machine[0].thp_anon, Some(4 << 20));
     }
 
     #[test]

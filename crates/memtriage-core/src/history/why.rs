@@ -149,21 +149,48 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
         source: kill.source.clone(),
     };
 
-    let job = match kill.pid {
-        Some(pid) => store.job_of(pid, kill.t_ms - LOOK_BACK_MS, kill.t_ms)?,
-        None => None,
+    let from_ms = kill.t_ms - LOOK_BACK_MS;
+    let job = match (kill.pid, &kill.victim) {
+        (Some(pid), victim) => match store.job_of(pid, from_ms, kill.t_ms)? {
+            Some(job) => Some(job),
+            // Not among the largest, but the root of a job of its own.
+            None => match victim.as_ref().map(|v| format!("{v}[{pid}]")) {
+                Some(own) if store.job_recorded(&own, from_ms, kill.t_ms)? => Some(own),
+                _ => None,
+            },
+        },
+        (None, _) => None,
     };
-    let growth = match &job {
-        Some(job) => {
-            let series = store.job_between(job, kill.t_ms - LOOK_BACK_MS, kill.t_ms)?;
-            growth_before_death(&series)
+    // What grew: the victim's job, or else the cgroup whose limit was hit (a small
+    // worker never among the largest processes still grew inside it).
+    let (growth, grew) = match (&job, &limit_cgroup) {
+        (Some(job), _) => {
+            let series = store.job_between(job, from_ms, kill.t_ms)?;
+            (
+                growth_before_death(&series),
+                Some((job.clone(), "the record's job RSS, one point per interval")),
+            )
         }
-        None => {
+        (None, Some(cgroup)) => {
+            notes.push(
+                "the victim was never among the largest processes recorded: the growth shown is its cgroup's"
+                    .into(),
+            );
+            let series = store.cgroup_between(cgroup, from_ms, kill.t_ms)?;
+            (
+                growth_before_death(&series),
+                Some((
+                    format!("cgroup {cgroup}"),
+                    "the record's cgroup usage, one point per interval",
+                )),
+            )
+        }
+        (None, None) => {
             notes.push(
                 "the victim was never among the largest processes recorded: its job's growth is unknown"
                     .into(),
             );
-            None
+            (None, None)
         }
     };
     let (others_at, largest) = store.largest_at(kill.t_ms)?;
@@ -217,14 +244,11 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
         )),
         (None, _) => {}
     }
-    if let Some(g) = &growth {
+    if let (Some(g), Some((what, source))) = (&growth, &grew) {
         let per_minute = (g.bytes_per_second * 60.0).round().max(0.0) as u64;
         evidence.push(
             Evidence::text(
-                format!(
-                    "growth of {} before it died",
-                    job.as_deref().unwrap_or("its job")
-                ),
+                format!("growth of {what} before it died"),
                 format!(
                     "{}/min (r² {:.2}) from {} to {}, starting {:.0} s before the kill",
                     iec(per_minute),
@@ -233,7 +257,7 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
                     iec(g.end_bytes),
                     (kill.t_ms - g.started_ms) as f64 / 1000.0
                 ),
-                "the record's job RSS, one point per interval",
+                *source,
             )
             .with_quantity(Quantity::Bytes(per_minute)),
         );
@@ -675,6 +699,71 @@ mod tests {
     }
 
     #[test]
+    fn a_small_worker_never_among_the_largest_gets_its_cgroups_growth() {
+        use crate::history::store::{CgroupRow, Interval, MachineRow};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let mut store = Store::open(&path).unwrap();
+        // The cgroup flat at 200 MiB for 4 intervals, then 50 MiB per 10 s interval.
+        for i in 0..10i64 {
+            let usage = if i < 4 {
+                200
+            } else {
+                200 + (i as u64 - 3) * 50
+            } << 20;
+            let mut interval = Interval {
+                machine: MachineRow {
+                    t_ms: i * 10_000,
+                    ..MachineRow::default()
+                },
+                cgroups: vec![CgroupRow {
+                    cgroup: "/pod/train".into(),
+                    usage: Some(usage),
+                    limit: Some(512 << 20),
+                    ..CgroupRow::default()
+                }],
+                ..Interval::default()
+            };
+            if i == 9 {
+                interval.kills.push(KillRow {
+                    t_ms: 95_000,
+                    pid: Some(11),
+                    victim: Some("pt_data_worker".into()),
+                    cgroup: Some("/pod/train".into()),
+                    limit_cgroup: Some("/pod/train".into()),
+                    killer: "kernel".into(),
+                    source: "kernel_log".into(),
+                    ..KillRow::default()
+                });
+            }
+            store.write(&interval).unwrap();
+        }
+        let reader = Store::open_read(&path).unwrap();
+        let report = why(&reader, &WhyRequest::default()).unwrap().unwrap();
+        assert_eq!(report.job, None);
+        let g = report.growth.expect("the cgroup's growth");
+        assert_eq!(g.started_ms, 30_000);
+        let per_second = (5u64 << 20) as f64;
+        assert!(
+            (g.bytes_per_second - per_second).abs() < per_second * 0.05,
+            "{g:?}"
+        );
+        let f = &report.findings[0];
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.label == "growth of cgroup /pod/train before it died"
+                    && e.source == "the record's cgroup usage, one point per interval"),
+            "{:?}",
+            f.evidence
+        );
+        assert!(report
+            .notes
+            .iter()
+            .any(|n| n.contains("the growth shown is its cgroup's")));
+    }
+
+    #[test]
     fn a_recorded_kill_is_explained_with_its_limit_growth_and_what_else_held_memory() {
         use crate::history::store::{CgroupRow, Interval, JobRow, MachineRow};
         use crate::watch::largest::ProcessBrief;
@@ -715,6 +804,7 @@ mod tests {
                     usage: Some(rss),
                     limit: Some(800 << 20),
                     oom_kill: Some(0),
+                    ..CgroupRow::default()
                 }],
                 processes: vec![
                     process(7, "python3", "python3[7]", rss),

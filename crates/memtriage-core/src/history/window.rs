@@ -54,8 +54,8 @@ pub fn record_between(
             comm: p.comm,
             rank: None,
             rss: p.rss,
-            minflt: 0,
-            majflt: 0,
+            minflt: None,
+            majflt: None,
             pss: p.pss,
             uss: None,
         });
@@ -63,10 +63,11 @@ pub fn record_between(
     let mut samples = Vec::with_capacity(machine.len());
     let mut last: Option<(i64, u64, u64)> = None;
     for m in &machine {
-        let (rss, pss, any, minor, major) = by_t.get(&m.t_ms).copied().unwrap_or_default();
-        if job.is_some() && !any {
+        // The rows recorded each second under pressure hold the machine alone: a job's
+        // memory there is unknown, not 0, so they are not drawn as samples.
+        let Some(&(rss, pss, any, minor, major)) = by_t.get(&m.t_ms) else {
             continue;
-        }
+        };
         // Counters of jobs that came and went can step down: a rate is never negative.
         let (minor_rate, major_rate) = match last {
             Some((t0, mi0, ma0)) if m.t_ms > t0 => {
@@ -145,9 +146,9 @@ pub fn record_between(
         });
     }
     events.sort_by(|a, b| a.t.total_cmp(&b.t));
-    let interval_ms = machine
+    let interval_ms = samples
         .windows(2)
-        .map(|w| (w[1].t_ms - w[0].t_ms).max(0) as u64)
+        .map(|w| ((w[1].t - w[0].t) * 1000.0).round().max(0.0) as u64)
         .min()
         .unwrap_or(0);
     Ok(Record {
@@ -161,4 +162,64 @@ pub fn record_between(
         summary: None,
         truncated: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::store::{Interval, JobRow, KillRow, MachineRow};
+
+    fn interval(t_ms: i64, job_rss: Option<u64>) -> Interval {
+        Interval {
+            machine: MachineRow {
+                t_ms,
+                swap_used: Some(0),
+                ..MachineRow::default()
+            },
+            jobs: job_rss
+                .map(|rss| JobRow {
+                    job: "python3[7]".into(),
+                    processes: 1,
+                    rss,
+                    pss: None,
+                    swap: None,
+                    minor_faults: t_ms as u64,
+                    major_faults: 0,
+                })
+                .into_iter()
+                .collect(),
+            ..Interval::default()
+        }
+    }
+
+    #[test]
+    fn rows_recorded_under_pressure_hold_no_job_and_draw_no_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let mut store = Store::open(&path).unwrap();
+        store.write(&interval(0, Some(100 << 20))).unwrap();
+        // The machine alone, each second while pressure rises.
+        for t in 1..10 {
+            store.write(&interval(t * 1000, None)).unwrap();
+        }
+        let mut last = interval(10_000, Some(200 << 20));
+        last.kills.push(KillRow {
+            t_ms: 9_500,
+            killer: "kernel".into(),
+            source: "memory_events".into(),
+            ..KillRow::default()
+        });
+        store.write(&last).unwrap();
+        let reader = Store::open_read(&path).unwrap();
+        for job in [None, Some("python3[7]")] {
+            let record = record_between(&reader, 0, 10_000, job).unwrap();
+            let rss: Vec<u64> = record.samples.iter().map(|s| s.tree_rss).collect();
+            assert_eq!(rss, vec![100 << 20, 200 << 20], "{job:?}");
+            assert_eq!(record.interval_ms, 10_000);
+            // 10,000 minor faults over 10 s, not a step from a zero in between.
+            assert_eq!(record.samples[1].minor_faults_per_second, 1000.0);
+            let kill = &record.events[0];
+            assert_eq!(kill.label.as_deref(), Some("OOM kill: a process"));
+        }
+    }
 }

@@ -434,8 +434,12 @@ pub struct RecordedProcess {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<RankInfo>,
     pub rss: u64,
-    pub minflt: u64,
-    pub majflt: u64,
+    /// Fault counters since the process started; `None` where they were not kept (a
+    /// window of `record`'s history keeps none per process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minflt: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub majflt: Option<u64>,
     /// Set in the sample whose tick read this process's smaps_rollup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pss: Option<u64>,

@@ -295,8 +295,8 @@ impl RunTimeline {
                     comm: p.comm.clone(),
                     rank: self.summaries.get(&p.pid).and_then(|s| s.rank),
                     rss: p.rss,
-                    minflt: p.minor_faults,
-                    majflt: p.major_faults,
+                    minflt: Some(p.minor_faults),
+                    majflt: Some(p.major_faults),
                     pss: p.rollup.as_ref().map(|r| r.pss),
                     uss: p.rollup.as_ref().map(|r| r.uss()),
                 })

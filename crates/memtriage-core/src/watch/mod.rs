@@ -50,7 +50,7 @@ pub use oom::{
     FaultRecord, KillKey, KillRecord, KillSource, OomCounts, CONFIRM_WINDOW, RECENT_KILLS,
 };
 pub use processes::{
-    ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, HISTORY_POINTS, LIMIT_ETA_MINUTES,
+    Figures, ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, HISTORY_POINTS, LIMIT_ETA_MINUTES,
     MAJOR_FAULT_STORM,
 };
 
@@ -223,6 +223,14 @@ impl Watcher {
             slow: Some(slow),
             stop,
         })
+    }
+
+    /// Takes a sample at once, outside the interval (a recorder while memory
+    /// pressure rises); the view is replaced when it is read.
+    pub fn sample_now(&self) {
+        if let Some(sampler) = &self.sampler {
+            sampler.sample_now();
+        }
     }
 
     /// The latest view; cheap, never waits on a reading.

@@ -56,6 +56,12 @@ pub struct KillKey {
     pub container_id: String,
     pub slurm_job: String,
     pub systemd_unit: String,
+    /// What ran short, as the kernel's report said (`cgroup`: a limit; `global`: the
+    /// machine; `cpuset`, `memory_policy`); empty without a report.
+    pub constraint: String,
+    /// The cgroup whose limit was hit (`oom_memcg=`), which may be an ancestor of the
+    /// victim's: a pod's limit, say.
+    pub limit_cgroup: String,
     pub killer: &'static str,
     pub source: &'static str,
 }
@@ -639,7 +645,17 @@ impl OomWatcher {
             report: detail.report.clone(),
             memory_stat,
         });
-        let anon_rss = detail.report.and_then(|r| r.anon_rss);
+        let anon_rss = detail.report.as_ref().and_then(|r| r.anon_rss);
+        let constraint = detail
+            .report
+            .as_ref()
+            .map(|r| r.constraint.as_str().to_string())
+            .unwrap_or_default();
+        let limit_cgroup = detail
+            .report
+            .as_ref()
+            .and_then(|r| r.oom_memcg.clone())
+            .unwrap_or_default();
         let w: Workload = from_cgroup_path(&cgroup);
         let mut key = KillKey {
             cgroup,
@@ -648,6 +664,8 @@ impl OomWatcher {
             container_id: w.container_id.unwrap_or_default(),
             slurm_job: w.slurm_job.unwrap_or_default(),
             systemd_unit: w.systemd_unit.unwrap_or_default(),
+            constraint,
+            limit_cgroup,
             killer,
             source: source.as_str(),
         };
@@ -659,6 +677,8 @@ impl OomWatcher {
                 container_id: String::new(),
                 slurm_job: String::new(),
                 systemd_unit: String::new(),
+                constraint: String::new(),
+                limit_cgroup: String::new(),
                 killer,
                 source: source.as_str(),
             };
@@ -826,6 +846,12 @@ mod tests {
         );
         let c = w.counts();
         assert_eq!(c.last_anon_rss[0].1, 51200 * 1024);
+        let key = &c.kills[0].0;
+        assert_eq!(
+            (key.constraint.as_str(), key.limit_cgroup.as_str()),
+            ("cgroup", "/kubepods.slice/pod"),
+            "the pod's limit was hit, not the container's"
+        );
     }
 
     #[test]

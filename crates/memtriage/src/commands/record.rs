@@ -96,7 +96,7 @@ pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<
             next += args.interval.0;
             said = recording.tick(&watcher.view());
         } else if now >= next_pressure {
-            said = recording.pressure_tick(&ctx.root);
+            said = recording.pressure_tick(&ctx.root, &watcher.view(), || watcher.sample_now());
         }
         if now >= next_pressure {
             next_pressure = now + PRESSURE_CHECK;

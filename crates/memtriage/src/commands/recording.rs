@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 use memtriage_core::history::recorder::{
-    interval_from, machine_now, now_ms, pressure_rising, taken, Taken,
+    interval_from, machine_now, now_ms, pressure_rising, taken, Earlier, Taken,
 };
 use memtriage_core::history::store::Store;
 use memtriage_core::history::store::{Interval, MachineRow};
@@ -36,6 +36,9 @@ pub struct Recording {
     max_size: Option<u64>,
     last_written: Option<SystemTime>,
     taken: Taken,
+    /// The largest processes of the last interval written: the machine just before
+    /// a kill that the next sample finds already done.
+    earlier: Earlier,
     intervals: u32,
     paused: Option<String>,
     /// The machine at the last pressure check.
@@ -86,6 +89,7 @@ impl Recording {
                 intervals: 0,
                 paused: None,
                 last_machine: None,
+                earlier: Earlier::default(),
                 status: Arc::new(RecordStatus::default()),
             },
             said,
@@ -93,9 +97,16 @@ impl Recording {
     }
 
     /// Each second between intervals: while memory pressure rises (tasks stall on
-    /// memory, MemAvailable falls fast), the machine's figures are recorded every
-    /// second, so the minute before an OOM kill is seen in detail. Returns what to say.
-    pub fn pressure_tick(&mut self, root: &Root) -> Vec<String> {
+    /// memory, MemAvailable falls fast), the machine is recorded every second, so the
+    /// minute before an OOM kill is seen in detail: the machine's figures at once, and
+    /// a whole interval (jobs, cgroups, the largest processes) from a sample asked of
+    /// the watch (`sample_now`) for the next second. Returns what to say.
+    pub fn pressure_tick(
+        &mut self,
+        root: &Root,
+        view: &MachineView,
+        sample_now: impl FnOnce(),
+    ) -> Vec<String> {
         let now = machine_now(root);
         let rising = self
             .last_machine
@@ -104,6 +115,11 @@ impl Recording {
         self.last_machine = Some(now.clone());
         if !rising || self.paused.is_some() {
             return Vec::new();
+        }
+        sample_now();
+        // The sample asked for a second ago, when it has come: the whole machine.
+        if view.sampled_at.is_some() && view.sampled_at != self.last_written {
+            return self.tick(view);
         }
         let interval = Interval {
             machine: now,
@@ -126,13 +142,14 @@ impl Recording {
         if view.sampled_at.is_none() || view.sampled_at == self.last_written {
             return said;
         }
-        let Some(interval) = interval_from(view, self.taken) else {
+        let Some(interval) = interval_from(view, self.taken, &self.earlier) else {
             return said;
         };
         match self.store.write(&interval) {
             Ok(()) => {
                 self.last_written = view.sampled_at;
                 self.taken = taken(view);
+                self.earlier = Earlier::of(view);
                 self.status.intervals.fetch_add(1, Ordering::Relaxed);
                 if let Some(why) = self.paused.take() {
                     said.push(format!("resumed (was: {why})"));

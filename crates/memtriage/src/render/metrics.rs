@@ -344,7 +344,7 @@ fn cgroups<'a>(view: &'a MachineView, out: &mut Vec<Family<'a>>) {
 }
 
 fn oom<'a>(view: &'a MachineView, out: &mut Vec<Family<'a>>) {
-    let mut kills = Family::counter("memtriage_oom_kills", "Processes killed for memory since serve started, by cgroup, victim, workload, killer and the sources that saw it.");
+    let mut kills = Family::counter("memtriage_oom_kills", "Processes killed for memory since serve started, by cgroup, victim, workload, constraint, the cgroup whose limit was hit, killer and the sources that saw it.");
     for (k, n) in &view.oom.kills {
         kills.int(
             vec![
@@ -354,6 +354,8 @@ fn oom<'a>(view: &'a MachineView, out: &mut Vec<Family<'a>>) {
                 label("container_id", k.container_id.as_str()),
                 label("slurm_job", k.slurm_job.as_str()),
                 label("systemd_unit", k.systemd_unit.as_str()),
+                label("constraint", k.constraint.as_str()),
+                label("limit_cgroup", k.limit_cgroup.as_str()),
                 label("killer", k.killer),
                 label("source", k.source),
             ],

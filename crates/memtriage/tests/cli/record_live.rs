@@ -6,7 +6,9 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support::{is_root, memtriage, wait_until, MemoryCgroup, OutputOk, ShellJob, MIB};
+use crate::support::{
+    is_root, memtriage, wait_until, MemoryCgroup, OutputOk, ShellJob, SmallTmpfs, MIB,
+};
 
 fn sqlite(db: &std::path::Path, query: &str) -> String {
     let out = Command::new("python3")
@@ -55,7 +57,7 @@ fn intervals_are_recorded_for_sqlite_and_sigterm_stops_cleanly() {
     );
     assert_eq!(
         sqlite(&db, "SELECT value FROM meta WHERE key = 'schema_version'").trim(),
-        "2"
+        "3"
     );
     assert_eq!(sqlite(&db, "PRAGMA journal_mode").trim(), "wal");
     let machine = sqlite(
@@ -394,21 +396,8 @@ fn a_full_disk_pauses_recording_and_space_returning_resumes_it() {
         eprintln!("skipped: mounting a small tmpfs needs root");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(mounted.success());
-    struct Unmount<'a>(&'a std::path::Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg("-l").arg(self.0).status();
-        }
-    }
-    let _unmount = Unmount(dir.path());
-    let db = dir.path().join("history.db");
+    let disk = SmallTmpfs::mount("4m");
+    let db = disk.path().join("history.db");
     let mut record = start_recorder(&db, &[]);
     let stderr = record.stderr.take().unwrap();
     let lines = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
@@ -427,13 +416,7 @@ fn a_full_disk_pauses_recording_and_space_returning_resumes_it() {
         })
     };
     assert!(intervals_written(&db, 2), "the recorder wrote nothing");
-    // Fill what is left.
-    let filler = dir.path().join("filler");
-    let _ = Command::new("dd")
-        .args(["if=/dev/zero", "bs=64k"])
-        .arg(format!("of={}", filler.display()))
-        .stderr(Stdio::null())
-        .status();
+    let filler = disk.fill();
     let paused = wait_until(Duration::from_secs(30), Duration::from_millis(200), || {
         lines.lock().unwrap().contains("paused")
     });
@@ -539,22 +522,7 @@ fn the_systemd_unit_verifies_and_its_command_records() {
         assert!(unit_text.contains(wanted), "the unit lacks {wanted}");
     }
     let dir = tempfile::tempdir().unwrap();
-    if crate::support::have("systemd-analyze") {
-        let unit = dir.path().join("memtriage-record.service");
-        std::fs::write(&unit, &unit_text).unwrap();
-        let out = Command::new("systemd-analyze")
-            .arg("verify")
-            .arg(&unit)
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success() && said.trim().is_empty(),
-            "systemd-analyze verify: {said}"
-        );
-    } else {
-        eprintln!("systemd-analyze is not installed: the unit's syntax is not verified");
-    }
+    crate::support::systemd_verify("memtriage-record.service", &unit_text);
     let exec = unit_text
         .lines()
         .find_map(|l| l.strip_prefix("ExecStart="))
@@ -665,6 +633,7 @@ fn a_fast_fall_of_available_memory_is_recorded_each_second() {
     assert!(intervals_written(&db, 1), "the recorder wrote nothing");
     std::thread::sleep(Duration::from_millis(1500));
     let before = count(&db, "machine");
+    let started = unix_ms();
     // Half the memory each second for two seconds, held a moment, then freed.
     let script = format!(
         "import time\nchunks = []\nfor _ in range(4):\n    b = bytearray({half} << 20)\n    for i in range(0, len(b), 4096): b[i] = 1\n    chunks.append(b)\n    time.sleep(0.5)\ntime.sleep(1.5)",
@@ -676,10 +645,22 @@ fn a_fast_fall_of_available_memory_is_recorded_each_second() {
         .unwrap();
     assert!(grew.success());
     let during = count(&db, "machine") - before;
+    let with_jobs: u64 = sqlite(
+        &db,
+        &format!("SELECT count(DISTINCT t) FROM jobs WHERE t >= {started}"),
+    )
+    .trim()
+    .parse()
+    .unwrap();
     stop_recorder(&mut record);
     assert!(
         during >= 2,
         "{during} rows while {mib} MiB were taken in two seconds: the fall was not recorded each second"
+    );
+    // The 10 s interval falls at most once in those 3.5 s: the rest were asked for.
+    assert!(
+        with_jobs >= 2,
+        "{with_jobs} intervals with the jobs' figures during the fall: only the machine's were recorded each second"
     );
 }
 

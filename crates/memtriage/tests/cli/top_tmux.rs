@@ -306,3 +306,63 @@ fn a_terminal_that_hangs_up_ends_top() {
     });
     assert!(gone, "top still runs after its terminal hung up");
 }
+
+/// The table's header line of a screen.
+fn column_header(screen: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.starts_with("PID"))
+        .unwrap_or("")
+        .to_string()
+}
+
+/// A terminal resized under `top` (a window dragged wider, an SSH client resized) is
+/// redrawn at its new size: columns come and go with the width, no line is longer
+/// than the terminal, and the footer stays on its last line.
+#[test]
+fn resizing_the_terminal_redraws_with_the_columns_that_fit() {
+    if !have_tmux() {
+        return;
+    }
+    let marker = "67s";
+    let command = format!(
+        "{} top --interval 300ms --window {marker}",
+        memtriage_bin().display()
+    );
+    let tmux = Tmux::start(&command, 80, 24);
+    let resize = |w: u16, h: u16| {
+        let ok = Command::new("tmux")
+            .args(["resize-window", "-t", &tmux.name])
+            .args(["-x", &w.to_string(), "-y", &h.to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux resize-window failed");
+    };
+    let fits = |s: &str, w: usize, h: usize| {
+        let lines: Vec<&str> = s.lines().collect();
+        lines.len() <= h
+            && lines.iter().all(|l| l.chars().count() <= w)
+            && lines.get(h - 1).is_some_and(|l| l.starts_with("q quit"))
+    };
+    let narrow = tmux.wait("top draws in 80x24", |s| {
+        fits(s, 80, 24) && column_header(s).contains("HISTORY")
+    });
+    let header = column_header(&narrow);
+    assert!(
+        !header.contains("USER") && !header.contains("GROW/m"),
+        "80 columns leave the user and growth out: {header}"
+    );
+
+    resize(160, 40);
+    tmux.wait("top redraws at 160x40 with more columns", |s| {
+        let h = column_header(s);
+        fits(s, 160, 40) && h.contains("USER") && h.contains("GROW/m") && h.contains("USS")
+    });
+
+    resize(80, 24);
+    tmux.wait("top redraws at 80x24 again", |s| {
+        let h = column_header(s);
+        fits(s, 80, 24) && !h.contains("USER") && h.contains("HISTORY")
+    });
+}

@@ -153,7 +153,9 @@ impl RecordThread {
                         next += every;
                         recording.tick(&server.watcher.view())
                     } else {
-                        recording.pressure_tick(&root)
+                        recording.pressure_tick(&root, &server.watcher.view(), || {
+                            server.watcher.sample_now()
+                        })
                     };
                     for line in said {
                         // The exporter's stderr is its log; a closed one loses only this.

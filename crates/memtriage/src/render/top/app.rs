@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use memtriage_core::watch::{job_roots, LiveFrame, ProcessRow};
+use memtriage_core::watch::{job_roots, Figures, LiveFrame, ProcessRow};
 
 /// What the table is sorted by, largest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,12 +57,24 @@ impl SortKey {
         }
     }
 
-    /// The history a sparkline of this key draws.
+    /// The history a sparkline of this key draws: the sorted figure's own (growth
+    /// draws the RSS it is the slope of); samples where it was unknown are left out.
     pub fn history(self, r: &ProcessRow) -> Vec<f64> {
+        let figure = |pick: fn(&Figures) -> Option<u64>| {
+            r.figure_history
+                .iter()
+                .filter_map(pick)
+                .map(|v| v as f64)
+                .collect()
+        };
         match self {
             SortKey::MajorFaults => r.fault_history.iter().map(|f| f.1).collect(),
             SortKey::MinorFaults => r.fault_history.iter().map(|f| f.0).collect(),
-            _ => r.rss_history.iter().map(|&v| v as f64).collect(),
+            SortKey::Rss | SortKey::Growth => r.rss_history.iter().map(|&v| v as f64).collect(),
+            SortKey::Pss => figure(|f| f.pss),
+            SortKey::Uss => figure(|f| f.uss),
+            SortKey::Swap => figure(|f| f.swap),
+            SortKey::Gpu => figure(|f| f.gpu),
         }
     }
 }
@@ -97,6 +109,8 @@ pub struct JobTotal<'a> {
     pub rss: u64,
     /// `None` unless every member has a PSS reading.
     pub pss: Option<u64>,
+    /// GPU memory the members hold; `None` unless NVML answered for every one.
+    pub gpu: Option<u64>,
 }
 
 impl JobTotal<'_> {
@@ -333,6 +347,7 @@ impl App {
                 processes: members.len(),
                 rss: members.iter().map(|(r, _)| r.rss).sum(),
                 pss: members.iter().map(|(r, _)| r.pss).sum(),
+                gpu: members.iter().map(|(r, _)| r.gpu).sum(),
             };
             jobs.push((total, members));
         }
@@ -425,6 +440,13 @@ pub(crate) mod tests {
             gpu: None,
             rss_history: vec![1, 2, 3],
             fault_history: vec![(1.0, 0.0)],
+            figure_history: [None, Some(3), pss_mib]
+                .into_iter()
+                .map(|pss| Figures {
+                    pss: pss.map(|p| p << 20),
+                    ..Figures::default()
+                })
+                .collect(),
             cgroup: None,
             forked_worker: false,
             copied_after_fork: None,
@@ -470,6 +492,20 @@ pub(crate) mod tests {
                 Line::Job(j) => -j.root.pid,
             })
             .collect()
+    }
+
+    #[test]
+    fn the_sparkline_draws_the_sorted_figures_own_history() {
+        let r = row(100, 10, "python", 1000, Some(400));
+        assert_eq!(SortKey::Rss.history(&r), vec![1.0, 2.0, 3.0]);
+        assert_eq!(SortKey::Growth.history(&r), vec![1.0, 2.0, 3.0]);
+        // The first sample had no PSS reading yet: left out, not drawn as 0.
+        assert_eq!(
+            SortKey::Pss.history(&r),
+            vec![(3u64 << 20) as f64, (400u64 << 20) as f64]
+        );
+        assert_eq!(SortKey::Gpu.history(&r), Vec::<f64>::new());
+        assert_eq!(SortKey::MinorFaults.history(&r), vec![1.0]);
     }
 
     #[test]

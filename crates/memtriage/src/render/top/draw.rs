@@ -22,8 +22,14 @@ pub fn draw(f: &mut Frame, app: &App) {
     } else {
         0
     };
+    let header_text = app
+        .frame
+        .as_ref()
+        .map(|frame| header_lines(frame, area.width))
+        .unwrap_or_default();
+    let header_height = (header_text.len() as u16).clamp(1, MAX_HEADER_LINES);
     let [header, table, detail, footer] = Layout::vertical([
-        Constraint::Length(3),
+        Constraint::Length(header_height),
         Constraint::Min(3),
         Constraint::Length(detail_height),
         Constraint::Length(1),
@@ -31,7 +37,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     .areas(area);
     match &app.frame {
         Some(frame) => {
-            f.render_widget(Paragraph::new(header_lines(frame)), header);
+            f.render_widget(Paragraph::new(header_text), header);
             draw_table(f, table, app);
             if app.detail {
                 if let Some(row) = app.selected_row() {
@@ -60,7 +66,10 @@ fn opt_f(v: Option<f64>, decimals: usize) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-fn header_lines(frame: &LiveFrame) -> Vec<TextLine<'static>> {
+/// The header's lines: the machine's memory, then its faults and limits, then its
+/// GPUs, each group flowed onto as many lines as `width` needs (a figure is never cut
+/// in the middle, as an 80-column terminal would otherwise do).
+fn header_lines(frame: &LiveFrame, width: u16) -> Vec<TextLine<'static>> {
     let h = &frame.header;
     let mem = match (h.mem_available, h.mem_total) {
         (Some(a), Some(t)) => format!("MemAvailable {} of {}", iec(a), iec(t)),
@@ -91,19 +100,36 @@ fn header_lines(frame: &LiveFrame) -> Vec<TextLine<'static>> {
         (Some(n), None) => format!("OOM kills {n}"),
         (None, _) => "OOM kills -".into(),
     };
-    let gpus = match &h.gpus {
-        Some(devices) if !devices.is_empty() => devices
-            .iter()
-            .map(|d| format!("GPU{} {} of {}", d.index, iec_opt(d.used), iec_opt(d.total)))
-            .collect::<Vec<_>>()
-            .join("  "),
-        _ => String::new(),
-    };
-    vec![
-        TextLine::from(format!("{mem}  {swap}  {psi}")),
-        TextLine::from(format!("{faults}  {shm}  {thp}  {oom}")),
-        TextLine::from(gpus),
-    ]
+    let gpus: Vec<String> = h
+        .gpus
+        .iter()
+        .flatten()
+        .map(|d| format!("GPU{} {} of {}", d.index, iec_opt(d.used), iec_opt(d.total)))
+        .collect();
+    [vec![mem, swap, psi], vec![faults, shm, thp, oom], gpus]
+        .into_iter()
+        .flat_map(|group| flow(&group, width as usize))
+        .map(TextLine::from)
+        .collect()
+}
+
+/// Lines the header may take; past them, the table keeps its room.
+const MAX_HEADER_LINES: u16 = 6;
+
+/// `items` joined by two spaces onto lines of at most `width` characters; an item
+/// longer than a line has one to itself.
+fn flow(items: &[String], width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for item in items {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 2 + item.chars().count() <= width => {
+                line.push_str("  ");
+                line.push_str(item);
+            }
+            _ => lines.push(item.clone()),
+        }
+    }
+    lines
 }
 
 /// The last `width` points of `values`, scaled to their own maximum.
@@ -251,6 +277,7 @@ impl Col {
         match self {
             Col::Rss => iec(job.rss),
             Col::Pss => iec_opt(job.pss),
+            Col::Gpu => iec_opt(job.gpu),
             _ => String::new(),
         }
     }
@@ -468,6 +495,7 @@ fn footer_line(app: &App) -> TextLine<'static> {
 mod tests {
     use super::*;
     use crate::render::top::app::tests::frame;
+    use memtriage_core::watch::MachineHeader;
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
 
@@ -495,21 +523,21 @@ mod tests {
         let screen = text(&app, 80, 24);
         assert_eq!(screen[0], "MemAvailable -  swap -  PSI some -% full -%");
         assert_eq!(
-            screen[3], "PID      MAJ/s MIN/s RSS        PSS        SWAP       HISTORY  COMMAND",
+            screen[2], "PID      MAJ/s MIN/s RSS        PSS        SWAP       HISTORY  COMMAND",
             "80 columns keep the first columns: {screen:#?}"
         );
         assert!(
-            screen[4].contains("2.7 GiB")
-                && screen[4].contains("700 MiB")
-                && screen[4].contains("python [3] shares"),
+            screen[3].contains("2.7 GiB")
+                && screen[3].contains("700 MiB")
+                && screen[3].contains("python [3] shares"),
             "the job first, its totals: {screen:#?}"
         );
         assert!(
-            screen[7].starts_with("!102"),
+            screen[6].starts_with("!102"),
             "a worker with a finding is marked: {screen:#?}"
         );
         assert!(
-            screen[8].contains("1.2 GiB") && screen[8].contains(" - "),
+            screen[7].contains("1.2 GiB") && screen[7].contains(" - "),
             "the server's PSS unknown: {screen:#?}"
         );
         let detail = screen.join("\n");
@@ -522,6 +550,88 @@ mod tests {
             screen[23],
             "q quit  s sort:rss  t tree:on  / filter  spc pause  +/- 1000ms  ⏎ detail"
         );
+    }
+
+    /// The whole screen of `app` against `testdata/NAME`, character for character.
+    /// A missing file is written for review (and fails); under CI it only fails.
+    fn assert_screen(name: &str, screen: &[String]) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/render/top/testdata")
+            .join(name);
+        let got = screen.join("\n") + "\n";
+        match std::fs::read_to_string(&path) {
+            Ok(want) => assert!(
+                want == got,
+                "the screen differs from {}:\n--- expected\n{want}--- drawn\n{got}",
+                path.display()
+            ),
+            Err(_) if std::env::var_os("CI").is_none() => {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &got).unwrap();
+                panic!("wrote {}: review it and commit it", path.display());
+            }
+            Err(e) => panic!(
+                "{}: {e} (snapshots are committed, never made in CI)",
+                path.display()
+            ),
+        }
+    }
+
+    fn known_header() -> MachineHeader {
+        use memtriage_core::model::gpu::GpuTick;
+        use memtriage_core::model::system::{OomConstraint, OomKill};
+        MachineHeader {
+            mem_total: Some(64 << 30),
+            mem_available: Some(12 << 30),
+            swap_total: Some(8 << 30),
+            swap_used: Some(1 << 30),
+            psi_some: Some(3.25),
+            psi_full: Some(0.5),
+            faults_per_second: Some(120_000.0),
+            major_faults_per_second: Some(42.0),
+            shm_used: Some(60 << 20),
+            shm_size: Some(64 << 20),
+            thp: Some("madvise".into()),
+            oom_kills_since_boot: Some(3),
+            last_oom_kill: Some(OomKill {
+                pid: 4242,
+                comm: "pt_data_worker".into(),
+                total_vm: None,
+                anon_rss: Some(3 << 30),
+                file_rss: None,
+                shmem_rss: None,
+                uid: Some(1000),
+                oom_score_adj: Some(0),
+                constraint: OomConstraint::Cgroup,
+                memcg: Some("/train".into()),
+                oom_memcg: Some("/train".into()),
+                timestamp: Some(12.5),
+                wall_time: None,
+            }),
+            gpus: Some(vec![GpuTick {
+                index: 0,
+                used: Some(30 << 30),
+                total: Some(80 << 30),
+                processes: Vec::new(),
+            }]),
+        }
+    }
+
+    #[test]
+    fn a_known_frame_with_every_header_figure_matches_its_snapshot() {
+        let mut known = frame();
+        known.header = known_header();
+        // NVML answers for every process: those holding nothing hold 0.
+        for p in &mut known.processes {
+            p.gpu = Some(0);
+        }
+        known.processes[1].gpu = Some(29 << 30);
+        let mut app = App::new(SortKey::Rss, false, String::new(), 1000);
+        app.show(known.clone());
+        assert_screen("frame-rss-120x20.txt", &text(&app, 120, 20));
+        let mut app = App::new(SortKey::Gpu, true, String::new(), 1000);
+        app.show(known);
+        assert_screen("frame-tree-gpu-80x24.txt", &text(&app, 80, 24));
     }
 
     #[test]

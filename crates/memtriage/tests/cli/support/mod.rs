@@ -415,3 +415,67 @@ pub fn have(tool: &str) -> bool {
     }
     found
 }
+
+/// A tmpfs of `size` (`4m`) mounted on a temporary directory, unmounted when dropped:
+/// a disk that fills. Needs root.
+pub struct SmallTmpfs {
+    pub dir: tempfile::TempDir,
+}
+
+impl SmallTmpfs {
+    pub fn mount(size: &str) -> SmallTmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(mounted.success(), "mount -t tmpfs failed");
+        SmallTmpfs { dir }
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// Fills what is left with a file; returns it, to remove.
+    pub fn fill(&self) -> std::path::PathBuf {
+        let filler = self.dir.path().join("filler");
+        let _ = Command::new("dd")
+            .args(["if=/dev/zero", "bs=64k"])
+            .arg(format!("of={}", filler.display()))
+            .stderr(Stdio::null())
+            .status();
+        filler
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// `systemd-analyze verify` accepts the unit `text` (saved as `name`) without a word;
+/// where systemd-analyze is not installed, says so (CI installs it).
+pub fn systemd_verify(name: &str, text: &str) {
+    if !have("systemd-analyze") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let unit = dir.path().join(name);
+    std::fs::write(&unit, text).unwrap();
+    let out = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&unit)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && said.trim().is_empty(),
+        "systemd-analyze verify {name}: {said}"
+    );
+}
