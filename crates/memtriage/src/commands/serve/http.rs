@@ -39,7 +39,9 @@ pub struct Server {
     /// How `--record` goes, where it was asked for.
     pub record: Option<std::sync::Arc<crate::commands::recording::RecordStatus>>,
     pub web: WebConfig,
-    pub auth_cache: Mutex<HashSet<(String, String)>>,
+    /// Credentials bcrypt accepted, as digests ([`credential_digest`]): a scrape every
+    /// 15 s must not cost a bcrypt each, and no password is kept in memory.
+    pub auth_cache: Mutex<HashSet<[u8; 32]>>,
     /// A bcrypt hash an unknown user's password is checked against, so the time an
     /// answer takes does not tell which users exist.
     pub dummy_hash: String,
@@ -236,18 +238,17 @@ async fn authorized(server: &Server, req: &Request<Incoming>) -> bool {
     else {
         return false;
     };
-    let key = (user, password);
+    let key = credential_digest(&user, &password);
     if server.auth_cache.lock().is_ok_and(|c| c.contains(&key)) {
         return true;
     }
     let hash = server
         .web
         .users
-        .get(&key.0)
+        .get(&user)
         .cloned()
         .unwrap_or_else(|| server.dummy_hash.clone());
-    let known = server.web.users.contains_key(&key.0);
-    let password = key.1.clone();
+    let known = server.web.users.contains_key(&user);
     let Ok(_slot) = server.bcrypt_slots.acquire().await else {
         return false;
     };
@@ -273,3 +274,33 @@ faults), memory cgroups and their OOM kills (attributed to pod, container, Slurm
 pressure, /dev/shm, huge pages, page cache of watched files, GPUs, and doctor's findings.</p>\
 <p><a href=\"/metrics\">/metrics</a> (Prometheus text; OpenMetrics when asked). \
 Read-only: nothing here changes the machine.</p></body></html>\n";
+
+/// SHA-256 of a user and password, the user's length first so that no two pairs
+/// hash the same text: what the login cache keys.
+fn credential_digest(user: &str, password: &str) -> [u8; 32] {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    ctx.update(&(user.len() as u64).to_le_bytes());
+    ctx.update(user.as_bytes());
+    ctx.update(password.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(ctx.finish().as_ref());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::credential_digest;
+
+    #[test]
+    fn credentials_that_concatenate_alike_have_different_digests() {
+        assert_eq!(
+            credential_digest("prom", "pw"),
+            credential_digest("prom", "pw")
+        );
+        assert_ne!(
+            credential_digest("prom", "pw"),
+            credential_digest("pro", "mpw")
+        );
+        assert_ne!(credential_digest("a", "\0b"), credential_digest("a\0", "b"));
+    }
+}
