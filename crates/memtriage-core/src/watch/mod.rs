@@ -50,7 +50,7 @@ pub use oom::{
     FaultRecord, KillKey, KillRecord, KillSource, OomCounts, CONFIRM_WINDOW, RECENT_KILLS,
 };
 pub use processes::{
-    Figures, ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, HISTORY_POINTS, LIMIT_ETA_MINUTES,
+    ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, HISTORY_POINTS, LIMIT_ETA_MINUTES,
     MAJOR_FAULT_STORM,
 };
 

@@ -43,8 +43,6 @@ pub struct ProcessRow {
     pub rss_history: Vec<u64>,
     /// Minor and major faults per second at each sample of the window.
     pub fault_history: Vec<(f64, f64)>,
-    /// PSS, USS, swap and GPU memory at the same samples as `rss_history`.
-    pub figure_history: Vec<Figures>,
     /// Its memory cgroup, its limit and headroom (usage read at this sample).
     pub cgroup: Option<CgroupMemory>,
     /// Forked from its parent without exec: a worker sharing its parent's memory.
@@ -58,16 +56,6 @@ pub struct ProcessRow {
     pub minutes_to_limit: Option<f64>,
 }
 
-/// The figures of a process at one sample that a sparkline may draw besides RSS;
-/// each `None` where it was not known then.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct Figures {
-    pub pss: Option<u64>,
-    pub uss: Option<u64>,
-    pub swap: Option<u64>,
-    pub gpu: Option<u64>,
-}
-
 /// A worker copying at least this much of its parent's memory is marked.
 pub const COPY_ON_WRITE_MARK: u64 = 64 << 20;
 /// Major faults per second that make a storm.
@@ -79,8 +67,6 @@ struct History {
     /// (t, rss, minor faults, major faults)
     points: VecDeque<(f64, u64, u64, u64)>,
     rates: VecDeque<(f64, f64)>,
-    /// The other figures, one for each of `points`.
-    figures: VecDeque<Figures>,
     user: Option<String>,
     cgroup: Option<CgroupMemory>,
     copied_after_fork: Option<u64>,
@@ -129,7 +115,6 @@ impl ProcessTable {
                     History {
                         points: VecDeque::new(),
                         rates: VecDeque::new(),
-                        figures: VecDeque::new(),
                         user,
                         cgroup,
                         copied_after_fork: None,
@@ -142,7 +127,6 @@ impl ProcessTable {
             if p.execed {
                 h.points.clear();
                 h.rates.clear();
-                h.figures.clear();
             }
             let rate = h.points.back().and_then(|&(t0, _, minor, major)| {
                 let dt = sample.t - t0;
@@ -153,15 +137,8 @@ impl ProcessTable {
                     )
                 })
             });
-            let gpu = sample.gpu.as_ref().and_then(|g| g.held_by(p.pid));
             h.points
                 .push_back((sample.t, p.rss, p.minor_faults, p.major_faults));
-            h.figures.push_back(Figures {
-                pss: p.pss.map(|r| r.pss),
-                uss: p.pss.map(|r| r.uss),
-                swap: p.pss.map(|r| r.swap),
-                gpu,
-            });
             if let Some(r) = rate {
                 h.rates.push_back(r);
             }
@@ -174,9 +151,6 @@ impl ProcessTable {
             }
             while h.rates.len() > h.points.len() {
                 h.rates.pop_front();
-            }
-            while h.figures.len() > h.points.len() {
-                h.figures.pop_front();
             }
             if p.copied_after_fork.is_some() {
                 h.copied_after_fork = p.copied_after_fork;
@@ -229,10 +203,9 @@ impl ProcessTable {
                 minor_rate: rate.map(|r| r.0),
                 major_rate: rate.map(|r| r.1),
                 growth,
-                gpu,
+                gpu: sample.gpu.as_ref().and_then(|g| g.held_by(p.pid)),
                 rss_history: tail(h.points.iter().map(|&(_, rss, ..)| rss), h.points.len()),
                 fault_history: tail(h.rates.iter().copied(), h.rates.len()),
-                figure_history: tail(h.figures.iter().copied(), h.figures.len()),
                 cgroup,
                 forked_worker,
                 copied_after_fork: h.copied_after_fork,

@@ -1,9 +1,9 @@
 //! What `top` shows and how keys change it: the sort, the filter, tree mode, pause,
 //! the selection. No terminal here, so every key's effect is tested directly.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 
-use memtriage_core::watch::{job_roots, Figures, LiveFrame, ProcessRow};
+use memtriage_core::watch::{job_roots, LiveFrame, ProcessRow, HISTORY_POINTS};
 
 /// What the table is sorted by, largest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,11 +59,13 @@ impl SortKey {
 
     /// The history a sparkline of this key draws: the sorted figure's own (growth
     /// draws the RSS it is the slope of); samples where it was unknown are left out.
-    pub fn history(self, r: &ProcessRow) -> Vec<f64> {
-        let figure = |pick: fn(&Figures) -> Option<u64>| {
-            r.figure_history
-                .iter()
-                .filter_map(pick)
+    /// PSS, USS, swap and GPU come from what the view kept of the frames it showed.
+    pub fn history(self, r: &ProcessRow, kept: Option<&VecDeque<KeptFigures>>) -> Vec<f64> {
+        let figure = |i: usize| -> Vec<f64> {
+            kept.into_iter()
+                .flatten()
+                .map(|f| f[i])
+                .filter(|&v| v != UNKNOWN)
                 .map(|v| v as f64)
                 .collect()
         };
@@ -71,10 +73,10 @@ impl SortKey {
             SortKey::MajorFaults => r.fault_history.iter().map(|f| f.1).collect(),
             SortKey::MinorFaults => r.fault_history.iter().map(|f| f.0).collect(),
             SortKey::Rss | SortKey::Growth => r.rss_history.iter().map(|&v| v as f64).collect(),
-            SortKey::Pss => figure(|f| f.pss),
-            SortKey::Uss => figure(|f| f.uss),
-            SortKey::Swap => figure(|f| f.swap),
-            SortKey::Gpu => figure(|f| f.gpu),
+            SortKey::Pss => figure(0),
+            SortKey::Uss => figure(1),
+            SortKey::Swap => figure(2),
+            SortKey::Gpu => figure(3),
         }
     }
 }
@@ -128,6 +130,12 @@ pub enum Outcome {
     Interval,
 }
 
+/// A process's PSS, USS, swap and GPU memory at one frame, [`UNKNOWN`] where not
+/// known: four words, so that keeping 16 frames of a thousand processes stays small.
+pub type KeptFigures = [u64; 4];
+/// A figure not known at that frame (no figure reaches it: it is more than any memory).
+pub const UNKNOWN: u64 = u64::MAX;
+
 pub struct App {
     pub sort: SortKey,
     pub tree: bool,
@@ -143,6 +151,9 @@ pub struct App {
     /// (`true`) or a process's, by pid.
     selected_line: Option<(bool, i32)>,
     pub frame: Option<LiveFrame>,
+    /// The last [`HISTORY_POINTS`] frames' figures of each process shown, for the
+    /// sparklines the engine's rows do not carry (they carry RSS and fault rates).
+    kept: HashMap<i32, VecDeque<KeptFigures>>,
 }
 
 pub const INTERVALS_MS: [u64; 6] = [250, 500, 1000, 2000, 5000, 10000];
@@ -159,6 +170,7 @@ impl App {
             interval_ms,
             selected: 0,
             selected_line: None,
+            kept: HashMap::new(),
             frame: None,
         }
     }
@@ -166,9 +178,27 @@ impl App {
     /// A new frame, unless paused.
     pub fn show(&mut self, frame: LiveFrame) {
         if !self.paused || self.frame.is_none() {
+            self.keep_figures(&frame);
             self.frame = Some(frame);
             self.follow();
         }
+    }
+
+    fn keep_figures(&mut self, frame: &LiveFrame) {
+        let live: HashSet<i32> = frame.processes.iter().map(|r| r.pid).collect();
+        self.kept.retain(|pid, _| live.contains(pid));
+        for r in &frame.processes {
+            let points = self.kept.entry(r.pid).or_default();
+            if points.len() == HISTORY_POINTS {
+                points.pop_front();
+            }
+            points.push_back([r.pss, r.uss, r.swap, r.gpu].map(|v| v.unwrap_or(UNKNOWN)));
+        }
+    }
+
+    /// What the sparkline of `row` draws for the sort in force.
+    pub fn history(&self, row: &ProcessRow) -> Vec<f64> {
+        self.sort.history(row, self.kept.get(&row.pid))
     }
 
     /// Moves the selection to where its line went (the table re-sorts every frame),
@@ -440,13 +470,6 @@ pub(crate) mod tests {
             gpu: None,
             rss_history: vec![1, 2, 3],
             fault_history: vec![(1.0, 0.0)],
-            figure_history: [None, Some(3), pss_mib]
-                .into_iter()
-                .map(|pss| Figures {
-                    pss: pss.map(|p| p << 20),
-                    ..Figures::default()
-                })
-                .collect(),
             cgroup: None,
             forked_worker: false,
             copied_after_fork: None,
@@ -496,16 +519,36 @@ pub(crate) mod tests {
 
     #[test]
     fn the_sparkline_draws_the_sorted_figures_own_history() {
-        let r = row(100, 10, "python", 1000, Some(400));
-        assert_eq!(SortKey::Rss.history(&r), vec![1.0, 2.0, 3.0]);
-        assert_eq!(SortKey::Growth.history(&r), vec![1.0, 2.0, 3.0]);
-        // The first sample had no PSS reading yet: left out, not drawn as 0.
+        let mut a = App::new(SortKey::Pss, false, String::new(), 1000);
+        // The first frame had no PSS reading yet: left out, not drawn as 0.
+        for pss in [None, Some(3), Some(400)] {
+            let mut f = frame();
+            f.processes[1].pss = pss.map(|p: u64| p << 20);
+            a.show(f);
+        }
+        let r = a.frame.as_ref().unwrap().processes[1].clone();
         assert_eq!(
-            SortKey::Pss.history(&r),
+            a.history(&r),
             vec![(3u64 << 20) as f64, (400u64 << 20) as f64]
         );
-        assert_eq!(SortKey::Gpu.history(&r), Vec::<f64>::new());
-        assert_eq!(SortKey::MinorFaults.history(&r), vec![1.0]);
+        a.sort = SortKey::Gpu;
+        assert_eq!(a.history(&r), Vec::<f64>::new());
+        a.sort = SortKey::Rss;
+        assert_eq!(a.history(&r), vec![1.0, 2.0, 3.0]);
+        a.sort = SortKey::Growth;
+        assert_eq!(a.history(&r), vec![1.0, 2.0, 3.0]);
+        a.sort = SortKey::MinorFaults;
+        assert_eq!(a.history(&r), vec![1.0]);
+        // At most HISTORY_POINTS frames are kept, and an ended process's go.
+        a.sort = SortKey::Pss;
+        for _ in 0..40 {
+            a.show(frame());
+        }
+        assert_eq!(a.history(&r).len(), HISTORY_POINTS);
+        let mut f = frame();
+        f.processes.retain(|p| p.pid != r.pid);
+        a.show(f);
+        assert!(!a.kept.contains_key(&r.pid));
     }
 
     #[test]

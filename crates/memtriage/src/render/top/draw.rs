@@ -254,7 +254,7 @@ impl Col {
         }
     }
 
-    fn cell(self, row: &ProcessRow, sort: SortKey) -> String {
+    fn cell(self, row: &ProcessRow, app: &App) -> String {
         match self {
             Col::Pid => {
                 let mark = if row.findings.is_empty() { " " } else { "!" };
@@ -269,7 +269,7 @@ impl Col {
             Col::Swap => iec_opt(row.swap),
             Col::Gpu => iec_opt(row.gpu),
             Col::Growth => growth(row.growth),
-            Col::History => sparkline(&sort.history(row), 8),
+            Col::History => sparkline(&app.history(row), 8),
         }
     }
 
@@ -341,7 +341,7 @@ fn draw_table(f: &mut Frame, area: Rect, app: &App) {
                 let name = format!("{}{}", "  ".repeat((*depth).min(8)), row.comm);
                 Row::new(
                     cols.iter()
-                        .map(|c| c.cell(row, app.sort))
+                        .map(|c| c.cell(row, app))
                         .chain(std::iter::once(name)),
                 )
                 .style(style)
