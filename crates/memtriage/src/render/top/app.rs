@@ -609,6 +609,23 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_filter_matches_a_user_or_a_whole_pid_too() {
+        let mut f = frame();
+        f.processes[4].user = Some("bob".into());
+        f.processes[0].user = None;
+        let mut a = App::new(SortKey::Rss, false, "BOB".into(), 1000);
+        a.show(f.clone());
+        assert_eq!(pids(&a.lines()), vec![200], "by user, whatever the case");
+        let mut a = App::new(SortKey::Rss, false, "10".into(), 1000);
+        a.show(f);
+        assert_eq!(
+            pids(&a.lines()),
+            vec![10],
+            "a pid matches whole, not 100 or 101"
+        );
+    }
+
+    #[test]
     fn filter_keys_pause_and_quit() {
         let mut a = app();
         a.key(Key::Char('/'));
