@@ -21,6 +21,8 @@ pub const SHM_FULL_SHARE: f64 = 0.9;
 pub const NEAR_LIMIT_SHARE: f64 = 0.9;
 /// Pages swapped per second of the job's wall time that count as thrashing.
 pub const THRASHING_PAGES_PER_SECOND: f64 = 1000.0;
+/// ... or all tasks stalled on memory this share of the time (PSI full avg10, %).
+pub const THRASHING_STALL_PERCENT: f64 = 10.0;
 
 /// What the diagnosis needs beyond the report.
 pub struct Inputs<'a> {
@@ -490,28 +492,49 @@ fn major_fault_storm(r: &RunReport) -> Option<Finding> {
     if f.peak_major_per_second < MAJOR_FAULT_STORM_PER_SECOND || f.major < MAJOR_FAULT_STORM_TOTAL {
         return None;
     }
-    Some(Finding {
+    Some(major_fault_storm_finding(
+        f.peak_major_per_second,
+        vec![
+            Evidence::text(
+                "peak major faults",
+                format!(
+                    "{:.0}/s at {:.1} s",
+                    f.peak_major_per_second, f.peak_major_at_seconds
+                ),
+                "/proc/PID/stat",
+            ),
+            Evidence::text(
+                "major faults in total",
+                format!(
+                    "{} (about {} read 4 KiB at a time)",
+                    f.major,
+                    iec(f.major * 4096)
+                ),
+                "wait4",
+            )
+            .with_quantity(Quantity::Count(f.major)),
+        ],
+    ))
+}
+
+/// `run.major-fault-storm` with its evidence: one text for `run` and for `why`.
+pub fn major_fault_storm_finding(peak_per_second: f64, evidence: Vec<Evidence>) -> Finding {
+    Finding {
         assessment: None,
         id: ids::RUN_MAJOR_FAULT_STORM.into(),
         severity: Severity::Warn,
-        title: format!(
-            "major-fault storm: up to {:.0} page reads from disk per second",
-            f.peak_major_per_second
-        ),
-        evidence: vec![
-            Evidence::text("peak major faults", format!("{:.0}/s at {:.1} s", f.peak_major_per_second, f.peak_major_at_seconds), "/proc/PID/stat"),
-            Evidence::text("major faults in total", format!("{} (about {} read 4 KiB at a time)", f.major, iec(f.major * 4096)), "wait4").with_quantity(Quantity::Count(f.major)),
-        ],
+        title: format!("major-fault storm: up to {peak_per_second:.0} page reads from disk per second"),
+        evidence,
         why: "Each major fault stalls a thread on a small synchronous disk read: a model or dataset paged in through mmap 4 KiB at a time loads far below the disk's speed.".into(),
         fix: "Read the file into the page cache first with large sequential reads (`cat FILE > /dev/null`, `vmtouch -t FILE`), populate the mapping (MADV_POPULATE_READ / MAP_POPULATE), or load with large reads instead of touching a mapping lazily.".into(),
-    })
+    }
 }
 
 fn thrashing(r: &RunReport) -> Option<Finding> {
     let pages = r.swapped_pages?;
     let rate = pages as f64 / r.wall_seconds.max(1e-3);
     let stall = r.peak_memory_stall_percent.unwrap_or(0.0);
-    if rate < THRASHING_PAGES_PER_SECOND && stall < 10.0 {
+    if rate < THRASHING_PAGES_PER_SECOND && stall < THRASHING_STALL_PERCENT {
         return None;
     }
     let mut evidence = vec![Evidence::text(
@@ -530,7 +553,12 @@ fn thrashing(r: &RunReport) -> Option<Finding> {
             .with_quantity(Quantity::Ratio(s / 100.0)),
         );
     }
-    Some(Finding {
+    Some(thrashing_finding(evidence))
+}
+
+/// `run.swap-thrashing` with its evidence: one text for `run` and for `why`.
+pub fn thrashing_finding(evidence: Vec<Evidence>) -> Finding {
+    Finding {
         assessment: None,
         id: ids::RUN_SWAP_THRASHING.into(),
         severity: Severity::Warn,
@@ -538,7 +566,7 @@ fn thrashing(r: &RunReport) -> Option<Finding> {
         evidence,
         why: "A job whose working set does not fit spends its time waiting on swap instead of computing.".into(),
         fix: "Lower the job's memory (batch size, workers) or give it more; on a dedicated training box turn swap off so it fails fast (swapoff -a) — see `memtriage doctor`.".into(),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -221,6 +221,29 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// A job's major-fault counter between two times, oldest first.
+    pub fn job_major_faults_between(
+        &self,
+        job: &str,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> Result<Vec<(i64, u64)>> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT t, major_faults FROM jobs WHERE job = ?1 AND t BETWEEN ?2 AND ?3 \
+                 ORDER BY t",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map(params![job, from_ms, to_ms], |r| {
+                Ok((r.get(0)?, uint(r.get(1)?).unwrap_or(0)))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// A job's figures between two times, oldest first.
     pub fn job_between(&self, job: &str, from_ms: i64, to_ms: i64) -> Result<Vec<JobPoint>> {
         let mut q = self

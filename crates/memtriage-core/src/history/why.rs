@@ -7,6 +7,10 @@
 use serde::Serialize;
 
 use crate::diagnose::ids;
+use crate::diagnose::run::{
+    major_fault_storm_finding, thrashing_finding, MAJOR_FAULT_STORM_PER_SECOND,
+    MAJOR_FAULT_STORM_TOTAL, THRASHING_STALL_PERCENT,
+};
 use crate::error::Result;
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
@@ -338,6 +342,10 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
     };
     let mut findings = vec![finding];
     findings.extend(copying);
+    if let Some(job) = &job {
+        findings.extend(fault_storm_before(store, job, kill.t_ms)?);
+    }
+    findings.extend(stall_before(store, kill.t_ms)?);
     Ok(WhyReport {
         schema: WHY_SCHEMA,
         death,
@@ -346,6 +354,85 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
         findings,
         notes,
     })
+}
+
+/// How far before a death a fault storm or the machine's stalls are looked for.
+const PRESSURE_LOOK_BACK_MS: i64 = 10 * 60 * 1000;
+
+/// `run.major-fault-storm` from the record: the job's major faults between its
+/// intervals in the minutes before the death.
+fn fault_storm_before(store: &Store, job: &str, at_ms: i64) -> Result<Option<Finding>> {
+    let points = store.job_major_faults_between(job, at_ms - PRESSURE_LOOK_BACK_MS, at_ms)?;
+    let mut peak: Option<(f64, i64)> = None;
+    for w in points.windows(2) {
+        let seconds = (w[1].0 - w[0].0) as f64 / 1000.0;
+        if seconds <= 0.0 {
+            continue;
+        }
+        // Counters of workers that ended can step down: a rate is never negative.
+        let rate = w[1].1.saturating_sub(w[0].1) as f64 / seconds;
+        if peak.is_none_or(|(p, _)| rate > p) {
+            peak = Some((rate, w[1].0));
+        }
+    }
+    let total: u64 = points
+        .windows(2)
+        .map(|w| w[1].1.saturating_sub(w[0].1))
+        .sum();
+    let Some((rate, t)) = peak else {
+        return Ok(None);
+    };
+    if rate < MAJOR_FAULT_STORM_PER_SECOND || total < MAJOR_FAULT_STORM_TOTAL {
+        return Ok(None);
+    }
+    Ok(Some(major_fault_storm_finding(
+        rate,
+        vec![
+            Evidence::text(
+                "peak major faults",
+                format!(
+                    "{rate:.0}/s, {:.0} s before the death",
+                    (at_ms - t) as f64 / 1000.0
+                ),
+                "the record's job fault counters, between intervals",
+            ),
+            Evidence::text(
+                "major faults in the 10 minutes before",
+                format!("{total} (about {} read 4 KiB at a time)", iec(total * 4096)),
+                "the record's job fault counters",
+            )
+            .with_quantity(Quantity::Count(total)),
+        ],
+    )))
+}
+
+/// `run.swap-thrashing` from the record: the machine's tasks all stalled on memory
+/// (PSI full) in the minutes before the death.
+fn stall_before(store: &Store, at_ms: i64) -> Result<Option<Finding>> {
+    let rows = store.machine_between(at_ms - PRESSURE_LOOK_BACK_MS, at_ms)?;
+    let peak = rows
+        .iter()
+        .filter_map(|m| Some((m.psi_full?, m)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let Some((stall, m)) = peak.filter(|(s, _)| *s >= THRASHING_STALL_PERCENT) else {
+        return Ok(None);
+    };
+    let mut evidence = vec![Evidence::text(
+        "peak time all tasks stalled on memory",
+        format!(
+            "{stall:.1}% (PSI full avg10), {:.0} s before the death",
+            (at_ms - m.t_ms) as f64 / 1000.0
+        ),
+        "the record's /proc/pressure/memory",
+    )
+    .with_quantity(Quantity::Ratio(stall / 100.0))];
+    if let Some(swap) = m.swap_used {
+        evidence.push(
+            Evidence::text("swap in use then", iec(swap), "the record's /proc/meminfo")
+                .with_quantity(Quantity::Bytes(swap)),
+        );
+    }
+    Ok(Some(thrashing_finding(evidence)))
 }
 
 /// How far before a death copying workers are looked for.
@@ -698,6 +785,95 @@ mod tests {
         assert_eq!(growth_before_death(&series(&[100, 200])), None);
     }
 
+    /// A kill the kernel logged, as the recorder keeps it.
+    fn logged_kill(t_ms: i64, pid: i32, victim: &str) -> KillRow {
+        KillRow {
+            t_ms,
+            pid: Some(pid),
+            victim: Some(victim.into()),
+            killer: "kernel".into(),
+            source: "kernel_log".into(),
+            ..KillRow::default()
+        }
+    }
+
+    /// `why` of the latest death in the record at `path`.
+    fn latest_death(path: &std::path::Path) -> WhyReport {
+        let reader = Store::open_read(path).unwrap();
+        why(&reader, &WhyRequest::default()).unwrap().unwrap()
+    }
+
+    #[test]
+    fn stalls_and_a_fault_storm_before_a_kill_give_runs_findings_too() {
+        use crate::history::store::{Interval, JobRow, MachineRow};
+        use crate::watch::largest::ProcessBrief;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let mut store = Store::open(&path).unwrap();
+        // 20,000 major faults in 10 s (2,000/s), and all tasks stalled 30% of the time.
+        for (i, (major, stall)) in [(0u64, 0.0), (1_000, 2.0), (21_000, 30.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let t_ms = 600_000 + i as i64 * 10_000;
+            let mut interval = Interval {
+                machine: MachineRow {
+                    t_ms,
+                    psi_full: Some(stall),
+                    swap_used: Some(3 << 30),
+                    ..MachineRow::default()
+                },
+                jobs: vec![JobRow {
+                    job: "python3[7]".into(),
+                    processes: 1,
+                    rss: 100 << 20,
+                    pss: None,
+                    swap: None,
+                    minor_faults: 0,
+                    major_faults: major,
+                }],
+                processes: vec![ProcessBrief {
+                    forked_without_exec: None,
+                    pid: 7,
+                    ppid: 1,
+                    comm: "python3".into(),
+                    cmdline: "python3 serve.py".into(),
+                    cgroup: None,
+                    job: "python3[7]".into(),
+                    rss: 100 << 20,
+                    pss: None,
+                    swap: None,
+                }],
+                ..Interval::default()
+            };
+            if i == 2 {
+                interval.kills.push(KillRow {
+                    constraint: Some("global".into()),
+                    ..logged_kill(t_ms + 1_000, 7, "python3")
+                });
+            }
+            store.write(&interval).unwrap();
+        }
+        let report = latest_death(&path);
+        let ids: Vec<&str> = report.findings.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                ids::RUN_OOM_KILLED,
+                ids::RUN_MAJOR_FAULT_STORM,
+                ids::RUN_SWAP_THRASHING
+            ]
+        );
+        let storm = &report.findings[1];
+        assert!(storm.title.contains("2000 page reads"), "{}", storm.title);
+        let stall = &report.findings[2];
+        assert!(
+            stall.evidence[0].value.starts_with("30.0%"),
+            "{:?}",
+            stall.evidence
+        );
+    }
+
     #[test]
     fn a_small_worker_never_among_the_largest_gets_its_cgroups_growth() {
         use crate::history::store::{CgroupRow, Interval, MachineRow};
@@ -726,20 +902,14 @@ mod tests {
             };
             if i == 9 {
                 interval.kills.push(KillRow {
-                    t_ms: 95_000,
-                    pid: Some(11),
-                    victim: Some("pt_data_worker".into()),
                     cgroup: Some("/pod/train".into()),
                     limit_cgroup: Some("/pod/train".into()),
-                    killer: "kernel".into(),
-                    source: "kernel_log".into(),
-                    ..KillRow::default()
+                    ..logged_kill(95_000, 11, "pt_data_worker")
                 });
             }
             store.write(&interval).unwrap();
         }
-        let reader = Store::open_read(&path).unwrap();
-        let report = why(&reader, &WhyRequest::default()).unwrap().unwrap();
+        let report = latest_death(&path);
         assert_eq!(report.job, None);
         let g = report.growth.expect("the cgroup's growth");
         assert_eq!(g.started_ms, 30_000);

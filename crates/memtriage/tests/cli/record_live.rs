@@ -686,5 +686,14 @@ fn why_names_forked_workers_that_copied_their_parent() {
         .iter()
         .filter_map(|f| f["id"].as_str())
         .collect();
-    assert_eq!(ids, ["run.oom-killed", "fork.copy-on-write"], "{report:#}");
+    assert_eq!(
+        ids[..2.min(ids.len())],
+        ["run.oom-killed", "fork.copy-on-write"],
+        "{report:#}"
+    );
+    // The machine may really have stalled on memory while the cgroup reclaimed.
+    assert!(
+        ids[2..].iter().all(|id| *id == "run.swap-thrashing"),
+        "{report:#}"
+    );
 }
