@@ -276,30 +276,41 @@ impl Collector {
             None => u64::MAX,
             Some(at) => p.minor_faults.saturating_sub(at) + 1,
         };
-        let (i, pid, faults) = processes
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| !read_now.contains(&p.pid))
-            .filter_map(|(i, p)| Some((i, self.tracked.get(&p.pid)?, p)))
+        let copying = |tr: &Tracked, p: &ProcessSample| {
+            p.forked_without_exec == Some(true)
+                && moved(tr, p) > WORKER_COPY_FAULTS
+                && tr.readings_past_budget < WORKER_READINGS
+        };
+        let candidates = || {
+            processes
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !read_now.contains(&p.pid))
+                .filter_map(|(i, p)| Some((i, self.tracked.get(&p.pid)?, p)))
+        };
+        let most_moved = candidates()
             .max_by_key(|(_, tr, p)| moved(tr, p))
-            .map(|(i, tr, p)| (i, p.pid, moved(tr, p)))?;
-        let worker_copying = processes[i].forked_without_exec == Some(true)
-            && faults > WORKER_COPY_FAULTS
-            && self
-                .tracked
-                .get(&pid)
-                .is_some_and(|tr| tr.readings_past_budget < WORKER_READINGS);
-        let ledger = self.ledger.as_mut()?;
-        if !ledger.allows(Instant::now()) {
+            .map(|(i, ..)| i)?;
+        // Chosen among the workers that may still be read past the budget: one that
+        // used its readings, or another process, would otherwise stand first for
+        // ever (its faults since its last attempt only grow) and starve them.
+        let most_copying = candidates()
+            .filter(|(_, tr, p)| copying(tr, p))
+            .max_by_key(|(_, tr, p)| moved(tr, p))
+            .map(|(i, ..)| i);
+        let i = if self.ledger.as_mut()?.allows(Instant::now()) {
+            most_moved
+        } else {
             // One reading past the budget per tick at most, however many workers copy.
-            if !worker_copying || *past_budget {
+            let (Some(i), false) = (most_copying, *past_budget) else {
                 return None;
-            }
+            };
             *past_budget = true;
-            if let Some(tr) = self.tracked.get_mut(&pid) {
+            if let Some(tr) = self.tracked.get_mut(&processes[i].pid) {
                 tr.readings_past_budget += 1;
             }
-        }
+            i
+        };
         let parent = match processes[i].forked_without_exec {
             Some(true) => Some(processes[i].ppid),
             _ => None,
@@ -330,7 +341,9 @@ impl Collector {
                 .map(|rollup| (rollup, None)),
         };
         let cost = began.elapsed();
-        ledger.charge(began, cost);
+        if let Some(ledger) = self.ledger.as_mut() {
+            ledger.charge(began, cost);
+        }
         if let Some(tr) = self.tracked.get_mut(&p.pid) {
             tr.minor_faults_at_attempt = Some(p.minor_faults);
         }

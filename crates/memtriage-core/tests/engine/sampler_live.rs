@@ -363,3 +363,94 @@ fn a_pid_set_does_not_adopt_a_process_that_reuses_an_ended_pid() {
     }
     eprintln!("skipped: the pid was never handed out again");
 }
+
+/// Regression: a parent never read yet (or a worker that used its readings past the
+/// budget) stood first for ever, since its faults since its last attempt only grow,
+/// and a worker copying its parent's memory later was never read again past the
+/// budget: a DataLoader test saw one of its two copying workers.
+#[test]
+fn a_worker_that_copies_later_is_read_though_another_faults_more() {
+    let script = r#"
+import mmap, os, sys, time
+data = bytearray(64 << 20)
+for i in range(0, len(data), 4096): data[i] = 1
+busy = os.fork()
+if busy == 0:
+    # Fresh pages each round: faults without end.
+    while True:
+        m = mmap.mmap(-1, 4 << 20)
+        for i in range(0, len(m), 4096): m[i] = 1
+        m.close()
+late = os.fork()
+if late == 0:
+    time.sleep(1.5)
+    for i in range(0, len(data), 4096): data[i] = 2
+    time.sleep(60)
+print(busy, late, flush=True)
+time.sleep(60)
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let parent = Job(child);
+    let workers: Vec<i32> = line
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    /// A worker of the parent: not our child, so killed by pid.
+    struct Worker(i32);
+    impl Drop for Worker {
+        fn drop(&mut self) {
+            // SAFETY: a signal to a process this test's child forked.
+            unsafe {
+                libc::kill(self.0, libc::SIGKILL);
+            }
+        }
+    }
+    impl Worker {
+        fn pid(&self) -> i32 {
+            self.0
+        }
+    }
+    let (busy, late) = (Worker(workers[0]), Worker(workers[1]));
+    // Nothing within the budget after the first reading: every later one is a
+    // worker's reading past it.
+    let mut collector = Collector::new(SamplerConfig {
+        pss: Some(PssBudget {
+            share: 0.0,
+            allowance: Duration::ZERO,
+            min_spacing: Duration::ZERO,
+            per_tick: 1,
+        }),
+        ..config(
+            Scope::Pids(vec![parent.pid(), busy.pid(), late.pid()]),
+            Duration::from_millis(1),
+        )
+    });
+    let mut copied = None;
+    let began = Instant::now();
+    while began.elapsed() < Duration::from_secs(10) {
+        let sample = collector.sample();
+        if let Some(p) = sample.processes.iter().find(|p| p.pid == late.pid()) {
+            // Read again once it has touched 32 MiB since its first reading.
+            if p.copied_after_fork.is_some_and(|c| c >= 32 << 20) {
+                copied = p.copied_after_fork;
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        copied.is_some(),
+        "the late worker's copy of its parent's 64 MiB was never read"
+    );
+}
