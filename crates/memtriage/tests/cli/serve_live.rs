@@ -276,8 +276,10 @@ fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
         cgroup.path
     ));
     assert_eq!(limit, (48 * MIB) as f64);
+    // The series lived on from before the kill (the job was in the cgroup): wait for
+    // a scrape of a sample taken after it, not the last one before.
     let (_, counted) = prometheus.wait_for(&format!(
-        "memtriage_cgroup_oom_events_total{{cgroup=\"{}\",event=\"oom_kill\"}}",
+        "memtriage_cgroup_oom_events_total{{cgroup=\"{}\",event=\"oom_kill\"}} > 0",
         cgroup.path
     ));
     assert_eq!(counted, 1.0);
