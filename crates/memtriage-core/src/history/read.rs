@@ -61,6 +61,8 @@ pub struct JobPoint {
     pub processes: u64,
     pub rss: u64,
     pub pss: Option<u64>,
+    /// The job's major-fault counter; `None` in a cgroup's series.
+    pub major_faults: Option<u64>,
 }
 
 impl Store {
@@ -214,30 +216,8 @@ impl Store {
                     processes: 0,
                     rss: uint(r.get(1)?).unwrap_or(0),
                     pss: None,
+                    major_faults: None,
                 })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))
-    }
-
-    /// A job's major-fault counter between two times, oldest first.
-    pub fn job_major_faults_between(
-        &self,
-        job: &str,
-        from_ms: i64,
-        to_ms: i64,
-    ) -> Result<Vec<(i64, u64)>> {
-        let mut q = self
-            .conn
-            .prepare(
-                "SELECT t, major_faults FROM jobs WHERE job = ?1 AND t BETWEEN ?2 AND ?3 \
-                 ORDER BY t",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = q
-            .query_map(params![job, from_ms, to_ms], |r| {
-                Ok((r.get(0)?, uint(r.get(1)?).unwrap_or(0)))
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<std::result::Result<Vec<_>, _>>()
@@ -249,8 +229,8 @@ impl Store {
         let mut q = self
             .conn
             .prepare(
-                "SELECT t, processes, rss, pss FROM jobs WHERE job = ?1 AND t BETWEEN ?2 AND ?3 \
-                 ORDER BY t",
+                "SELECT t, processes, rss, pss, major_faults FROM jobs \
+                 WHERE job = ?1 AND t BETWEEN ?2 AND ?3 ORDER BY t",
             )
             .map_err(|e| self.err(e))?;
         let rows = q
@@ -260,6 +240,7 @@ impl Store {
                     processes: uint(r.get(1)?).unwrap_or(0),
                     rss: uint(r.get(2)?).unwrap_or(0),
                     pss: uint(r.get(3)?),
+                    major_faults: uint(r.get(4)?),
                 })
             })
             .map_err(|e| self.err(e))?;

@@ -167,14 +167,15 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
     };
     // What grew: the victim's job, or else the cgroup whose limit was hit (a small
     // worker never among the largest processes still grew inside it).
+    let job_series = match &job {
+        Some(job) => store.job_between(job, from_ms, kill.t_ms)?,
+        None => Vec::new(),
+    };
     let (growth, grew) = match (&job, &limit_cgroup) {
-        (Some(job), _) => {
-            let series = store.job_between(job, from_ms, kill.t_ms)?;
-            (
-                growth_before_death(&series),
-                Some((job.clone(), "the record's job RSS, one point per interval")),
-            )
-        }
+        (Some(job), _) => (
+            growth_before_death(&job_series),
+            Some((job.clone(), "the record's job RSS, one point per interval")),
+        ),
         (None, Some(cgroup)) => {
             notes.push(
                 "the victim was never among the largest processes recorded: the growth shown is its cgroup's"
@@ -342,9 +343,7 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
     };
     let mut findings = vec![finding];
     findings.extend(copying);
-    if let Some(job) = &job {
-        findings.extend(fault_storm_before(store, job, kill.t_ms)?);
-    }
+    findings.extend(fault_storm_before(&job_series, kill.t_ms));
     findings.extend(stall_before(store, kill.t_ms)?);
     Ok(WhyReport {
         schema: WHY_SCHEMA,
@@ -359,33 +358,31 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
 /// How far before a death a fault storm or the machine's stalls are looked for.
 const PRESSURE_LOOK_BACK_MS: i64 = 10 * 60 * 1000;
 
-/// `run.major-fault-storm` from the record: the job's major faults between its
-/// intervals in the minutes before the death.
-fn fault_storm_before(store: &Store, job: &str, at_ms: i64) -> Result<Option<Finding>> {
-    let points = store.job_major_faults_between(job, at_ms - PRESSURE_LOOK_BACK_MS, at_ms)?;
+/// `run.major-fault-storm` from the job's series (its major faults between its
+/// intervals) in the minutes before the death.
+fn fault_storm_before(series: &[JobPoint], at_ms: i64) -> Option<Finding> {
+    let points: Vec<(i64, u64)> = series
+        .iter()
+        .filter(|p| p.t_ms >= at_ms - PRESSURE_LOOK_BACK_MS)
+        .filter_map(|p| Some((p.t_ms, p.major_faults?)))
+        .collect();
     let mut peak: Option<(f64, i64)> = None;
+    let mut total = 0u64;
     for w in points.windows(2) {
+        // Counters of workers that ended can step down: a rise is never negative.
+        let rise = w[1].1.saturating_sub(w[0].1);
+        total += rise;
         let seconds = (w[1].0 - w[0].0) as f64 / 1000.0;
-        if seconds <= 0.0 {
-            continue;
-        }
-        // Counters of workers that ended can step down: a rate is never negative.
-        let rate = w[1].1.saturating_sub(w[0].1) as f64 / seconds;
-        if peak.is_none_or(|(p, _)| rate > p) {
+        let rate = rise as f64 / seconds;
+        if seconds > 0.0 && peak.is_none_or(|(p, _)| rate > p) {
             peak = Some((rate, w[1].0));
         }
     }
-    let total: u64 = points
-        .windows(2)
-        .map(|w| w[1].1.saturating_sub(w[0].1))
-        .sum();
-    let Some((rate, t)) = peak else {
-        return Ok(None);
-    };
+    let (rate, t) = peak?;
     if rate < MAJOR_FAULT_STORM_PER_SECOND || total < MAJOR_FAULT_STORM_TOTAL {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(major_fault_storm_finding(
+    Some(major_fault_storm_finding(
         rate,
         vec![
             Evidence::text(
@@ -403,7 +400,7 @@ fn fault_storm_before(store: &Store, job: &str, at_ms: i64) -> Result<Option<Fin
             )
             .with_quantity(Quantity::Count(total)),
         ],
-    )))
+    ))
 }
 
 /// `run.swap-thrashing` from the record: the machine's tasks all stalled on memory
@@ -744,6 +741,7 @@ mod tests {
                 processes: 1,
                 rss: mib << 20,
                 pss: None,
+                major_faults: None,
             })
             .collect()
     }

@@ -31,17 +31,17 @@ pub fn record_between(
     if let Some(j) = job {
         jobs.retain(|(_, row)| row.job == j);
     }
-    let mut by_t: HashMap<i64, (u64, Option<u64>, bool, u64, u64)> = HashMap::new();
+    // RSS, PSS (unknown if any job's is), minor and major faults: the jobs' sums.
+    let mut by_t: HashMap<i64, (u64, Option<u64>, u64, u64)> = HashMap::new();
     for (t, row) in &jobs {
-        let e = by_t.entry(*t).or_insert((0, Some(0), false, 0, 0));
+        let e = by_t.entry(*t).or_insert((0, Some(0), 0, 0));
         e.0 += row.rss;
         e.1 = match (e.1, row.pss) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
         };
-        e.2 = true;
-        e.3 += row.minor_faults;
-        e.4 += row.major_faults;
+        e.2 += row.minor_faults;
+        e.3 += row.major_faults;
     }
     let mut processes: HashMap<i64, Vec<RecordedProcess>> = HashMap::new();
     for (t, p) in store.processes_between(from_ms, to_ms)? {
@@ -65,7 +65,7 @@ pub fn record_between(
     for m in &machine {
         // The rows recorded each second under pressure hold the machine alone: a job's
         // memory there is unknown, not 0, so they are not drawn as samples.
-        let Some(&(rss, pss, any, minor, major)) = by_t.get(&m.t_ms) else {
+        let Some(&(rss, pss, minor, major)) = by_t.get(&m.t_ms) else {
             continue;
         };
         // Counters of jobs that came and went can step down: a rate is never negative.
@@ -84,7 +84,7 @@ pub fn record_between(
             t: seconds(m.t_ms),
             processes: processes.remove(&m.t_ms).unwrap_or_default(),
             tree_rss: rss,
-            tree_pss: pss.filter(|_| any),
+            tree_pss: pss,
             shm_used: m.shm_used,
             swap_used: m.swap_used,
             cgroup_usage: None,

@@ -645,17 +645,12 @@ impl OomWatcher {
             report: detail.report.clone(),
             memory_stat,
         });
-        let anon_rss = detail.report.as_ref().and_then(|r| r.anon_rss);
-        let constraint = detail
-            .report
-            .as_ref()
+        let report = detail.report.as_ref();
+        let anon_rss = report.and_then(|r| r.anon_rss);
+        let constraint = report
             .map(|r| r.constraint.as_str().to_string())
             .unwrap_or_default();
-        let limit_cgroup = detail
-            .report
-            .as_ref()
-            .and_then(|r| r.oom_memcg.clone())
-            .unwrap_or_default();
+        let limit_cgroup = report.and_then(|r| r.oom_memcg.clone()).unwrap_or_default();
         let w: Workload = from_cgroup_path(&cgroup);
         let mut key = KillKey {
             cgroup,
