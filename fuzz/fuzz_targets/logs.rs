@@ -1,6 +1,3 @@
 #![no_main]
 
-#[path = "../targets.rs"]
-mod targets;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| targets::log_scanner(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| memtriage_core::fuzz::log_scanner(data));

@@ -1,6 +1,3 @@
 #![no_main]
 
-#[path = "../targets.rs"]
-mod targets;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| targets::safetensors_header(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| memtriage_core::fuzz::safetensors_header(data));

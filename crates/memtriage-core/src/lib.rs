@@ -1,34 +1,50 @@
-//! The memtriage engine: it reads the system (`probe`, through pure parsers in
-//! `parse`), holds what it read in plain data (`model`), and turns that into findings
-//! (`diagnose`). It never prints; the `memtriage` binary and the Python module call
-//! its use cases (`usecase`) and render what they return.
+//! The memtriage engine. Its API is two modules and an error type:
 //!
-//! - `parse/`: pure parsers over kernel bytes; `probe/`: one reader per system file.
-//! - `model/`: plain serde data every layer shares; depends on nothing above it.
-//! - `diagnose/`: rules by family that turn data into findings.
+//! - [`usecase`]: what a user asks for, one module each (`inspect`, `doctor`,
+//!   `explain`, `run`, `cache`, `warm`, `top`'s live view, the `watch` behind `serve`,
+//!   `record`, `why`, …), returning report structs;
+//! - [`model`]: the plain serde data those reports are made of, with the units and
+//!   kernel version on each field;
+//! - [`Error`] (with [`ErrorKind`] and [`Result`]), and [`Root`], where the system is
+//!   read from (the host, or a captured tree).
+//!
+//! It never prints: the `memtriage` binary renders the reports and the Python module
+//! converts them. Everything else is the engine's own (`pub(crate)`), layered so that
+//! data flows one way, parse → probe → model → diagnose → render:
+//!
+//! - `parse/`: pure parsers over kernel bytes; `probe/`: one reader per system file,
+//!   through [`Root`].
+//! - `diagnose/`: rules by family that turn the model into findings, one builder each.
 //! - `sampler/`: the one sampler (a thread, a scope, a PSS budget) that `run`,
-//!   Python's `track()` and live views consume.
-//! - `supervise/`: spawn, pass through, sample and reap a job.
+//!   Python's `track()`, `top` and the watch consume.
 //! - `pagecache/`: residency, warm, lock, evict and the load benchmark.
-//! - `usecase/`: what a user asks for, as one function each; both front ends call these.
-//! - `history/`: the recorder's database (SQLite, WAL, versioned schema, retention).
+//! - `supervise/`: spawn, pass through, sample and reap a job.
 //! - `watch/`: the whole machine followed over time (jobs, cgroups, OOM kills, files,
-//!   GPUs, doctor) for front ends that stay up: `serve` and the recorder.
+//!   GPUs, doctor) for front ends that stay up.
+//! - `history/`: the machine's history in SQLite (WAL, versioned schema, retention).
 //!
-//! Data flows one way: parse → probe → model → diagnose → render
-//! (.ci/check-layers.sh enforces it).
+//! `.ci/check-layers.py` fails on any path against that flow, and on a front end that
+//! names anything but `usecase` and `model`.
 
-pub mod diagnose;
+pub(crate) mod diagnose;
 mod error;
-pub mod history;
+/// The fuzz targets' bodies, for the libFuzzer binaries in `fuzz/` (feature
+/// `fuzzing`) and the test that replays every input they kept.
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzz;
+pub(crate) mod history;
 pub mod model;
-pub mod pagecache;
-pub mod parse;
-pub mod probe;
-pub mod sampler;
-pub mod supervise;
+pub(crate) mod pagecache;
+pub(crate) mod parse;
+pub(crate) mod probe;
+pub(crate) mod sampler;
+pub(crate) mod supervise;
 pub mod usecase;
-pub mod watch;
+pub(crate) mod watch;
+
+#[cfg(test)]
+mod tests;
 
 pub use error::{panic_message, Error, ErrorKind, Result};
 pub use probe::root::Root;

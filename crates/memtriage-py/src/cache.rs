@@ -5,10 +5,9 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use memtriage_core::pagecache::lock::Locked;
-use memtriage_core::pagecache::warm::WarmOptions;
-use memtriage_core::probe::damon;
 use memtriage_core::usecase::lock::LockOptions;
+use memtriage_core::usecase::lock::Locked;
+use memtriage_core::usecase::warm::WarmOptions;
 use memtriage_core::usecase::{cache, evict, warm};
 use memtriage_core::Root;
 use pyo3::prelude::*;
@@ -116,7 +115,7 @@ impl CacheLock {
 /// read (they are root's).
 #[pyfunction]
 pub fn cache_proactive_reclaim(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    match damon::read(&Root::host()) {
+    match warm::proactive_reclaim(&Root::host()) {
         Ok(all) => to_py(py, &warm::reaching_page_cache(&all)),
         Err(_) => Ok(py.None().into_bound(py)),
     }

@@ -13,8 +13,7 @@ use std::ffi::OsString;
 use std::sync::Mutex;
 
 use memtriage_core::model::process::ProcessSnapshot;
-use memtriage_core::probe::process::{default_threads, read_many, Detail, ProcessReader};
-use memtriage_core::probe::system as system_probe;
+use memtriage_core::usecase::inspect::{default_threads, read_many, Detail, ProcessReader};
 use memtriage_core::usecase::{self, inspect};
 use memtriage_core::{Error, Root};
 use pyo3::prelude::*;
@@ -111,7 +110,7 @@ fn tree(
     let t = py.detach(|| {
         engine(|| {
             let root = Root::host();
-            let gpu = memtriage_core::probe::gpu::report(&root);
+            let gpu = inspect::gpus(&root);
             inspect::tree(&root, detail, pid, Some(&gpu))
         })
     })?;
@@ -150,14 +149,14 @@ fn explain_snapshot<'py>(
 /// (`memtriage.gpu/v1`); `available: false` with a `reason` where there are none.
 #[pyfunction]
 fn gpu(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    let g = py.detach(|| guard(|| Ok(memtriage_core::probe::gpu::report(&Root::host()))))?;
+    let g = py.detach(|| guard(|| Ok(inspect::gpus(&Root::host()))))?;
     to_py(py, &g)
 }
 
 /// The machine's memory settings (`memtriage.system/v1`).
 #[pyfunction]
 fn system(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    let s = py.detach(|| guard(|| Ok(system_probe::read(&Root::host()))))?;
+    let s = py.detach(|| guard(|| Ok(inspect::system(&Root::host()))))?;
     to_py(py, &s)
 }
 
@@ -242,10 +241,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("INSPECT_SCHEMA", inspect::INSPECT_SCHEMA)?;
     m.add("DOCTOR_SCHEMA", usecase::doctor::DOCTOR_SCHEMA)?;
     m.add("EXPLAIN_SCHEMA", usecase::explain::EXPLAIN_SCHEMA)?;
-    m.add(
-        "CACHE_SCHEMA",
-        memtriage_core::pagecache::report::CACHE_SCHEMA,
-    )?;
+    m.add("CACHE_SCHEMA", usecase::cache::CACHE_SCHEMA)?;
     m.add("WARM_SCHEMA", usecase::warm::WARM_SCHEMA)?;
     m.add("EVICT_SCHEMA", usecase::evict::EVICT_SCHEMA)?;
     Ok(())

@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use memtriage_core::parse::smaps_rollup;
-use memtriage_core::parse::{statm, status};
-use memtriage_core::sampler::{PssBudget, Sample, SamplerConfig, SamplerThread, Scope};
+use memtriage_core::usecase::track::{
+    own_peak_rss, own_pss, own_rss, PssBudget, Sample, SamplerConfig, SamplerThread, Scope,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -24,24 +24,6 @@ use crate::errors::guard;
 
 /// Marks "no PSS reading yet" (0 would be a reading of 0 bytes).
 const NONE: u64 = u64::MAX;
-
-/// RSS now, read at each end of the block.
-fn rss() -> Option<u64> {
-    let bytes = std::fs::read("/proc/self/statm").ok()?;
-    statm::parse(&bytes).map(|s| s.resident * rustix::param::page_size() as u64)
-}
-
-/// PSS now, read at the end of the block.
-fn pss() -> Option<u64> {
-    let bytes = std::fs::read("/proc/self/smaps_rollup").ok()?;
-    smaps_rollup::parse(&bytes).map(|r| r.pss)
-}
-
-/// Peak RSS so far (`VmHWM`), read once at each end of the block.
-fn high_water_mark() -> Option<u64> {
-    let bytes = std::fs::read("/proc/self/status").ok()?;
-    status::parse(&bytes).memory?.vm_hwm
-}
 
 /// (minor, major) faults of the whole process, all threads.
 fn faults() -> (u64, u64) {
@@ -141,8 +123,8 @@ impl Tracker {
         let (interval, pss) = (self.interval, self.pss);
         let running = py.detach(|| {
             guard(|| {
-                let rss = rss();
-                let hwm = high_water_mark();
+                let rss = own_rss();
+                let hwm = own_peak_rss();
                 let peaks = Arc::new(Peaks::new());
                 if let Some(rss) = rss {
                     peaks.rss(rss);
@@ -192,18 +174,18 @@ impl Tracker {
                 let wall = run.started.elapsed();
                 let (minor, major) = faults();
                 run.sampler.stop().map_err(crate::errors::to_py_err)?;
-                let end_rss = rss();
+                let end_rss = own_rss();
                 if let Some(rss) = end_rss {
                     run.peaks.rss(rss);
                 }
                 // The end is often the peak (a block that loads something keeps it),
                 // and a short block has no other PSS reading.
                 if pss {
-                    if let Some(pss) = self::pss() {
+                    if let Some(pss) = own_pss() {
                         run.peaks.pss(pss);
                     }
                 }
-                let hwm_end = high_water_mark();
+                let hwm_end = own_peak_rss();
                 let mut peak_rss = run.peaks.rss.load(Ordering::Relaxed);
                 let hwm_rose = matches!((run.hwm, hwm_end), (Some(a), Some(b)) if b > a);
                 if let (true, Some(hwm)) = (hwm_rose, hwm_end) {

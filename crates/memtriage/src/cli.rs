@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use memtriage_core::diagnose::doctor::Profile;
-use memtriage_core::sampler::DEFAULT_INTERVAL;
+use memtriage_core::usecase::doctor::Profile;
 use memtriage_core::usecase::inspect::SortKey;
+use memtriage_core::usecase::run::DEFAULT_INTERVAL;
 
 use crate::render::style::ColorChoice;
 use crate::values::{

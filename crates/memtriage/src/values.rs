@@ -6,8 +6,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use memtriage_core::diagnose::doctor::Profile;
-use memtriage_core::parse::size::parse_size;
+use memtriage_core::model::units::parse_size;
+use memtriage_core::usecase::doctor::Profile;
 use memtriage_core::usecase::inspect::SortKey;
 
 /// A size of at least one byte: `4G`, `512MiB`, `1.5g`, `65536` (powers of 1024).
@@ -18,7 +18,7 @@ impl FromStr for ByteSize {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        parse_size(text).map(ByteSize).map_err(|e| e.detail)
+        parse_size(text).map(ByteSize)
     }
 }
 
@@ -30,8 +30,8 @@ impl FromStr for MemoryLimit {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let bytes = parse_size(text).map_err(|e| e.detail)?;
-        match memtriage_core::supervise::limit::too_small(bytes) {
+        let bytes = parse_size(text)?;
+        match memtriage_core::usecase::run::limit_too_small(bytes) {
             Some(why) => Err(why),
             None => Ok(MemoryLimit(bytes)),
         }
@@ -66,7 +66,7 @@ impl FromStr for ByteOffset {
         match parse_size(text) {
             Ok(bytes) => Ok(ByteOffset(bytes)),
             Err(_) if is_zero_size(text) => Ok(ByteOffset(0)),
-            Err(e) => Err(e.detail),
+            Err(e) => Err(e),
         }
     }
 }

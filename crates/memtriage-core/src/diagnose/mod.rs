@@ -7,14 +7,15 @@
 //! - [`growth`]: steady growth of a run's memory (leak-like), and what grew before a kill.
 //! - [`cow`]: copy-on-write growth of forked workers (a tree or a run).
 //! - [`oom`]: one OOM kill described, and its fix, for all of the above.
-//! - [`ids`]: the registry of every finding id.
+//! - `ids`: the registry of every finding id, kept in the model (`crate::model::ids`)
+//!   so that front ends match on them too.
 
 pub mod cow;
 pub mod cuda_snapshot;
 pub mod doctor;
 pub mod gpu;
 pub mod growth;
-pub mod ids;
+pub(crate) use crate::model::ids;
 pub mod logs;
 pub mod oom;
 pub mod run;

@@ -29,8 +29,6 @@ pub struct Inputs<'a> {
     pub report: &'a RunReport,
     /// Kernel OOM kills of the job's processes, or in its cgroup, during the run.
     pub kernel_oom_kills: &'a [OomKill],
-    /// Why the kernel log could not be read, when it could not.
-    pub kernel_log_unreadable: Option<&'a str>,
     /// Findings from the job's output (the log scanner), in its order.
     pub text_findings: Vec<Finding>,
 }
@@ -638,7 +636,6 @@ mod tests {
         let findings = diagnose(Inputs {
             report: &report,
             kernel_oom_kills: &kills,
-            kernel_log_unreadable: None,
             text_findings: Vec::new(),
         });
         let oom = findings
@@ -682,7 +679,6 @@ mod tests {
         let findings = diagnose(Inputs {
             report: &report,
             kernel_oom_kills: &kills,
-            kernel_log_unreadable: None,
             text_findings: Vec::new(),
         });
         assert_eq!(

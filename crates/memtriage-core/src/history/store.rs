@@ -203,7 +203,7 @@ fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
             Error::refused(
                 what,
                 "the database is locked by another writer",
-                "stop the other `memtriage record` (one recorder per database), or use another --db",
+                "stop the other recorder (one per database), or record into another file",
             )
         }
         Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
@@ -241,7 +241,7 @@ impl Store {
         if !path.exists() {
             return Err(Error::not_found(
                 path.display().to_string(),
-                "no such database (start one with `memtriage record --db PATH`)",
+                "no such database (the recorder makes one: start `record`)",
             ));
         }
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
@@ -320,7 +320,7 @@ impl Store {
             if tables > 0 {
                 return Err(Error::malformed(
                     &self.path,
-                    "an SQLite database that is not a memtriage record; choose another --db",
+                    "an SQLite database that is not a memtriage history; choose another file",
                 ));
             }
             // A new database is made as v1 and migrated: one path to v2 for all.
@@ -620,6 +620,7 @@ impl Store {
     }
 
     /// One job's RSS over time, oldest first.
+    #[cfg(test)]
     pub fn job_rss(&self, job: &str) -> Result<Vec<(i64, u64)>> {
         let mut q = self
             .conn

@@ -22,7 +22,7 @@ pub fn record_between(
     if to_ms < from_ms {
         return Err(Error::bad_input(
             "the window",
-            "it ends before it starts: --from must be earlier than --to",
+            "it ends before it starts: its start must be earlier than its end",
         ));
     }
     let seconds = |t: i64| (t - from_ms) as f64 / 1000.0;

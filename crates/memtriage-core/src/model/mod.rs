@@ -3,16 +3,17 @@
 //! never zero.
 //!
 //! The bottom layer: it depends on serde and std only, never on the parsers,
-//! probes or rules that fill it (.ci/check-layers.sh enforces that). One file per
+//! probes or rules that fill it (.ci/check-layers.py enforces that). One file per
 //! subject: a process (`process`), its maps (`maps`), a process tree (`tree`), the
 //! machine (`system`), a supervised run (`run`) and how its memory grew (`growth`),
-//! findings (`finding`), the one IEC size formatter (`units`), and command lines
-//! quoted for display (`shell`).
+//! findings (`finding`) and the registry of their ids (`ids`), the one IEC size
+//! formatter and size parser (`units`), and command lines quoted for display (`shell`).
 
 pub mod cuda_snapshot;
 pub mod finding;
 pub mod gpu;
 pub mod growth;
+pub mod ids;
 pub mod maps;
 pub mod process;
 pub mod run;

@@ -8,6 +8,12 @@ use serde::{Deserialize, Serialize};
 use crate::model::gpu::{GpuReport, KernelXid};
 use crate::model::process::{CgroupMemory, Unreadable};
 
+// The files these figures come from, as findings cite them in their evidence.
+pub const MEMINFO: &str = "/proc/meminfo";
+pub const PRESSURE: &str = "/proc/pressure/memory";
+pub const VMSTAT: &str = "/proc/vmstat";
+pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+
 pub const SYSTEM_SCHEMA: &str = "memtriage.system/v1";
 
 /// The `unreadable` reason for `shm` when mountinfo was read and nothing is mounted

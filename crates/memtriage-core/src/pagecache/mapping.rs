@@ -43,10 +43,6 @@ impl Mapping {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     pub fn advise(&self, advice: i32) -> std::io::Result<()> {
         // SAFETY: advice on our own mapping.
         if unsafe { libc::madvise(self.addr, self.len, advice) } != 0 {

@@ -13,12 +13,8 @@ use crate::parse::safetensors::{parse, Header, MAX_HEADER};
 /// Header pages looked at one by one; past this many, the rest as one range.
 const PAGES_ONE_BY_ONE: u64 = 4096;
 
-/// Reads and validates the header of `path`; errors name the file and the problem.
-pub fn read_header(path: &Path) -> Result<Header> {
-    read(path, None)
-}
-
-/// Reads the header as [`read_header`] does and leaves the page cache as it was: the
+/// Reads and validates the header of `path` (errors name the file and the problem),
+/// and leaves the page cache as it was: the
 /// header's pages that `meter` saw uncached are dropped again after the read, and
 /// readahead is off, so a file's residency and its tensors' agree (a cold file read
 /// 0 B cached while its first tensor showed the header's pages).

@@ -28,7 +28,6 @@ pub mod pressure;
 pub mod proc_connector;
 pub mod record;
 pub mod safetensors;
-pub mod size;
 pub mod smaps;
 pub mod smaps_rollup;
 pub mod stat;

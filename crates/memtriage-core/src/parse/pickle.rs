@@ -12,6 +12,9 @@ pub type DictItems = Rc<RefCell<Vec<(Py, Py)>>>;
 
 /// A value of the pickle.
 #[derive(Debug, Clone)]
+// A bool's and a small int's values are read and kept as the pickle holds them,
+// though no analysis looks at one yet.
+#[allow(dead_code)]
 pub enum Py {
     None,
     Bool(bool),

@@ -63,9 +63,7 @@ pub fn parse(text: &str) -> Result<Record, ParseError> {
         }
     }
     if !saw_header {
-        return Err(bad(
-            "no header line: not a file written by `memtriage run --record`".into(),
-        ));
+        return Err(bad("no header line: not a recording of `run`".into()));
     }
     Ok(record)
 }

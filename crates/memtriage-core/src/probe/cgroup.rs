@@ -85,6 +85,7 @@ impl CgroupReader {
     }
 
     /// Whether any memory controller was found.
+    #[cfg(test)]
     pub fn available(&self) -> bool {
         self.hierarchies.preferred().is_some()
     }
@@ -126,11 +127,6 @@ impl CgroupReader {
 }
 
 impl Hierarchy {
-    /// The directory of the cgroup at `path` (as `/proc/PID/cgroup` shows it here).
-    pub fn dir(&self, root: &Root, path: &str) -> PathBuf {
-        cgroup_dir(root, &self.mount, path)
-    }
-
     /// Whether the mount shows the hierarchy from its true root: its root is `/`, or
     /// only `..` steps (the host's hierarchy bind-mounted into a container whose
     /// cgroup namespace is below it).

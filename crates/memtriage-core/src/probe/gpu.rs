@@ -198,10 +198,6 @@ fn describe(error: &NvmlError) -> String {
 }
 
 impl Gpus {
-    pub fn count(&self) -> u32 {
-        self.count
-    }
-
     fn device(&self, index: u32) -> Result<Device<'_>, NvmlError> {
         self.nvml.device_by_index(index)
     }

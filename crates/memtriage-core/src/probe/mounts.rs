@@ -4,7 +4,7 @@ use crate::error::Result;
 use crate::parse::mountinfo::{self, Mount};
 use crate::probe::root::Root;
 
-pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+pub use crate::model::system::MOUNTINFO;
 
 /// Every mount this process sees, in the kernel's order (later mounts stack on
 /// earlier ones at the same mount point).

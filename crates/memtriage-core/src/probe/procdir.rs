@@ -11,7 +11,6 @@ use crate::error::Error;
 use crate::probe::root::Root;
 
 pub struct ProcDir {
-    pid: i32,
     dir: OwnedFd,
 }
 
@@ -65,16 +64,12 @@ impl ProcDir {
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         ) {
-            Ok(dir) => Ok(ProcDir { pid, dir }),
+            Ok(dir) => Ok(ProcDir { dir }),
             Err(rustix::io::Errno::NOENT) | Err(rustix::io::Errno::NOTDIR) => {
                 Err(Error::NoSuchProcess { pid })
             }
             Err(e) => Err(Error::io(path, e.into())),
         }
-    }
-
-    pub fn pid(&self) -> i32 {
-        self.pid
     }
 
     /// A file the kernel generates in one piece (`single_open`: stat, status,

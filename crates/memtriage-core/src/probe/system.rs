@@ -17,9 +17,7 @@ use crate::probe::mounts;
 use crate::probe::root::Root;
 
 pub const UPTIME: &str = "/proc/uptime";
-pub const MEMINFO: &str = "/proc/meminfo";
-pub const PRESSURE: &str = "/proc/pressure/memory";
-pub const VMSTAT: &str = "/proc/vmstat";
+pub use crate::model::system::{MEMINFO, PRESSURE, VMSTAT};
 pub const SHM_DIR: &str = "/dev/shm";
 
 /// The transparent huge page settings, one choice per file.

@@ -109,10 +109,6 @@ impl Collector {
         self
     }
 
-    pub fn config(&self) -> &SamplerConfig {
-        &self.config
-    }
-
     /// One complete sample of the scope now.
     pub fn sample(&mut self) -> Sample {
         let t = self.config.epoch.elapsed().as_secs_f64();

@@ -20,7 +20,7 @@ mod sample;
 mod scope;
 mod system;
 
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -29,9 +29,9 @@ use crate::probe::root::Root;
 
 pub use budget::PssBudget;
 pub use collect::{Collector, KEEP_OPEN_UP_TO};
-pub use sample::{
-    CgroupSample, GpuSample, ProcessSample, PssAttempt, PssReading, Sample, SystemSample,
-};
+#[cfg(test)]
+pub use sample::ProcessSample;
+pub use sample::{GpuSample, Sample};
 pub use scope::Scope;
 
 /// Every descendant of this process now: what [`Scope::Supervised`] would sample.
@@ -86,7 +86,7 @@ pub struct SamplerConfig {
     pub gpu: bool,
     /// Processes whose `/proc` directory and `stat` stay open between ticks (two
     /// descriptors each; an open file is re-read without a path lookup). Default
-    /// [`collect::KEEP_OPEN_UP_TO`]; see [`open_files_for`] to raise it.
+    /// 256 (`KEEP_OPEN_UP_TO`), or what the open-file limit allows.
     pub keep_open: usize,
     /// The zero of [`Sample::t`].
     pub epoch: Instant,
@@ -202,12 +202,16 @@ impl Drop for SamplerThread {
 }
 
 /// A sampler whose samples are consumed as an iterator (or with `recv_timeout`):
-/// `for sample in Sampler::start(config)? { … }`. Samples queue until taken.
+/// `for sample in Sampler::start(config)? { … }`. Samples queue until taken. The
+/// tests read samples this way; the front ends' consumers are sinks of a
+/// [`SamplerThread`], which keep no queue.
+#[cfg(test)]
 pub struct Sampler {
-    samples: Receiver<Sample>,
+    samples: mpsc::Receiver<Sample>,
     thread: SamplerThread,
 }
 
+#[cfg(test)]
 impl Sampler {
     pub fn start(config: SamplerConfig) -> std::io::Result<Self> {
         let (tx, samples) = mpsc::channel();
@@ -220,11 +224,6 @@ impl Sampler {
         self.samples.recv_timeout(timeout)
     }
 
-    /// A sample already taken, without waiting.
-    pub fn try_recv(&self) -> Result<Sample, TryRecvError> {
-        self.samples.try_recv()
-    }
-
     /// Ends sampling, joins the thread, and returns the samples not consumed yet; an
     /// error when the thread had died of a bug.
     pub fn stop(self) -> crate::Result<Vec<Sample>> {
@@ -233,6 +232,7 @@ impl Sampler {
     }
 }
 
+#[cfg(test)]
 impl Iterator for Sampler {
     type Item = Sample;
 

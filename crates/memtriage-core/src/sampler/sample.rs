@@ -6,7 +6,7 @@ use crate::model::gpu::GpuTick;
 use crate::model::process::Rollup;
 use crate::parse::stat::MemoryLayout;
 
-/// One tick of a [`super::Sampler`].
+/// One tick of the sampler: every process of its scope, read at once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
     /// Seconds since the sampler's epoch (for `memtriage run`, the job's start).

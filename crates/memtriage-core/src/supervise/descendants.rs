@@ -525,7 +525,7 @@ pub fn missed_note(t: &ProcessTracking) -> Option<String> {
             every(t.poll_ms)
         )),
         TrackingMethod::DescendantWalk => Some(format!(
-            "processes were found by walking the job's tree at each sample{}{why}: ones that lived between two samples may be missing (--limit polls the job's cgroup more often)",
+            "processes were found by walking the job's tree at each sample{}{why}: ones that lived between two samples may be missing (under a memory limit the job's own cgroup is polled, more often)",
             every(t.poll_ms)
         )),
     }

@@ -58,7 +58,7 @@ pub struct Config {
     /// Where the early warning before an OOM kill goes, one line without a prefix.
     pub on_warning: Option<Box<growth::WarningSink>>,
     /// Where a Python job's CUDA out-of-memory snapshots go (the zero-code hook,
-    /// [`cuda_hook`]); `None` installs no hook.
+    /// `supervise::cuda_hook`); `None` installs no hook.
     pub cuda_snapshots: Option<PathBuf>,
 }
 
@@ -72,8 +72,6 @@ pub struct RunResult<O> {
     pub pids: Vec<i32>,
     /// Seconds since boot when the job started, to pick its kernel log lines.
     pub started_boot_seconds: Option<f64>,
-    /// Signal memtriage received and passed on (or the terminal sent to both).
-    pub interrupted_by: Option<i32>,
     pub reaped: Vec<Reaped>,
     /// The `--record` file, its samples and events written, waiting for the final
     /// report once it is diagnosed ([`record::Recorder::finish`]).
@@ -452,7 +450,6 @@ pub fn run<O: OutputObserver + 'static>(
     // already in `received`; it ends with the process.
     stop.store(true, Ordering::Relaxed);
     drop(forwarder);
-    let interrupted_by = Some(received.load(Ordering::Relaxed)).filter(|s| *s > 0);
 
     let descendants = tree_watch.finish(job, start, config.interval);
     let limit = job_cgroup.map(|cg| {
@@ -574,7 +571,6 @@ pub fn run<O: OutputObserver + 'static>(
         stdout: stdout_observer,
         stderr: stderr_observer,
         started_boot_seconds,
-        interrupted_by,
         reaped,
         recording: recorder,
         cuda_snapshots: cuda_hook

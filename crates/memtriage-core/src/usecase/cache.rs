@@ -5,9 +5,12 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::pagecache::files::{self, Skipped};
-use crate::pagecache::report::{self, FileReport, CACHE_SCHEMA};
+use crate::pagecache::files;
+use crate::pagecache::report;
 use crate::probe::root::Root;
+
+pub use crate::pagecache::files::Skipped;
+pub use crate::pagecache::report::{FileReport, TensorResidency, CACHE_SCHEMA};
 
 /// Parts of each file whose residency is reported (the bar the CLI draws).
 pub const SEGMENTS: usize = 24;

@@ -4,12 +4,14 @@
 use serde::Serialize;
 
 use crate::diagnose::doctor::audit;
-use crate::diagnose::doctor::Profile;
+
 use crate::error::{Error, Result};
 use crate::model::finding::{Finding, Severity};
 use crate::model::system::SystemSnapshot;
 use crate::probe::root::Root;
 use crate::probe::system;
+
+pub use crate::diagnose::doctor::Profile;
 
 pub const DOCTOR_SCHEMA: &str = "memtriage.doctor/v1";
 

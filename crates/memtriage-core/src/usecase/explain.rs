@@ -6,9 +6,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::diagnose::logs::{FailureClass, LogMatch, LogScanner};
+use crate::diagnose::logs::{LogMatch, LogScanner};
 use crate::error::{Error, Result};
 use crate::model::finding::{Certainty, Finding, Severity};
+
+/// Every class of failure a log can show, with its finding id, title, why and fix.
+pub use crate::diagnose::logs::{ClassInfo, FailureClass, CLASSES};
 
 pub const EXPLAIN_SCHEMA: &str = "memtriage.explain/v1";
 pub const RULES_SCHEMA: &str = "memtriage.rules/v1";

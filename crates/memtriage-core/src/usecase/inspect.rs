@@ -13,9 +13,11 @@ use crate::model::process::{ProcessSnapshot, PROCESS_SCHEMA};
 use crate::model::tree::{TreeNode, TreeSnapshot, TREE_SCHEMA};
 use crate::parse::stat::MemoryLayout;
 use crate::probe::procdir::ProcDir;
-use crate::probe::process::{all_pids, default_threads, pids_matching, read_many, Detail};
+use crate::probe::process::{all_pids, pids_matching};
 use crate::probe::root::Root;
 use crate::probe::{self, fork, maps, tree};
+
+pub use crate::probe::process::{default_threads, read_many, Detail, ProcessReader};
 
 pub const INSPECT_SCHEMA: &str = "memtriage.inspect/v1";
 
@@ -381,4 +383,15 @@ pub fn sort(processes: &mut [ProcessSnapshot], key: SortKey) {
     } else {
         processes.sort_by(|a, b| value(b).cmp(&value(a)).then(a.pid.cmp(&b.pid)));
     }
+}
+
+/// The machine's memory as `doctor` reads it: meminfo, pressure, huge pages, limits,
+/// the kernel's OOM kills. Each figure that cannot be read is `None`, never 0.
+pub fn system(root: &Root) -> crate::model::system::SystemSnapshot {
+    probe::system::read(root)
+}
+
+/// The machine's NVIDIA GPUs and who holds their memory, or why they cannot be read.
+pub fn gpus(root: &Root) -> GpuReport {
+    probe::gpu::report(root)
 }

@@ -5,8 +5,10 @@ use std::path::PathBuf;
 
 use crate::error::Result;
 use crate::pagecache::files;
-use crate::pagecache::lock::{self, Locked};
+use crate::pagecache::lock;
 use crate::probe::root::Root;
+
+pub use crate::pagecache::lock::Locked;
 
 /// What to lock beyond the files themselves.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

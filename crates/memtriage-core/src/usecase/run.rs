@@ -10,8 +10,17 @@ use crate::model::run::RunReport;
 use crate::probe::root::Root;
 use crate::supervise::cuda_hook::SavedSnapshot;
 use crate::supervise::passthrough::OutputObserver;
-use crate::supervise::{self, Config, Tail};
+use crate::supervise::{self, Tail};
 use crate::usecase::explain_snapshot;
+
+pub use crate::sampler::DEFAULT_INTERVAL;
+pub use crate::supervise::Config;
+
+/// Why a memory limit is too small to run a job under (the cgroup would kill it
+/// before it starts), or `None` where it will do.
+pub fn limit_too_small(limit: u64) -> Option<String> {
+    crate::supervise::limit::too_small(limit)
+}
 
 /// Lines of the job's stderr kept for a summary to quote when nothing else explains
 /// how it ended.
@@ -131,7 +140,6 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
     let findings = diagnose(Inputs {
         report: &result.report,
         kernel_oom_kills: &kills,
-        kernel_log_unreadable: kernel_log_unreadable.as_deref(),
         text_findings: text_findings(&result.stdout, &result.stderr),
     });
     let mut report = result.report;

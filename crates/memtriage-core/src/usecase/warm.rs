@@ -13,9 +13,11 @@ use crate::model::system::ProactiveReclaim;
 use crate::pagecache::files::{self, Skipped, Walk};
 use crate::pagecache::lock::{self, Locked};
 use crate::pagecache::residency::Meter;
-use crate::pagecache::warm::{warm_file, WarmOptions, WarmStats};
+use crate::pagecache::warm::warm_file;
 use crate::probe::damon;
 use crate::probe::root::Root;
+
+pub use crate::pagecache::warm::{WarmMethod, WarmOptions, WarmStats};
 
 pub const WARM_SCHEMA: &str = "memtriage.warm/v1";
 
@@ -178,4 +180,10 @@ impl WarmPlan {
         report.locked = Some(held.bytes);
         Ok(Some(held))
     }
+}
+
+/// Proactive reclaim running on the machine (DAMON schemes that page out memory idle
+/// for a set time): a warmed file that then waits is read from disk again.
+pub fn proactive_reclaim(root: &Root) -> Result<Vec<ProactiveReclaim>> {
+    damon::read(root)
 }

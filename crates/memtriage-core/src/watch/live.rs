@@ -57,7 +57,7 @@ pub struct LiveFrame {
     /// `smaps_rollup` reads this sample made, and what they cost in seconds.
     pub pss_reads: usize,
     pub pss_read_seconds: f64,
-    /// The regions of the process a viewer focused on ([`Live::focus`]), by kind and
+    /// The regions of the process a viewer focused on (see `Live::focus`), by kind and
     /// by mapped file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub focus: Option<Focus>,

@@ -46,13 +46,8 @@ pub use cgroups::CgroupView;
 pub use files::{FileView, TensorView};
 pub use groups::{job_roots, GroupView, Grouping, OTHER};
 pub use live::{Focus, Live, LiveFrame, MachineHeader, FOCUS_EVERY, LIVE_SCHEMA};
-pub use oom::{
-    FaultRecord, KillKey, KillRecord, KillSource, OomCounts, CONFIRM_WINDOW, RECENT_KILLS,
-};
-pub use processes::{
-    ProcessRow, ProcessTable, COPY_ON_WRITE_MARK, HISTORY_POINTS, LIMIT_ETA_MINUTES,
-    MAJOR_FAULT_STORM,
-};
+pub use oom::{KillKey, KillRecord, KillSource, OomCounts};
+pub use processes::{ProcessRow, HISTORY_POINTS};
 
 /// What to watch and how.
 #[derive(Debug, Clone)]
@@ -377,12 +372,11 @@ fn slow_loop(
         if let Some((profile, every)) = config.doctor {
             if last_doctor.is_none_or(|t| now.duration_since(t) >= every) {
                 last_doctor = Some(now);
-                let report = crate::usecase::doctor::doctor(&config.root, profile);
-                let findings = report
-                    .findings
-                    .iter()
+                let system = crate::probe::system::read(&config.root);
+                let findings = crate::diagnose::doctor::audit(&system, profile)
+                    .into_iter()
                     .filter(|f| f.severity != Severity::Ok)
-                    .map(|f| (f.id.clone(), f.severity))
+                    .map(|f| (f.id, f.severity))
                     .collect();
                 publish(published, |view| {
                     view.findings = Some((SystemTime::now(), findings))

@@ -80,10 +80,10 @@ pub struct OomCounts {
     pub memory_events: bool,
     /// Userspace killers' logs that could not be read, with why.
     pub killer_log_errors: Vec<(PathBuf, String)>,
-    /// The last kills one by one, oldest first (at most [`RECENT_KILLS`]).
+    /// The last kills one by one, oldest first (at most 64).
     pub recent: Vec<KillRecord>,
     /// The last processes the kernel logged dying of a fault (a segfault, a bus
-    /// error), oldest first (at most [`RECENT_KILLS`]).
+    /// error), oldest first (at most 64).
     pub faults: Vec<FaultRecord>,
 }
 

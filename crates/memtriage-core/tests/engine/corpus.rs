@@ -14,9 +14,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use memtriage_core::diagnose::logs::CLASSES;
 use memtriage_core::model::finding::{Finding, Severity};
 use memtriage_core::usecase::explain;
+use memtriage_core::usecase::explain::CLASSES;
 
 const FLOOR: f64 = 0.95;
 

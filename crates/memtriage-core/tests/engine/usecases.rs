@@ -6,11 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use memtriage_core::model::finding::Severity;
-use memtriage_core::pagecache::residency::Meter;
-use memtriage_core::pagecache::warm::WarmOptions;
 use memtriage_core::usecase::inspect::{InspectRequest, SortKey, Targets};
 use memtriage_core::usecase::lock::LockOptions;
-use memtriage_core::usecase::warm::WarmRequest;
+use memtriage_core::usecase::warm::{WarmOptions, WarmRequest};
 use memtriage_core::usecase::{cache, doctor, evict, explain, inspect, lock, warm};
 use memtriage_core::{Error, ErrorKind, Root};
 
@@ -194,7 +192,10 @@ fn write(dir: &Path, name: &str, mib: u64) -> PathBuf {
 }
 
 fn cached(p: &Path) -> u64 {
-    Meter::open(p).unwrap().whole().cached
+    cache::residency(&Root::host(), &[p.to_path_buf()], false)
+        .unwrap()
+        .files[0]
+        .cached
 }
 
 fn warm_request(paths: &[PathBuf], lock: Option<LockOptions>) -> WarmRequest {

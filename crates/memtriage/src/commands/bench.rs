@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use memtriage_core::pagecache::bench;
+use memtriage_core::usecase::bench;
 
 use super::Context;
 use crate::cli::BenchLoadArgs;

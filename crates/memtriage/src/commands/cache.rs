@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use memtriage_core::pagecache::warm::WarmOptions;
 use memtriage_core::usecase::lock::LockOptions;
+use memtriage_core::usecase::warm::WarmOptions;
 use memtriage_core::usecase::{cache as residency, evict as evicting, warm as warming};
 use memtriage_core::ErrorKind;
 

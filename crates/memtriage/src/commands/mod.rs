@@ -9,7 +9,6 @@ mod explain;
 mod explain_snapshot;
 mod inspect;
 mod record;
-mod recording;
 mod report;
 mod run;
 mod serve;

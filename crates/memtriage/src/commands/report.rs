@@ -3,10 +3,7 @@
 use std::io::Write;
 
 use anyhow::Context as _;
-use memtriage_core::history::recorder::now_ms;
-use memtriage_core::history::store::Store;
-use memtriage_core::history::window::record_between;
-use memtriage_core::parse::record;
+use memtriage_core::usecase::report::{history_span, history_window, now_ms, parse_recording};
 
 use super::Context;
 use crate::cli::ReportArgs;
@@ -36,7 +33,7 @@ pub fn run(_ctx: &Context, args: &ReportArgs, p: &mut Printer) -> anyhow::Result
     }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
-    let rec = record::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let rec = parse_recording(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     if let Some(html) = &args.html {
         std::fs::write(html, render::html::page(&rec))
             .with_context(|| format!("{}: cannot write", html.display()))?;
@@ -76,8 +73,7 @@ fn history(
     html: &std::path::Path,
     p: &mut Printer,
 ) -> anyhow::Result<ExitStatus> {
-    let store = Store::open_read(db)?;
-    let Some((first, last)) = store.span()? else {
+    let Some((first, last)) = history_span(db)? else {
         anyhow::bail!(
             "{}: the record is empty: is `memtriage record` running?",
             db.display()
@@ -86,9 +82,14 @@ fn history(
     let ago =
         |age: crate::values::Retention| now_ms() - age.0.as_millis().min(i64::MAX as u128) as i64;
     // A kill is stamped when it happened, which may be after the last interval.
+    if let (Some(from), Some(to)) = (args.from, args.to) {
+        if to.0 > from.0 {
+            anyhow::bail!("the window ends before it starts: --from must be earlier than --to");
+        }
+    }
     let from = args.from.map(ago).unwrap_or(first).max(first);
     let to = args.to.map(ago).unwrap_or_else(now_ms);
-    let rec = record_between(&store, from, to, args.job.as_deref())?;
+    let rec = history_window(db, from, to, args.job.as_deref())?;
     if rec.samples.is_empty() {
         anyhow::bail!(
             "{}: nothing recorded{} between {} and {} (the record covers {} to {})",

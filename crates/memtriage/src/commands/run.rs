@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use memtriage_core::model::run::RunReport;
-use memtriage_core::supervise::Config;
 use memtriage_core::usecase::run;
+use memtriage_core::usecase::run::Config;
 
 use super::Context;
 use crate::cli::RunArgs;

@@ -3,11 +3,9 @@
 
 use std::io::Write;
 
-use memtriage_core::history::recorder::now_ms;
-use memtriage_core::history::store::Store;
-use memtriage_core::history::why::{record_notes, why, WhyRequest, WHY_SCHEMA};
+use memtriage_core::usecase::record::default_db;
+use memtriage_core::usecase::why::{now_ms, why, WhyAnswer, WhyRequest, WHY_SCHEMA};
 
-use super::recording::default_db;
 use crate::cli::WhyArgs;
 use crate::exit::ExitStatus;
 use crate::render;
@@ -15,7 +13,6 @@ use crate::render::printer::Printer;
 
 pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let db = args.db.clone().unwrap_or_else(default_db);
-    let store = Store::open_read(&db)?;
     let since_ms = args
         .since
         .map(|s| now_ms() - s.0.as_millis().min(i64::MAX as u128) as i64);
@@ -23,8 +20,11 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         pid: args.pid,
         since_ms,
     };
-    let report = why(&store, &request)?;
-    let span = store.span()?;
+    let WhyAnswer {
+        report,
+        span,
+        notes,
+    } = why(&db, &request)?;
     if args.json {
         match &report {
             Some(r) => serde_json::to_writer_pretty(&mut p.out, r)?,
@@ -34,7 +34,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
                     "schema": WHY_SCHEMA,
                     "death": null,
                     "record": span.map(|(first, last)| serde_json::json!({"first_ms": first, "last_ms": last})),
-                    "notes": record_notes(&store)?,
+                    "notes": notes,
                 }),
             )?,
         }
@@ -62,7 +62,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
                 .unwrap_or_default(),
             db.display()
         )?;
-        for n in record_notes(&store)? {
+        for n in &notes {
             writeln!(p.out, "note: {n}")?;
         }
         return Ok(ExitStatus::Success);

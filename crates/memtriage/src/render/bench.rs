@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use memtriage_core::pagecache::bench::{LoadBench, Method};
+use memtriage_core::usecase::bench::{LoadBench, Measurement, Method};
 
 use super::table;
 use memtriage_core::model::units::iec;
@@ -46,9 +46,8 @@ pub fn write(out: &mut dyn Write, b: &LoadBench) -> io::Result<()> {
         let (Some(c), Some(h)) = (find(true), find(false)) else {
             continue;
         };
-        let per_gib = |m: &memtriage_core::pagecache::bench::Measurement| {
-            format!("{:.0}", (m.minor_faults + m.major_faults) as f64 / gib)
-        };
+        let per_gib =
+            |m: &Measurement| format!("{:.0}", (m.minor_faults + m.major_faults) as f64 / gib);
         t.add_row(vec![
             method.label().to_string(),
             format!("{:.2} s", c.seconds),

@@ -3,9 +3,8 @@
 use std::io::{self, Write};
 
 use memtriage_core::model::system::ProactiveReclaim;
-use memtriage_core::pagecache::files::Skipped;
-use memtriage_core::pagecache::report::FileReport;
-use memtriage_core::pagecache::warm::WarmStats;
+use memtriage_core::usecase::cache::{FileReport, Skipped};
+use memtriage_core::usecase::warm::WarmStats;
 
 use super::style::Style;
 use super::table;

@@ -3,9 +3,9 @@
 
 use std::io::{self, Write};
 
-use memtriage_core::diagnose::doctor::Profile;
 use memtriage_core::model::finding::{Finding, Severity};
 use memtriage_core::model::system::SystemSnapshot;
+use memtriage_core::usecase::doctor::Profile;
 
 use super::findings;
 use super::style::Style;

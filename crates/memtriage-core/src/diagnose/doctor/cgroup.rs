@@ -7,7 +7,7 @@ use crate::model::units::iec;
 
 use super::{ev, finding, percent, unreadable, Profile};
 
-use crate::probe::system::MEMINFO;
+use crate::model::system::MEMINFO;
 
 pub(super) fn cgroup(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     let why = "A container or systemd slice limit OOM-kills the job at the limit even when the \

@@ -9,7 +9,7 @@ use super::{ev, finding, opt_num, sysctl_fix, unreadable, vm_path, Profile};
 /// Kills at most this long before now make `oom.recent-kills` an error.
 pub const OOM_RECENT_SECONDS: f64 = 3600.0;
 
-use crate::probe::system::VMSTAT;
+use crate::model::system::VMSTAT;
 const KMSG: &str = "/dev/kmsg";
 
 pub(super) fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {

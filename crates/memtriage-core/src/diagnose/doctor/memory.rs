@@ -9,9 +9,9 @@ use super::{
     ev, finding, machine, opt_num, percent, sysctl_fix, unreadable, vm_path, Profile, GIB,
 };
 
-use crate::probe::system::MEMINFO;
+use crate::model::system::MEMINFO;
 const SWAPS: &str = "/proc/swaps";
-use crate::probe::system::PRESSURE as PSI;
+use crate::model::system::PRESSURE as PSI;
 
 pub(super) fn memory(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
     let m = sys.memory.as_ref();

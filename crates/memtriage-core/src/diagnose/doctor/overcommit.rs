@@ -10,7 +10,7 @@ use super::{ev, finding, machine, opt_num, sysctl_fix, unreadable, vm_path, Prof
 /// Share of the commit limit that must stay free under strict overcommit.
 pub const COMMIT_HEADROOM_MIN_PERCENT: u64 = 5;
 
-use crate::probe::system::MEMINFO;
+use crate::model::system::MEMINFO;
 
 pub(super) fn overcommit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let Some(mode) = sys.vm.overcommit_memory else {

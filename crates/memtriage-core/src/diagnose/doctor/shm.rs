@@ -15,8 +15,8 @@ pub fn shm_recommended(mem_total: Option<u64>) -> u64 {
     quarter.clamp(GIB, 16 * GIB)
 }
 
-use crate::probe::mounts::MOUNTINFO;
-use crate::probe::system::MEMINFO;
+use crate::model::system::MEMINFO;
+use crate::model::system::MOUNTINFO;
 
 fn shm_fix(size: u64) -> String {
     let g = (size / GIB).max(1);

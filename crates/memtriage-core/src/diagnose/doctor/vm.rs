@@ -12,7 +12,7 @@ pub const MAX_MAP_COUNT_RECOMMENDED: u64 = 1_048_576;
 /// Below this a loader that maps many shards runs out of mappings.
 pub const MAX_MAP_COUNT_MIN: u64 = 262_144;
 
-use crate::probe::system::MEMINFO;
+use crate::model::system::MEMINFO;
 
 pub(super) fn max_map_count(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let Some(n) = sys.vm.max_map_count else {

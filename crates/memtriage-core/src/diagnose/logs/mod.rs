@@ -34,7 +34,7 @@ use serde::{Serialize, Serializer};
 use crate::model::finding::Finding;
 use crate::parse::kmsg;
 use crate::parse::text::escape_bytes;
-pub use rules::{ClassInfo, FailureClass, Rule, CLASSES, RULES};
+pub use rules::{ClassInfo, FailureClass, CLASSES, RULES};
 
 /// Bytes of a segment examined and kept; a longer line is cut here (at a UTF-8
 /// boundary), so a 10 MB line costs no more memory than a short one.
@@ -463,10 +463,6 @@ impl LogScanner {
         }
     }
 
-    pub fn source(&self) -> &str {
-        &self.source
-    }
-
     /// Bytes fed so far.
     pub fn bytes(&self) -> u64 {
         self.bytes
@@ -479,6 +475,7 @@ impl LogScanner {
 
     /// One line without its `\n`. A partial line left by [`feed`](Self::feed) is
     /// completed by it.
+    #[cfg(test)]
     pub fn feed_line(&mut self, line: &[u8]) {
         self.feed(line);
         self.feed(b"\n");

@@ -14,7 +14,7 @@ pub mod fit;
 pub mod snapshot;
 pub mod watch;
 
-pub use watch::{GrowthWarning, GrowthWatch, NearCeiling, Tick};
+pub use watch::GrowthWatch;
 
 use super::record::Recorder;
 use crate::model::growth::{CeilingSnapshot, GrowthSummary};

@@ -141,10 +141,6 @@ impl GrowthWatch {
         }
     }
 
-    pub fn ceiling(&self) -> Option<&MemoryCeiling> {
-        self.ceiling.as_ref()
-    }
-
     /// Takes one sample: O(processes + window), no allocation once warmed up.
     pub fn feed(&mut self, sample: &Sample) -> Tick {
         let Some(bytes) = self.tree_bytes(sample) else {

@@ -18,7 +18,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use memtriage_core::watch::Watcher;
+use memtriage_core::usecase::watch::Watcher;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
@@ -37,7 +37,7 @@ const AUTH_CACHE: usize = 64;
 pub struct Server {
     pub watcher: Watcher,
     /// How `--record` goes, where it was asked for.
-    pub record: Option<std::sync::Arc<crate::commands::recording::RecordStatus>>,
+    pub record: Option<std::sync::Arc<memtriage_core::usecase::record::RecordStatus>>,
     pub web: WebConfig,
     /// Credentials bcrypt accepted, as digests ([`credential_digest`]): a scrape every
     /// 15 s must not cost a bcrypt each, and no password is kept in memory.

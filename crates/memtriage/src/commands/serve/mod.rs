@@ -11,14 +11,14 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context as _};
-use memtriage_core::watch::{Grouping, WatchConfig, Watcher};
+use memtriage_core::usecase::watch::{Grouping, WatchConfig, Watcher};
 
-use super::recording::Recording;
 use super::Context;
 use crate::cli::ServeArgs;
 use crate::exit::ExitStatus;
 use crate::render::printer::Printer;
 use crate::values::GroupSpec;
+use memtriage_core::usecase::record::{Recording, PRESSURE_CHECK};
 use web_config::WebConfig;
 
 pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
@@ -123,9 +123,6 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
     outcome?;
     Ok(ExitStatus::Success)
 }
-
-/// How often `--record` reads the machine between intervals.
-const PRESSURE_CHECK: Duration = Duration::from_secs(1);
 
 /// `--record`: the recording beside the exporter, one interval per sample.
 struct RecordThread {

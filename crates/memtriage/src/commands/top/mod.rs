@@ -1,17 +1,14 @@
 //! `memtriage top`: the engine's sampler over every process, drawn live. The sampler
-//! thread builds each frame (`watch::Live`); this thread only reads keys and draws.
+//! thread builds each frame (`usecase::top::LiveView`); this thread only reads keys and draws.
 //! The terminal is restored however `top` ends: quit, an error, a panic, SIGTERM,
 //! SIGHUP. `--once` and `--iterations N` print frames instead (JSON with `--json`).
 
 use std::io::Write;
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::mpsc::{self, Receiver};
-use std::sync::Arc;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use memtriage_core::sampler::{PssBudget, SamplerConfig, SamplerThread, Scope};
-use memtriage_core::watch::{Live, LiveFrame};
+use memtriage_core::usecase::top::LiveView;
 use memtriage_core::Root;
 use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
@@ -44,12 +41,9 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
              `memtriage top --once` or `--iterations N` (with --json for JSON)"
         );
     }
-    let (sampler, frames, focus) = start(&ctx.root, interval_ms, window)?;
-    let mut sampler = Some(sampler);
-    let mut focus = focus;
+    let mut live = Some(start(&ctx.root, interval_ms, window)?);
     super::stop::install();
     let mut guard = TerminalGuard::enter()?;
-    let mut frames = frames;
     let outcome = (|| -> anyhow::Result<()> {
         let mut dirty = true;
         loop {
@@ -57,7 +51,10 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
                 return Ok(());
             }
             loop {
-                match frames.try_recv() {
+                let Some(view) = &live else {
+                    return Err(anyhow::anyhow!("the sampler stopped"));
+                };
+                match view.frames().try_recv() {
                     Ok(frame) => {
                         app.show(frame);
                         dirty = true;
@@ -66,7 +63,7 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
                     // The sampler stopped: a bug on its side, said rather than a
                     // frozen screen.
                     Err(mpsc::TryRecvError::Disconnected) => {
-                        return match sampler.take().map(SamplerThread::stop) {
+                        return match live.take().map(LiveView::stop) {
                             Some(Err(e)) => Err(e.into()),
                             _ => Err(anyhow::anyhow!("the sampler stopped")),
                         };
@@ -80,7 +77,9 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
                 } else {
                     0
                 };
-                focus.store(pid, Ordering::Relaxed);
+                if let Some(view) = &live {
+                    view.focus_on(pid);
+                }
                 guard.terminal.draw(|f| draw(f, &app))?;
                 dirty = false;
             }
@@ -101,11 +100,8 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
                         match app.key(key_of(k.code, k.modifiers)) {
                             Outcome::Quit => return Ok(()),
                             Outcome::Interval => {
-                                drop(sampler.take());
-                                let (s, f, fo) = start(&ctx.root, app.interval_ms, window)?;
-                                sampler = Some(s);
-                                frames = f;
-                                focus = fo;
+                                drop(live.take());
+                                live = Some(start(&ctx.root, app.interval_ms, window)?);
                             }
                             Outcome::Continue => {}
                         }
@@ -120,7 +116,7 @@ pub fn run(ctx: &Context, args: &TopArgs, p: &mut Printer) -> anyhow::Result<Exi
         }
     })();
     drop(guard);
-    drop(sampler);
+    drop(live);
     outcome?;
     Ok(ExitStatus::Success)
 }
@@ -174,30 +170,10 @@ fn key_of(code: KeyCode, mods: KeyModifiers) -> Key {
     }
 }
 
-/// The sampler over every process, each sample turned into a frame on its thread;
-/// and where to say which process the detail pane shows.
-fn start(
-    root: &Root,
-    interval_ms: u64,
-    window: f64,
-) -> anyhow::Result<(SamplerThread, Receiver<LiveFrame>, Arc<AtomicI32>)> {
-    let mut config = SamplerConfig::new(Scope::All, Duration::from_millis(interval_ms));
-    config.pss = Some(PssBudget::MACHINE);
-    config.exe = false;
-    config.keep_open = memtriage_core::sampler::open_files_for();
-    config.root = root.clone();
-    // One frame waits at most: a view busy drawing skips frames, it does not queue them.
-    let (tx, rx) = mpsc::sync_channel(1);
-    let mut live = Live::new(root, window);
-    let focus = live.focus();
-    let thread = SamplerThread::spawn(config, move |sample| {
-        !matches!(
-            tx.try_send(live.frame(&sample)),
-            Err(mpsc::TrySendError::Disconnected(_))
-        )
-    })
-    .context("cannot start the sampler")?;
-    Ok((thread, rx, focus))
+/// The sampler over every process, each sample turned into a frame on its thread.
+fn start(root: &Root, interval_ms: u64, window: f64) -> anyhow::Result<LiveView> {
+    LiveView::start(root, Duration::from_millis(interval_ms), window)
+        .context("cannot start the sampler")
 }
 
 /// `--once` (the second sample, so rates are known) or `--iterations N`, as JSON
@@ -209,11 +185,11 @@ fn batch(
     window: f64,
     p: &mut Printer,
 ) -> anyhow::Result<ExitStatus> {
-    let (sampler, frames, _) = start(&ctx.root, app.interval_ms, window)?;
+    let live = start(&ctx.root, app.interval_ms, window)?;
     let wanted = args.iterations.unwrap_or(1);
     // The first sample has no rates yet: `--once` waits for the second.
     let skip = usize::from(args.once);
-    for (i, frame) in frames.iter().enumerate() {
+    for (i, frame) in live.frames().iter().enumerate() {
         if i < skip {
             continue;
         }
@@ -229,7 +205,7 @@ fn batch(
             break;
         }
     }
-    sampler.stop()?;
+    live.stop()?;
     Ok(ExitStatus::Success)
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use memtriage_core::diagnose::ids;
+use memtriage_core::model::ids;
 use memtriage_core::model::run::{Outcome, Record, RecordedEvent};
 
 /// How a marker is coloured: a quiet end, something to watch, or a failure.

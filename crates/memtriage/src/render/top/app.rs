@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use memtriage_core::watch::{job_roots, LiveFrame, ProcessRow, HISTORY_POINTS};
+use memtriage_core::usecase::top::{job_roots, LiveFrame, ProcessRow, HISTORY_POINTS};
 
 /// What the table is sorted by, largest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -445,7 +445,7 @@ pub enum Key {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use memtriage_core::watch::{MachineHeader, LIVE_SCHEMA};
+    use memtriage_core::usecase::top::{MachineHeader, LIVE_SCHEMA};
 
     pub(crate) fn row(
         pid: i32,

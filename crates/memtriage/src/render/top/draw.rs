@@ -3,7 +3,7 @@
 //! only the frame and the view's state; what could not be read shows as `-`.
 
 use memtriage_core::model::units::iec;
-use memtriage_core::watch::{Focus, LiveFrame, ProcessRow};
+use memtriage_core::usecase::top::{Focus, LiveFrame, ProcessRow};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line as TextLine, Span};
@@ -495,7 +495,7 @@ fn footer_line(app: &App) -> TextLine<'static> {
 mod tests {
     use super::*;
     use crate::render::top::app::tests::frame;
-    use memtriage_core::watch::MachineHeader;
+    use memtriage_core::usecase::top::MachineHeader;
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
 

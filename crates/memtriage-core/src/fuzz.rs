@@ -1,0 +1,141 @@
+//! The fuzz targets' bodies, shared by the libFuzzer binaries (`fuzz/fuzz_targets/`,
+//! nightly, `cargo fuzz run TARGET`, with this crate's feature `fuzzing`) and the test that replays every input kept
+//! under `fuzz/corpus/` and `fuzz/artifacts/` on any toolchain. A target passes when
+//! the code under it neither panics nor breaks the property it states.
+
+use crate::diagnose::logs::LogScanner;
+use crate::parse::{
+    cgroup, cuda_snapshot, environ, kmsg, kv, limits, meminfo, mountinfo, passwd, pickle, pressure,
+    proc_connector, record, safetensors, smaps, smaps_rollup, stat, statm, status, swaps, text,
+    thp, uptime, userspace_oom, workload,
+};
+
+/// A target's body: any bytes in, a panic where the code under it fails.
+pub type Target = fn(&[u8]);
+
+/// Every target by name, in the order `fuzz/run.sh` runs them.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("proc", proc_files),
+    ("system", system_files),
+    ("kmsg", kernel_log),
+    ("safetensors", safetensors_header),
+    ("proc_connector", proc_events),
+    ("record", run_record),
+    ("logs", log_scanner),
+    ("pickle", cuda_snapshot_pickle),
+];
+
+/// A process's files under /proc/PID, as read whole or cut short.
+pub fn proc_files(bytes: &[u8]) {
+    let lossy = String::from_utf8_lossy(bytes);
+    let _ = stat::parse(bytes);
+    let _ = statm::parse(bytes);
+    let _ = status::parse(bytes);
+    let _ = status::cap_eff(&lossy);
+    let _ = smaps_rollup::parse(bytes);
+    let _ = smaps::parse(bytes);
+    let _ = smaps::private_dirty_by_mapping(bytes);
+    let _ = kv::sizes(bytes).count();
+    let _ = text::escape_bytes(bytes);
+    let _ = text::split_cmdline(bytes);
+    let _ = environ::rank(bytes);
+    let _ = cgroup::parse_membership(&lossy);
+    let _ = limits::limit(&lossy, "Max locked memory");
+}
+
+/// The machine's files: /proc/meminfo, mountinfo, swaps, pressure, THP, uptime, passwd,
+/// cgroup limits.
+pub fn system_files(bytes: &[u8]) {
+    let lossy = String::from_utf8_lossy(bytes);
+    let _ = meminfo::parse(&lossy);
+    let _ = mountinfo::parse(&lossy);
+    let _ = mountinfo::unescape_octal(&lossy);
+    let _ = mountinfo::tmpfs_size(&lossy);
+    let _ = swaps::parse(&lossy);
+    let _ = pressure::parse(&lossy);
+    let _ = thp::selected(&lossy);
+    let _ = uptime::parse(&lossy);
+    let _ = passwd::parse(&lossy);
+    let _ = kv::counters(&lossy).count();
+    let _ = cgroup::parse_v1_limit(&lossy);
+    let _ = cgroup::parse_v2_limit(&lossy);
+}
+
+/// Kernel log lines in every format, and the OOM kills read from them.
+pub fn kernel_log(bytes: &[u8]) {
+    let lossy = String::from_utf8_lossy(bytes);
+    for line in lossy.lines() {
+        let _ = kmsg::parse_line(line);
+    }
+    let _ = kmsg::oom_kills(lossy.lines());
+    let _ = kmsg::xid_events(lossy.lines());
+    // `serve`'s readers of the same streams: userspace killers' lines, and the
+    // cgroup paths the kernel names in them.
+    for line in lossy.lines() {
+        let _ = userspace_oom::parse_line(line);
+        let _ = workload::from_cgroup_path(line);
+    }
+}
+
+/// A CUDA memory snapshot pickle, and its explanation: the reader runs nothing, and
+/// whatever it accepts the analysis explains without a panic.
+pub fn cuda_snapshot_pickle(bytes: &[u8]) {
+    let _ = pickle::read(bytes);
+    if let Ok(snap) = cuda_snapshot::parse(bytes) {
+        let r = crate::diagnose::cuda_snapshot::analyse(&snap, None, "fuzz");
+        for d in &r.devices {
+            // The pools partition the device's segments.
+            let sum = |f: fn(&_) -> u64| d.pools.iter().map(f).fold(0u64, u64::saturating_add);
+            assert_eq!(sum(|p| p.reserved), d.reserved);
+            assert_eq!(sum(|p| p.free), d.reserved_free);
+            assert!(d.pools.iter().all(|p| p.largest_free_block <= p.free));
+        }
+    }
+}
+
+/// A safetensors header's JSON, whatever sizes the file and the length field claim.
+pub fn safetensors_header(bytes: &[u8]) {
+    let len = bytes.len() as u64;
+    for (file_size, declared) in [(len + 8, len), (len, len), (0, len), (u64::MAX, u64::MAX)] {
+        if let Ok(h) = safetensors::parse(file_size, declared, bytes) {
+            // A header accepted names only ranges inside the file.
+            for t in &h.tensors {
+                assert!(
+                    h.data_start <= t.start && t.start <= t.end && t.end <= file_size,
+                    "{t:?} in {file_size}"
+                );
+            }
+        }
+    }
+}
+
+/// Datagrams from the kernel's process events connector.
+pub fn proc_events(bytes: &[u8]) {
+    let _ = proc_connector::parse_datagram(bytes);
+}
+
+/// A `memtriage run --record` file.
+pub fn run_record(bytes: &[u8]) {
+    let _ = record::parse(&String::from_utf8_lossy(bytes));
+}
+
+/// The log scanner: any bytes, and the same answer however the input is cut (the
+/// first byte chooses where).
+pub fn log_scanner(bytes: &[u8]) {
+    let whole = scan(&[bytes]);
+    let cut = bytes.first().map_or(0, |b| *b as usize).min(bytes.len());
+    let split = scan(&[&bytes[..cut], &bytes[cut..]]);
+    assert_eq!(whole, split, "cut at {cut}");
+}
+
+fn scan(chunks: &[&[u8]]) -> Vec<(String, u64)> {
+    let mut s = LogScanner::with_source("fuzz");
+    for c in chunks {
+        s.feed(c);
+    }
+    s.finish();
+    s.findings()
+        .iter()
+        .map(|f| (f.id.clone(), f.evidence.len() as u64))
+        .collect()
+}

@@ -1,0 +1,289 @@
+//! The forms users paste, each a defect once found on real logs: counts that must be
+//! whole, encodings, messages with text glued around them or wrapped, what a SIGKILL
+//! does and does not prove, and prose that only mentions a failure.
+
+use crate::diagnose::logs::FailureClass;
+use crate::model::finding::{Certainty, Severity};
+
+use super::{evidence, only_finding, scan};
+
+fn classes(bytes: &[u8]) -> Vec<String> {
+    scan(bytes).findings().into_iter().map(|f| f.id).collect()
+}
+
+#[test]
+fn every_kill_of_a_dmesg_is_counted_and_the_largest_are_listed() {
+    let mut log = String::new();
+    for i in 0..26u64 {
+        log.push_str(&format!(
+            "[Sat Nov 21 06:{:02}:00 2026] Out of memory: Killed process {} (python) total-vm:9000000kB, anon-rss:{}kB, file-rss:0kB, shmem-rss:0kB\n",
+            i,
+            1000 + i,
+            (i + 1) * 100_000
+        ));
+    }
+    let f = only_finding(&scan(log.as_bytes()), FailureClass::OomKill);
+    assert!(f.title.contains("killed 26 processes"), "{}", f.title);
+    assert_eq!(evidence(&f, "OOM kills in the log"), "26");
+    assert!(evidence(&f, "kills not listed").starts_with("22 more"));
+    // The largest (pid 1025, 2.5 GiB) leads, though it was neither first nor kept.
+    let killed: Vec<&str> = f
+        .evidence
+        .iter()
+        .filter(|e| e.label == "killed")
+        .map(|e| e.value.as_str())
+        .collect();
+    assert!(
+        killed.first().is_some_and(|k| k.contains("1025")),
+        "{killed:?}"
+    );
+}
+
+#[test]
+fn the_kernel_report_names_the_limit_and_who_held_the_memory() {
+    let log = b"[ 100.1] python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+[ 100.1] memory: usage 4,194,304kB, limit 4194304kB, failcnt 77
+[ 100.1] Tasks state (memory values in pages):
+[ 100.1] [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name
+[ 100.1] [    101]     0   101   500000   500000  3000000        0             0 python
+[ 100.1] [    102]     0   102   300000   200000  2000000        0             0 pt_data_worker
+[ 100.1] [    103]     0   103   300000   200000  2000000        0             0 pt_data_worker
+[ 100.1] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/job,task_memcg=/job,task=python,pid=101,uid=0
+[ 100.1] Memory cgroup out of memory: Killed process 101 (python) total-vm:2000000kB, anon-rss:1600000kB, file-rss:0kB, shmem-rss:0kB
+";
+    let f = only_finding(&scan(log), FailureClass::OomKill);
+    assert_eq!(evidence(&f, "memory cgroup limit hit"), "4.0 GiB");
+    let holders = evidence(&f, "largest holders at the kill (rss by command)");
+    assert!(
+        holders.starts_with("python: 1.9 GiB, pt_data_worker ×2: 1.5 GiB"),
+        "{holders}"
+    );
+    assert_eq!(
+        f.assessment.as_ref().map(|a| a.certainty),
+        Some(Certainty::Confirmed)
+    );
+}
+
+#[test]
+fn exit_statuses_and_launcher_reports_of_sigkill() {
+    for line in [
+        "Error: container exited with code 137",
+        "    Exit Code:    137",
+        "exitcode  : -9 (pid: 4242)",
+        "  Signal 9 (SIGKILL) received by PID 4242",
+        "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)",
+    ] {
+        let s = scan(format!("{line}\n").as_bytes());
+        let f = only_finding(&s, FailureClass::OomKill);
+        assert_eq!(
+            f.assessment.as_ref().map(|a| a.certainty),
+            Some(Certainty::Likely),
+            "{line}: a SIGKILL suggests the OOM killer, it does not prove it"
+        );
+        assert!(!f.assessment.as_ref().unwrap().confirm.is_empty());
+    }
+}
+
+#[test]
+fn a_sigkill_the_runtime_says_was_not_oom_is_never_an_oom_error() {
+    let kubectl =
+        b"    State:          Terminated\n      Reason:       Error\n      Exit Code:    137\n";
+    let docker = b"\"OOMKilled\": false,\n\"ExitCode\": 137,\n";
+    for log in [&kubectl[..], &docker[..]] {
+        let findings = scan(log).findings();
+        assert!(
+            findings.iter().all(|f| f.id != "log.oom-kill"),
+            "{findings:?}"
+        );
+        let f = only_finding(&scan(log), FailureClass::Sigkill);
+        assert_eq!(f.severity, Severity::Info);
+        assert_eq!(
+            f.assessment.as_ref().map(|a| a.certainty),
+            Some(Certainty::Possible)
+        );
+    }
+}
+
+#[test]
+fn python_and_numpy_out_of_ram() {
+    let f = only_finding(
+        &scan(b"numpy.core._exceptions._ArrayMemoryError: Unable to allocate 74.5 GiB for an array with shape (100000, 100000) and data type float64\n"),
+        FailureClass::HostAllocFailure,
+    );
+    assert!(
+        f.title.contains("74.5 GiB") && f.title.contains("(100000, 100000)"),
+        "{}",
+        f.title
+    );
+    only_finding(
+        &scan(b"Traceback (most recent call last):\n  File \"x.py\", line 1\nMemoryError\n"),
+        FailureClass::HostAllocFailure,
+    );
+    only_finding(
+        &scan(b"RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: you tried to allocate 1073741824 bytes.\n"),
+        FailureClass::HostAllocFailure,
+    );
+    only_finding(
+        &scan(b"OSError: [WinError 1455] The paging file is too small for this operation to complete.\n"),
+        FailureClass::HostAllocFailure,
+    );
+}
+
+#[test]
+fn utf16_logs_and_byte_order_marks() {
+    let text = "Windows PowerShell\r\nOut of memory: Killed process 9 (python) total-vm:4kB, anon-rss:4kB\r\n";
+    let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let mut marked = vec![0xFF, 0xFE];
+    marked.extend_from_slice(&le);
+    for log in [le, marked] {
+        let s = scan(&log);
+        only_finding(&s, FailureClass::OomKill);
+        assert_eq!(s.matches()[0].line_no, 2);
+    }
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend_from_slice(b"Killed\n");
+    only_finding(&scan(&bom), FailureClass::OomKill);
+}
+
+#[test]
+fn messages_in_other_encodings_binary_and_nul_bytes_are_still_found() {
+    // GBK around the message (a Chinese Windows console), NUL bytes, binary garbage.
+    let mut log = b"\xd1\xb5\xc1\xb7\xbf\xaa\xca\xbc \x00\x01\x02\xff\n".to_vec();
+    log.extend_from_slice(
+        b"\xb4\xed\xce\xf3: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+    );
+    log.extend(std::iter::repeat_n(0u8, 10_000));
+    log.extend_from_slice(b"\nSegmentation fault (core dumped)\n");
+    let ids = classes(&log);
+    assert!(ids.contains(&"log.cuda-oom".to_string()), "{ids:?}");
+    assert!(ids.contains(&"log.native-crash".to_string()), "{ids:?}");
+}
+
+#[test]
+fn a_message_wrapped_by_a_terminal_is_read_joined() {
+    let log = b"[rank1]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 1] Process group watchdog thread terminated with exception: CUDA error: an illegal me\nmory access was encountered\n";
+    only_finding(&scan(log), FailureClass::CudaIllegalMemoryAccess);
+    let log = b"RuntimeError: DataLoader worker (pid 270071) is killed by signal: \nBus error. It is possible that dataloader's workers are out of shared memory.\n";
+    only_finding(&scan(log), FailureClass::DataloaderShm);
+}
+
+#[test]
+fn text_glued_before_the_message_and_markdown_quotes() {
+    only_finding(
+        &scan(b" 19%|######    | 569/2975 [03:31<1:35:15,  2.38s/it]Killed\n"),
+        FailureClass::OomKill,
+    );
+    only_finding(
+        &scan(b"> Dec 1 15:01:07 cluster1 kernel: Out of memory: Kill process 7963 (sge_qmaster) score 948 or sacrifice child\n"),
+        FailureClass::OomKill,
+    );
+}
+
+#[test]
+fn what_is_only_mentioned_or_recovered_from_is_not_a_failure() {
+    for log in [
+        // NCCL without InfiniBand falls back to sockets and goes on.
+        &b"node1:123:456 [0] NCCL WARN Failed to open libibverbs.so[.1]\nnode1:123:456 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"[..],
+        // Documentation quoting the message as an example.
+        b"If the extension is built for another torch, importing it prints `Segmentation fault (core dumped)` and exits.\n",
+        b"## CUDA out of memory\n\nA common error you may encounter when the GPU runs out of memory is:\n\n```\nCUDA out of memory. Tried to allocate 256.00 MiB (GPU 0; 11.17 GiB total capacity)\n```\n",
+        // A healthy `free` and a healthy ulimit -a.
+        b"              total        used        free\nMem:           62Gi        20Gi        30Gi\nSwap:         2.0Gi       0.1Gi       1.9Gi\n",
+        b"max locked memory       (kbytes, -l) 64\n",
+    ] {
+        let findings = scan(log).findings();
+        assert!(
+            findings.iter().all(|f| f.severity < Severity::Warn),
+            "{}: {findings:?}",
+            String::from_utf8_lossy(log)
+        );
+    }
+}
+
+#[test]
+fn swap_nearly_full_is_thrashing_with_the_figures() {
+    let f = only_finding(
+        &scan(b"              total        used        free\nMem:           15Gi        15Gi       200Mi\nSwap:         8.0Gi       7.8Gi       200Mi\n"),
+        FailureClass::SwapThrashing,
+    );
+    assert!(f.title.contains("97%"), "{}", f.title);
+    assert_eq!(f.severity, Severity::Warn);
+
+    // top: a swap device too large to fill, but gigabytes in it and nothing available.
+    let f = only_finding(
+        &scan(b"KiB Mem : 16363244 total,   329000 free, 15569480 used,   464764 buff/cache\nKiB Swap: 16707580 total, 10609236 free,  6098344 used.   275080 avail Mem\n"),
+        FailureClass::SwapThrashing,
+    );
+    assert!(
+        f.title
+            .contains("holds 5.8 GiB (37% of 15.9 GiB) with 269 MiB of memory available"),
+        "{}",
+        f.title
+    );
+    // The same swap with memory to spare is a machine that swapped once, not thrashing.
+    assert!(
+        scan(b"KiB Swap: 16707580 total, 10609236 free,  6098344 used.  8275080 avail Mem\n")
+            .findings()
+            .is_empty()
+    );
+
+    // A progress bar's own RAM and swap figures.
+    let f = only_finding(
+        &scan("3/3 11.3G 1.362: 63% 40/63 16.1s/it   MPS alloc= 0.37 GB | RAM= 16.3/17.2 GB (95.2%) | swap= 23.78 GB\n".as_bytes()),
+        FailureClass::SwapThrashing,
+    );
+    assert!(
+        f.title
+            .starts_with("RAM 95.2% used (16.3/17.2 GB) with 23.8 GiB in swap"),
+        "{}",
+        f.title
+    );
+    assert!(scan(b"RAM= 9.1/17.2 GB (52.9%) | swap= 0.00 GB\n")
+        .findings()
+        .is_empty());
+}
+
+#[test]
+fn a_failure_users_report_in_their_own_words() {
+    only_finding(
+        &scan(b"When I change it to layer3, the terminal shows 'Bus error' after printing the line.\n"),
+        FailureClass::MmapBusError,
+    );
+    only_finding(
+        &scan(b"the run abruptly erred with \"Segmentation fault\" on the second epoch\n"),
+        FailureClass::NativeCrash,
+    );
+    // Documentation telling the reader what they may see is not a report.
+    assert!(
+        scan(b"Otherwise you will get `Segmentation fault` when importing it.\n")
+            .findings()
+            .iter()
+            .all(|f| f.severity < Severity::Warn)
+    );
+}
+
+#[test]
+fn memory_the_job_printed_rising_is_growth_with_its_slope() {
+    let mut log = String::new();
+    for epoch in 0..8u32 {
+        log.push_str(&format!(
+            "epoch {epoch} loss 0.{} | RSS: {:.1} GB\n",
+            9 - epoch,
+            2.0 + f64::from(epoch) * 0.5
+        ));
+    }
+    let f = only_finding(&scan(log.as_bytes()), FailureClass::MemoryGrowth);
+    assert_eq!(f.severity, Severity::Warn);
+    assert!(
+        f.title
+            .contains("rose from 2.0 GiB to 5.5 GiB over 8 readings"),
+        "{}",
+        f.title
+    );
+    assert_eq!(evidence(&f, "rise per reading (mean)"), "512 MiB");
+    // A flat series is not growth.
+    let flat: String = (0..8)
+        .map(|e| format!("epoch {e} | RSS: 2.0 GB\n"))
+        .collect();
+    assert!(scan(flat.as_bytes()).findings().is_empty());
+}

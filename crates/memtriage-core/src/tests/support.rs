@@ -1,0 +1,63 @@
+//! Helpers shared by every engine test module: the captured fixtures, writing and
+//! copying fake roots, and child processes that are killed and reaped when dropped.
+//! Shared by two test binaries (the engine's own tests and `tests/engine`), each of
+//! which uses a part.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// `crates/memtriage-core/tests/fixtures`: captured system trees, kernel output, logs.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Writes `bytes` at `rel` below `root` (a leading `/` is ignored), creating directories.
+pub fn write(root: &Path, rel: &str, bytes: impl AsRef<[u8]>) {
+    let path = root.join(rel.trim_start_matches('/'));
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("create dirs");
+    std::fs::write(path, bytes).expect("write file");
+}
+
+/// Copies a captured tree into a test's own root, so one test can change a file.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("dir entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}
+
+/// A child killed and reaped when dropped, so a failed assertion leaves nothing behind.
+pub struct Job(pub Child);
+
+impl Job {
+    pub fn spawn(program: &str, args: &[&str]) -> Self {
+        Job(Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {program}: {e}")))
+    }
+
+    /// `sleep 30`: a process that stays put while a test reads it.
+    pub fn sleeper() -> Self {
+        Self::spawn("sleep", &["30"])
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.0.id() as i32
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -1,0 +1,240 @@
+//! `record`: the machine's memory history, one interval at a time, into a bounded
+//! SQLite database, from the watch's view ([`super::watch`]). A write that fails (a
+//! full disk) pauses recording and says so once; it resumes when writes succeed again.
+//! While memory pressure rises the machine is recorded every second, so the minute
+//! before an OOM kill is seen in detail.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use crate::error::{Error, Result};
+use crate::history::recorder::{
+    interval_from, machine_now, now_ms, pressure_rising, taken, Earlier, Taken,
+};
+use crate::history::store::{Interval, MachineRow, Store};
+use crate::probe::root::Root;
+use crate::probe::system::has_capability;
+use crate::watch::MachineView;
+
+/// How often the machine is read between intervals, and recorded while memory
+/// pressure rises.
+pub const PRESSURE_CHECK: Duration = Duration::from_secs(1);
+
+/// Age retention runs every this many intervals (size, past the bound, at once).
+const RETAIN_EVERY: u32 = 60;
+/// CAP_SYS_PTRACE (capabilities(7)): reading other users' `smaps_rollup`.
+const CAP_SYS_PTRACE: u32 = 19;
+
+/// How recording goes, for `serve`'s metrics.
+#[derive(Debug, Default)]
+pub struct RecordStatus {
+    pub paused: AtomicBool,
+    pub intervals: AtomicU64,
+}
+
+pub struct Recording {
+    store: Store,
+    retain: Duration,
+    max_size: Option<u64>,
+    last_written: Option<SystemTime>,
+    taken: Taken,
+    /// The largest processes of the last interval written: the machine just before
+    /// a kill that the next sample finds already done.
+    earlier: Earlier,
+    intervals: u32,
+    paused: Option<String>,
+    /// The machine at the last pressure check.
+    last_machine: Option<MachineRow>,
+    pub status: Arc<RecordStatus>,
+}
+
+impl Recording {
+    /// Opens (or makes) the database, and notes in it what this process can read.
+    /// Returns what to tell the user about that.
+    pub fn open(
+        root: &Root,
+        db: &Path,
+        retain: Duration,
+        max_size: Option<u64>,
+    ) -> Result<(Recording, Vec<String>)> {
+        if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let store = Store::open(db)?;
+        // SAFETY: geteuid cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        let reads_all_pss = uid == 0 || has_capability(root, CAP_SYS_PTRACE);
+        store.note("recorder_uid", &uid.to_string())?;
+        store.note(
+            "reads_all_pss",
+            if reads_all_pss { "true" } else { "false" },
+        )?;
+        let mut said = Vec::new();
+        if !reads_all_pss {
+            said.push(format!(
+                "as uid {uid} without CAP_SYS_PTRACE, other users' processes are recorded \
+                 without PSS or swap (RSS only); `why` will say so"
+            ));
+        }
+        Ok((
+            Recording {
+                store,
+                retain,
+                max_size,
+                last_written: None,
+                taken: Taken::default(),
+                intervals: 0,
+                paused: None,
+                last_machine: None,
+                earlier: Earlier::default(),
+                status: Arc::new(RecordStatus::default()),
+            },
+            said,
+        ))
+    }
+
+    /// Each second between intervals: while memory pressure rises (tasks stall on
+    /// memory, MemAvailable falls fast), the machine is recorded every second, so the
+    /// minute before an OOM kill is seen in detail: the machine's figures at once, and
+    /// a whole interval (jobs, cgroups, the largest processes) from a sample asked of
+    /// the watch (`sample_now`) for the next second. Returns what to say.
+    pub fn pressure_tick(
+        &mut self,
+        root: &Root,
+        view: &MachineView,
+        sample_now: impl FnOnce(),
+    ) -> Vec<String> {
+        let now = machine_now(root);
+        let rising = self
+            .last_machine
+            .as_ref()
+            .is_some_and(|before| pressure_rising(before, &now));
+        self.last_machine = Some(now.clone());
+        if !rising || self.paused.is_some() {
+            return Vec::new();
+        }
+        sample_now();
+        // The sample asked for a second ago, when it has come: the whole machine.
+        if view.sampled_at.is_some() && view.sampled_at != self.last_written {
+            return self.tick(view);
+        }
+        let interval = Interval {
+            machine: now,
+            ..Interval::default()
+        };
+        match self.store.write(&interval) {
+            Ok(()) => Vec::new(),
+            Err(e) => {
+                let why = e.to_string();
+                self.paused = Some(why.clone());
+                self.status.paused.store(true, Ordering::Relaxed);
+                vec![format!("paused, nothing written: {why}")]
+            }
+        }
+    }
+
+    /// Writes the view if it holds a sample not yet written; returns what to say.
+    pub fn tick(&mut self, view: &MachineView) -> Vec<String> {
+        let mut said = Vec::new();
+        if view.sampled_at.is_none() || view.sampled_at == self.last_written {
+            return said;
+        }
+        let Some(interval) = interval_from(view, self.taken, &self.earlier) else {
+            return said;
+        };
+        match self.store.write(&interval) {
+            Ok(()) => {
+                self.last_written = view.sampled_at;
+                self.taken = taken(view);
+                self.earlier = Earlier::of(view);
+                self.status.intervals.fetch_add(1, Ordering::Relaxed);
+                if let Some(why) = self.paused.take() {
+                    said.push(format!("resumed (was: {why})"));
+                }
+            }
+            Err(e) => {
+                let why = e.to_string();
+                if self.paused.as_deref() != Some(why.as_str()) {
+                    said.push(format!("paused, nothing written: {why}"));
+                }
+                self.paused = Some(why);
+            }
+        }
+        self.status
+            .paused
+            .store(self.paused.is_some(), Ordering::Relaxed);
+        self.intervals += 1;
+        // Past the size bound it is trimmed at once (a page count: cheap); by age,
+        // now and then.
+        let over_size = self
+            .max_size
+            .is_some_and(|max| self.store.size().is_ok_and(|size| size > max));
+        if over_size || self.intervals % RETAIN_EVERY == 0 {
+            let before = now_ms() - self.retain.as_millis().min(i64::MAX as u128) as i64;
+            if let Err(e) = self.store.retain(before, self.max_size) {
+                said.push(format!("could not trim the history: {e}"));
+            }
+        }
+        said
+    }
+}
+
+/// Where the history goes unless the caller names a file: the system's state directory for root,
+/// the user's otherwise.
+pub fn default_db() -> PathBuf {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return PathBuf::from("/var/lib/memtriage/history.db");
+    }
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    state.join("memtriage/history.db")
+}
+
+/// The recorder's own `oom_score_adj`: it holds a few MiB and must outlive the jobs
+/// whose deaths it records. Lowering it needs CAP_SYS_RESOURCE (root has it).
+pub const OOM_SCORE_ADJ: i32 = -500;
+/// `ioprio_set(2)`: the idle I/O class, served only when no one else wants the disk.
+const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+const IOPRIO_CLASS_IDLE: libc::c_long = 3;
+const IOPRIO_CLASS_SHIFT: libc::c_long = 13;
+
+/// The recorder's courtesy to the jobs it watches: nice 10 and the idle I/O class for
+/// every thread (call it before any starts: both are inherited at thread creation),
+/// and a low `oom_score_adj` where permitted, so it outlives the jobs whose deaths it
+/// records. Returns what could not be done, to say once.
+pub fn lower_priority() -> Vec<String> {
+    let mut said = Vec::new();
+    // SAFETY: plain syscalls on the calling thread, no memory passed.
+    unsafe {
+        if libc::setpriority(libc::PRIO_PROCESS, 0, 10) != 0 {
+            said.push(format!(
+                "could not lower its CPU priority: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        let idle = IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT;
+        if libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0 as libc::c_long,
+            idle,
+        ) != 0
+        {
+            said.push(format!(
+                "could not take the idle I/O class: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    if let Err(e) = std::fs::write("/proc/self/oom_score_adj", OOM_SCORE_ADJ.to_string()) {
+        said.push(format!(
+            "kept its oom_score_adj (setting {OOM_SCORE_ADJ} needs CAP_SYS_RESOURCE: {e})"
+        ));
+    }
+    said
+}
