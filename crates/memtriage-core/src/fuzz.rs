@@ -31,7 +31,6 @@ pub fn proc_files(bytes: &[u8]) {
     let _ = stat::parse(bytes);
     let _ = statm::parse(bytes);
     let _ = status::parse(bytes);
-    let _ = status::cap_eff(&lossy);
     let _ = smaps_rollup::parse(bytes);
     let _ = smaps::parse(bytes);
     let _ = smaps::private_dirty_by_mapping(bytes);

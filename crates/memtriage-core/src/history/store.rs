@@ -210,7 +210,7 @@ fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
             Error::malformed(
                 path,
                 format!(
-                    "not a memtriage record, or damaged ({e}); move it aside and start a new one \
+                    "not a memtriage history, or damaged ({e}); move it aside and start a new one \
                      (nothing was changed)"
                 ),
             )
@@ -284,7 +284,7 @@ impl Store {
             let version: i64 = version.and_then(|v| v.parse().ok()).ok_or_else(|| {
                 Error::malformed(
                     &self.path,
-                    "its meta table has no schema_version: not a memtriage record",
+                    "its meta table has no schema_version: not a memtriage history",
                 )
             })?;
             if version < SCHEMA_VERSION && write {
@@ -335,7 +335,7 @@ impl Store {
         } else {
             return Err(Error::malformed(
                 &self.path,
-                "not a memtriage record (no meta table)",
+                "not a memtriage history (no meta table)",
             ));
         }
         // Only a database known to be ours is changed. WAL: readers never block the
@@ -806,7 +806,7 @@ mod tests {
             .execute_batch("CREATE TABLE t (x)")
             .unwrap();
         let e = Store::open(&foreign).err().unwrap().to_string();
-        assert!(e.contains("not a memtriage record"), "{e}");
+        assert!(e.contains("not a memtriage history"), "{e}");
 
         let garbage = dir.path().join("garbage.db");
         std::fs::write(&garbage, vec![0x5a; 8192]).unwrap();
@@ -825,6 +825,9 @@ mod tests {
             .err()
             .unwrap()
             .to_string();
-        assert!(e.contains("memtriage record --db"), "{e}");
+        assert!(
+            e.contains("no such database (the recorder makes one"),
+            "{e}"
+        );
     }
 }

@@ -13,6 +13,7 @@ pub const MEMINFO: &str = "/proc/meminfo";
 pub const PRESSURE: &str = "/proc/pressure/memory";
 pub const VMSTAT: &str = "/proc/vmstat";
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+pub const HUGEPAGES: &str = "/sys/kernel/mm/hugepages";
 
 pub const SYSTEM_SCHEMA: &str = "memtriage.system/v1";
 

@@ -34,8 +34,36 @@ pub fn iec_signed(bytes: i64) -> String {
     }
 }
 
-/// Bytes for a size; K/M/G/T (with or without `i`/`B`) are powers of 1024, as in
-/// `free -h`, Docker `--memory` and Kubernetes' `Gi`.
+/// Bytes in one `unit`: B (or bytes), K, M, G, T or P, with or without `i` and `B`,
+/// in any case, all powers of 1024, as `free -h`, Docker's `--memory`, Kubernetes'
+/// `Gi`, the kernel's `kB` and PyTorch's `GiB` mean them; `None` for anything else.
+/// The one table of units: every size read from a person or a log goes through it.
+pub fn unit_bytes(unit: &str) -> Option<u64> {
+    let unit = unit.trim().to_ascii_lowercase();
+    let stem = unit.strip_suffix("bytes").unwrap_or(&unit);
+    let stem = stem.strip_suffix('b').unwrap_or(stem);
+    let stem = stem.strip_suffix('i').unwrap_or(stem);
+    let shift = match stem {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        "p" => 50,
+        _ => return None,
+    };
+    Some(1 << shift)
+}
+
+/// `number` of `unit`s ([`unit_bytes`]) in bytes, e.g. `(2.5, "GiB")`; `None` for an
+/// unknown unit, a negative number, or one past `u64`.
+pub fn bytes_of(number: f64, unit: &str) -> Option<u64> {
+    let bytes = number * unit_bytes(unit)? as f64;
+    (bytes.is_finite() && bytes >= 0.0 && bytes <= u64::MAX as f64).then_some(bytes as u64)
+}
+
+/// Bytes for a size a person typed (`4G`, `512MiB`, `1.5g`, `65536`): at least one
+/// byte; the error says what works.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t
@@ -45,24 +73,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let value: f64 = number.parse().map_err(|_| {
         format!("{text:?} is not a size (try 4G, 512M, 1.5GiB or a number of bytes)")
     })?;
-    let shift = match unit
-        .trim()
-        .to_ascii_lowercase()
-        .trim_end_matches('b')
-        .trim_end_matches('i')
-    {
-        "" => 0,
-        "k" => 10,
-        "m" => 20,
-        "g" => 30,
-        "t" => 40,
-        _ => {
-            return Err(format!(
-                "{text:?}: unknown unit {unit:?} (use K, M, G or T)"
-            ))
-        }
+    let Some(per_unit) = unit_bytes(unit) else {
+        return Err(format!(
+            "{text:?}: unknown unit {unit:?} (use K, M, G or T)"
+        ));
     };
-    let bytes = value * (1u64 << shift) as f64;
+    let bytes = value * per_unit as f64;
     if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
         return Err(format!("{text:?} is not a usable size"));
     }
@@ -102,7 +118,7 @@ mod tests {
 
 #[cfg(test)]
 mod size_tests {
-    use super::parse_size;
+    use super::{bytes_of, parse_size, unit_bytes};
 
     #[test]
     fn units_are_powers_of_1024() {
@@ -112,6 +128,31 @@ mod size_tests {
         assert_eq!(parse_size("65536"), Ok(65536));
         assert_eq!(parse_size("2Gi"), Ok(2 << 30));
         assert_eq!(parse_size("100kB"), Ok(100 << 10));
+    }
+
+    #[test]
+    fn every_spelling_of_a_unit_is_a_power_of_1024() {
+        for (unit, bytes) in [
+            ("", 1),
+            ("B", 1),
+            ("bytes", 1),
+            ("kB", 1 << 10),
+            ("KiB", 1 << 10),
+            ("k", 1 << 10),
+            ("MB", 1 << 20),
+            ("Mi", 1 << 20),
+            ("GiB", 1 << 30),
+            ("g", 1 << 30),
+            ("TB", 1 << 40),
+            ("PiB", 1 << 50),
+        ] {
+            assert_eq!(unit_bytes(unit), Some(bytes), "{unit:?}");
+        }
+        assert_eq!(unit_bytes("pages"), None);
+        assert_eq!(unit_bytes("EiB"), None);
+        assert_eq!(bytes_of(2.5, "GiB"), Some(5 << 29));
+        assert_eq!(bytes_of(-1.0, "MiB"), None);
+        assert_eq!(bytes_of(1e30, "PiB"), None);
     }
 
     #[test]

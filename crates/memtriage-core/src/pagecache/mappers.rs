@@ -71,10 +71,7 @@ pub fn find(root: &Root, path: &Path) -> Vec<Mapper> {
         if mapped == 0 {
             continue;
         }
-        let comm = dir
-            .read("comm")
-            .map(|c| String::from_utf8_lossy(c.trim_ascii_end()).into_owned())
-            .unwrap_or_default();
+        let comm = dir.comm().unwrap_or_default();
         let resident = crate::probe::maps::read(root, pid).ok().map(|report| {
             report
                 .regions

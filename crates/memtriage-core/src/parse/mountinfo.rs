@@ -70,15 +70,12 @@ pub fn unescape_octal(s: &str) -> String {
 /// tmpfs `size=` as mountinfo shows it (`65536k`), or as written in fstab
 /// (`16G`, `512m`, bytes). A percentage of RAM is left to statvfs.
 pub fn tmpfs_size(s: &str) -> Option<u64> {
-    let (digits, scale) = match s.char_indices().last()? {
-        (i, 'k' | 'K') => (&s[..i], 1u64 << 10),
-        (i, 'm' | 'M') => (&s[..i], 1 << 20),
-        (i, 'g' | 'G') => (&s[..i], 1 << 30),
-        (i, 't' | 'T') => (&s[..i], 1 << 40),
-        (_, c) if c.is_ascii_digit() => (s, 1),
-        _ => return None,
-    };
-    digits.parse::<u64>().ok()?.checked_mul(scale)
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    digits
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(crate::model::units::unit_bytes(unit)?)
 }
 
 #[cfg(test)]

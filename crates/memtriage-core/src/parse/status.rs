@@ -13,6 +13,12 @@ pub struct StatusFields {
     /// `None` when the process has no address space (kernel thread, zombie, exiting):
     /// the kernel then prints no `Vm*` lines.
     pub memory: Option<StatusMemory>,
+    /// The effective capability set (`CapEff:`, a hex mask); `None` where the line is
+    /// missing or malformed: unknown, not "no capabilities".
+    pub cap_eff: Option<u64>,
+    /// The pid in the innermost pid namespace (the last of `NSpid:`, Linux 4.1+);
+    /// the same as the pid outside a container.
+    pub innermost_pid: Option<i32>,
 }
 
 pub fn parse(text: &[u8]) -> StatusFields {
@@ -28,7 +34,7 @@ pub fn parse(text: &[u8]) -> StatusFields {
         };
         let (key, rest) = (&line[..colon], &line[colon + 1..]);
         let size = match key {
-            b"Uid" | b"Threads" => None,
+            b"Uid" | b"Threads" | b"CapEff" | b"NSpid" => None,
             b"VmPeak" => Some(&mut m.vm_peak),
             b"VmSize" => Some(&mut m.vm_size),
             b"VmLck" => Some(&mut m.locked),
@@ -47,9 +53,20 @@ pub fn parse(text: &[u8]) -> StatusFields {
         };
         let mut words = rest.split_ascii_whitespace();
         let first = words.next();
-        if key == b"Uid" {
-            f.uid = first.and_then(|w| w.parse().ok());
-            continue;
+        match key {
+            b"Uid" => {
+                f.uid = first.and_then(|w| w.parse().ok());
+                continue;
+            }
+            b"CapEff" => {
+                f.cap_eff = first.and_then(|w| u64::from_str_radix(w, 16).ok());
+                continue;
+            }
+            b"NSpid" => {
+                f.innermost_pid = words.last().or(first).and_then(|w| w.parse().ok());
+                continue;
+            }
+            _ => {}
         }
         let Some(n) = first.and_then(|w| w.parse::<u64>().ok()) else {
             continue;
@@ -81,17 +98,6 @@ fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
             }
         }
     })
-}
-
-/// The effective capability set (`CapEff:`, a hex mask), or `None` where the line
-/// is missing or malformed: unknown, not "no capabilities".
-pub fn cap_eff(text: &str) -> Option<u64> {
-    let hex = text
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))?
-        .split_whitespace()
-        .next()?;
-    u64::from_str_radix(hex, 16).ok()
 }
 
 #[cfg(test)]
@@ -146,8 +152,18 @@ RssShmem:\t    2144 kB\nVmPTE:\t     512 kB\nVmSwap:\t    1024 kB\nHugetlbPages:
             };
             let mut words = rest.split_ascii_whitespace();
             let first = words.next();
-            if key == "Uid" {
-                f.uid = first.and_then(|w| w.parse().ok());
+            match key {
+                "Uid" => f.uid = first.and_then(|w| w.parse().ok()),
+                "CapEff" => f.cap_eff = first.and_then(|w| u64::from_str_radix(w, 16).ok()),
+                "NSpid" => {
+                    f.innermost_pid = rest
+                        .split_ascii_whitespace()
+                        .last()
+                        .and_then(|w| w.parse().ok())
+                }
+                _ => {}
+            }
+            if matches!(key, "Uid" | "CapEff" | "NSpid") {
                 continue;
             }
             let Some(n) = first.and_then(|w| w.parse::<u64>().ok()) else {
@@ -213,10 +229,19 @@ RssShmem:\t    2144 kB\nVmPTE:\t     512 kB\nVmSwap:\t    1024 kB\nHugetlbPages:
 
     #[test]
     fn effective_capabilities() {
+        let cap_eff = |text: &str| parse(text.as_bytes()).cap_eff;
         let text = "Name:\tx\nCapInh:\t0000000000000000\nCapEff:\t0000000000004000\n";
         assert_eq!(cap_eff(text), Some(1 << 14));
         assert_eq!(cap_eff("CapEff:\tzz\n"), None);
         assert_eq!(cap_eff("CapEff:\n"), None);
         assert_eq!(cap_eff("Name:\tx\n"), None, "missing is unknown, not none");
+    }
+
+    #[test]
+    fn the_innermost_pid_is_the_last_of_nspid() {
+        let pid = |text: &str| parse(text.as_bytes()).innermost_pid;
+        assert_eq!(pid("Pid:\t4242\nNSpid:\t4242\t17\t1\n"), Some(1));
+        assert_eq!(pid("NSpid:\t4242\n"), Some(4242));
+        assert_eq!(pid("Pid:\t4242\n"), None, "before Linux 4.1: unknown");
     }
 }

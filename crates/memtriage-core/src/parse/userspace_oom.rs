@@ -127,13 +127,7 @@ fn vm_rss(line: &str) -> Option<u64> {
         .trim_start_matches(':')
         .split_whitespace();
     let n: f64 = it.next()?.trim_end_matches(',').parse().ok()?;
-    let scale: u64 = match it.next()?.trim_end_matches(',') {
-        "MiB" => 1 << 20,
-        "KiB" | "kB" => 1 << 10,
-        "GiB" => 1 << 30,
-        _ => return None,
-    };
-    (n.is_finite() && n >= 0.0).then_some((n * scale as f64) as u64)
+    crate::model::units::bytes_of(n, it.next()?.trim_end_matches(','))
 }
 
 #[cfg(test)]

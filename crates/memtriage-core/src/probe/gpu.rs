@@ -20,6 +20,7 @@ use crate::model::gpu::{
     GpuUtilization, MigMode, PidJoin, RemappedRows, RetiredPages, GPU_SCHEMA,
 };
 use crate::model::process::Unreadable;
+use crate::probe::procdir;
 use crate::probe::root::Root;
 
 /// The environment variable naming the NVML library to load instead of the driver's.
@@ -145,26 +146,20 @@ pub fn pid_join(root: &Root) -> PidJoin {
 }
 
 fn kthreadd_is_pid_2(root: &Root) -> bool {
-    std::fs::read_to_string(root.path("/proc/2/comm")).is_ok_and(|c| c.trim() == "kthreadd")
+    procdir::comm(root, 2).is_some_and(|c| c == "kthreadd")
 }
 
 /// The process's name and one-letter state, from its `stat`; `None` when no such
 /// process exists here.
 fn name_and_state(root: &Root, pid: i32) -> Option<(String, char)> {
-    let stat = std::fs::read_to_string(root.path(&format!("/proc/{pid}/stat"))).ok()?;
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let comm = stat.get(open + 1..close)?.to_string();
-    let state = stat.get(close + 1..)?.trim_start().chars().next()?;
-    Some((comm, state))
+    let stat = procdir::stat(root, pid)?;
+    Some((stat.comm, stat.state))
 }
 
 /// The pid a containerised process has inside its own namespace (the last of
 /// `NSpid` in its status), where that differs from ours.
 fn innermost_pid(root: &Root, pid: i32) -> Option<i32> {
-    let status = std::fs::read_to_string(root.path(&format!("/proc/{pid}/status"))).ok()?;
-    let line = status.lines().find_map(|l| l.strip_prefix("NSpid:"))?;
-    let inner: i32 = line.split_whitespace().last()?.parse().ok()?;
+    let inner = procdir::status(root, pid)?.innermost_pid?;
     (inner != pid).then_some(inner)
 }
 

@@ -8,6 +8,10 @@ use std::os::fd::OwnedFd;
 use rustix::fs::{openat, Mode, OFlags};
 
 use crate::error::Error;
+use crate::parse::stat::{self, Stat};
+use crate::parse::status::{self, StatusFields};
+use crate::parse::text::{escape_bytes, split_cmdline};
+use crate::parse::{smaps_rollup, statm};
 use crate::probe::root::Root;
 
 pub struct ProcDir {
@@ -138,9 +142,70 @@ impl ProcDir {
         rustix::fs::fstat(&self.dir).ok().map(|st| st.st_uid)
     }
 
+    /// The name the kernel keeps for the process (`comm`, at most 15 bytes), bytes
+    /// that are not UTF-8 escaped (`\xNN`); `None` when it cannot be read.
+    pub fn comm(&self) -> Option<String> {
+        let bytes = self.read("comm").ok()?;
+        Some(escape_bytes(bytes.strip_suffix(b"\n").unwrap_or(&bytes)))
+    }
+
+    /// The arguments (`cmdline`, NUL-separated), each escaped as [`Self::comm`];
+    /// empty for a kernel thread or a zombie. Shown to people, they are quoted the
+    /// shell's way (`model::shell::join`).
+    pub fn args(&self) -> Result<Vec<String>, ReadError> {
+        self.read("cmdline").map(|bytes| split_cmdline(&bytes))
+    }
+
     pub fn read_link(&self, name: &str) -> Result<Vec<u8>, ReadError> {
         rustix::fs::readlinkat(&self.dir, name, Vec::new())
             .map(|s| s.into_bytes())
             .map_err(|e| ReadError::from_io(e.into()))
     }
+}
+
+/// `comm` of `pid` (see [`ProcDir::comm`]); `None` when it is gone or unreadable.
+pub fn comm(root: &Root, pid: i32) -> Option<String> {
+    ProcDir::open(root, pid).ok()?.comm()
+}
+
+/// The arguments of `pid` (see [`ProcDir::args`]); `None` when it is gone or
+/// unreadable.
+pub fn args(root: &Root, pid: i32) -> Option<Vec<String>> {
+    ProcDir::open(root, pid).ok()?.args().ok()
+}
+
+/// The lines of `/proc/PID/status` memtriage reads ([`StatusFields`]); `None` when
+/// the process is gone or unreadable. A reader of many processes reuses a buffer
+/// with [`ProcDir::read_into`] instead.
+pub fn status(root: &Root, pid: i32) -> Option<StatusFields> {
+    ProcDir::open(root, pid)
+        .ok()?
+        .read("status")
+        .ok()
+        .map(|b| status::parse(&b))
+}
+
+/// `/proc/PID/stat` of `pid`; `None` when it is gone, unreadable or malformed.
+pub fn stat(root: &Root, pid: i32) -> Option<Stat> {
+    let bytes = ProcDir::open(root, pid).ok()?.read("stat").ok()?;
+    stat::parse(&bytes).ok()
+}
+
+/// This process's resident set now (`/proc/self/statm`).
+pub fn own_rss(root: &Root) -> Option<u64> {
+    let bytes = root.read("/proc/self/statm").ok()?;
+    statm::parse(&bytes).map(|s| s.resident * rustix::param::page_size() as u64)
+}
+
+/// This process's PSS now (`/proc/self/smaps_rollup`, which walks every mapping).
+pub fn own_pss(root: &Root) -> Option<u64> {
+    let bytes = root.read("/proc/self/smaps_rollup").ok()?;
+    smaps_rollup::parse(&bytes).map(|r| r.pss)
+}
+
+/// This process's own status (`/proc/self/status`).
+pub fn own_status(root: &Root) -> Option<StatusFields> {
+    root.read("/proc/self/status")
+        .ok()
+        .map(|b| status::parse(&b))
 }

@@ -396,10 +396,10 @@ pub fn pids_matching(root: &Root, pattern: &str) -> Result<Vec<i32>> {
         let Ok(dir) = ProcDir::open(root, pid) else {
             continue;
         };
-        let comm = dir.read("comm").unwrap_or_default();
-        let cmdline = dir.read("cmdline").unwrap_or_default();
-        let command = split_cmdline(&cmdline).join(" ");
-        if escape_bytes(comm.trim_ascii_end()).contains(pattern) || command.contains(pattern) {
+        let comm = dir.comm().unwrap_or_default();
+        // Joined with spaces, not quoted: a pattern matches what was typed.
+        let command = dir.args().unwrap_or_default().join(" ");
+        if comm.contains(pattern) || command.contains(pattern) {
             found.push(pid);
         }
     }

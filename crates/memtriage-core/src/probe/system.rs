@@ -24,7 +24,7 @@ pub const SHM_DIR: &str = "/dev/shm";
 pub const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 pub const THP_DEFRAG: &str = "/sys/kernel/mm/transparent_hugepage/defrag";
 pub const THP_SHMEM_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
-const HUGEPAGES_DIR: &str = "/sys/kernel/mm/hugepages";
+use crate::model::system::HUGEPAGES as HUGEPAGES_DIR;
 
 /// Never fails as a whole.
 pub fn read(root: &Root) -> SystemSnapshot {
@@ -370,35 +370,15 @@ pub fn read_thp_setting(root: &Root, rel: &str) -> Result<Option<String>> {
 }
 
 /// The hugetlbfs pools, one per page size, smallest first; empty where the kernel
-/// has none or they are unreadable.
+/// has none or they are unreadable (the snapshot's reader, whose reasons a caller
+/// that wants them finds in [`read`]'s `unreadable`).
 pub fn hugetlb_pools(root: &Root) -> Vec<HugePagePool> {
-    let Ok(entries) = std::fs::read_dir(root.path(HUGEPAGES_DIR)) else {
-        return Vec::new();
-    };
-    let mut pools: Vec<HugePagePool> = entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let page_size = name
-                .strip_prefix("hugepages-")?
-                .strip_suffix("kB")?
-                .parse::<u64>()
-                .ok()?
-                .checked_mul(1024)?;
-            let base = format!("{HUGEPAGES_DIR}/{name}");
-            let number = |f: &str| -> Option<u64> {
-                root.read_trimmed(&format!("{base}/{f}")).ok()?.parse().ok()
-            };
-            Some(HugePagePool {
-                page_size,
-                total: number("nr_hugepages")?,
-                free: number("free_hugepages")?,
-                reserved: number("resv_hugepages"),
-            })
-        })
-        .collect();
-    pools.sort_by_key(|p| p.page_size);
-    pools
+    Reader {
+        root,
+        snap: SystemSnapshot::empty(),
+    }
+    .hugepage_pools()
+    .unwrap_or_default()
 }
 
 /// `Ok(None)` on a kernel without PSI (before 4.20, or booted with `psi=0`).
@@ -462,9 +442,8 @@ pub fn shm_usage(root: &Root) -> std::io::Result<ShmUsage> {
 /// Whether this process holds capability number `cap` (see capabilities(7)) in its
 /// effective set; `false` when that cannot be read.
 pub fn has_capability(root: &Root, cap: u32) -> bool {
-    root.read_string("/proc/self/status")
-        .ok()
-        .and_then(|s| crate::parse::status::cap_eff(&s))
+    crate::probe::procdir::own_status(root)
+        .and_then(|s| s.cap_eff)
         .is_some_and(|caps| caps & (1 << cap) != 0)
 }
 

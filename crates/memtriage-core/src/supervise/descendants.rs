@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use crate::model::run::{Outcome, ProcessSummary, ProcessTracking, TrackingMethod};
 use crate::parse::proc_connector::ProcEvent;
-use crate::parse::stat;
 use crate::probe::proc_events::{ProcEventSocket, Received, DATAGRAM_MAX};
+use crate::probe::root::Root;
 
 use super::child::{outcome_from_status, Reaped};
 
@@ -78,9 +78,7 @@ fn monotonic_ns() -> u64 {
 }
 
 fn read_comm(pid: i32) -> Option<String> {
-    let bytes = std::fs::read(format!("/proc/{pid}/comm")).ok()?;
-    let text = crate::parse::text::escape_bytes(&bytes);
-    Some(text.trim_end_matches('\n').to_string())
+    crate::probe::procdir::comm(&Root::host(), pid)
 }
 
 /// Follows memtriage's descendants until stopped.
@@ -383,9 +381,7 @@ fn poll_cgroup(procs: &std::path::Path, stop: &AtomicBool) -> Tracked {
                         }
                         continue;
                     }
-                    let st = std::fs::read(format!("/proc/{pid}/stat"))
-                        .ok()
-                        .and_then(|b| stat::parse(&b).ok());
+                    let st = crate::probe::procdir::stat(&Root::host(), pid);
                     live.insert(pid, tracked.seen.len());
                     tracked.seen.push(Seen {
                         pid,

@@ -53,7 +53,7 @@ impl JobCgroup {
             ));
         };
         let (version, top) = (hierarchy.version, root.path(&hierarchy.mount.mount_point));
-        remove_abandoned(&top);
+        remove_abandoned(root, &top);
         let dir = top.join(format!("{CGROUP_PREFIX}{}", std::process::id()));
         let denied = |e: std::io::Error, what: &Path| {
             Error::refused(
@@ -136,7 +136,7 @@ use crate::model::system::RUN_LIMIT_CGROUP_PREFIX as CGROUP_PREFIX;
 /// Removes the empty cgroups of earlier runs whose memtriage is gone (killed before
 /// it could clean up, or ended while processes of its job still ran there).
 /// Returns the directories removed.
-pub fn remove_abandoned(top: &Path) -> Vec<PathBuf> {
+pub fn remove_abandoned(root: &Root, top: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(top) else {
         return Vec::new();
     };
@@ -145,7 +145,7 @@ pub fn remove_abandoned(top: &Path) -> Vec<PathBuf> {
         let Some(owner) = entry.file_name().to_str().and_then(owner_of) else {
             continue;
         };
-        if owner_alive(owner) {
+        if owner_alive(root, owner) {
             continue;
         }
         let dir = entry.path();
@@ -158,8 +158,8 @@ pub fn remove_abandoned(top: &Path) -> Vec<PathBuf> {
 
 /// A memtriage process with this pid runs now (a pid reused by another program
 /// does not own the cgroup).
-fn owner_alive(pid: i32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim_end() == "memtriage")
+fn owner_alive(root: &Root, pid: i32) -> bool {
+    crate::probe::procdir::comm(root, pid).is_some_and(|c| c == "memtriage")
 }
 
 /// Removes a half-made cgroup if setting it up fails.

@@ -32,6 +32,7 @@ use crate::model::run::{
     EnclosingCgroup, FaultStats, LeftRunning, LimitInfo, RunReport, RUN_SCHEMA,
 };
 use crate::probe::cgroup::{CgroupDir, CgroupReader};
+use crate::probe::procdir::ProcDir;
 use crate::probe::root::Root;
 use crate::probe::system::uptime_seconds;
 
@@ -158,10 +159,9 @@ pub fn run<O: OutputObserver + 'static>(
 
     let target = Arc::new(AtomicI32::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    let received = Arc::new(AtomicI32::new(0));
     let forwarder = {
-        let (target, stop, received) = (target.clone(), stop.clone(), received.clone());
-        std::thread::spawn(move || signals::forward(target, stop, received))
+        let (target, stop) = (target.clone(), stop.clone());
+        std::thread::spawn(move || signals::forward(target, stop))
     };
     let perf = config.perf.then(perf::Perf::open);
     // Samples, exits, execs and failure lines arrive on one channel, in the order
@@ -446,8 +446,7 @@ pub fn run<O: OutputObserver + 'static>(
             reaped.push(r);
         }
     }
-    // Not joined: it may sit up to 100 ms in sigtimedwait, and what it received is
-    // already in `received`; it ends with the process.
+    // Not joined: it may sit up to 100 ms in sigtimedwait; it ends with the process.
     stop.store(true, Ordering::Relaxed);
     drop(forwarder);
 
@@ -615,14 +614,11 @@ fn left_running(root: &Root) -> Vec<LeftRunning> {
     crate::sampler::supervised_descendants(root)
         .into_iter()
         .filter_map(|pid| {
-            let comm = root.read_string(&format!("/proc/{pid}/comm")).ok()?;
-            let cmdline = root
-                .read(&format!("/proc/{pid}/cmdline"))
-                .unwrap_or_default();
+            let dir = ProcDir::open(root, pid).ok()?;
             Some(LeftRunning {
                 pid,
-                comm: comm.trim_end().to_string(),
-                command: crate::parse::text::split_cmdline(&cmdline),
+                comm: dir.comm()?,
+                command: dir.args().unwrap_or_default(),
             })
         })
         .collect()

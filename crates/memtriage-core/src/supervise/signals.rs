@@ -33,9 +33,9 @@ pub fn block() {
 }
 
 /// Runs until `stop`; forwards to `target` (0 until the job is started) each
-/// forwarded signal that did not come from the terminal. Returns the last signal
-/// received, so the summary can say the job was interrupted.
-pub fn forward(target: Arc<AtomicI32>, stop: Arc<AtomicBool>, received: Arc<AtomicI32>) {
+/// forwarded signal that did not come from the terminal (which sent it to the job
+/// too).
+pub fn forward(target: Arc<AtomicI32>, stop: Arc<AtomicBool>) {
     let set = set();
     let timeout = libc::timespec {
         tv_sec: 0,
@@ -49,7 +49,6 @@ pub fn forward(target: Arc<AtomicI32>, stop: Arc<AtomicBool>, received: Arc<Atom
         if sig <= 0 {
             continue;
         }
-        received.store(sig, Ordering::Relaxed);
         let from_terminal = info.si_code == libc::SI_KERNEL;
         let pid = target.load(Ordering::Relaxed);
         if !from_terminal && pid > 0 {

@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use crate::model::shell;
 use crate::probe::cgroup::{Hierarchies, Hierarchy};
+use crate::probe::procdir;
 use crate::probe::root::Root;
 
 use super::cgroup_names::CgroupNames;
@@ -107,16 +109,8 @@ impl Identities {
     }
 
     fn read(&self, pid: i32, comm: &str) -> Identity {
-        let cmdline = self
-            .root
-            .read(&format!("/proc/{pid}/cmdline"))
-            .map(|b| {
-                b.split(|c| *c == 0)
-                    .filter(|a| !a.is_empty())
-                    .map(String::from_utf8_lossy)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
+        let cmdline = procdir::args(&self.root, pid)
+            .map(|args| shell::join(&args))
             .unwrap_or_default();
         let cgroup = self.names.as_ref().and_then(|names| {
             let text = self.root.read_string(&format!("/proc/{pid}/cgroup")).ok()?;

@@ -66,9 +66,9 @@ pub fn warm(ctx: &Context, args: &WarmArgs, p: &mut Printer) -> anyhow::Result<E
         b.finish_and_clear();
     }
     if args.lock {
-        // Blocked before anyone can be told the lock is held, so a SIGTERM sent the
+        // Caught before anyone can be told the lock is held, so a SIGTERM sent the
         // moment they read it is waited for, not fatal.
-        block_termination();
+        super::stop::install();
     }
     let locked = plan.lock(&mut report)?;
     if args.json {
@@ -80,40 +80,11 @@ pub fn warm(ctx: &Context, args: &WarmArgs, p: &mut Printer) -> anyhow::Result<E
     p.out.flush()?;
     if let Some(l) = locked {
         render::cache::write_locked(&mut p.err, l.bytes, l.files())?;
-        wait_for_termination();
+        super::stop::wait();
         drop(l);
         render::cache::write_released(&mut p.err)?;
     }
     Ok(ExitStatus::Success)
-}
-
-fn termination_set() -> libc::sigset_t {
-    // SAFETY: initialises and fills a local signal set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        set
-    }
-}
-
-fn block_termination() {
-    let set = termination_set();
-    // SAFETY: changes this thread's signal mask only.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
-/// Waits for SIGINT or SIGTERM (blocked earlier), so the caller can unlock cleanly.
-fn wait_for_termination() {
-    let set = termination_set();
-    let mut sig = 0;
-    // SAFETY: waits on a set of signals this thread has blocked.
-    unsafe {
-        libc::sigwait(&set, &mut sig);
-    }
 }
 
 pub fn evict(ctx: &Context, args: &EvictArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {

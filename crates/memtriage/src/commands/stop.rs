@@ -1,9 +1,12 @@
-//! A stop asked for by a signal (SIGTERM, SIGHUP, SIGINT, SIGQUIT), for commands that
-//! run until told to end (`top`, `record`) and must end cleanly: the handler only
-//! sets a flag the command's loop reads. A second signal of a kind takes the default
-//! action (SA_RESETHAND), so a command stuck in a read still ends.
+//! A stop asked for by a signal (SIGTERM, SIGHUP, SIGINT, SIGQUIT), the one way for
+//! every command that runs until told to end (`top`, `record`, `serve`, `warm
+//! --lock`) and must end cleanly: the handler only sets a flag the command's loop
+//! reads. A second signal of a kind takes the default action (SA_RESETHAND), so a
+//! command stuck in a read still ends. (`run` forwards signals to its job instead:
+//! the engine's `supervise::signals`.)
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -26,4 +29,14 @@ pub fn install() {
 
 pub fn requested() -> bool {
     STOP.load(Ordering::SeqCst)
+}
+
+/// How often a waiting command looks at the flag.
+pub const POLL: Duration = Duration::from_millis(100);
+
+/// Returns once a stop is asked for (after [`install`]).
+pub fn wait() {
+    while !requested() {
+        std::thread::sleep(POLL);
+    }
 }

@@ -8,7 +8,7 @@ use crate::model::units::iec;
 use super::{ev, finding, sysctl_fix, unreadable, Profile};
 
 const THP: &str = "/sys/kernel/mm/transparent_hugepage";
-const HUGEPAGES: &str = "/sys/kernel/mm/hugepages";
+use crate::model::system::HUGEPAGES;
 
 pub(super) fn thp(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
     let t = &sys.thp;

@@ -16,7 +16,7 @@ use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
 use crate::model::system::{OomConstraint, OomKill};
-use crate::model::units::iec;
+use crate::model::units::{self, iec};
 use crate::parse::kmsg;
 
 /// Quoted lines per finding: the first few and the last.
@@ -716,18 +716,8 @@ fn oom_evidence(
 
 /// `2.00 GiB` as PyTorch prints it, in bytes.
 pub fn parse_size(s: &str) -> Option<f64> {
-    let (num, unit) = s.trim().split_once(' ')?;
-    let n: f64 = num.parse().ok()?;
-    let mult = match unit {
-        "B" | "bytes" => 1.0,
-        "KiB" | "KB" => 1024.0,
-        "MiB" | "MB" => 1024.0 * 1024.0,
-        "GiB" | "GB" => 1024.0 * 1024.0 * 1024.0,
-        "TiB" | "TB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        "PiB" | "PB" => 1024.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return None,
-    };
-    (n.is_finite() && n >= 0.0).then_some(n * mult)
+    let (number, unit) = s.trim().split_once(' ')?;
+    units::bytes_of(number.parse().ok()?, unit).map(|b| b as f64)
 }
 
 /// The figures of the message, and the fix that leads when the allocator is

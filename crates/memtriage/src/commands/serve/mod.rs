@@ -103,13 +103,16 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
         None => None,
     };
     p.err.flush()?;
+    super::stop::install();
     let outcome = runtime.block_on(async {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .context("cannot watch for SIGTERM")?;
+        let stopped = async {
+            while !super::stop::requested() {
+                tokio::time::sleep(super::stop::POLL).await;
+            }
+        };
         tokio::select! {
             served = http::serve(listener, Arc::clone(&server)) => served,
-            _ = tokio::signal::ctrl_c() => Ok(()),
-            _ = term.recv() => Ok(()),
+            () = stopped => Ok(()),
         }
     });
     // Connections still open hold the server; the runtime's end drops them.

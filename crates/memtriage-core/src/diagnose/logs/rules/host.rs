@@ -21,17 +21,7 @@ pub const RAM_EXHAUSTED_PCT: f64 = 90.0;
 
 /// One memory figure as people print it: `12.5 GB`, `12,345 MiB`, `3.2G`, `1234M`.
 pub fn size_in_bytes(number: &str, unit: &str) -> Option<u64> {
-    let n: f64 = number.replace(',', "").parse().ok()?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "b" | "" => 1.0,
-        "k" | "kb" | "kib" | "ki" => 1024.0,
-        "m" | "mb" | "mib" | "mi" => 1024.0 * 1024.0,
-        "g" | "gb" | "gib" | "gi" => 1024.0 * 1024.0 * 1024.0,
-        "t" | "tb" | "tib" | "ti" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return None,
-    };
-    let b = n * mult;
-    (b.is_finite() && b >= 0.0).then_some(b as u64)
+    crate::model::units::bytes_of(number.replace(',', "").parse().ok()?, unit)
 }
 
 fn capture<'a>(out: &'a [(String, String)], name: &str) -> Option<&'a str> {
