@@ -180,11 +180,15 @@ fn pool_for(s: &DeviceAllocatorState, requested: u64) -> Option<&PoolState> {
     s.pools.iter().find(|p| p.name == name)
 }
 
-fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
-    let oom = s.oom?;
+/// What an out-of-memory's finding shows, whichever it is: the request, the
+/// allocator's state, its pool's free pieces, the device's free memory, the top sites.
+fn oom_evidence(
+    s: &DeviceAllocatorState,
+    oom: &OomEvent,
+    pool_free: u64,
+    largest: u64,
+) -> Vec<Evidence> {
     let r = oom.requested;
-    let (pool_free, largest) = pool_for(s, r).map_or((0, 0), |p| (p.free, p.largest_free_block));
-    let beyond = oom.device_free.unwrap_or(0);
     let mut evidence = vec![
         Evidence::bytes("asked for", r, "oom"),
         Evidence::bytes("allocated (held by tensors)", s.allocated, "blocks"),
@@ -216,13 +220,27 @@ fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
         ));
     }
     evidence.extend(s.top_sites.iter().map(site_evidence));
-    let sites_hint = if history {
+    evidence
+}
+
+/// Where the finding's fix says how to see which lines hold the memory.
+fn sites_hint(history: bool) -> &'static str {
+    if history {
         ""
     } else {
         "\nTo see which lines hold the memory, record the history: \
          torch.cuda.memory._record_memory_history(max_entries=100000) before the step \
          (memtriage run records it for you)."
-    };
+    }
+}
+
+fn verdict(s: &DeviceAllocatorState, history: bool) -> Option<Finding> {
+    let oom = s.oom?;
+    let r = oom.requested;
+    let (pool_free, largest) = pool_for(s, r).map_or((0, 0), |p| (p.free, p.largest_free_block));
+    let beyond = oom.device_free.unwrap_or(0);
+    let evidence = oom_evidence(s, &oom, pool_free, largest);
+    let sites_hint = sites_hint(history);
     let device = s.device;
     let finding = if oom.device_free.is_some_and(|free| free >= r) && largest < r {
         // CUDA had room for the request, yet the allocator refused: its cap.

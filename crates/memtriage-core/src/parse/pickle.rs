@@ -316,270 +316,324 @@ impl<'a> Reader<'a> {
     fn run(&mut self) -> Result<Py, PickleError> {
         loop {
             let op = self.byte()?;
-            match op {
-                0x80 => {
-                    let proto = self.byte()?;
-                    if proto > 5 {
-                        return self
-                            .fail(format!("pickle protocol {proto} (5 is the newest known)"));
-                    }
-                }
-                0x95 => {
-                    self.take(8)?;
-                }
-                b'.' => return self.pop(),
-                b'(' => self.marks.push(self.stack.len()),
-                b'0' => {
-                    // After a MARK, POP drops the mark (protocol 0's recursive tuples).
-                    if self.marks.last() == Some(&self.stack.len()) {
-                        self.marks.pop();
-                    } else {
-                        self.pop()?;
-                    }
-                }
-                b'1' => {
-                    self.since_mark()?;
-                }
-                b'2' => {
-                    let v = self.top()?.clone();
-                    self.stack.push(v);
-                }
-                b'N' => self.stack.push(Py::None),
-                0x88 => self.stack.push(Py::Bool(true)),
-                0x89 => self.stack.push(Py::Bool(false)),
-                b'J' => {
-                    let v = self.le(4)? as u32 as i32;
-                    self.stack.push(Py::Int(i128::from(v)));
-                }
-                b'K' => {
-                    let v = self.byte()?;
-                    self.stack.push(Py::Int(i128::from(v)));
-                }
-                b'M' => {
-                    let v = self.le(2)?;
-                    self.stack.push(Py::Int(i128::from(v)));
-                }
-                0x8a | 0x8b => {
-                    let n = if op == 0x8a {
-                        usize::from(self.byte()?)
-                    } else {
-                        self.sized(4)?
-                    };
-                    let b = self.take(n)?;
-                    self.stack.push(long(b));
-                }
-                b'I' | b'L' => {
-                    let l = self.line()?;
-                    let s = String::from_utf8_lossy(l);
-                    let s = s.trim_end_matches('L');
-                    let v = match s {
-                        "00" => Py::Bool(false),
-                        "01" => Py::Bool(true),
-                        _ => s.parse::<i128>().map_or(Py::Opaque, Py::Int),
-                    };
-                    self.stack.push(v);
-                }
-                b'F' => {
-                    let l = self.line()?;
-                    let v = String::from_utf8_lossy(l)
-                        .parse::<f64>()
-                        .unwrap_or(f64::NAN);
-                    self.stack.push(Py::Float(v));
-                }
-                b'G' => {
-                    let b = self.take(8)?;
-                    let mut a = [0u8; 8];
-                    a.copy_from_slice(b);
-                    self.stack.push(Py::Float(f64::from_be_bytes(a)));
-                }
-                0x8c | b'X' | 0x8d => {
-                    let n = match op {
-                        0x8c => usize::from(self.byte()?),
-                        b'X' => self.sized(4)?,
-                        _ => self.sized(8)?,
-                    };
-                    let b = self.take(n)?;
-                    let v = self.text(b);
-                    self.stack.push(v);
-                }
-                b'V' => {
-                    let l = self.line()?;
-                    self.stack.push(Py::Str(raw_unicode_escape(l).into()));
-                }
-                b'S' => {
-                    let l = self.line()?;
-                    let inner = l.get(1..l.len().saturating_sub(1)).unwrap_or_default();
-                    let v = self.text(inner);
-                    self.stack.push(v);
-                }
-                b'T' | b'U' | b'B' | b'C' | 0x8e | 0x96 => {
-                    let n = match op {
-                        b'U' | b'C' => usize::from(self.byte()?),
-                        b'T' | b'B' => self.sized(4)?,
-                        _ => self.sized(8)?,
-                    };
-                    let b = self.take(n)?;
-                    // Python 2 strings (T, U) are text to Python 3 (encoding="ASCII").
-                    let v = if matches!(op, b'T' | b'U') {
-                        self.text(b)
-                    } else {
-                        Py::Bytes(b.into())
-                    };
-                    self.stack.push(v);
-                }
-                b']' => {
-                    let l = self.list(Vec::new());
-                    self.stack.push(l);
-                }
-                b'l' => {
-                    let items = self.since_mark()?;
-                    let l = self.list(items);
-                    self.stack.push(l);
-                }
-                b')' => self.stack.push(Py::Tuple(Rc::from(Vec::new()), 1)),
-                b't' => {
-                    let items = self.since_mark()?;
-                    let t = self.tuple(items)?;
-                    self.stack.push(t);
-                }
-                0x85..=0x87 => {
-                    let n = usize::from(op - 0x84);
-                    if self.stack.len() < n {
-                        return self.fail("a malformed pickle (a tuple of missing values)");
-                    }
-                    let items = self.stack.split_off(self.stack.len() - n);
-                    let t = self.tuple(items)?;
-                    self.stack.push(t);
-                }
-                b'}' => {
-                    let d = self.dict();
-                    self.stack.push(d);
-                }
-                b'd' => {
-                    let items = self.since_mark()?;
-                    let d = self.dict();
-                    self.stack.push(d);
-                    self.set_items(items)?;
-                }
-                b's' => {
-                    let v = self.pop()?;
-                    let k = self.pop()?;
-                    self.set_items(vec![k, v])?;
-                }
-                b'u' => {
-                    let items = self.since_mark()?;
-                    self.set_items(items)?;
-                }
-                b'a' => {
-                    let v = self.pop()?;
-                    self.append(vec![v])?;
-                }
-                b'e' | 0x90 => {
-                    let items = self.since_mark()?;
-                    self.append(items)?;
-                }
-                0x8f => {
-                    let l = self.list(Vec::new());
-                    let Py::List(inner) = l else { unreachable!() };
-                    self.stack.push(Py::Set(inner));
-                }
-                0x91 => {
-                    let items = self.since_mark()?;
-                    let Py::List(inner) = self.list(items) else {
-                        unreachable!()
-                    };
-                    self.stack.push(Py::Set(inner));
-                }
-                b'p' => {
-                    let l = self.line()?;
-                    let i = String::from_utf8_lossy(l)
-                        .parse::<usize>()
-                        .or_else(|_| self.fail("a bad PUT"))?;
-                    self.put(i)?;
-                }
-                b'q' => {
-                    let i = usize::from(self.byte()?);
-                    self.put(i)?;
-                }
-                b'r' => {
-                    let i = self.sized(4)?;
-                    self.put(i)?;
-                }
-                0x94 => {
-                    let i = self.memo.len();
-                    self.put(i)?;
-                }
-                b'g' => {
-                    let l = self.line()?;
-                    let i = String::from_utf8_lossy(l)
-                        .parse::<usize>()
-                        .or_else(|_| self.fail("a bad GET"))?;
-                    self.get(i)?;
-                }
-                b'h' => {
-                    let i = usize::from(self.byte()?);
-                    self.get(i)?;
-                }
-                b'j' => {
-                    let i = self.sized(4)?;
-                    self.get(i)?;
-                }
-                // A global (class or function) is named, never imported.
-                b'c' => {
-                    self.line()?;
-                    self.line()?;
-                    self.stack.push(Py::Opaque);
-                }
-                0x93 => {
-                    self.pop()?;
-                    self.pop()?;
-                    self.stack.push(Py::Opaque);
-                }
-                // Calls and object builds are not run: the result is opaque.
-                b'R' | 0x81 => {
-                    self.pop()?;
-                    self.pop()?;
-                    self.stack.push(Py::Opaque);
-                }
-                0x92 => {
-                    self.pop()?;
-                    self.pop()?;
-                    self.pop()?;
-                    self.stack.push(Py::Opaque);
-                }
-                b'b' => {
-                    self.pop()?;
-                }
-                b'i' => {
-                    self.line()?;
-                    self.line()?;
-                    self.since_mark()?;
-                    self.stack.push(Py::Opaque);
-                }
-                b'o' => {
-                    self.since_mark()?;
-                    self.stack.push(Py::Opaque);
-                }
-                0x82 => {
-                    self.take(1)?;
-                    self.stack.push(Py::Opaque);
-                }
-                0x83 => {
-                    self.take(2)?;
-                    self.stack.push(Py::Opaque);
-                }
-                0x84 => {
-                    self.take(4)?;
-                    self.stack.push(Py::Opaque);
-                }
-                other => {
-                    return self.fail(format!(
-                        "not a pickle of plain data (opcode 0x{other:02x}: persistent ids and \
-                         out-of-band buffers are not read)"
-                    ))
-                }
+            if op == b'.' {
+                return self.pop();
+            }
+            let known = self.op_control(op)?
+                || self.op_number(op)?
+                || self.op_string(op)?
+                || self.op_container(op)?
+                || self.op_memo(op)?
+                || self.op_opaque(op)?;
+            if !known {
+                return self.fail(format!(
+                    "not a pickle of plain data (opcode 0x{op:02x}: persistent ids and \
+                     out-of-band buffers are not read)"
+                ));
             }
         }
+    }
+
+    /// Framing and the stack itself: protocol, frame, mark, pop, dup. False when `op` is none of them.
+    fn op_control(&mut self, op: u8) -> Result<bool, PickleError> {
+        match op {
+            0x80 => {
+                let proto = self.byte()?;
+                if proto > 5 {
+                    return self.fail(format!("pickle protocol {proto} (5 is the newest known)"));
+                }
+            }
+            0x95 => {
+                self.take(8)?;
+            }
+            b'(' => self.marks.push(self.stack.len()),
+            b'0' => {
+                // After a MARK, POP drops the mark (protocol 0's recursive tuples).
+                if self.marks.last() == Some(&self.stack.len()) {
+                    self.marks.pop();
+                } else {
+                    self.pop()?;
+                }
+            }
+            b'1' => {
+                self.since_mark()?;
+            }
+            b'2' => {
+                let v = self.top()?.clone();
+                self.stack.push(v);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// None, booleans, integers and floats. False when `op` is none of them.
+    fn op_number(&mut self, op: u8) -> Result<bool, PickleError> {
+        match op {
+            b'N' => self.stack.push(Py::None),
+            0x88 => self.stack.push(Py::Bool(true)),
+            0x89 => self.stack.push(Py::Bool(false)),
+            b'J' => {
+                let v = self.le(4)? as u32 as i32;
+                self.stack.push(Py::Int(i128::from(v)));
+            }
+            b'K' => {
+                let v = self.byte()?;
+                self.stack.push(Py::Int(i128::from(v)));
+            }
+            b'M' => {
+                let v = self.le(2)?;
+                self.stack.push(Py::Int(i128::from(v)));
+            }
+            0x8a | 0x8b => {
+                let n = if op == 0x8a {
+                    usize::from(self.byte()?)
+                } else {
+                    self.sized(4)?
+                };
+                let b = self.take(n)?;
+                self.stack.push(long(b));
+            }
+            b'I' | b'L' => {
+                let l = self.line()?;
+                let s = String::from_utf8_lossy(l);
+                let s = s.trim_end_matches('L');
+                let v = match s {
+                    "00" => Py::Bool(false),
+                    "01" => Py::Bool(true),
+                    _ => s.parse::<i128>().map_or(Py::Opaque, Py::Int),
+                };
+                self.stack.push(v);
+            }
+            b'F' => {
+                let l = self.line()?;
+                let v = String::from_utf8_lossy(l)
+                    .parse::<f64>()
+                    .unwrap_or(f64::NAN);
+                self.stack.push(Py::Float(v));
+            }
+            b'G' => {
+                let b = self.take(8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                self.stack.push(Py::Float(f64::from_be_bytes(a)));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Strings and bytes. False when `op` is none of them.
+    fn op_string(&mut self, op: u8) -> Result<bool, PickleError> {
+        match op {
+            0x8c | b'X' | 0x8d => {
+                let n = match op {
+                    0x8c => usize::from(self.byte()?),
+                    b'X' => self.sized(4)?,
+                    _ => self.sized(8)?,
+                };
+                let b = self.take(n)?;
+                let v = self.text(b);
+                self.stack.push(v);
+            }
+            b'V' => {
+                let l = self.line()?;
+                self.stack.push(Py::Str(raw_unicode_escape(l).into()));
+            }
+            b'S' => {
+                let l = self.line()?;
+                let inner = l.get(1..l.len().saturating_sub(1)).unwrap_or_default();
+                let v = self.text(inner);
+                self.stack.push(v);
+            }
+            b'T' | b'U' | b'B' | b'C' | 0x8e | 0x96 => {
+                let n = match op {
+                    b'U' | b'C' => usize::from(self.byte()?),
+                    b'T' | b'B' => self.sized(4)?,
+                    _ => self.sized(8)?,
+                };
+                let b = self.take(n)?;
+                // Python 2 strings (T, U) are text to Python 3 (encoding="ASCII").
+                let v = if matches!(op, b'T' | b'U') {
+                    self.text(b)
+                } else {
+                    Py::Bytes(b.into())
+                };
+                self.stack.push(v);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Lists, tuples, dicts and sets, and what fills them. False when `op` is none of them.
+    fn op_container(&mut self, op: u8) -> Result<bool, PickleError> {
+        match op {
+            b']' => {
+                let l = self.list(Vec::new());
+                self.stack.push(l);
+            }
+            b'l' => {
+                let items = self.since_mark()?;
+                let l = self.list(items);
+                self.stack.push(l);
+            }
+            b')' => self.stack.push(Py::Tuple(Rc::from(Vec::new()), 1)),
+            b't' => {
+                let items = self.since_mark()?;
+                let t = self.tuple(items)?;
+                self.stack.push(t);
+            }
+            0x85..=0x87 => {
+                let n = usize::from(op - 0x84);
+                if self.stack.len() < n {
+                    return self.fail("a malformed pickle (a tuple of missing values)");
+                }
+                let items = self.stack.split_off(self.stack.len() - n);
+                let t = self.tuple(items)?;
+                self.stack.push(t);
+            }
+            b'}' => {
+                let d = self.dict();
+                self.stack.push(d);
+            }
+            b'd' => {
+                let items = self.since_mark()?;
+                let d = self.dict();
+                self.stack.push(d);
+                self.set_items(items)?;
+            }
+            b's' => {
+                let v = self.pop()?;
+                let k = self.pop()?;
+                self.set_items(vec![k, v])?;
+            }
+            b'u' => {
+                let items = self.since_mark()?;
+                self.set_items(items)?;
+            }
+            b'a' => {
+                let v = self.pop()?;
+                self.append(vec![v])?;
+            }
+            b'e' | 0x90 => {
+                let items = self.since_mark()?;
+                self.append(items)?;
+            }
+            0x8f => {
+                let l = self.list(Vec::new());
+                let Py::List(inner) = l else { unreachable!() };
+                self.stack.push(Py::Set(inner));
+            }
+            0x91 => {
+                let items = self.since_mark()?;
+                let Py::List(inner) = self.list(items) else {
+                    unreachable!()
+                };
+                self.stack.push(Py::Set(inner));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The memo: PUT and GET in each of their sizes. False when `op` is none of them.
+    fn op_memo(&mut self, op: u8) -> Result<bool, PickleError> {
+        match op {
+            b'p' => {
+                let l = self.line()?;
+                let i = String::from_utf8_lossy(l)
+                    .parse::<usize>()
+                    .or_else(|_| self.fail("a bad PUT"))?;
+                self.put(i)?;
+            }
+            b'q' => {
+                let i = usize::from(self.byte()?);
+                self.put(i)?;
+            }
+            b'r' => {
+                let i = self.sized(4)?;
+                self.put(i)?;
+            }
+            0x94 => {
+                let i = self.memo.len();
+                self.put(i)?;
+            }
+            b'g' => {
+                let l = self.line()?;
+                let i = String::from_utf8_lossy(l)
+                    .parse::<usize>()
+                    .or_else(|_| self.fail("a bad GET"))?;
+                self.get(i)?;
+            }
+            b'h' => {
+                let i = usize::from(self.byte()?);
+                self.get(i)?;
+            }
+            b'j' => {
+                let i = self.sized(4)?;
+                self.get(i)?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// What is named or built but never run: globals, calls, object builds, extension
+    /// codes; each leaves an opaque value. False when `op` is none of them.
+    fn op_opaque(&mut self, op: u8) -> Result<bool, PickleError> {
+        match op {
+            // A global (class or function) is named, never imported.
+            b'c' => {
+                self.line()?;
+                self.line()?;
+                self.stack.push(Py::Opaque);
+            }
+            0x93 => {
+                self.pop()?;
+                self.pop()?;
+                self.stack.push(Py::Opaque);
+            }
+            // Calls and object builds are not run: the result is opaque.
+            b'R' | 0x81 => {
+                self.pop()?;
+                self.pop()?;
+                self.stack.push(Py::Opaque);
+            }
+            0x92 => {
+                self.pop()?;
+                self.pop()?;
+                self.pop()?;
+                self.stack.push(Py::Opaque);
+            }
+            b'b' => {
+                self.pop()?;
+            }
+            b'i' => {
+                self.line()?;
+                self.line()?;
+                self.since_mark()?;
+                self.stack.push(Py::Opaque);
+            }
+            b'o' => {
+                self.since_mark()?;
+                self.stack.push(Py::Opaque);
+            }
+            0x82 => {
+                self.take(1)?;
+                self.stack.push(Py::Opaque);
+            }
+            0x83 => {
+                self.take(2)?;
+                self.stack.push(Py::Opaque);
+            }
+            0x84 => {
+                self.take(4)?;
+                self.stack.push(Py::Opaque);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }
 

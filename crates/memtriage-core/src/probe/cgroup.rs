@@ -1,8 +1,9 @@
 //! Memory cgroups: where the hierarchies are mounted, the v1 and v2 names of the
-//! controller's files, and the one reader of a cgroup's usage, peak, OOM kills and
-//! limits. A process's cgroup is v2 where its memory controller is enabled, else the
-//! v1 memory hierarchy (hybrid hosts mount both; the controller lives in only one).
-//! The limit that applies is the lowest on the way up to the hierarchy's root.
+//! controller's files, the one reader of a cgroup's usage, peak, OOM kills, limits and
+//! `memory.stat`, and the one (bounded) walk of a cgroup tree. A process's cgroup is v2
+//! where its memory controller is enabled, else the v1 memory hierarchy (hybrid hosts
+//! mount both; the controller lives in only one). The limit that applies is the
+//! lowest on the way up to the hierarchy's root.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::model::process::{CgroupMemory, CgroupVersion};
 use crate::parse::cgroup::{parse_membership, parse_v1_limit, parse_v2_limit, Membership};
-use crate::parse::kv::counter;
+use crate::parse::kv::{counter, counters};
 use crate::parse::mountinfo::Mount;
 use crate::probe::mounts;
 use crate::probe::root::Root;
@@ -159,6 +160,36 @@ impl Hierarchy {
         Some(dir)
     }
 
+    /// The cgroup the kernel log names `absolute`, to read its files; `None` where
+    /// this mount does not show it.
+    pub fn cgroup(&self, root: &Root, absolute: &str) -> Option<CgroupDir> {
+        Some(CgroupDir {
+            version: self.version,
+            dir: self.dir_of_absolute(root, absolute)?,
+        })
+    }
+
+    /// Walks the hierarchy from its mount point: each cgroup down to `max_depth`
+    /// levels below it, in one bounded walk (see [`WALK_MAX_DIRS`]). `visit` is given
+    /// each cgroup and its depth. Returns `false` where the walk stopped at the cap.
+    pub fn walk(
+        &self,
+        root: &Root,
+        max_depth: usize,
+        visit: &mut dyn FnMut(&CgroupDir, usize),
+    ) -> bool {
+        let top = root.path(&self.mount.mount_point);
+        walk_tree(&top, max_depth, &mut |dir, depth| {
+            visit(
+                &CgroupDir {
+                    version: self.version,
+                    dir: dir.to_path_buf(),
+                },
+                depth,
+            )
+        })
+    }
+
     /// The kernel's name, from the true root, of the cgroup whose directory is `dir`.
     pub fn path_of(&self, root: &Root, dir: &Path) -> Option<String> {
         let rel = dir.strip_prefix(root.path(&self.mount.mount_point)).ok()?;
@@ -243,22 +274,58 @@ fn read_cgroup(root: &Root, h: &Hierarchy, path: &str) -> Option<CgroupMemory> {
     })
 }
 
-/// `cgroup.procs` of `dir` and of every cgroup below it (v1 and v2 both have it).
-pub fn procs_below(dir: &Path, pids: &mut Vec<i32>) {
-    if let Ok(text) = std::fs::read_to_string(dir.join("cgroup.procs")) {
-        pids.extend(
-            text.split_ascii_whitespace()
-                .filter_map(|p| p.parse::<i32>().ok()),
-        );
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            procs_below(&entry.path(), pids);
+/// Levels below its start that a walk of a cgroup tree goes down at most.
+pub const WALK_MAX_DEPTH: usize = 32;
+/// Directories one walk of a cgroup tree meets at most: a machine with more (tens of
+/// thousands of containers) is walked in part, and the walk says so.
+pub const WALK_MAX_DIRS: usize = 50_000;
+
+/// The one walk of a cgroup tree: `top` and each directory below it, each before the
+/// ones below it, down to `max_depth` levels below `top` (at most
+/// [`WALK_MAX_DEPTH`]) and [`WALK_MAX_DIRS`] directories in all. `visit` is given
+/// each directory and its depth (0 for `top`). Returns whether the walk met every
+/// directory in reach: `false` where it stopped at the cap.
+fn walk_tree(top: &Path, max_depth: usize, visit: &mut dyn FnMut(&Path, usize)) -> bool {
+    fn go(
+        dir: &Path,
+        depth: usize,
+        max_depth: usize,
+        met: &mut usize,
+        visit: &mut dyn FnMut(&Path, usize),
+    ) -> bool {
+        if *met >= WALK_MAX_DIRS {
+            return false;
         }
+        *met += 1;
+        visit(dir, depth);
+        if depth >= max_depth {
+            return true;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return true;
+        };
+        let mut complete = true;
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                complete &= go(&entry.path(), depth + 1, max_depth, met, visit);
+            }
+        }
+        complete
     }
+    go(top, 0, max_depth.min(WALK_MAX_DEPTH), &mut 0, visit)
+}
+
+/// `cgroup.procs` of `dir` and of every cgroup below it (v1 and v2 both have it), in
+/// one bounded walk ([`WALK_MAX_DIRS`]).
+pub fn procs_below(dir: &Path, pids: &mut Vec<i32>) {
+    walk_tree(dir, WALK_MAX_DEPTH, &mut |d, _| {
+        if let Ok(text) = std::fs::read_to_string(d.join("cgroup.procs")) {
+            pids.extend(
+                text.split_ascii_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            );
+        }
+    });
 }
 
 /// The memory controller's files, which v1 and v2 name differently.
@@ -380,6 +447,14 @@ impl CgroupDir {
             CgroupVersion::V2 => counter(&self.read("memory.events.local")?, "oom_kill"),
             CgroupVersion::V1 => None,
         }
+    }
+
+    /// `memory.stat`: the cgroup's memory by kind, and its reclaim and fault counters
+    /// (v1 adds `total_*`, the same below it). `None` where the file is missing or
+    /// unreadable (the cgroup removed).
+    pub fn stat(&self) -> Option<Vec<(String, u64)>> {
+        let text = self.read("memory.stat")?;
+        Some(counters(&text).map(|(k, v)| (k.to_string(), v)).collect())
     }
 
     /// This cgroup's own hard limit; its ancestors' may be lower.

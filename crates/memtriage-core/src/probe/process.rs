@@ -3,7 +3,7 @@
 //! it is read only when asked), never the full `smaps` (that is [`super::maps`]).
 
 use crate::error::{Error, Result};
-use crate::model::process::{Faults, Oom, ProcessSnapshot, Unreadable};
+use crate::model::process::{CgroupMemory, Faults, Oom, ProcessSnapshot, Rollup, Unreadable};
 use crate::parse::text::{escape_bytes, split_cmdline};
 use crate::parse::{smaps_rollup, stat, status};
 use crate::probe::cgroup::CgroupReader;
@@ -100,22 +100,16 @@ impl ProcessReader {
     /// and `status` are read; later fields that fail are listed as unreadable.
     pub fn read(&mut self, pid: i32) -> Result<ProcessSnapshot> {
         let dir = ProcDir::open(&self.root, pid)?;
-        let stat_path = || self.root.path(&format!("/proc/{pid}/stat"));
         let buf = &mut self.buf;
         let len = dir
             .read_into("stat", buf, true)
             .map_err(|e| hard_error(pid, "stat", e))?;
-        let stat = stat::parse(&buf[..len]).map_err(|e| Error::malformed(stat_path(), e.detail))?;
+        let stat = stat::parse(&buf[..len]).map_err(|e| {
+            Error::malformed(self.root.path(&format!("/proc/{pid}/stat")), e.detail)
+        })?;
         let kernel_thread = stat.flags & PF_KTHREAD != 0;
         let zombie = stat.state == 'Z';
-
         let mut unreadable = Vec::new();
-        let mut note = |field: &str, reason: String| {
-            unreadable.push(Unreadable {
-                field: field.to_string(),
-                reason,
-            })
-        };
 
         let threads_from_stat = stat.num_threads.max(0) as u64;
         let (uid, threads, mut memory, status_read) = if self.detail.status {
@@ -134,6 +128,7 @@ impl ProcessReader {
         };
         if memory.is_none() && status_read && !kernel_thread {
             note(
+                &mut unreadable,
                 "memory",
                 if zombie {
                     "zombie: exited, its memory already released, waiting for its parent to reap it"
@@ -149,11 +144,8 @@ impl ProcessReader {
         } else {
             match dir.read_into("cmdline", buf, true) {
                 Ok(len) => split_cmdline(&buf[..len]),
-                Err(ReadError::Gone) if process_gone(&dir) => {
-                    return Err(Error::NoSuchProcess { pid })
-                }
                 Err(e) => {
-                    note("cmdline", e.reason());
+                    field_failed(&dir, pid, "cmdline", e, &mut unreadable)?;
                     Vec::new()
                 }
             }
@@ -161,31 +153,7 @@ impl ProcessReader {
 
         let has_memory = memory.is_some() || (!self.detail.status && !kernel_thread && !zombie);
         let rollup = if self.detail.rollup && !kernel_thread && !zombie && has_memory {
-            // Before Linux 4.14 there is no smaps_rollup: the same sums from every
-            // region of smaps, as the kernel would add them up.
-            let read = match dir.read_into("smaps_rollup", buf, true) {
-                Err(ReadError::Gone) if !process_gone(&dir) => dir.read_into("smaps", buf, false),
-                read => read,
-            };
-            match read {
-                Ok(len) => match smaps_rollup::parse(&buf[..len]) {
-                    Some(r) => Some(r),
-                    None => {
-                        note(
-                            "smaps_rollup",
-                            "empty: the process has no address space now".into(),
-                        );
-                        None
-                    }
-                },
-                Err(ReadError::Gone) if process_gone(&dir) => {
-                    return Err(Error::NoSuchProcess { pid })
-                }
-                Err(e) => {
-                    note("smaps_rollup", e.reason());
-                    None
-                }
-            }
+            read_rollup(&dir, pid, buf, &mut unreadable)?
         } else {
             None
         };
@@ -195,62 +163,19 @@ impl ProcessReader {
         if rollup.is_none() && memory.is_none() && !status_read && !kernel_thread && !zombie {
             match dir.read_into("status", buf, true) {
                 Ok(len) => memory = status::parse(&buf[..len]).memory,
-                Err(ReadError::Gone) if process_gone(&dir) => {
-                    return Err(Error::NoSuchProcess { pid })
-                }
-                Err(e) => note("memory", e.reason()),
+                Err(e) => field_failed(&dir, pid, "memory", e, &mut unreadable)?,
             }
         }
 
-        let oom = if !self.detail.oom {
-            None
+        let oom = if self.detail.oom {
+            read_oom(&dir, pid, &mut unreadable)?
         } else {
-            match (read_i64(&dir, "oom_score"), read_i64(&dir, "oom_score_adj")) {
-                (Ok(score), Ok(score_adj)) => Some(Oom { score, score_adj }),
-                (Err(ReadError::Gone), _) | (_, Err(ReadError::Gone)) if process_gone(&dir) => {
-                    return Err(Error::NoSuchProcess { pid })
-                }
-                (Err(e), _) | (_, Err(e)) => {
-                    note("oom", e.reason());
-                    None
-                }
-            }
+            None
         };
-
         let cgroup = match self.cgroups.as_mut().filter(|_| !kernel_thread) {
             None => None,
-            // An exited task's /proc/PID/cgroup reads as the root cgroup: its own is
-            // gone, and the root's usage is not the process's.
-            Some(_) if zombie => {
-                note(
-                    "cgroup",
-                    "unknown: the process has exited (a zombie); the kernel shows the root cgroup for it"
-                        .to_string(),
-                );
-                None
-            }
-            Some(reader) => match dir.read("cgroup") {
-                Ok(b) => {
-                    let membership =
-                        crate::parse::cgroup::parse_membership(&String::from_utf8_lossy(&b));
-                    match reader.for_membership(&membership) {
-                        Ok(c) => c,
-                        Err(reason) => {
-                            note("cgroup", reason.to_string());
-                            None
-                        }
-                    }
-                }
-                Err(ReadError::Gone) if process_gone(&dir) => {
-                    return Err(Error::NoSuchProcess { pid })
-                }
-                Err(e) => {
-                    note("cgroup", e.reason());
-                    None
-                }
-            },
+            Some(reader) => read_cgroup(&dir, pid, reader, zombie, &mut unreadable)?,
         };
-
         let exe = if self.detail.status && !kernel_thread {
             dir.read_link("exe").ok().map(|b| escape_bytes(&b))
         } else {
@@ -281,6 +206,111 @@ impl ProcessReader {
             gpu: None,
             unreadable,
         })
+    }
+}
+
+fn note(unreadable: &mut Vec<Unreadable>, field: &str, reason: String) {
+    unreadable.push(Unreadable {
+        field: field.to_string(),
+        reason,
+    })
+}
+
+/// A file of the process could not be read: the whole snapshot fails when the
+/// process is gone; otherwise `field` is listed as unreadable, with why.
+fn field_failed(
+    dir: &ProcDir,
+    pid: i32,
+    field: &str,
+    e: ReadError,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<()> {
+    if matches!(e, ReadError::Gone) && process_gone(dir) {
+        return Err(Error::NoSuchProcess { pid });
+    }
+    note(unreadable, field, e.reason());
+    Ok(())
+}
+
+/// PSS, USS and huge pages from `smaps_rollup`. Before Linux 4.14 there is no
+/// smaps_rollup: the same sums from every region of smaps, as the kernel would add
+/// them up.
+fn read_rollup(
+    dir: &ProcDir,
+    pid: i32,
+    buf: &mut Vec<u8>,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<Option<Rollup>> {
+    let read = match dir.read_into("smaps_rollup", buf, true) {
+        Err(ReadError::Gone) if !process_gone(dir) => dir.read_into("smaps", buf, false),
+        read => read,
+    };
+    match read {
+        Ok(len) => {
+            let rollup = smaps_rollup::parse(&buf[..len]);
+            if rollup.is_none() {
+                note(
+                    unreadable,
+                    "smaps_rollup",
+                    "empty: the process has no address space now".into(),
+                );
+            }
+            Ok(rollup)
+        }
+        Err(e) => {
+            field_failed(dir, pid, "smaps_rollup", e, unreadable)?;
+            Ok(None)
+        }
+    }
+}
+
+fn read_oom(dir: &ProcDir, pid: i32, unreadable: &mut Vec<Unreadable>) -> Result<Option<Oom>> {
+    match (read_i64(dir, "oom_score"), read_i64(dir, "oom_score_adj")) {
+        (Ok(score), Ok(score_adj)) => Ok(Some(Oom { score, score_adj })),
+        (Err(ReadError::Gone), _) | (_, Err(ReadError::Gone)) if process_gone(dir) => {
+            Err(Error::NoSuchProcess { pid })
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            note(unreadable, "oom", e.reason());
+            Ok(None)
+        }
+    }
+}
+
+/// The process's memory cgroup, through the reader's cache.
+fn read_cgroup(
+    dir: &ProcDir,
+    pid: i32,
+    reader: &mut CgroupReader,
+    zombie: bool,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<Option<CgroupMemory>> {
+    // An exited task's /proc/PID/cgroup reads as the root cgroup: its own is gone,
+    // and the root's usage is not the process's.
+    if zombie {
+        note(
+            unreadable,
+            "cgroup",
+            "unknown: the process has exited (a zombie); the kernel shows the root cgroup for it"
+                .to_string(),
+        );
+        return Ok(None);
+    }
+    match dir.read("cgroup") {
+        Ok(b) => {
+            let membership = crate::parse::cgroup::parse_membership(&String::from_utf8_lossy(&b));
+            match reader.for_membership(&membership) {
+                Ok(c) => Ok(c),
+                Err(reason) => {
+                    note(unreadable, "cgroup", reason.to_string());
+                    Ok(None)
+                }
+            }
+        }
+        Err(e) => {
+            field_failed(dir, pid, "cgroup", e, unreadable)?;
+            Ok(None)
+        }
     }
 }
 

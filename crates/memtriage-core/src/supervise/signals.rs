@@ -32,10 +32,51 @@ pub fn block() {
     }
 }
 
+/// The forwarding thread of one run: started before the job, pointed at it once it
+/// runs, stopped when the run ends.
+pub struct Forwarder {
+    target: Arc<AtomicI32>,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Forwarder {
+    pub fn start() -> Self {
+        let target = Arc::new(AtomicI32::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (target, stop) = (target.clone(), stop.clone());
+            std::thread::spawn(move || forward(target, stop))
+        };
+        Forwarder {
+            target,
+            stop,
+            thread,
+        }
+    }
+
+    /// From now on, signals go to `pid`.
+    pub fn target(&self, pid: i32) {
+        self.target.store(pid, Ordering::Relaxed);
+    }
+
+    /// The job could not be started: stops the thread and waits for it.
+    pub fn abort(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.thread.join();
+    }
+
+    /// Stops forwarding. The thread is not joined: it may sit up to 100 ms in
+    /// sigtimedwait; it ends with the process.
+    pub fn finish(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Runs until `stop`; forwards to `target` (0 until the job is started) each
 /// forwarded signal that did not come from the terminal (which sent it to the job
 /// too).
-pub fn forward(target: Arc<AtomicI32>, stop: Arc<AtomicBool>) {
+fn forward(target: Arc<AtomicI32>, stop: Arc<AtomicBool>) {
     let set = set();
     let timeout = libc::timespec {
         tv_sec: 0,

@@ -4,7 +4,9 @@ use std::fs;
 use std::path::Path;
 
 use crate::model::process::CgroupVersion;
-use crate::probe::cgroup::{CgroupDir, CgroupReader, Hierarchies};
+use crate::probe::cgroup::{
+    procs_below, CgroupDir, CgroupReader, Hierarchies, Hierarchy, WALK_MAX_DEPTH,
+};
 use crate::Root;
 
 use crate::tests::support::write;
@@ -314,4 +316,75 @@ fn live_v1_cgroup_limit_usage_and_headroom() {
         "headroom {headroom}"
     );
     assert_eq!(cg.oom_kills, Some(0));
+}
+
+/// A captured cgroup2 tree: `/a/b/c` and `/d`, each with its `cgroup.procs`.
+fn walked_tree() -> (tempfile::TempDir, Root, Hierarchy) {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    write(r, "/proc/self/mountinfo", PLAIN_V2);
+    write(r, "/sys/fs/cgroup/cgroup.controllers", "memory\n");
+    write(r, "/sys/fs/cgroup/cgroup.procs", "1\n");
+    write(r, "/sys/fs/cgroup/a/cgroup.procs", "10\n11\n");
+    write(r, "/sys/fs/cgroup/a/b/cgroup.procs", "20\n");
+    write(r, "/sys/fs/cgroup/a/b/c/cgroup.procs", "30\n");
+    write(r, "/sys/fs/cgroup/d/cgroup.procs", "40\n");
+    write(
+        r,
+        "/sys/fs/cgroup/a/memory.stat",
+        "anon 4096\nfile 8192\nshmem 0\npgmajfault 3\n",
+    );
+    let root = Root::at(r);
+    let h = Hierarchies::discover(&root).unwrap().v2.unwrap();
+    (dir, root, h)
+}
+
+#[test]
+fn the_walk_meets_each_cgroup_after_its_parent_down_to_its_depth() {
+    let (_dir, root, h) = walked_tree();
+    let top = root.path("/sys/fs/cgroup");
+    let mut met = Vec::new();
+    let complete = h.walk(&root, WALK_MAX_DEPTH, &mut |cg, depth| {
+        let rel = cg.dir.strip_prefix(&top).unwrap().display().to_string();
+        met.push((rel, depth));
+    });
+    assert!(complete);
+    let at = |rel: &str| met.iter().position(|(r, _)| r == rel).unwrap();
+    assert_eq!(met.len(), 5, "{met:?}");
+    assert!(at("") < at("a") && at("a") < at("a/b") && at("a/b") < at("a/b/c"));
+    assert!(met.contains(&("a/b/c".to_string(), 3)));
+    assert!(met.contains(&("d".to_string(), 1)));
+
+    let mut shallow = Vec::new();
+    h.walk(&root, 1, &mut |cg, depth| {
+        shallow.push((cg.dir.clone(), depth))
+    });
+    assert_eq!(shallow.len(), 3, "the top, a and d: {shallow:?}");
+    assert!(shallow.iter().all(|(_, d)| *d <= 1));
+}
+
+#[test]
+fn procs_below_lists_a_cgroup_and_every_one_under_it() {
+    let (_dir, root, _h) = walked_tree();
+    let mut pids = Vec::new();
+    procs_below(&root.path("/sys/fs/cgroup/a"), &mut pids);
+    pids.sort();
+    assert_eq!(pids, vec![10, 11, 20, 30]);
+}
+
+#[test]
+fn memory_stat_is_read_by_name_and_missing_once_the_cgroup_is_gone() {
+    let (_dir, root, h) = walked_tree();
+    let a = h.cgroup(&root, "/a").unwrap();
+    assert_eq!(
+        a.stat().unwrap(),
+        vec![
+            ("anon".to_string(), 4096),
+            ("file".to_string(), 8192),
+            ("shmem".to_string(), 0),
+            ("pgmajfault".to_string(), 3),
+        ]
+    );
+    assert_eq!(h.cgroup(&root, "/d").unwrap().stat(), None);
+    assert_eq!(h.cgroup(&root, "/gone").unwrap().stat(), None);
 }

@@ -17,9 +17,6 @@ pub struct CgroupNames {
     ns_root: Option<String>,
 }
 
-/// Directories looked at when finding the namespace's root.
-const MAX_SEARCH: usize = 20_000;
-
 impl CgroupNames {
     pub fn new(root: &Root, hierarchy: Hierarchy) -> Self {
         let ns_root = locate_namespace_root(root, &hierarchy);
@@ -79,7 +76,8 @@ fn resolve(path: &str) -> Option<String> {
 }
 
 /// With the host's hierarchy mounted from `..` steps above this namespace's root,
-/// the namespace's root is the directory that many levels down holding this process.
+/// the namespace's root is the directory that many levels down holding this process
+/// (found by the one bounded walk of the tree, [`Hierarchy::walk`]).
 fn locate_namespace_root(root: &Root, h: &Hierarchy) -> Option<String> {
     if h.mount.root == "/" || !h.mounts_true_root() {
         return None;
@@ -95,26 +93,15 @@ fn locate_namespace_root(root: &Root, h: &Hierarchy) -> Option<String> {
         return None;
     }
     let me = std::process::id().to_string();
-    let top = root.path(&h.mount.mount_point);
-    let mut level = vec![top];
-    let mut looked = 0;
-    for _ in 0..depth {
-        let mut next = Vec::new();
-        for dir in &level {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                looked += 1;
-                if looked > MAX_SEARCH {
-                    return None;
-                }
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    next.push(e.path());
-                }
-            }
+    let mut level = Vec::new();
+    let complete = h.walk(root, depth, &mut |cg, d| {
+        if d == depth {
+            level.push(cg.dir.clone());
         }
-        level = next;
+    });
+    // Past the walk's cap the one that holds us may be among those not met.
+    if !complete {
+        return None;
     }
     level.into_iter().find_map(|candidate| {
         let mine = candidate

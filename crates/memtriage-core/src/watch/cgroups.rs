@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::model::process::CgroupVersion;
 use crate::parse::workload::{from_cgroup_path, Workload};
-use crate::probe::cgroup::{CgroupDir, Hierarchy};
+use crate::probe::cgroup::Hierarchy;
 use crate::probe::root::Root;
 
 use super::identity::Identities;
@@ -42,12 +42,8 @@ pub fn read(
             if p == "/" {
                 break;
             }
-            let Some(d) = hierarchy.dir_of_absolute(root, &p) else {
+            let Some(dir) = hierarchy.cgroup(root, &p) else {
                 break;
-            };
-            let dir = CgroupDir {
-                version: hierarchy.version,
-                dir: d,
             };
             if matches!(dir.limit(), Some(Some(_))) {
                 paths.insert(p.clone());
@@ -58,10 +54,7 @@ pub fn read(
     let mut views: Vec<CgroupView> = paths
         .into_iter()
         .filter_map(|path| {
-            let dir = CgroupDir {
-                version: hierarchy.version,
-                dir: hierarchy.dir_of_absolute(root, &path)?,
-            };
+            let dir = hierarchy.cgroup(root, &path)?;
             // Gone since its process was seen.
             if !dir.dir.is_dir() {
                 return None;

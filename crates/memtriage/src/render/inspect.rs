@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use comfy_table::Table;
 use memtriage_core::model::gpu::{GpuReport, PidJoin};
 use memtriage_core::model::maps::MapsReport;
-use memtriage_core::model::process::{CgroupVersion, ProcessSnapshot};
+use memtriage_core::model::process::{CgroupMemory, CgroupVersion, ProcessSnapshot};
 use memtriage_core::model::tree::TreeSnapshot;
 
 use super::style::Style;
@@ -335,30 +335,7 @@ fn write_block(out: &mut dyn Write, style: &Style, p: &ProcessSnapshot) -> io::R
         )?;
     }
     if let Some(cg) = &p.cgroup {
-        let version = match cg.version {
-            CgroupVersion::V1 => "v1",
-            CgroupVersion::V2 => "v2",
-        };
-        let limit = match (cg.limit, &cg.limit_set_by) {
-            (Some(l), Some(by)) if *by != cg.path => format!("limit {} (set by {by})", iec(l)),
-            (Some(l), _) => format!("limit {}", iec(l)),
-            (None, _) => "no limit".into(),
-        };
-        let mut text = format!(
-            "{version} {}: usage {}, {limit}",
-            cg.path,
-            iec_opt(cg.usage)
-        );
-        if let Some(h) = cg.headroom {
-            text.push_str(&format!(", headroom {}", iec(h)));
-        }
-        if let Some(peak) = cg.peak {
-            text.push_str(&format!(", peak {}", iec(peak)));
-        }
-        if let Some(k) = cg.oom_kills {
-            text.push_str(&format!(", OOM kills {k}"));
-        }
-        row(out, "cgroup", text)?;
+        row(out, "cgroup", cgroup_text(cg))?;
     }
     if let Some(g) = &p.gpu {
         let text = if g.devices.is_empty() {
@@ -376,6 +353,35 @@ fn write_block(out: &mut dyn Write, style: &Style, p: &ProcessSnapshot) -> io::R
         row(out, "unreadable", format!("{}: {}", u.field, u.reason))?;
     }
     writeln!(out)
+}
+
+/// The process's memory cgroup: its path, usage, limit (and who set it), headroom,
+/// peak and OOM kills.
+fn cgroup_text(cg: &CgroupMemory) -> String {
+    let version = match cg.version {
+        CgroupVersion::V1 => "v1",
+        CgroupVersion::V2 => "v2",
+    };
+    let limit = match (cg.limit, &cg.limit_set_by) {
+        (Some(l), Some(by)) if *by != cg.path => format!("limit {} (set by {by})", iec(l)),
+        (Some(l), _) => format!("limit {}", iec(l)),
+        (None, _) => "no limit".into(),
+    };
+    let mut text = format!(
+        "{version} {}: usage {}, {limit}",
+        cg.path,
+        iec_opt(cg.usage)
+    );
+    if let Some(h) = cg.headroom {
+        text.push_str(&format!(", headroom {}", iec(h)));
+    }
+    if let Some(peak) = cg.peak {
+        text.push_str(&format!(", peak {}", iec(peak)));
+    }
+    if let Some(k) = cg.oom_kills {
+        text.push_str(&format!(", OOM kills {k}"));
+    }
+    text
 }
 
 fn write_tree(out: &mut dyn Write, style: &Style, t: &TreeSnapshot, gpu: bool) -> io::Result<()> {

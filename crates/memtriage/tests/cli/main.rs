@@ -19,6 +19,7 @@ mod run_live;
 mod run_processes;
 mod run_torch;
 mod run_trust;
+mod serve_deploy;
 mod serve_live;
 mod top_batch;
 mod top_tmux;

@@ -5,8 +5,8 @@
 //! one line at a time), never holds more than one line's first [`MAX_LINE`] bytes plus
 //! a bounded set of matches, and gives the same matches however the input was cut.
 //! Recognition is the rule table in `rules` (one file per family, [`RULES`] in match
-//! order); `report` turns matches into findings, `faulthandler` reads Python crash
-//! stacks; this module only moves bytes.
+//! order), compiled once by `engine`; `report` turns matches into findings,
+//! `faulthandler` reads Python crash stacks; this module only moves bytes.
 //!
 //! The unit of matching is a *segment*: the bytes between two line ends, where `\r`
 //! ends a segment as `\n` does (a progress bar rewrites its line with `\r`; CRLF leaves
@@ -14,26 +14,29 @@
 //! editor. Only the first [`MAX_LINE`] bytes of a segment are examined.
 //!
 //! Speed: `prefilter` finds the rules' literals in the whole of each chunk at once
-//! (SIMD searches of a few anchors); a segment without one is never looked at. Only
-//! the rare segment that holds one is decoded and tried against its rules' regexes.
+//! (SIMD searches of a few anchors, walked by `search`); a segment without one is
+//! never looked at. Only the rare segment that holds one is decoded and tried against
+//! its rules' regexes.
 
 mod encoding;
+mod engine;
 mod faulthandler;
 mod prefilter;
 mod report;
 pub(crate) mod rules;
+mod search;
 mod tables;
 
-use std::sync::OnceLock;
-
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use memchr::{memchr2, memrchr2};
 use regex::Regex;
 use serde::{Serialize, Serializer};
 
 use crate::model::finding::Finding;
-use crate::parse::kmsg;
 use crate::parse::text::escape_bytes;
+use engine::{engine, normalize, Engine};
+use search::{next_hit, parallelism, search_in_parallel, Searched, PARALLEL_MIN};
+
+pub use engine::check_rules;
 pub use rules::{ClassInfo, FailureClass, CLASSES, RULES};
 
 /// Bytes of a segment examined and kept; a longer line is cut here (at a UTF-8
@@ -104,139 +107,6 @@ pub struct RuleCount {
     pub last_line: u64,
 }
 
-/// The compiled rule table, built once per process.
-pub(crate) struct Engine {
-    /// Finds where a candidate line is in a whole chunk.
-    prefilter: prefilter::Prefilter,
-    /// Tells which literals a candidate line holds (overlapping search), so only their
-    /// rules' regexes run.
-    literals: AhoCorasick,
-    /// For each literal, the rules that name it.
-    literal_rules: Vec<Vec<usize>>,
-    patterns: Vec<(Regex, Vec<Regex>)>,
-    /// For each rule, the index of the rule that reads the table rows it heads.
-    table_rows: Vec<Option<usize>>,
-    prefix: Regex,
-    frame: Regex,
-    task_row: Regex,
-}
-
-fn engine() -> Result<&'static Engine, &'static str> {
-    static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
-    ENGINE
-        .get_or_init(build_engine)
-        .as_ref()
-        .map_err(String::as_str)
-}
-
-/// Whether the rule table compiled: a rule that does not compile is an error to
-/// report, never a rule silently skipped (a regex feature missing from a release
-/// build once dropped one that way).
-pub fn check_rules() -> Result<(), String> {
-    engine().map(|_| ()).map_err(str::to_string)
-}
-
-/// A literal that no text holds: the rule is reached only through a table its header
-/// opened.
-fn never_occurs(literal: &str) -> bool {
-    literal.starts_with('\0')
-}
-
-fn compile(what: &str, pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|e| format!("rule {what} does not compile: {e}"))
-}
-
-fn build_engine() -> Result<Engine, String> {
-    let mut literals: Vec<&'static str> = Vec::new();
-    let mut literal_rules: Vec<Vec<usize>> = Vec::new();
-    for (i, rule) in RULES.iter().enumerate() {
-        for lit in rule.literals.iter().filter(|l| !never_occurs(l)) {
-            match literals.iter().position(|l| l == lit) {
-                Some(j) => literal_rules[j].push(i),
-                None => {
-                    literals.push(lit);
-                    literal_rules.push(vec![i]);
-                }
-            }
-        }
-    }
-    // A DFA: candidate lines are searched overlapping, where the default (an NFA)
-    // is several times slower, and a few hundred literals make a small one.
-    let ac = AhoCorasick::builder()
-        .kind(Some(AhoCorasickKind::DFA))
-        .match_kind(MatchKind::Standard)
-        .build(&literals)
-        .map_err(|e| format!("the rules' literals: {e}"))?;
-    let prefilter = prefilter::Prefilter::new(&literals)?;
-    let mut patterns = Vec::with_capacity(RULES.len());
-    for r in RULES.iter() {
-        let main = compile(r.id, &rules::expand(r.pattern))?;
-        let optional = r
-            .optional
-            .iter()
-            .map(|p| compile(r.id, &rules::expand(p)))
-            .collect::<Result<Vec<_>, _>>()?;
-        patterns.push((main, optional));
-    }
-    let mut table_rows = Vec::with_capacity(RULES.len());
-    for r in RULES.iter() {
-        table_rows.push(match r.table_rows {
-            Some(id) => Some(
-                RULES
-                    .iter()
-                    .position(|x| x.id == id)
-                    .ok_or_else(|| format!("rule {}: no rule {id} for its table", r.id))?,
-            ),
-            None => None,
-        });
-    }
-    let fixed = |what: &str, p: &str| compile(what, p);
-    Ok(Engine {
-        prefilter,
-        literals: ac,
-        literal_rules,
-        patterns,
-        table_rows,
-        // Prefixes that launchers and log collectors put before a program's own line:
-        // torchrun's `[rank3]:` / `[default0]:`, mpirun's `[1,0]<stderr>:`, srun
-        // --label's `3: `, and `kubectl logs --timestamps`' RFC 3339 time.
-        prefix: fixed(
-            "prefix",
-            r"^(?:\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,5}: |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+)",
-        )?,
-        frame: fixed(
-            "frame",
-            r#"^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<func>\S.*?)\s*$"#,
-        )?,
-        // A row of the task table the OOM killer prints (the `[ pid ]` column may
-        // have been taken for a timestamp and removed): uid tgid total_vm rss, then
-        // 3 or 4 numeric columns by kernel era, then the name.
-        task_row: fixed(
-            "task row",
-            r"^\s*(?:\[\s*\d+\]\s+)?\d+\s+\d+\s+\d+\s+(?P<rss>\d+)\s+(?:-?\d+\s+){3,4}(?P<name>\S.*?)\s*$",
-        )?,
-    })
-}
-
-/// The message of a line: without a kernel-log, journal or launcher prefix.
-fn normalize(engine: &Engine, text: &str) -> String {
-    // A line quoted in markdown (`> `) is read as the line.
-    let mut text = text;
-    while let Some(rest) = text.strip_prefix("> ").or_else(|| text.strip_prefix('>')) {
-        text = rest;
-    }
-    let parsed = kmsg::parse_line(text);
-    let mut msg = parsed.message.as_str();
-    // A prefix may wrap another (a timestamped pod log of a torchrun rank).
-    for _ in 0..3 {
-        match engine.prefix.find(msg) {
-            Some(m) if m.end() > 0 => msg = &msg[m.end()..],
-            _ => break,
-        }
-    }
-    msg.to_string()
-}
-
 /// A segment's first [`MAX_LINE`] bytes, cut where a UTF-8 character starts, and
 /// whether it was cut. Reads at most `MAX_LINE + 1` bytes, so a kept partial line of
 /// that size decides exactly as the whole line would.
@@ -249,103 +119,6 @@ fn clip(seg: &[u8]) -> (&[u8], bool) {
         cut -= 1;
     }
     (&seg[..cut], true)
-}
-
-/// Where one prefilter group last searched a region from, and what it found.
-#[derive(Debug, Clone, Default)]
-struct Searched {
-    from: Option<usize>,
-    hit: Option<usize>,
-    /// All the group's hits in the region, found in advance, and the first not passed.
-    known: Option<(Vec<usize>, usize)>,
-}
-
-/// Regions at least this large are searched by the prefilter groups in parallel.
-const PARALLEL_MIN: usize = 1 << 20;
-
-fn parallelism() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
-}
-
-/// Every group's hits in the region (the first on each line), as [`Searched`]
-/// answers that [`next_hit`] then takes in turn.
-fn search_in_parallel(engine: &Engine, region: &[u8]) -> Vec<Searched> {
-    // As many threads as cores, each searching its share of the groups: more threads
-    // than cores would only take turns.
-    let groups = engine.prefilter.groups();
-    let workers = parallelism().min(groups);
-    // A group whose thread failed keeps no answer and is searched as it is asked.
-    let mut hits: Vec<Option<Vec<usize>>> = vec![None; groups];
-    std::thread::scope(|scope| {
-        let spawned: Vec<_> = (1..workers)
-            .map(|w| {
-                scope.spawn(move || {
-                    (w..groups)
-                        .step_by(workers)
-                        .map(|g| (g, line_hits(engine, g, region)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for g in (0..groups).step_by(workers) {
-            hits[g] = Some(line_hits(engine, g, region));
-        }
-        for handle in spawned {
-            for (g, h) in handle.join().unwrap_or_default() {
-                hits[g] = Some(h);
-            }
-        }
-    });
-    hits.into_iter()
-        .map(|h| Searched {
-            from: None,
-            hit: None,
-            known: h.map(|h| (h, 0)),
-        })
-        .collect()
-}
-
-/// The first hit of `group` on each line of `region` that has one.
-fn line_hits(engine: &Engine, group: usize, region: &[u8]) -> Vec<usize> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while let Some(hit) = engine.prefilter.find(group, region, pos) {
-        out.push(hit);
-        pos = memchr2(b'\n', b'\r', &region[hit..]).map_or(region.len(), |i| hit + i + 1);
-    }
-    out
-}
-
-/// The first prefilter hit at or after `pos`, from any group. A group's earlier
-/// answer stands while it lies ahead, so each group reads each byte about once.
-fn next_hit(
-    engine: &Engine,
-    region: &[u8],
-    pos: usize,
-    searched: &mut [Searched],
-) -> Option<usize> {
-    let mut best: Option<usize> = None;
-    for (group, s) in searched.iter_mut().enumerate() {
-        if let Some((hits, next)) = &mut s.known {
-            while hits.get(*next).is_some_and(|h| *h < pos) {
-                *next += 1;
-            }
-            if let Some(h) = hits.get(*next) {
-                best = Some(best.map_or(*h, |b: usize| b.min(*h)));
-            }
-            continue;
-        }
-        let still_ahead = s.from.is_some_and(|f| f <= pos) && s.hit.is_none_or(|h| h >= pos);
-        if !still_ahead {
-            s.from = Some(pos);
-            s.hit = engine.prefilter.find(group, region, pos);
-        }
-        if let Some(h) = s.hit {
-            best = Some(best.map_or(h, |b: usize| b.min(h)));
-        }
-    }
-    best
 }
 
 fn count_newlines(bytes: &[u8]) -> u64 {
@@ -938,61 +711,6 @@ mod tests {
         assert!(std::str::from_utf8(c).is_ok());
         // Deciding from MAX_LINE + 1 bytes gives what the whole line gives.
         assert_eq!(clip(&line[..MAX_LINE + 1]), (c, true));
-    }
-
-    #[test]
-    fn prefixes_of_launchers_and_collectors_are_removed() {
-        let e = engine().unwrap_or_else(|_| unreachable!());
-        assert_eq!(
-            normalize(e, "[rank3]: Fatal Python error: x"),
-            "Fatal Python error: x"
-        );
-        assert_eq!(normalize(e, "[1,0]<stderr>:Killed"), "Killed");
-        assert_eq!(
-            normalize(e, "2026-11-21T06:16:42.123456789Z Killed"),
-            "Killed"
-        );
-        assert_eq!(
-            normalize(e, "Nov 21 06:16:42 node kernel: [ 12.5] Out of memory: x"),
-            "Out of memory: x"
-        );
-        assert_eq!(
-            normalize(e, "loss=0.3 killed_frac=0.1"),
-            "loss=0.3 killed_frac=0.1"
-        );
-    }
-
-    #[test]
-    fn the_prefilter_finds_every_rule_literal() {
-        let e = engine().unwrap();
-        for rule in RULES.iter() {
-            for lit in rule.literals.iter().filter(|l| !never_occurs(l)) {
-                let line = format!("[ 12.5] x {lit} y");
-                let found = (0..e.prefilter.groups())
-                    .filter_map(|g| e.prefilter.find(g, line.as_bytes(), 0))
-                    .min();
-                // Found where it is (or a literal inside it, which another rule names).
-                assert!(
-                    found.is_some_and(|at| (10..10 + lit.len()).contains(&at)),
-                    "{}: {lit:?} at {found:?}",
-                    rule.id
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn the_prefilter_takes_two_passes() {
-        // Each group of anchors is one more SIMD pass over every byte: a third would
-        // cost explain a third of its speed. Choose the anchors again for the table
-        // (python3 bench/prefilter_anchors.py) when this fails.
-        let e = engine().unwrap();
-        assert!(
-            e.prefilter.groups() <= 2,
-            "{} anchors in {} groups",
-            e.prefilter.anchors(),
-            e.prefilter.groups()
-        );
     }
 
     #[test]

@@ -452,6 +452,31 @@ fn build(
             }
         }
     }
+    lines_evidence(group, source, (seen, first, last), &mut evidence);
+    let assessment = assess(class, group, best_rule);
+    if class == FailureClass::WindowsMemoryFault {
+        if let Some(whose) = group.iter().find_map(|m| m.capture("whose")) {
+            evidence.push(Evidence::text("points at", whose, source));
+        }
+    }
+    Some(Finding {
+        assessment: Some(assessment),
+        id: info.id.to_string(),
+        severity,
+        title,
+        evidence,
+        why,
+        fix,
+    })
+}
+
+/// How many lines matched, where, and the first and last of them quoted.
+fn lines_evidence(
+    group: &[&LogMatch],
+    source: &str,
+    (seen, first, last): (u64, u64, u64),
+    evidence: &mut Vec<Evidence>,
+) {
     if seen > 0 {
         let value = if seen == 1 {
             format!("1 line (line {first})")
@@ -472,21 +497,6 @@ fn build(
             source,
         ));
     }
-    let assessment = assess(class, group, best_rule);
-    if class == FailureClass::WindowsMemoryFault {
-        if let Some(whose) = group.iter().find_map(|m| m.capture("whose")) {
-            evidence.push(Evidence::text("points at", whose, source));
-        }
-    }
-    Some(Finding {
-        assessment: Some(assessment),
-        id: info.id.to_string(),
-        severity,
-        title,
-        evidence,
-        why,
-        fix,
-    })
 }
 
 /// What the kernel's report says beyond the kill: the memory cgroup's limit that was

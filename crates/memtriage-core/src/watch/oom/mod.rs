@@ -6,25 +6,27 @@
 //!
 //! Reading ([`OomWatcher::read`]) needs nothing shared; only settling
 //! ([`OomWatcher::settle`]) looks processes up, so the cgroup walk never holds the
-//! watch's lock.
+//! watch's lock. The kernel log's reports are read by `kernel_log`, the counters by
+//! `counters`; this module pairs what they saw and counts.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::{Path, PathBuf};
+mod counters;
+mod kernel_log;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::model::process::CgroupVersion;
 use crate::model::system::OomKill;
-use crate::parse::fatal_signal::{self, FatalSignal};
-use crate::parse::kmsg::oom_kills;
-use crate::parse::kmsg::parse_line;
-use crate::parse::oom_task_table::task_tables;
+use crate::parse::fatal_signal::FatalSignal;
 use crate::parse::userspace_oom::{self, UserspaceKill};
 use crate::parse::workload::{from_cgroup_path, Workload};
-use crate::probe::cgroup::{CgroupDir, Hierarchy};
+use crate::probe::cgroup::Hierarchy;
 use crate::probe::kmsg::{LogFollower, Start};
 use crate::probe::root::Root;
 
 use super::identity::Identities;
+use counters::Walk;
+use kernel_log::KernelLog;
 
 /// Which sources saw a kill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -141,10 +143,6 @@ struct KillDetail {
 const MAX_SERIES: usize = 1000;
 /// How long a kill seen by one source waits for the other before it is counted alone.
 pub const CONFIRM_WINDOW: Duration = Duration::from_secs(5);
-/// Reads a report missing its `Killed process` line waits before it is taken as cut.
-const CARRY_READS: u32 = 3;
-/// Cgroup directories walked at most.
-const MAX_DIRS: usize = 50_000;
 
 struct PendingLogKill {
     kill: OomKill,
@@ -171,19 +169,6 @@ struct PendingEventKill {
     deadline: Instant,
 }
 
-/// One walk of the hierarchy's counters.
-struct Walk {
-    /// `oom_kill` of each directory whose counter was read.
-    counts: HashMap<PathBuf, u64>,
-    /// v2's `memory.events.local` (kernel ≥ 5.2), where there is one.
-    local: HashMap<PathBuf, u64>,
-    /// Every directory met, read or not.
-    seen: HashSet<PathBuf>,
-    /// The walk stopped at [`MAX_DIRS`]: directories it missed are not new.
-    capped: bool,
-    at: Instant,
-}
-
 struct KillerLog {
     path: PathBuf,
     follower: Result<LogFollower, String>,
@@ -192,10 +177,7 @@ struct KillerLog {
 pub struct OomWatcher {
     root: Root,
     hierarchy: Option<Hierarchy>,
-    kmsg: Result<LogFollower, String>,
-    /// A report's lines may span reads: the tail since its `oom-kill:` line waits.
-    carry: Vec<String>,
-    carry_reads: u32,
+    kmsg: KernelLog,
     killer_logs: Vec<KillerLog>,
     last_walk: Option<Walk>,
     pending_log: Vec<PendingLogKill>,
@@ -217,7 +199,7 @@ impl OomWatcher {
     /// Starts following from now: kills before this moment are not counted (a
     /// restarted exporter would count them twice).
     pub fn new(root: &Root, hierarchy: Option<Hierarchy>, killer_logs: &[PathBuf]) -> Self {
-        let kmsg = LogFollower::kmsg(root, Start::Now).map_err(|e| e.to_string());
+        let kmsg = KernelLog::follow(root);
         let killer_logs = killer_logs
             .iter()
             .map(|p| KillerLog {
@@ -229,8 +211,6 @@ impl OomWatcher {
             root: root.clone(),
             hierarchy,
             kmsg,
-            carry: Vec::new(),
-            carry_reads: 0,
             killer_logs,
             last_walk: None,
             pending_log: Vec::new(),
@@ -276,11 +256,8 @@ impl OomWatcher {
             kills,
             last_anon_rss,
             last_kill_at: self.last_kill_at,
-            kernel_log_error: self.kmsg.as_ref().err().cloned(),
-            memory_events: self
-                .last_walk
-                .as_ref()
-                .is_some_and(|w| !w.counts.is_empty()),
+            kernel_log_error: self.kmsg.error().cloned(),
+            memory_events: self.last_walk.as_ref().is_some_and(Walk::read_any),
             killer_log_errors: self
                 .killer_logs
                 .iter()
@@ -297,65 +274,16 @@ impl OomWatcher {
     }
 
     fn read_kernel_log(&mut self, now: Instant) {
-        let Ok(follower) = &mut self.kmsg else {
+        let Some(read) = self.kmsg.read() else {
             return;
         };
-        let lines = match follower.read_new() {
-            Ok(l) => l,
-            Err(e) => {
-                self.kmsg = Err(e.to_string());
-                return;
-            }
-        };
-        if lines.is_empty() && self.carry.is_empty() {
-            return;
-        }
-        // Only new lines: a carried report is read again.
-        let at = SystemTime::now();
-        self.pending_faults.extend(
-            lines
-                .iter()
-                .filter_map(|l| fatal_signal::parse(&parse_line(l).message))
-                .map(|f| (at, f)),
-        );
-        let had_carry = !self.carry.is_empty();
-        let mut all = std::mem::take(&mut self.carry);
-        all.extend(lines);
-        // A report whose `Killed process` line is not logged yet waits, a few reads
-        // at most (a cut report is then counted from its `oom-kill:` line alone).
-        if let Some(last) = all.iter().rposition(|l| l.contains("oom-kill:")) {
-            let complete = all[last..].iter().any(|l| l.contains("Killed process"));
-            // The report from its first line: its task table comes before `oom-kill:`.
-            let first = all[..=last]
-                .iter()
-                .rposition(|l| l.contains("invoked oom-killer"))
-                .unwrap_or(last);
-            let same_report = had_carry && first == 0;
-            let reads = if same_report { self.carry_reads + 1 } else { 1 };
-            if !complete && reads <= CARRY_READS {
-                self.carry = all.split_off(first);
-                self.carry_reads = reads;
-            }
-        }
-        let kills = oom_kills(all.iter().map(String::as_str));
-        let mut tables = task_tables(&all);
-        // One table per report; where they do not pair up, the last table is the last
-        // kill's (a report cut before its table was carried and read in full).
-        let tables: Vec<Vec<String>> = if tables.len() == kills.len() {
-            tables
-        } else {
-            let last = tables.pop();
-            let mut t = vec![Vec::new(); kills.len()];
-            if let (Some(slot), Some(last)) = (t.last_mut(), last) {
-                *slot = last;
-            }
-            t
-        };
-        for (kill, task_table) in kills.into_iter().zip(tables) {
+        self.pending_faults
+            .extend(read.faults.into_iter().map(|f| (read.at, f)));
+        for (kill, task_table) in read.kills {
             self.pending_log.push(PendingLogKill {
                 kill,
                 task_table,
-                read_at: at,
+                read_at: read.at,
                 deadline: now + CONFIRM_WINDOW,
             });
         }
@@ -391,72 +319,22 @@ impl OomWatcher {
         }
     }
 
-    /// Compares each cgroup's `oom_kill` count with the last walk. Where the kernel
-    /// has `memory.events.local` (v2, ≥ 5.2), `memory.events` also counts the cgroups
-    /// below, and the local count says which kills were the cgroup's own; a rise
-    /// that neither it nor a cgroup below explains was in a cgroup removed since.
-    /// Elsewhere (v1, v2 before 5.2) each counter is the cgroup's own.
+    /// Walks the cgroups' counters and compares them with the last walk: each kill a
+    /// counter rose by waits for the kernel log to name it (see [`counters`]).
     fn walk_events(&mut self, now: Instant) {
         let Some(h) = &self.hierarchy else {
             return;
         };
-        let top = self.root.path(&h.mount.mount_point);
-        let mut walk = Walk {
-            counts: HashMap::new(),
-            local: HashMap::new(),
-            seen: HashSet::new(),
-            capped: false,
-            at: now,
-        };
-        walk_dir(&top, h.version, 0, &mut walk);
+        let walk = Walk::take(&self.root, h, now);
         if let Some(before) = &self.last_walk {
-            let rise =
-                |now_counts: &HashMap<PathBuf, u64>, then: &HashMap<PathBuf, u64>, d: &Path| {
-                    let n = now_counts.get(d).copied()?;
-                    Some(match then.get(d) {
-                        Some(&t) => n.saturating_sub(t),
-                        // Met before but unreadable then: a baseline now.
-                        None if before.seen.contains(d) => 0,
-                        // Made since the last walk: its kills are new, unless that walk
-                        // stopped short and may simply have missed it.
-                        None if before.capped => 0,
-                        None => n,
-                    })
-                };
-            let mut found: Vec<(PathBuf, u64, bool)> = Vec::new();
-            for dir in walk.counts.keys() {
-                let Some(total) = rise(&walk.counts, &before.counts, dir) else {
+            for rise in walk.rises_since(before) {
+                let Some(path) = h.path_of(&self.root, &rise.dir) else {
                     continue;
                 };
-                if total == 0 {
-                    continue;
-                }
-                match rise(&walk.local, &before.local, dir) {
-                    Some(own) => {
-                        let below: u64 = walk
-                            .counts
-                            .keys()
-                            .filter(|d| d.parent() == Some(dir.as_path()))
-                            .filter_map(|d| rise(&walk.counts, &before.counts, d))
-                            .sum();
-                        found.push((dir.clone(), own, true));
-                        found.push((
-                            dir.clone(),
-                            total.saturating_sub(own).saturating_sub(below),
-                            false,
-                        ));
-                    }
-                    None => found.push((dir.clone(), total, true)),
-                }
-            }
-            for (dir, n, exact) in found {
-                let Some(path) = h.path_of(&self.root, &dir) else {
-                    continue;
-                };
-                for _ in 0..n.min(64) {
+                for _ in 0..rise.kills.min(64) {
                     self.pending_events.push(PendingEventKill {
                         cgroup: path.clone(),
-                        exact,
+                        exact: rise.exact,
                         seen: before.at,
                         found_at: SystemTime::now(),
                         deadline: now + CONFIRM_WINDOW,
@@ -586,18 +464,11 @@ impl OomWatcher {
 
     /// `memory.stat` of the cgroup the kernel names `cgroup`, while it is there.
     fn memory_stat(&self, cgroup: &str) -> Vec<(String, u64)> {
-        let Some(h) = self.hierarchy.as_ref().filter(|_| !cgroup.is_empty()) else {
-            return Vec::new();
-        };
-        let Some(dir) = h.dir_of_absolute(&self.root, cgroup) else {
-            return Vec::new();
-        };
-        match std::fs::read_to_string(dir.join("memory.stat")) {
-            Ok(text) => crate::parse::kv::counters(&text)
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-            Err(_) => Vec::new(),
-        }
+        self.hierarchy
+            .as_ref()
+            .filter(|_| !cgroup.is_empty())
+            .and_then(|h| h.cgroup(&self.root, cgroup)?.stat())
+            .unwrap_or_default()
     }
 
     fn count_log_kill(
@@ -696,36 +567,6 @@ fn is_within(path: &str, ancestor: &str) -> bool {
         || path
             .strip_prefix(ancestor)
             .is_some_and(|rest| rest.starts_with('/'))
-}
-
-/// Directories below (and with) `dir`: their `oom_kill` counts, and v2's local ones.
-fn walk_dir(dir: &Path, version: CgroupVersion, depth: usize, walk: &mut Walk) {
-    if depth > 32 {
-        return;
-    }
-    if walk.seen.len() >= MAX_DIRS {
-        walk.capped = true;
-        return;
-    }
-    walk.seen.insert(dir.to_path_buf());
-    let cg = CgroupDir {
-        version,
-        dir: dir.to_path_buf(),
-    };
-    if let Some(n) = cg.oom_kills() {
-        walk.counts.insert(dir.to_path_buf(), n);
-    }
-    if let Some(n) = cg.local_oom_kills() {
-        walk.local.insert(dir.to_path_buf(), n);
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            walk_dir(&entry.path(), version, depth + 1, walk);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,204 @@
+//! The rule table compiled once per process: the prefilter's anchors, the literals
+//! that pick a line's rules, each rule's regexes, and the prefixes a line loses before
+//! it is matched.
+
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use regex::Regex;
+
+use super::{prefilter, rules, RULES};
+use crate::parse::kmsg;
+
+/// The compiled rule table, built once per process.
+pub(crate) struct Engine {
+    /// Finds where a candidate line is in a whole chunk.
+    pub(super) prefilter: prefilter::Prefilter,
+    /// Tells which literals a candidate line holds (overlapping search), so only their
+    /// rules' regexes run.
+    pub(super) literals: AhoCorasick,
+    /// For each literal, the rules that name it.
+    pub(super) literal_rules: Vec<Vec<usize>>,
+    pub(super) patterns: Vec<(Regex, Vec<Regex>)>,
+    /// For each rule, the index of the rule that reads the table rows it heads.
+    pub(super) table_rows: Vec<Option<usize>>,
+    pub(super) prefix: Regex,
+    pub(super) frame: Regex,
+    pub(super) task_row: Regex,
+}
+
+pub(super) fn engine() -> Result<&'static Engine, &'static str> {
+    static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+    ENGINE
+        .get_or_init(build_engine)
+        .as_ref()
+        .map_err(String::as_str)
+}
+
+/// Whether the rule table compiled: a rule that does not compile is an error to
+/// report, never a rule silently skipped (a regex feature missing from a release
+/// build once dropped one that way).
+pub fn check_rules() -> Result<(), String> {
+    engine().map(|_| ()).map_err(str::to_string)
+}
+
+/// A literal that no text holds: the rule is reached only through a table its header
+/// opened.
+pub(super) fn never_occurs(literal: &str) -> bool {
+    literal.starts_with('\0')
+}
+
+fn compile(what: &str, pattern: &str) -> Result<Regex, String> {
+    Regex::new(pattern).map_err(|e| format!("rule {what} does not compile: {e}"))
+}
+
+fn build_engine() -> Result<Engine, String> {
+    let mut literals: Vec<&'static str> = Vec::new();
+    let mut literal_rules: Vec<Vec<usize>> = Vec::new();
+    for (i, rule) in RULES.iter().enumerate() {
+        for lit in rule.literals.iter().filter(|l| !never_occurs(l)) {
+            match literals.iter().position(|l| l == lit) {
+                Some(j) => literal_rules[j].push(i),
+                None => {
+                    literals.push(lit);
+                    literal_rules.push(vec![i]);
+                }
+            }
+        }
+    }
+    // A DFA: candidate lines are searched overlapping, where the default (an NFA)
+    // is several times slower, and a few hundred literals make a small one.
+    let ac = AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::DFA))
+        .match_kind(MatchKind::Standard)
+        .build(&literals)
+        .map_err(|e| format!("the rules' literals: {e}"))?;
+    let prefilter = prefilter::Prefilter::new(&literals)?;
+    let mut patterns = Vec::with_capacity(RULES.len());
+    for r in RULES.iter() {
+        let main = compile(r.id, &rules::expand(r.pattern))?;
+        let optional = r
+            .optional
+            .iter()
+            .map(|p| compile(r.id, &rules::expand(p)))
+            .collect::<Result<Vec<_>, _>>()?;
+        patterns.push((main, optional));
+    }
+    let mut table_rows = Vec::with_capacity(RULES.len());
+    for r in RULES.iter() {
+        table_rows.push(match r.table_rows {
+            Some(id) => Some(
+                RULES
+                    .iter()
+                    .position(|x| x.id == id)
+                    .ok_or_else(|| format!("rule {}: no rule {id} for its table", r.id))?,
+            ),
+            None => None,
+        });
+    }
+    let fixed = |what: &str, p: &str| compile(what, p);
+    Ok(Engine {
+        prefilter,
+        literals: ac,
+        literal_rules,
+        patterns,
+        table_rows,
+        // Prefixes that launchers and log collectors put before a program's own line:
+        // torchrun's `[rank3]:` / `[default0]:`, mpirun's `[1,0]<stderr>:`, srun
+        // --label's `3: `, and `kubectl logs --timestamps`' RFC 3339 time.
+        prefix: fixed(
+            "prefix",
+            r"^(?:\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,5}: |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+)",
+        )?,
+        frame: fixed(
+            "frame",
+            r#"^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<func>\S.*?)\s*$"#,
+        )?,
+        // A row of the task table the OOM killer prints (the `[ pid ]` column may
+        // have been taken for a timestamp and removed): uid tgid total_vm rss, then
+        // 3 or 4 numeric columns by kernel era, then the name.
+        task_row: fixed(
+            "task row",
+            r"^\s*(?:\[\s*\d+\]\s+)?\d+\s+\d+\s+\d+\s+(?P<rss>\d+)\s+(?:-?\d+\s+){3,4}(?P<name>\S.*?)\s*$",
+        )?,
+    })
+}
+
+/// The message of a line: without a kernel-log, journal or launcher prefix.
+pub(super) fn normalize(engine: &Engine, text: &str) -> String {
+    // A line quoted in markdown (`> `) is read as the line.
+    let mut text = text;
+    while let Some(rest) = text.strip_prefix("> ").or_else(|| text.strip_prefix('>')) {
+        text = rest;
+    }
+    let parsed = kmsg::parse_line(text);
+    let mut msg = parsed.message.as_str();
+    // A prefix may wrap another (a timestamped pod log of a torchrun rank).
+    for _ in 0..3 {
+        match engine.prefix.find(msg) {
+            Some(m) if m.end() > 0 => msg = &msg[m.end()..],
+            _ => break,
+        }
+    }
+    msg.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_of_launchers_and_collectors_are_removed() {
+        let e = engine().unwrap_or_else(|_| unreachable!());
+        assert_eq!(
+            normalize(e, "[rank3]: Fatal Python error: x"),
+            "Fatal Python error: x"
+        );
+        assert_eq!(normalize(e, "[1,0]<stderr>:Killed"), "Killed");
+        assert_eq!(
+            normalize(e, "2026-11-21T06:16:42.123456789Z Killed"),
+            "Killed"
+        );
+        assert_eq!(
+            normalize(e, "Nov 21 06:16:42 node kernel: [ 12.5] Out of memory: x"),
+            "Out of memory: x"
+        );
+        assert_eq!(
+            normalize(e, "loss=0.3 killed_frac=0.1"),
+            "loss=0.3 killed_frac=0.1"
+        );
+    }
+
+    #[test]
+    fn the_prefilter_finds_every_rule_literal() {
+        let e = engine().unwrap();
+        for rule in RULES.iter() {
+            for lit in rule.literals.iter().filter(|l| !never_occurs(l)) {
+                let line = format!("[ 12.5] x {lit} y");
+                let found = (0..e.prefilter.groups())
+                    .filter_map(|g| e.prefilter.find(g, line.as_bytes(), 0))
+                    .min();
+                // Found where it is (or a literal inside it, which another rule names).
+                assert!(
+                    found.is_some_and(|at| (10..10 + lit.len()).contains(&at)),
+                    "{}: {lit:?} at {found:?}",
+                    rule.id
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_prefilter_takes_two_passes() {
+        // Each group of anchors is one more SIMD pass over every byte: a third would
+        // cost explain a third of its speed. Choose the anchors again for the table
+        // (python3 bench/prefilter_anchors.py) when this fails.
+        let e = engine().unwrap();
+        assert!(
+            e.prefilter.groups() <= 2,
+            "{} anchors in {} groups",
+            e.prefilter.anchors(),
+            e.prefilter.groups()
+        );
+    }
+}

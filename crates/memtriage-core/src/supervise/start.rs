@@ -1,0 +1,127 @@
+//! The first step of a run: what is set up before the job's first instruction (the
+//! subreaper, the signal forwarder, its cgroup under `limit`, the recording, perf
+//! counters, the process-tree watch, the CUDA hook), then the job itself.
+
+use std::os::fd::OwnedFd;
+use std::sync::mpsc::Sender;
+use std::time::Instant;
+
+use super::{
+    child, cuda_hook, descendants, limit, oom_score, perf, record, signals, Config, Event,
+};
+use crate::error::Result;
+use crate::probe::root::Root;
+use crate::probe::system::uptime_seconds;
+
+/// The job, running, with everything set up around it.
+pub(super) struct Job {
+    pub pid: i32,
+    /// When it was spawned: time 0 of its samples and events.
+    pub start: Instant,
+    /// Seconds since boot when it was spawned, to pick its kernel log lines.
+    pub started_boot_seconds: Option<f64>,
+    /// Its own cgroup, under `Config::limit`.
+    pub cgroup: Option<limit::JobCgroup>,
+    pub recorder: Option<record::Recorder>,
+    pub cuda_hook: Option<cuda_hook::CudaHook>,
+    pub perf: Option<perf::Perf>,
+    pub tree_watch: descendants::DescendantWatch,
+    pub forwarder: signals::Forwarder,
+    /// What the report says of the run itself (an aid that could not be set up, …).
+    pub notes: Vec<String>,
+}
+
+/// The read ends of the job's stdout and stderr.
+pub(super) type Pipes = (OwnedFd, OwnedFd);
+
+/// Starts the job. Errors only when it cannot be started (bad command, a limit
+/// without a cgroup to make); what was set up for it is undone then.
+pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Result<(Job, Pipes)> {
+    signals::block();
+    // SAFETY: marks this process as the subreaper of everything it starts.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+    if let Some(value) = config.oom_score_adj {
+        oom_score::check(root, value)?;
+    }
+    let cgroup = config
+        .limit
+        .map(|l| limit::JobCgroup::create(root, l))
+        .transpose()?;
+    let mut recorder = match &config.record {
+        Some(path) => Some(record::Recorder::create(
+            path,
+            &config.command,
+            config.interval,
+            config.limit,
+        )?),
+        None => None,
+    };
+    let forwarder = signals::Forwarder::start();
+    let perf = config.perf.then(perf::Perf::open);
+    let tree_watch = {
+        let events = events.clone();
+        descendants::DescendantWatch::start(
+            cgroup.as_ref().map(|c| c.dir.join("cgroup.procs")),
+            Box::new(move |_pid| {
+                let _ = events.send(Event::Exec);
+            }),
+        )
+    };
+    let mut notes = Vec::new();
+    let cuda_hook = install_cuda_hook(config, &mut notes);
+    let job_env = cuda_hook
+        .as_ref()
+        .map(cuda_hook::CudaHook::env)
+        .unwrap_or_default();
+    let started_boot_seconds = uptime_seconds(root).ok();
+    let start = Instant::now();
+    let started = match child::spawn(
+        &config.command,
+        &job_env,
+        cgroup.as_ref().map(|c| &c.procs),
+        config.oom_score_adj,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            forwarder.abort();
+            if let Some(cg) = cgroup {
+                cg.remove();
+            }
+            if let Some(hook) = cuda_hook {
+                hook.finish();
+            }
+            return Err(e);
+        }
+    };
+    forwarder.target(started.pid);
+    if let Some(r) = recorder.as_mut() {
+        r.event(0.0, "start", started.pid, None, None);
+    }
+    let job = Job {
+        pid: started.pid,
+        start,
+        started_boot_seconds,
+        cgroup,
+        recorder,
+        cuda_hook,
+        perf,
+        tree_watch,
+        forwarder,
+        notes,
+    };
+    Ok((job, (started.stdout, started.stderr)))
+}
+
+/// The hook is an aid: where it cannot be written, the job runs without it.
+fn install_cuda_hook(config: &Config, notes: &mut Vec<String>) -> Option<cuda_hook::CudaHook> {
+    let dir = config.cuda_snapshots.as_deref()?;
+    match cuda_hook::CudaHook::install(dir) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            notes.push(format!("no CUDA snapshot on out-of-memory: {e}"));
+            None
+        }
+    }
+}
