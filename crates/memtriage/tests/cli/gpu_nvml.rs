@@ -11,7 +11,7 @@ use std::sync::Once;
 
 use serde_json::{json, Value};
 
-use crate::support::{finding, finding_ids, is_root, memtriage, run_report, u};
+use crate::support::{finding, finding_ids, memtriage, root_or_skip, run_report, u};
 
 const GIB: u64 = 1 << 30;
 
@@ -385,8 +385,7 @@ fn nvml_refusing_or_no_driver_is_a_reason_not_an_error() {
 
 #[test]
 fn in_a_container_pid_namespace_nvml_pids_are_not_attributed() {
-    if !is_root() {
-        eprintln!("skipped: a new pid namespace needs root");
+    if !root_or_skip("a new pid namespace needs root") {
         return;
     }
     // NVML names host pid 1; inside the namespace pid 1 is memtriage itself, which

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 
-use crate::support::{assert_between, is_root, json, memtriage, succeeded_json, u, Helper, MIB};
+use crate::support::{
+    assert_between, json, memtriage, root_or_skip, skip, succeeded_json, u, Helper, MIB,
+};
 
 fn process(v: &serde_json::Value, pid: i32) -> &serde_json::Value {
     v["processes"]
@@ -311,8 +313,7 @@ fn a_kernel_thread_is_marked_and_has_no_user_memory() {
 
 #[test]
 fn another_users_process_reads_as_unreadable_not_zero() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run memtriage as another user");
+    if !root_or_skip("needs root to run memtriage as another user") {
         return;
     }
     let h = Helper::start(&["anon", "8"]);
@@ -439,14 +440,13 @@ fn a_process_named_with_non_utf8_bytes_and_parentheses_is_shown_faithfully() {
 /// message names the ptrace check.
 #[test]
 fn maps_refused_to_root_name_the_ptrace_check() {
-    if !is_root() {
-        eprintln!("skipped: needs root to be refused as root");
+    if !root_or_skip("needs root to be refused as root") {
         return;
     }
     match std::fs::read("/proc/1/maps") {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
         _ => {
-            eprintln!("skipped: this kernel lets root read pid 1's maps");
+            skip("this kernel lets root read pid 1's maps");
             return;
         }
     }
