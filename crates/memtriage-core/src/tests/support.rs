@@ -8,9 +8,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+#[path = "built.rs"]
+mod built;
 #[path = "skip.rs"]
 mod skip;
 // Each of the two test binaries uses a part.
+#[allow(unused_imports)]
+pub use built::fake_nvml;
 #[allow(unused_imports)]
 pub use skip::{skip, skip_by_chance};
 

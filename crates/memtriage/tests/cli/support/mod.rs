@@ -8,13 +8,16 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::Once;
 use std::time::{Duration, Instant};
 
 // Shared with the engine's tests.
+#[path = "../../../../memtriage-core/src/tests/built.rs"]
+mod built;
 #[path = "../../../../memtriage-core/src/tests/skip.rs"]
 mod skip;
 // The harness binary, which includes this module too, uses a part.
+#[allow(unused_imports)]
+pub use built::fake_nvml;
 #[allow(unused_imports)]
 pub use skip::{skip, skip_by_chance};
 
@@ -109,33 +112,10 @@ pub fn succeeded_json(out: Output, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("memtriage printed JSON")
 }
 
-fn helper_path() -> PathBuf {
-    // Integration tests live in target/<profile>/deps; the helper is built beside them.
-    let mut dir = std::env::current_exe().expect("test executable path");
-    dir.pop();
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    dir.join("memtriage-testhelper")
-}
-
-static BUILD: Once = Once::new();
-
-/// The helper's executable, brought up to date once per test run (cargo does not
-/// build a binary of another package for these tests, and a stale one lacks the
-/// newest steps), for a job run under `memtriage run`, where [`Helper`] cannot wait
-/// for its ready line.
+/// The helper's executable, brought up to date once per test run, for a job run
+/// under `memtriage run`, where [`Helper`] cannot wait for its ready line.
 pub fn helper_binary() -> PathBuf {
-    let path = helper_path();
-    BUILD.call_once(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-p", "memtriage-testhelper"])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building memtriage-testhelper failed");
-    });
-    path
+    built::built("memtriage-testhelper", "memtriage-testhelper")
 }
 
 /// A process tree built by the helper, killed when dropped.
