@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
 # The whole test suite: the Rust workspace (cargo test), then the Python package as a
 # user gets it: the wheel built with maturin, installed into a venv, under pytest.
-# Installs maturin and pytest with pip when they are missing.
+# Installs maturin and pytest with pip when they are missing. At the end, whatever the
+# outcome, it prints how many tests skipped and why (under CI a skip fails instead,
+# but for what no CI machine has: crates/memtriage-core/src/tests/skip.rs).
 #   ./test.sh            everything
 #   ./test.sh --python   the Python part only
 set -euo pipefail
 cd "$(dirname "$0")"
+
+target="${CARGO_TARGET_DIR:-target}"
+
+# Each skip, Rust's and pytest's, appends `TEST: REASON` here.
+mkdir -p "$target/tmp"
+MEMTRIAGE_SKIPPED_LOG="$(cd "$target/tmp" && pwd)/skipped-tests.txt"
+export MEMTRIAGE_SKIPPED_LOG
+: >"$MEMTRIAGE_SKIPPED_LOG"
+skipped_summary() {
+  local n
+  n=$(wc -l <"$MEMTRIAGE_SKIPPED_LOG")
+  n=$((n))
+  printf '\n== skipped tests: %d ==\n' "$n"
+  if [ "$n" -gt 0 ]; then
+    sort "$MEMTRIAGE_SKIPPED_LOG" | sed 's/^/  /'
+  fi
+}
+trap skipped_summary EXIT
 
 if [ "${1:-}" != "--python" ]; then
   cargo test --workspace --locked
@@ -16,7 +36,6 @@ for mod in maturin pytest; do
   "$py" -c "import $mod" 2>/dev/null || "$py" -m pip install -q "$mod"
 done
 
-target="${CARGO_TARGET_DIR:-target}"
 wheels="$target/py-wheels"
 rm -rf "$wheels"
 "$py" -m maturin build --release --locked -q -m crates/memtriage-py/Cargo.toml -o "$wheels"

@@ -493,14 +493,39 @@ mod tests {
     use super::*;
 
     /// The sampler's thread has 256 KiB; NVML's loader alone took more (the run
-    /// aborted with a stack overflow when the sampler was first to ask).
+    /// aborted with a stack overflow when the sampler was first to ask). NVML is
+    /// really loaded, the workspace's stand-in for the driver's library with one GPU,
+    /// and in a child process running this test alone: a thread that overflows its
+    /// stack takes its whole process down.
     #[test]
     fn regression_nvml_starts_from_a_thread_with_a_small_stack() {
-        let tried = std::thread::Builder::new()
-            .stack_size(128 << 10)
-            .spawn(|| start_on_a_large_stack().err())
-            .unwrap()
-            .join();
-        assert!(tried.is_ok(), "the small thread survived");
+        const CHILD: &str = "MEMTRIAGE_TEST_SMALL_STACK_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            let started = std::thread::Builder::new()
+                .stack_size(128 << 10)
+                .spawn(|| start_on_a_large_stack().map(|g| g.count))
+                .unwrap()
+                .join()
+                .expect("the small thread survived");
+            assert_eq!(started, Ok(1), "NVML started from the small thread");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("nvml.json");
+        let gpu = r#"{"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-1",
+            "pci_bus_id": "00000000:3B:00.0", "total": 85899345920, "used": 0}"#;
+        std::fs::write(&config, format!(r#"{{"devices": [{gpu}]}}"#)).unwrap();
+        let name = module_path!().split_once("::").unwrap().1.to_string()
+            + "::regression_nvml_starts_from_a_thread_with_a_small_stack";
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([name.as_str(), "--exact", "--test-threads=1"])
+            .env(CHILD, "1")
+            .env(NVML_LIB_ENV, crate::tests::support::fake_nvml())
+            .env("FAKE_NVML_CONFIG", &config)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {said}", out.status);
+        assert!(said.contains("1 passed"), "the child ran the test: {said}");
     }
 }

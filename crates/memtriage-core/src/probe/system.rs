@@ -502,7 +502,7 @@ mod tests {
     fn shm_usage_of_the_live_dev_shm() {
         let root = Root::host();
         if !std::path::Path::new(SHM_DIR).is_dir() {
-            eprintln!("skipped: no /dev/shm");
+            crate::tests::support::skip("no /dev/shm");
             return;
         }
         let usage = shm_usage(&root).unwrap();

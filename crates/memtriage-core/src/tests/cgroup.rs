@@ -9,7 +9,7 @@ use crate::probe::cgroup::{
 };
 use crate::Root;
 
-use crate::tests::support::write;
+use crate::tests::support::{skip, write};
 
 const PLAIN_V2: &str = "25 1 253:0 / / rw - ext4 /dev/vda rw\n\
     31 25 0:27 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n";
@@ -260,16 +260,16 @@ fn hierarchies_prefer_v2_with_memory_then_v1() {
 fn live_v1_cgroup_limit_usage_and_headroom() {
     let base = Path::new("/sys/fs/cgroup/memory");
     if !base.join("memory.limit_in_bytes").exists() {
-        eprintln!(
-            "skipped: no cgroup v1 memory controller at {}",
+        skip(format!(
+            "no cgroup v1 memory controller at {}",
             base.display()
-        );
+        ));
         return;
     }
     let parent = base.join(format!("memtriage-test-{}", std::process::id()));
     let child = parent.join("job");
     if fs::create_dir_all(&child).is_err() {
-        eprintln!("skipped: cannot create a memory cgroup (needs root)");
+        skip("cannot create a memory cgroup (needs root)");
         return;
     }
     fs::write(parent.join("memory.limit_in_bytes"), "268435456").unwrap();

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::sampler::{Collector, PssBudget, Sample, Sampler, SamplerConfig, SamplerThread, Scope};
 
-use crate::tests::support::Job;
+use crate::tests::support::{skip, skip_by_chance, Job};
 
 fn config(scope: Scope, interval: Duration) -> SamplerConfig {
     SamplerConfig {
@@ -344,7 +344,7 @@ fn a_pid_set_does_not_adopt_a_process_that_reuses_an_ended_pid() {
         // As root, the next fork can be given the same pid (other tests fork too,
         // so this may take a few tries).
         if std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string()).is_err() {
-            eprintln!("skipped: needs root to choose the next pid");
+            skip("needs root to choose the next pid");
             return;
         }
         let other = Job::sleeper();
@@ -359,7 +359,7 @@ fn a_pid_set_does_not_adopt_a_process_that_reuses_an_ended_pid() {
         );
         return;
     }
-    eprintln!("skipped: the pid was never handed out again");
+    skip_by_chance("the pid was never handed out again in 20 tries");
 }
 
 /// Regression: a parent never read yet (or a worker that used its readings past the

@@ -1,11 +1,22 @@
 //! Helpers shared by every engine test module: the captured fixtures, writing and
-//! copying fake roots, and child processes that are killed and reaped when dropped.
+//! copying fake roots, child processes that are killed and reaped when dropped, and
+//! [`skip`], the one way a test skips (a failure under CI; see `skip.rs`).
 //! Shared by two test binaries (the engine's own tests and `tests/engine`), each of
 //! which uses a part.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+
+#[path = "built.rs"]
+mod built;
+#[path = "skip.rs"]
+mod skip;
+// Each of the two test binaries uses a part.
+#[allow(unused_imports)]
+pub use built::fake_nvml;
+#[allow(unused_imports)]
+pub use skip::{skip, skip_by_chance};
 
 /// `crates/memtriage-core/tests/fixtures`: captured system trees, kernel output, logs.
 pub fn fixtures() -> PathBuf {

@@ -12,7 +12,7 @@ use memtriage_core::usecase::warm::{WarmOptions, WarmRequest};
 use memtriage_core::usecase::{cache, doctor, evict, explain, inspect, lock, warm};
 use memtriage_core::{Error, ErrorKind, Root};
 
-use crate::support::{fixtures, Job};
+use crate::support::{copy_tree, fixtures, Job};
 
 const MIB: u64 = 1 << 20;
 
@@ -130,11 +130,38 @@ fn doctor_audits_the_captured_machine() {
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["profile"], "inference");
     assert_eq!(json["system"]["schema"], "memtriage.system/v1");
-    assert!(!r.findings.is_empty());
+    // The captured machine has problems, none of them an error.
+    let problems = |r: &doctor::DoctorReport| -> Vec<(String, Severity)> {
+        r.findings
+            .iter()
+            .filter(|f| f.severity != Severity::Ok)
+            .map(|f| (f.id.clone(), f.severity))
+            .collect()
+    };
+    let warn = |id: &str| (id.to_string(), Severity::Warn);
+    let info = (String::from("thp.defrag-madvise"), Severity::Info);
     assert_eq!(
-        r.has_errors(),
-        r.findings.iter().any(|f| f.severity == Severity::Error)
+        problems(&r),
+        [warn("max-map-count.low"), warn("memlock.low"), info.clone()]
     );
+    assert!(!r.has_errors());
+    // The same machine with a 64 MiB /dev/shm: one error, first.
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixtures().join("system"), dir.path());
+    let mountinfo = dir.path().join("proc/self/mountinfo");
+    let text = std::fs::read_to_string(&mountinfo).unwrap();
+    std::fs::write(&mountinfo, text.replace("size=24684092k", "size=65536k")).unwrap();
+    let small_shm = doctor::doctor(&Root::at(dir.path()), doctor::profile("inference").unwrap());
+    assert_eq!(
+        problems(&small_shm),
+        [
+            (String::from("shm.too-small"), Severity::Error),
+            warn("max-map-count.low"),
+            warn("memlock.low"),
+            info
+        ]
+    );
+    assert!(small_shm.has_errors());
     let e = doctor::profile("gpu").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BadInput);
     assert!(e.to_string().contains("unknown profile"), "{e}");

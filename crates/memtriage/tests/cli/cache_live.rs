@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::support::{
-    disk_scratch, is_root, memtriage, python_can_import, succeeded_json, wait_until, MIB,
+    disk_scratch, memtriage, python_can_import, root_or_skip, skip, succeeded_json, wait_until, MIB,
 };
 
 fn write_file(dir: &Path, name: &str, bytes: u64) -> PathBuf {
@@ -151,7 +151,7 @@ fn per_tensor_residency_shows_which_tensors_are_cold() {
 #[test]
 fn per_tensor_residency_on_a_file_written_by_the_safetensors_package() {
     if !python_can_import("safetensors.torch") {
-        eprintln!("skipped: the Python safetensors package (with torch) is not installed");
+        skip("the Python safetensors package (with torch) is not installed");
         return;
     }
     let dir = disk_scratch();
@@ -262,8 +262,7 @@ fn lock_holds_the_file_until_sigterm_and_respects_max() {
 
 #[test]
 fn an_unprivileged_lock_beyond_rlimit_memlock_is_refused() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run the check as another user");
+    if !root_or_skip("needs root to run the check as another user") {
         return;
     }
     use std::os::unix::process::CommandExt;

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{copy_tree, core_fixtures, memtriage, memtriage_no_color, BIN};
+use crate::support::{copy_tree, core_fixtures, memtriage, memtriage_no_color, skip, BIN};
 
 fn baseline() -> std::path::PathBuf {
     core_fixtures().join("system")
@@ -259,14 +259,14 @@ fn unprivileged_user_is_told_why_the_kernel_log_is_unreadable() {
         .args(["doctor", "--json"])
         .output()
     else {
-        eprintln!("skipped: setpriv not available");
+        skip("setpriv not available");
         return;
     };
     if out.stdout.is_empty() {
-        eprintln!(
-            "skipped: cannot run as nobody: {}",
+        skip(format!(
+            "cannot run as nobody: {}",
             String::from_utf8_lossy(&out.stderr)
-        );
+        ));
         return;
     }
     let code = out.status.code().unwrap();

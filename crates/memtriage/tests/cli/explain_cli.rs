@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::support::{core_fixtures, in_a_terminal, memtriage_no_color as memtriage, BIN};
+use crate::support::{core_fixtures, in_a_terminal, memtriage_no_color as memtriage, skip, BIN};
 
 fn logs() -> PathBuf {
     core_fixtures().join("logs")
@@ -177,7 +177,7 @@ fn non_utf8_and_crlf_logs_still_give_valid_json() {
 fn no_argument_on_a_terminal_exits_2_with_what_to_do() {
     // util-linux `script` gives the command a terminal for stdin; skip where it is absent.
     let Some(out) = in_a_terminal(&format!("{BIN} explain")) else {
-        eprintln!("skipped: no `script` to provide a terminal");
+        skip("no `script` to provide a terminal");
         return;
     };
     assert_eq!(out.status.code(), Some(2));

@@ -7,31 +7,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Once;
 
 use serde_json::{json, Value};
 
-use crate::support::{finding, finding_ids, is_root, memtriage, run_report, u};
+use crate::support::{fake_nvml, finding, finding_ids, memtriage, root_or_skip, run_report, u};
 
 const GIB: u64 = 1 << 30;
-
-fn fake_nvml() -> PathBuf {
-    static BUILD: Once = Once::new();
-    let mut dir = std::env::current_exe().expect("test executable path");
-    dir.pop();
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    BUILD.call_once(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-p", "memtriage-fake-nvml"])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building memtriage-fake-nvml failed");
-    });
-    dir.join("libmemtriage_fake_nvml.so")
-}
 
 /// A test's GPUs: the fake's configuration, and programs named as the test needs.
 pub(crate) struct Gpus {
@@ -385,8 +366,7 @@ fn nvml_refusing_or_no_driver_is_a_reason_not_an_error() {
 
 #[test]
 fn in_a_container_pid_namespace_nvml_pids_are_not_attributed() {
-    if !is_root() {
-        eprintln!("skipped: a new pid namespace needs root");
+    if !root_or_skip("a new pid namespace needs root") {
         return;
     }
     // NVML names host pid 1; inside the namespace pid 1 is memtriage itself, which

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::support::{is_root, memtriage, wait_until, OutputOk};
+use crate::support::{memtriage, root_or_skip, skip, wait_until, OutputOk};
 
 /// A job that starts a short-lived helper (its death is an event), then grows 8 MiB
 /// every 50 ms until the kernel kills it at the limit.
@@ -175,18 +175,12 @@ fn recorded_oom_page(dir: &Path) -> PathBuf {
     dir.join("run.html")
 }
 
-/// Chromium, or `None` (the test skips) where it is missing outside CI; CI must have it.
-// A skipped test says why in the test output.
-#[allow(clippy::print_stderr)]
+/// Chromium, or `None` (the test skips) where it is missing outside CI; CI must check
+/// the page in a real browser, and fails without one (.ci/run installs Debian's).
 fn browser_or_skip() -> Option<PathBuf> {
     let found = chromium();
     if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "chromium is not installed: CI must check the page in a real browser \
-             (.ci/run installs Debian's chromium)"
-        );
-        eprintln!("skipped: no chromium on the PATH (apt-get install chromium)");
+        skip("no chromium on the PATH (apt-get install chromium)");
     }
     found
 }
@@ -292,8 +286,7 @@ fn html_page_of_an_oom_kill_is_laid_out_whole_in_a_real_browser() {
     let Some(browser) = browser_or_skip() else {
         return;
     };
-    if !is_root() {
-        eprintln!("skipped: --limit needs root to make a cgroup");
+    if !root_or_skip("--limit needs root to make a cgroup") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

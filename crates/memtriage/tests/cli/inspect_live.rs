@@ -4,7 +4,9 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 
-use crate::support::{assert_between, is_root, json, memtriage, succeeded_json, u, Helper, MIB};
+use crate::support::{
+    assert_between, json, memtriage, root_or_skip, skip, succeeded_json, u, Helper, MIB,
+};
 
 fn process(v: &serde_json::Value, pid: i32) -> &serde_json::Value {
     v["processes"]
@@ -311,8 +313,7 @@ fn a_kernel_thread_is_marked_and_has_no_user_memory() {
 
 #[test]
 fn another_users_process_reads_as_unreadable_not_zero() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run memtriage as another user");
+    if !root_or_skip("needs root to run memtriage as another user") {
         return;
     }
     let h = Helper::start(&["anon", "8"]);
@@ -385,6 +386,22 @@ fn a_closed_stdout_pipe_is_not_an_error() {
     );
 }
 
+/// The size an IEC figure at the start of `text` says (`64.1 MiB`: one decimal, so
+/// within 0.05 of the unit), and the text after it.
+fn iec_size(text: &str) -> (u64, &str) {
+    let (number, rest) = text.split_once(' ').unwrap_or_else(|| panic!("{text}"));
+    let unit_len = rest.find([' ', ',', ')']).unwrap_or(rest.len());
+    let unit: u64 = match &rest[..unit_len] {
+        "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        other => panic!("{other:?} is no IEC unit: {text}"),
+    };
+    let value: f64 = number.parse().unwrap_or_else(|_| panic!("{text}"));
+    ((value * unit as f64) as u64, &rest[unit_len..])
+}
+
 #[test]
 fn human_output_uses_iec_units_and_no_colour_off_a_terminal() {
     let h = Helper::start(&["anon", "64"]);
@@ -393,8 +410,17 @@ fn human_output_uses_iec_units_and_no_colour_off_a_terminal() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("rss         6"), "{text}");
-    assert!(text.contains(" MiB"), "{text}");
+    // `rss         66.0 MiB (anon 64.1 MiB, file 1.9 MiB, shmem 0 B), peak 66.0 MiB`
+    let rss = text
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("rss "))
+        .unwrap_or_else(|| panic!("no rss line: {text}"));
+    let (total, rest) = iec_size(rss.trim_start());
+    assert_between("rss", total, 64 * MIB, 96 * MIB);
+    let anon = rest
+        .strip_prefix(" (anon ")
+        .unwrap_or_else(|| panic!("{rss}"));
+    assert_between("rss anon", iec_size(anon).0, 64 * MIB, 66 * MIB);
     assert!(
         !text.contains('\x1b'),
         "no escape codes when stdout is not a terminal"
@@ -439,14 +465,13 @@ fn a_process_named_with_non_utf8_bytes_and_parentheses_is_shown_faithfully() {
 /// message names the ptrace check.
 #[test]
 fn maps_refused_to_root_name_the_ptrace_check() {
-    if !is_root() {
-        eprintln!("skipped: needs root to be refused as root");
+    if !root_or_skip("needs root to be refused as root") {
         return;
     }
     match std::fs::read("/proc/1/maps") {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
         _ => {
-            eprintln!("skipped: this kernel lets root read pid 1's maps");
+            skip("this kernel lets root read pid 1's maps");
             return;
         }
     }

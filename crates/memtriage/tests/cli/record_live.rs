@@ -7,7 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::support::{
-    is_root, memtriage, wait_until, MemoryCgroup, OutputOk, ShellJob, SmallTmpfs, MIB,
+    memtriage, root_or_skip, skip, skip_by_chance, wait_until, MemoryCgroup, OutputOk, ShellJob,
+    SmallTmpfs, MIB,
 };
 
 fn sqlite(db: &std::path::Path, query: &str) -> String {
@@ -86,8 +87,7 @@ fn intervals_are_recorded_for_sqlite_and_sigterm_stops_cleanly() {
 /// within 30% of the real one, its start within two intervals.
 #[test]
 fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
-    if !is_root() {
-        eprintln!("skipped: an OOM kill in a memory cgroup and the kernel log need root");
+    if !root_or_skip("an OOM kill in a memory cgroup and the kernel log need root") {
         return;
     }
     // 5 s at its base, then 16 MiB/s until the 160 MiB limit: killed after ~10 s.
@@ -392,8 +392,7 @@ fn max_size_drops_the_oldest_intervals_first() {
 /// lost, and it resumes when space returns.
 #[test]
 fn a_full_disk_pauses_recording_and_space_returning_resumes_it() {
-    if !is_root() {
-        eprintln!("skipped: mounting a small tmpfs needs root");
+    if !root_or_skip("mounting a small tmpfs needs root") {
         return;
     }
     let disk = SmallTmpfs::mount("4m");
@@ -443,8 +442,7 @@ fn a_full_disk_pauses_recording_and_space_returning_resumes_it() {
 /// `why` says so, with the fix.
 #[test]
 fn a_recorder_that_cannot_read_other_users_pss_is_said_so_by_why() {
-    if !is_root() {
-        eprintln!("skipped: needs root to become another user");
+    if !root_or_skip("needs root to become another user") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -558,13 +556,12 @@ fn the_systemd_unit_verifies_and_its_command_records() {
 /// `run`'s finding for it with the process's command line.
 #[test]
 fn why_explains_a_segfault_the_kernel_logged() {
-    if !is_root() {
-        eprintln!("skipped: reading the kernel log needs root");
+    if !root_or_skip("reading the kernel log needs root") {
         return;
     }
     let trace = std::fs::read_to_string("/proc/sys/debug/exception-trace").unwrap_or_default();
     if trace.trim() == "0" {
-        eprintln!("skipped: debug.exception-trace is 0, the kernel logs no segfaults");
+        skip("debug.exception-trace is 0, the kernel logs no segfaults");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -591,7 +588,7 @@ fn why_explains_a_segfault_the_kernel_logged() {
     });
     if !logged {
         stop_recorder(&mut record);
-        eprintln!("skipped: the kernel's rate limit dropped the segfault's line");
+        skip_by_chance("the kernel's rate limit dropped the segfault's line");
         return;
     }
     let report = why_once_recorded(&db, &mut record, "faults", "cmdline LIKE '%string_at%'");
@@ -619,7 +616,7 @@ fn a_fast_fall_of_available_memory_is_recorded_each_second() {
     // A fifth of what is available, at least 3% a second for long enough, at most 4 GiB.
     let mib = (available_kib / 1024 / 5).min(4096);
     if mib < 512 {
-        eprintln!("skipped: under 2.5 GiB available, too little to fall fast safely");
+        skip("under 2.5 GiB available, too little to fall fast safely");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -668,8 +665,7 @@ fn a_fast_fall_of_available_memory_is_recorded_each_second() {
 /// the cgroup's limit: `why` adds `run`'s `fork.copy-on-write` to the kill.
 #[test]
 fn why_names_forked_workers_that_copied_their_parent() {
-    if !is_root() {
-        eprintln!("skipped: an OOM kill in a memory cgroup needs root");
+    if !root_or_skip("an OOM kill in a memory cgroup needs root") {
         return;
     }
     // A 160 MiB parent, two workers that write all of it (a copy each), then grow.

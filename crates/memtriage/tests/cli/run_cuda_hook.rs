@@ -8,7 +8,7 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-use crate::support::{finding, memtriage, python_can_import, run_report};
+use crate::support::{finding, memtriage, python_can_import, run_report, skip};
 
 fn run(args: &[&str], env: &[(&str, &str)]) -> (std::process::Output, Value) {
     let mut c = memtriage();
@@ -75,7 +75,7 @@ fn the_hook_runs_first_and_the_jobs_own_sitecustomize_still_runs() {
 #[test]
 fn importing_torch_queues_the_hook_without_initialising_cuda() {
     if !python_can_import("torch") {
-        eprintln!("skipped: torch is not importable");
+        skip("torch is not importable");
         return;
     }
     let script = "import torch\n\
@@ -91,7 +91,7 @@ fn importing_torch_queues_the_hook_without_initialising_cuda() {
 #[test]
 fn a_cuda_oom_leaves_a_snapshot_beside_the_record_and_the_summary_explains_it() {
     if !python_can_import("torch") {
-        eprintln!("skipped: torch is not importable");
+        skip("torch is not importable");
         return;
     }
     let fixture = crate::support::core_fixtures().join("cuda-snapshots/fragmented.pickle");

@@ -4,7 +4,9 @@
 
 use std::process::{Output, Stdio};
 
-use crate::support::{finding_ids, helper_binary, is_root, memtriage, run_report, MIB};
+use crate::support::{
+    finding_ids, helper_binary, is_root, memtriage, root_or_skip, run_report, MIB,
+};
 
 /// `memtriage run --json ARGS… -- memtriage-testhelper STEPS…`, at the default interval.
 fn run_helper(args: &[&str], steps: &[&str]) -> (Output, serde_json::Value) {
@@ -32,8 +34,7 @@ fn warning_lines(out: &Output) -> Vec<String> {
 
 #[test]
 fn steady_growth_under_a_limit_is_warned_before_the_kill_with_a_close_estimate() {
-    if !is_root() {
-        eprintln!("skipped: --limit needs root to make a cgroup");
+    if !root_or_skip("--limit needs root to make a cgroup") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -4,7 +4,9 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{finding_ids, in_a_terminal, is_root, memtriage, run_report, wait_until, BIN};
+use crate::support::{
+    finding_ids, in_a_terminal, memtriage, root_or_skip, run_report, skip, wait_until, BIN,
+};
 
 use crate::support::run_json as run;
 
@@ -59,8 +61,7 @@ fn the_exit_code_is_the_jobs_and_a_signal_is_128_plus_it() {
 
 #[test]
 fn exceeding_limit_is_an_oom_kill_confirmed_by_the_kernel_and_the_cgroup_is_removed() {
-    if !is_root() {
-        eprintln!("skipped: --limit needs root to make a cgroup");
+    if !root_or_skip("--limit needs root to make a cgroup") {
         return;
     }
     let (out, report) = run(&[
@@ -501,7 +502,7 @@ fn regression_run_colours_its_summary_by_stderr_not_stdout() {
     // stdout a terminal, stderr a file: the summary in the file has no escape codes.
     let Some(out) = in_a_terminal(&format!("NO_COLOR= {bin} run -- true 2>{}", file.display()))
     else {
-        eprintln!("skipped: no `script` to provide a terminal");
+        skip("no `script` to provide a terminal");
         return;
     };
     assert_eq!(out.status.code(), Some(0));

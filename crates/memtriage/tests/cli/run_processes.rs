@@ -5,7 +5,7 @@
 
 use std::process::{Command, Output, Stdio};
 
-use crate::support::{is_root, memtriage, run_report, BIN};
+use crate::support::{memtriage, root_or_skip, run_report, skip, BIN};
 
 const TEN_TRUES: &str = "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done";
 
@@ -83,14 +83,15 @@ fn followed_events(report: &serde_json::Value) -> Result<(), String> {
 
 #[test]
 fn ten_short_children_one_after_another_are_all_counted_with_their_exits() {
-    if !is_root() {
-        eprintln!("skipped: the kernel's process events need root");
+    if !root_or_skip("the kernel's process events need root") {
         return;
     }
     let (out, report) = run_with(&[], &["--", "sh", "-c", TEN_TRUES]);
     assert_eq!(out.status.code(), Some(0));
     if let Err(how) = followed_events(&report) {
-        eprintln!("exact counts not checked: {how}");
+        skip(format!(
+            "exact counts not checked: the kernel's process events were not followed ({how})"
+        ));
         return;
     }
     assert_eq!(processes(&report).len(), 11, "{:#}", report["processes"]);
@@ -123,8 +124,7 @@ fn ten_short_children_one_after_another_are_all_counted_with_their_exits() {
 
 #[test]
 fn three_epochs_of_two_short_workers_show_six_workers() {
-    if !is_root() {
-        eprintln!("skipped: the kernel's process events need root");
+    if !root_or_skip("the kernel's process events need root") {
         return;
     }
     let (out, report) = run_with(&[], &["--", "python3", "-c", EPOCHS]);
@@ -135,7 +135,9 @@ fn three_epochs_of_two_short_workers_show_six_workers() {
         String::from_utf8_lossy(&out.stderr)
     );
     if let Err(how) = followed_events(&report) {
-        eprintln!("exact counts not checked: {how}");
+        skip(format!(
+            "exact counts not checked: the kernel's process events were not followed ({how})"
+        ));
         return;
     }
     let workers = children(&report, "python3");
@@ -157,14 +159,15 @@ fn three_epochs_of_two_short_workers_show_six_workers() {
 
 #[test]
 fn a_child_killed_between_samples_is_listed_with_its_signal() {
-    if !is_root() {
-        eprintln!("skipped: the kernel's process events need root");
+    if !root_or_skip("the kernel's process events need root") {
         return;
     }
     let (out, report) = run_with(&[], &["--", "sh", "-c", "sh -c 'kill -KILL $$'; exit 0"]);
     assert_eq!(out.status.code(), Some(0));
     if let Err(how) = followed_events(&report) {
-        eprintln!("exact counts not checked: {how}");
+        skip(format!(
+            "exact counts not checked: the kernel's process events were not followed ({how})"
+        ));
         return;
     }
     let job = &report["pid"];
@@ -178,8 +181,7 @@ fn a_child_killed_between_samples_is_listed_with_its_signal() {
 
 #[test]
 fn without_events_the_limit_cgroup_is_polled_and_the_summary_says_what_may_be_missed() {
-    if !is_root() {
-        eprintln!("skipped: --limit needs root to make a cgroup");
+    if !root_or_skip("--limit needs root to make a cgroup") {
         return;
     }
     // Children that outlive the 20 ms poll but not the 500 ms sample.
@@ -252,8 +254,7 @@ fn without_events_or_limit_the_walk_is_named_and_reaped_processes_still_count() 
 /// gets every process, or is told why not.
 #[test]
 fn a_user_without_root_gets_every_process_or_is_told_why_not() {
-    if !is_root() {
-        eprintln!("skipped: needs root to become another user");
+    if !root_or_skip("needs root to become another user") {
         return;
     }
     let out = Command::new("setpriv")
@@ -273,7 +274,7 @@ fn a_user_without_root_gets_every_process_or_is_told_why_not() {
         .output()
         .unwrap();
     if out.status.code() == Some(127) || out.status.code() == Some(126) {
-        eprintln!("skipped: nobody cannot run {BIN}");
+        skip(format!("nobody cannot run {BIN}"));
         return;
     }
     assert_eq!(

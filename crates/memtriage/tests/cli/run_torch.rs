@@ -1,18 +1,20 @@
 //! Real PyTorch DataLoader failures under `memtriage run`. Skipped, saying so, where
-//! torch is not installed (`pip install torch`; CI installs it).
+//! torch is not installed (`pip install torch`); under CI, which installs it, that
+//! fails instead.
 
 use std::process::{Command, Stdio};
 
 use crate::support::{
-    finding, finding_ids, is_root, memtriage, python_can_import, run_report, BIN,
+    finding, finding_ids, is_root, memtriage, python_can_import, root_or_skip, run_report, skip,
+    BIN,
 };
 
-// A skipped test says why in the test output.
-#[allow(clippy::print_stderr)]
+/// Whether python3 imports torch; where not, the test is skipped (a failure under CI,
+/// which installs it).
 fn torch_available() -> bool {
     let ok = python_can_import("torch");
     if !ok {
-        eprintln!("skipped: PyTorch is not installed for python3 (pip install torch)");
+        skip("PyTorch is not installed for python3 (pip install torch)");
     }
     ok
 }
@@ -30,7 +32,7 @@ fn dataloader_workers_through_a_tiny_dev_shm_are_diagnosed() {
     }
     let unshare = Command::new("unshare").args(["--mount", "true"]).status();
     if !unshare.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: needs root and unshare(1) for a private /dev/shm");
+        skip("needs root and unshare(1) for a private /dev/shm");
         return;
     }
     let inner = format!(
@@ -347,8 +349,7 @@ fn torchrun_rank_oom_killed_under_a_limit_is_confirmed() {
     if !torch_available() {
         return;
     }
-    if !is_root() {
-        eprintln!("skipped: --limit needs root to make a cgroup");
+    if !root_or_skip("--limit needs root to make a cgroup") {
         return;
     }
     let out = memtriage()
@@ -395,7 +396,7 @@ fn torchrun_rank_oom_killed_under_a_limit_is_confirmed() {
 #[test]
 fn a_numpy_allocation_that_fails_is_a_host_allocation_failure() {
     if !python_can_import("numpy") {
-        eprintln!("skipped: numpy is not installed for python3");
+        skip("numpy is not installed for python3");
         return;
     }
     let mut cmd = memtriage();

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{finding_ids, is_root, memtriage, run_json, run_report, wait_until, BIN};
+use crate::support::{
+    finding_ids, memtriage, root_or_skip, run_json, run_report, skip, wait_until, BIN,
+};
 
 #[test]
 fn a_closed_or_full_stderr_never_replaces_the_jobs_status() {
@@ -36,8 +38,7 @@ fn a_closed_or_full_stderr_never_replaces_the_jobs_status() {
 
 #[test]
 fn a_job_killed_under_limit_and_piped_to_head_keeps_its_137() {
-    if !is_root() {
-        eprintln!("skipped: --limit needs root to make a cgroup");
+    if !root_or_skip("--limit needs root to make a cgroup") {
         return;
     }
     let out = Command::new("bash")
@@ -111,8 +112,7 @@ fn a_background_process_holding_the_output_gets_the_summary_and_the_jobs_status(
 
 #[test]
 fn stragglers_keep_the_limit_cgroup_which_the_next_run_removes() {
-    if !is_root() {
-        eprintln!("skipped: --limit needs root to make a cgroup");
+    if !root_or_skip("--limit needs root to make a cgroup") {
         return;
     }
     let out = memtriage()
@@ -138,8 +138,7 @@ fn stragglers_keep_the_limit_cgroup_which_the_next_run_removes() {
 
 #[test]
 fn a_cgroup_left_by_a_killed_memtriage_is_removed_by_the_next_run() {
-    if !is_root() {
-        eprintln!("skipped: --limit needs root to make a cgroup");
+    if !root_or_skip("--limit needs root to make a cgroup") {
         return;
     }
     let mut child = memtriage()
@@ -220,8 +219,7 @@ fn report_file_is_json_whatever_the_job_prints() {
 
 #[test]
 fn the_recording_holds_the_findings_the_live_run_printed() {
-    if !is_root() {
-        eprintln!("skipped: --limit needs root to make a cgroup");
+    if !root_or_skip("--limit needs root to make a cgroup") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -279,8 +277,7 @@ fn the_recording_holds_the_findings_the_live_run_printed() {
 
 #[test]
 fn a_recording_onto_a_full_disk_says_so_and_report_says_it_is_truncated() {
-    if !is_root() {
-        eprintln!("skipped: mounting a small tmpfs needs root");
+    if !root_or_skip("mounting a small tmpfs needs root") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -290,7 +287,7 @@ fn a_recording_onto_a_full_disk_says_so_and_report_says_it_is_truncated() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("skipped: cannot mount a tmpfs here (no CAP_SYS_ADMIN)");
+        skip("cannot mount a tmpfs here (no CAP_SYS_ADMIN)");
         return;
     }
     struct Unmount(PathBuf);
@@ -366,8 +363,7 @@ fn oom_score_adj_reaches_the_job_and_its_forked_workers() {
 
 #[test]
 fn lowering_oom_score_adj_without_the_capability_is_refused_with_the_reason() {
-    if !is_root() {
-        eprintln!("skipped: needs root to drop to another user");
+    if !root_or_skip("needs root to drop to another user") {
         return;
     }
     let out = Command::new("setpriv")
@@ -502,11 +498,11 @@ fn the_enclosing_cgroup_is_named_and_said_whose_it_is() {
     let (_, report) = run_json(&["--", "sleep", "0.3"]);
     let cg = &report["enclosing_cgroup"];
     if cg.is_null() {
-        eprintln!("skipped: no memory cgroup readable here");
+        skip("no memory cgroup readable here");
         return;
     }
     assert!(cg["dir"].as_str().unwrap().starts_with("/sys/fs/cgroup"));
-    if !is_root() {
+    if !root_or_skip("a cgroup of memtriage's own needs root") {
         return;
     }
     // memtriage alone in a cgroup of its own: the usage is the job's.

@@ -12,14 +12,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::gpu_nvml::{h100, Gpus};
-use crate::support::{have, is_root, memtriage, wait_until, MemoryCgroup, ShellJob};
+use crate::support::{have, memtriage, root_or_skip, wait_until, MemoryCgroup, ShellJob};
 
 const MIB: u64 = 1 << 20;
-
-#[allow(clippy::print_stderr)]
-fn skip(why: &str) {
-    eprintln!("skipped: {why}");
-}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -185,8 +180,7 @@ fn series_names(exposition: &str) -> Vec<String> {
 
 #[test]
 fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
-    if !is_root() {
-        skip("an OOM kill in a memory cgroup and the kernel log need root");
+    if !root_or_skip("an OOM kill in a memory cgroup and the kernel log need root") {
         return;
     }
     if !have("prometheus") || !have("promtool") || !have("curl") {
@@ -655,8 +649,7 @@ fn a_busy_address_and_a_bad_web_config_are_clear_errors() {
 
 #[test]
 fn as_nobody_what_serve_cannot_read_is_absent_never_zero() {
-    if !is_root() {
-        skip("running serve as another user needs root");
+    if !root_or_skip("running serve as another user needs root") {
         return;
     }
     if !have("curl") {
@@ -744,8 +737,7 @@ fn serve_records_the_history_beside_the_exporter() {
 /// nothing can be written and back to 0 when space returns; the exporter serves on.
 #[test]
 fn serve_exports_a_paused_recording_while_the_disk_is_full() {
-    if !is_root() {
-        skip("mounting a small tmpfs needs root");
+    if !root_or_skip("mounting a small tmpfs needs root") {
         return;
     }
     if !have("curl") {

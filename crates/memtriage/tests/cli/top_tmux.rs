@@ -7,18 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support::{wait_until, ShellJob};
-
-fn have_tmux() -> bool {
-    let found = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found && std::env::var_os("CI").is_some() {
-        panic!("tmux is missing: .ci/run installs it");
-    }
-    found
-}
+use crate::support::{have, wait_until, ShellJob};
 
 fn memtriage_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_memtriage"))
@@ -148,7 +137,7 @@ fn assert_restored(stty: &str) {
 
 #[test]
 fn a_job_sorts_folds_filters_and_quitting_restores_the_terminal() {
-    if !have_tmux() {
+    if !have("tmux") {
         return;
     }
     // A job under a shell: 192 MiB and three forked workers.
@@ -239,7 +228,7 @@ fn a_job_sorts_folds_filters_and_quitting_restores_the_terminal() {
 
 #[test]
 fn sigterm_and_a_small_terminal_leave_the_terminal_restored() {
-    if !have_tmux() {
+    if !have("tmux") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -282,7 +271,7 @@ fn sigterm_and_a_small_terminal_leave_the_terminal_restored() {
 /// spin on a terminal that only returns end-of-file.
 #[test]
 fn a_terminal_that_hangs_up_ends_top() {
-    if !have_tmux() {
+    if !have("tmux") {
         return;
     }
     let marker = "63s";
@@ -321,7 +310,7 @@ fn column_header(screen: &str) -> String {
 /// than the terminal, and the footer stays on its last line.
 #[test]
 fn resizing_the_terminal_redraws_with_the_columns_that_fit() {
-    if !have_tmux() {
+    if !have("tmux") {
         return;
     }
     let marker = "67s";

@@ -4,7 +4,7 @@
 use std::fs::OpenOptions;
 use std::process::Stdio;
 
-use crate::support::memtriage;
+use crate::support::{memtriage, root_or_skip};
 
 fn full() -> std::fs::File {
     OpenOptions::new().write(true).open("/dev/full").unwrap()
@@ -68,8 +68,7 @@ fn a_full_stdout_is_an_error_that_says_so() {
 /// failure is a note, and what was written reads back as a record cut short.
 #[test]
 fn a_recording_that_fills_its_disk_midway_is_kept_as_far_as_it_got() {
-    if !crate::support::is_root() {
-        eprintln!("skipped: needs root to mount a small tmpfs");
+    if !root_or_skip("needs root to mount a small tmpfs") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::support::{disk_scratch, is_root, memtriage, succeeded_json, MIB};
+use crate::support::{disk_scratch, memtriage, root_or_skip, succeeded_json, MIB};
 
 /// Runs of each command against the churned directory: enough to meet a 1-in-20 race.
 const ITERATIONS: usize = 20;
@@ -108,8 +108,7 @@ fn as_nobody(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn evict_as_another_user_gives_no_invented_figures() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run the command as another user");
+    if !root_or_skip("needs root to run the command as another user") {
         return;
     }
     let dir = disk_scratch();
@@ -147,8 +146,7 @@ fn evict_as_another_user_gives_no_invented_figures() {
 
 #[test]
 fn cache_as_another_user_says_what_refused_it() {
-    if !is_root() {
-        eprintln!("skipped: needs root to run the command as another user");
+    if !root_or_skip("needs root to run the command as another user") {
         return;
     }
     let dir = disk_scratch();

@@ -5,7 +5,7 @@
 
 use std::os::unix::process::CommandExt;
 
-use crate::support::{is_root, memtriage, Helper};
+use crate::support::{memtriage, root_or_skip, Helper};
 
 fn json_as(args: &[&str], nobody: bool) -> serde_json::Value {
     let mut cmd = memtriage();
@@ -76,8 +76,7 @@ fn entry(v: &serde_json::Value, pid: i32) -> serde_json::Value {
 
 #[test]
 fn a_refused_read_is_null_never_zero() {
-    if !is_root() {
-        eprintln!("skipped: needs root to compare root's view with another user's");
+    if !root_or_skip("needs root to compare root's view with another user's") {
         return;
     }
     let h = Helper::start(&["anon", "16"]);

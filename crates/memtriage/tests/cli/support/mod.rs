@@ -1,13 +1,25 @@
 //! Helpers shared by every CLI test module: the `memtriage` binary as a command, the
 //! engine's captured fixtures, real processes built by `memtriage-testhelper`, a
 //! terminal from util-linux `script`, and the checks a test makes before it runs
-//! (root, a Python module, a condition that must come true).
+//! (root, a tool, a Python module, a condition that must come true), with [`skip`],
+//! the one way a test skips: shared with the engine's tests, and a failure under CI
+//! (the rule is in `crates/memtriage-core/src/tests/skip.rs`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::Once;
 use std::time::{Duration, Instant};
+
+// Shared with the engine's tests.
+#[path = "../../../../memtriage-core/src/tests/built.rs"]
+mod built;
+#[path = "../../../../memtriage-core/src/tests/skip.rs"]
+mod skip;
+// The harness binary, which includes this module too, uses a part.
+#[allow(unused_imports)]
+pub use built::fake_nvml;
+#[allow(unused_imports)]
+pub use skip::{skip, skip_by_chance};
 
 pub const MIB: u64 = 1 << 20;
 
@@ -100,33 +112,10 @@ pub fn succeeded_json(out: Output, args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("memtriage printed JSON")
 }
 
-fn helper_path() -> PathBuf {
-    // Integration tests live in target/<profile>/deps; the helper is built beside them.
-    let mut dir = std::env::current_exe().expect("test executable path");
-    dir.pop();
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    dir.join("memtriage-testhelper")
-}
-
-static BUILD: Once = Once::new();
-
-/// The helper's executable, brought up to date once per test run (cargo does not
-/// build a binary of another package for these tests, and a stale one lacks the
-/// newest steps), for a job run under `memtriage run`, where [`Helper`] cannot wait
-/// for its ready line.
+/// The helper's executable, brought up to date once per test run, for a job run
+/// under `memtriage run`, where [`Helper`] cannot wait for its ready line.
 pub fn helper_binary() -> PathBuf {
-    let path = helper_path();
-    BUILD.call_once(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-p", "memtriage-testhelper"])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building memtriage-testhelper failed");
-    });
-    path
+    built::built("memtriage-testhelper", "memtriage-testhelper")
 }
 
 /// A process tree built by the helper, killed when dropped.
@@ -398,22 +387,27 @@ impl Drop for MemoryCgroup {
     }
 }
 
-/// Whether a tool this test needs is here; under CI it must be (.ci/run installs it).
+/// Whether a tool this test needs is on the PATH; where it is not, the test is
+/// [`skip`]ped (a failure under CI, which installs it: .ci/run).
 pub fn have(tool: &str) -> bool {
     let found = Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !found && std::env::var_os("CI").is_some() {
-        panic!("{tool} is missing: .ci/run installs it");
-    }
     if !found {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("skipped: {tool} is not installed");
-        }
+        skip(format!("{tool} is not installed (.ci/run installs it)"));
     }
     found
+}
+
+/// Whether this test runs as root; where not, the test is [`skip`]ped, saying `why`
+/// it needs root (a failure under CI, which runs as root).
+pub fn root_or_skip(why: &str) -> bool {
+    let root = is_root();
+    if !root {
+        skip(why);
+    }
+    root
 }
 
 /// A tmpfs of `size` (`4m`) mounted on a temporary directory, unmounted when dropped:
