@@ -37,7 +37,7 @@ ALLOWED = {
     "pagecache": {"model", "parse", "probe"},
     "supervise": {"model", "parse", "probe", "diagnose", "sampler"},
     "watch": {"model", "parse", "probe", "diagnose", "sampler", "pagecache"},
-    "history": {"model", "parse", "probe", "diagnose", "watch", "supervise"},
+    "history": {"model", "parse", "probe", "diagnose", "watch"},
     "usecase": set(LAYERS) - {"usecase"},
 }
 WHY = {

@@ -7,6 +7,7 @@
 //! - [`growth`]: steady growth of a run's memory (leak-like), and what grew before a kill.
 //! - [`cow`]: copy-on-write growth of forked workers (a tree or a run).
 //! - [`oom`]: one OOM kill described, and its fix, for all of the above.
+//! - [`trend`]: the least-squares fit of a memory series, for `run`, `top` and `why`.
 //! - `ids`: the registry of every finding id, kept in the model (`crate::model::ids`)
 //!   so that front ends match on them too.
 
@@ -19,4 +20,5 @@ pub(crate) use crate::model::ids;
 pub mod logs;
 pub mod oom;
 pub mod run;
+pub mod trend;
 pub mod xid;

@@ -11,12 +11,12 @@ use crate::diagnose::run::{
     major_fault_storm_finding, thrashing_finding, MAJOR_FAULT_STORM_PER_SECOND,
     MAJOR_FAULT_STORM_TOTAL, THRASHING_STALL_PERCENT,
 };
+use crate::diagnose::trend::{self, Point};
 use crate::error::Result;
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
 use crate::model::units::iec;
-use crate::supervise::growth::fit::{least_squares, Point};
 
 use super::read::JobPoint;
 use super::recorder::KillSnapshot;
@@ -28,9 +28,6 @@ pub const WHY_SCHEMA: &str = "memtriage.why/v1";
 
 /// How far before a death the growth is looked for.
 const LOOK_BACK_MS: i64 = 6 * 3600 * 1000;
-/// A value this close to the growth's base is still the base: noise, not growth.
-const BASE_NOISE_SHARE: f64 = 0.05;
-const BASE_NOISE_MIN: f64 = (2 << 20) as f64;
 /// Processes named as what else held memory.
 const OTHERS_NAMED: usize = 3;
 
@@ -688,43 +685,27 @@ fn kill_summary(k: &KillRow) -> String {
     }
 }
 
-/// The growth that ended in the death: back from the last point while the series
-/// rises, then forward past points still at its base; a least-squares line from
-/// the base's last point to the end. `None` where it did not grow.
+/// The growth that ended in the death: `diagnose::trend`'s growth to the end of the
+/// series, on the record's times.
 pub fn growth_before_death(series: &[JobPoint]) -> Option<Growth> {
-    let n = series.len();
-    if n < 3 {
-        return None;
-    }
-    let value = |i: usize| series[i].rss as f64;
-    let mut start = n - 1;
-    while start > 0 && value(start - 1) <= value(start) * (1.0 + BASE_NOISE_SHARE / 5.0) {
-        start -= 1;
-    }
-    let grown = value(n - 1) - value(start);
-    let noise = (grown * BASE_NOISE_SHARE).max(BASE_NOISE_MIN);
-    // Against the base, not the point before: a slow leak's steps are each small.
-    let base = value(start);
-    while start + 1 < n && value(start + 1) - base <= noise {
-        start += 1;
-    }
-    if n - start < 3 || value(n - 1) - value(start) <= noise {
-        return None;
-    }
-    let origin = series[start].t_ms;
-    let points = series[start..].iter().map(|p| Point {
-        t: (p.t_ms - origin) as f64 / 1000.0,
-        bytes: p.rss as f64,
-    });
-    let line = least_squares(points)?;
+    let (first, last) = (series.first()?, series.last()?);
+    let points: Vec<Point> = series
+        .iter()
+        .map(|p| Point {
+            t: (p.t_ms - first.t_ms) as f64 / 1000.0,
+            bytes: p.rss as f64,
+        })
+        .collect();
+    let g = trend::growth_to_end(&points)?;
+    let start = &series[g.start];
     Some(Growth {
-        started_ms: origin,
-        last_ms: series[n - 1].t_ms,
-        start_bytes: series[start].rss,
-        end_bytes: series[n - 1].rss,
-        bytes_per_second: line.slope,
-        r_squared: line.r_squared,
-        points: n - start,
+        started_ms: start.t_ms,
+        last_ms: last.t_ms,
+        start_bytes: start.rss,
+        end_bytes: last.rss,
+        bytes_per_second: g.line.slope,
+        r_squared: g.line.r_squared,
+        points: series.len() - g.start,
     })
 }
 
@@ -759,28 +740,6 @@ mod tests {
             "{g:?}"
         );
         assert!(g.r_squared > 0.98);
-    }
-
-    #[test]
-    fn a_slow_leak_in_small_steps_is_growth_from_its_base() {
-        // 100 MiB flat, then 1 MiB per interval for 60 intervals.
-        let mut values = vec![100u64; 5];
-        values.extend((1..=60).map(|i| 100 + i));
-        let s = series(&values);
-        let g = growth_before_death(&s).unwrap();
-        assert!(g.started_ms <= s[7].t_ms, "{g:?}");
-        let per_second = (1u64 << 20) as f64 / 10.0;
-        assert!(
-            (g.bytes_per_second - per_second).abs() < per_second * 0.1,
-            "{g:?}"
-        );
-    }
-
-    #[test]
-    fn a_flat_or_falling_job_and_too_few_points_have_no_growth() {
-        assert_eq!(growth_before_death(&series(&[100, 100, 101, 100])), None);
-        assert_eq!(growth_before_death(&series(&[300, 250, 200])), None);
-        assert_eq!(growth_before_death(&series(&[100, 200])), None);
     }
 
     /// A kill the kernel logged, as the recorder keeps it.
@@ -1087,12 +1046,5 @@ mod tests {
         ];
         assert!(copying_workers(&execed, "python3[10]", None).is_none());
         assert!(copying_workers(&copying, "other[1]", None).is_none());
-    }
-
-    #[test]
-    fn a_job_that_grew_from_its_first_point_starts_there() {
-        let s = series(&[10, 20, 30, 40]);
-        let g = growth_before_death(&s).unwrap();
-        assert_eq!(g.started_ms, s[0].t_ms);
     }
 }

@@ -8,6 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use std::os::unix::fs::MetadataExt;
 
 use crate::diagnose::ids;
+use crate::diagnose::trend::{least_squares, Point};
 use crate::model::process::CgroupMemory;
 use crate::probe::cgroup::{CgroupDir, CgroupReader};
 use crate::probe::root::Root;
@@ -242,22 +243,15 @@ fn limiting_dir(cg: &CgroupMemory) -> Option<String> {
 /// Least-squares slope of RSS over the points, per minute; `None` with fewer than 3
 /// points or less than 5 s between the first and the last.
 fn slope_per_minute(points: &VecDeque<(f64, u64, u64, u64)>) -> Option<f64> {
-    if points.len() < 3 {
-        return None;
-    }
     let (t0, t1) = (points.front()?.0, points.back()?.0);
     if t1 - t0 < 5.0 {
         return None;
     }
-    let n = points.len() as f64;
-    let mean_t = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let mean_y = points.iter().map(|p| p.1 as f64).sum::<f64>() / n;
-    let (mut num, mut den) = (0.0, 0.0);
-    for &(t, y, ..) in points {
-        num += (t - mean_t) * (y as f64 - mean_y);
-        den += (t - mean_t) * (t - mean_t);
-    }
-    (den > 0.0).then(|| num / den * 60.0)
+    let line = least_squares(points.iter().map(|&(t, rss, ..)| Point {
+        t,
+        bytes: rss as f64,
+    }))?;
+    Some(line.slope * 60.0)
 }
 
 #[cfg(test)]

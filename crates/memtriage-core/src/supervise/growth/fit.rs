@@ -1,8 +1,11 @@
-//! A straight line through the last half minute of the tree's memory, and whether it
-//! shows steady growth. The window is a fixed ring of points thinned to a minimum
-//! spacing, so one tick costs the same at any interval and any run length.
+//! A straight line through the last half minute of the tree's memory (the fit is
+//! `diagnose::trend`'s), and whether it shows steady growth. The window is a fixed
+//! ring of points thinned to a minimum spacing, so one tick costs the same at any
+//! interval and any run length.
 
 use std::collections::VecDeque;
+
+use crate::diagnose::trend::{least_squares, Line, Point};
 
 /// How far back the fit looks.
 pub const WINDOW_SECONDS: f64 = 30.0;
@@ -21,25 +24,6 @@ pub const MIN_R_SQUARED: f64 = 0.8;
 /// window's slope: growth that stopped (a plateau) or only started (a step) is not
 /// sustained.
 const MIN_HALF_SHARE: f64 = 0.25;
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Point {
-    /// Seconds since the job started.
-    pub t: f64,
-    pub bytes: f64,
-}
-
-/// A least-squares line through some points.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Line {
-    /// Bytes per second.
-    pub slope: f64,
-    /// The line's value at the last point's time (less noisy than the point itself).
-    pub value_at_last: f64,
-    pub r_squared: f64,
-    pub first: Point,
-    pub last: Point,
-}
 
 /// What the window shows.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -116,114 +100,6 @@ impl Window {
             Trend::Rising(line)
         }
     }
-}
-
-/// Running sums of a least-squares fit over any number of points, for a growth
-/// that lasts longer than the window. Values are kept relative to the first point so
-/// large byte counts do not cancel out.
-#[derive(Debug, Clone, Copy)]
-pub struct RunningFit {
-    origin: Point,
-    last: Point,
-    n: f64,
-    st: f64,
-    sy: f64,
-    stt: f64,
-    sty: f64,
-    syy: f64,
-}
-
-impl RunningFit {
-    pub fn new(origin: Point) -> Self {
-        let mut fit = RunningFit {
-            origin,
-            last: origin,
-            n: 0.0,
-            st: 0.0,
-            sy: 0.0,
-            stt: 0.0,
-            sty: 0.0,
-            syy: 0.0,
-        };
-        fit.add(origin);
-        fit
-    }
-
-    pub fn add(&mut self, p: Point) {
-        let (t, y) = (p.t - self.origin.t, p.bytes - self.origin.bytes);
-        self.n += 1.0;
-        self.st += t;
-        self.sy += y;
-        self.stt += t * t;
-        self.sty += t * y;
-        self.syy += y * y;
-        self.last = p;
-    }
-
-    pub fn first(&self) -> Point {
-        self.origin
-    }
-
-    pub fn last(&self) -> Point {
-        self.last
-    }
-
-    /// Slope and r² once two distinct times are in.
-    pub fn line(&self) -> Option<(f64, f64)> {
-        let sxx = self.stt - self.st * self.st / self.n;
-        let sxy = self.sty - self.st * self.sy / self.n;
-        let syy = self.syy - self.sy * self.sy / self.n;
-        if sxx <= f64::EPSILON {
-            return None;
-        }
-        let slope = sxy / sxx;
-        Some((slope, r_squared(sxy, sxx, syy)))
-    }
-}
-
-fn r_squared(sxy: f64, sxx: f64, syy: f64) -> f64 {
-    if syy <= 0.0 {
-        // Every point on one level: a flat line fits perfectly, and it is no growth.
-        return 1.0;
-    }
-    (sxy * sxy / (sxx * syy)).clamp(0.0, 1.0)
-}
-
-/// Ordinary least squares (two passes over the points: exact at any byte count).
-/// `None` for fewer than three points or a single instant.
-pub fn least_squares(points: impl Iterator<Item = Point> + Clone) -> Option<Line> {
-    let (mut n, mut st, mut sy) = (0usize, 0.0, 0.0);
-    let (mut first, mut last) = (None, None);
-    for p in points.clone() {
-        n += 1;
-        st += p.t;
-        sy += p.bytes;
-        first.get_or_insert(p);
-        last = Some(p);
-    }
-    let (first, last) = (first?, last?);
-    if n < 3 {
-        return None;
-    }
-    let (mt, my) = (st / n as f64, sy / n as f64);
-    let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
-    for p in points {
-        let (dt, dy) = (p.t - mt, p.bytes - my);
-        sxx += dt * dt;
-        sxy += dt * dy;
-        syy += dy * dy;
-    }
-    if sxx <= f64::EPSILON {
-        return None;
-    }
-    let slope = sxy / sxx;
-    Some(Line {
-        slope,
-        value_at_last: my + slope * (last.t - mt),
-        r_squared: r_squared(sxy, sxx, syy),
-        first,
-        last,
-    })
 }
 
 #[cfg(test)]
@@ -362,29 +238,5 @@ mod tests {
         );
         let w = window(600.0, 5.0, |t| t * MIB);
         assert!(w.points().count() <= 7);
-    }
-
-    #[test]
-    fn the_running_fit_matches_least_squares() {
-        let pts: Vec<Point> = (0..200)
-            .map(|i| {
-                let t = i as f64 * 0.5;
-                Point {
-                    t,
-                    bytes: 64e9 + 3.0 * MIB * t + MIB * noise(t),
-                }
-            })
-            .collect();
-        let mut run = RunningFit::new(pts[0]);
-        for p in &pts[1..] {
-            run.add(*p);
-        }
-        let (slope, r2) = run.line().unwrap();
-        let exact = least_squares(pts.iter().copied()).unwrap();
-        assert!(
-            (slope - exact.slope).abs() / exact.slope < 1e-6,
-            "{slope} {exact:?}"
-        );
-        assert!((r2 - exact.r_squared).abs() < 1e-6);
     }
 }

@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::fit::{Point, RunningFit, Trend, Window, WINDOW_SECONDS};
+use super::fit::{Trend, Window, WINDOW_SECONDS};
+use crate::diagnose::trend::{Point, RunningFit};
 use crate::model::growth::{
     CeilingSource, EarlyWarning, GrowthEpisode, GrowthSummary, MemoryCeiling,
 };
