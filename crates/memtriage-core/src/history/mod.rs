@@ -1,6 +1,7 @@
 //! The machine's memory history, kept for `memtriage record` and read by `why` and
 //! `report --db`: a bounded SQLite database (`store`), written one interval per
-//! transaction and trimmed by age and size, oldest first.
+//! transaction and trimmed by age and size, oldest first. The rows it holds are
+//! `model::history`'s; `why`'s report is `model::why`'s.
 
 pub mod read;
 pub mod recorder;

@@ -5,8 +5,12 @@ use rusqlite::{params, OptionalExtension, Row};
 
 use crate::error::Result;
 
-use super::store::{CgroupRow, FaultRow, JobRow, KillRow, MachineRow, Store};
-use crate::watch::largest::ProcessBrief;
+use super::store::Store;
+use crate::model::history::{
+    CgroupRow, FaultRow, JobPoint, JobRow, KillRow, KillSource, MachineRow, ProcessBrief,
+    KERNEL_KILLER,
+};
+use crate::model::system::OomConstraint;
 
 fn uint(v: Option<i64>) -> Option<u64> {
     v.map(|v| v.max(0) as u64)
@@ -20,16 +24,41 @@ fn kill_row(r: &Row<'_>) -> rusqlite::Result<KillRow> {
         cmdline: r.get(3)?,
         cgroup: r.get(4)?,
         limit_cgroup: r.get(5)?,
-        constraint: r.get(6)?,
+        constraint: constraint(r, 6)?,
         anon_rss: uint(r.get(7)?),
         total_vm: uint(r.get(8)?),
         // v1 records had no killer column: theirs were the kernel's.
         killer: r
             .get::<_, Option<String>>(9)?
-            .unwrap_or_else(|| "kernel".into()),
-        source: r.get(10)?,
+            .unwrap_or_else(|| KERNEL_KILLER.into()),
+        source: kill_source(r, 10)?,
         snapshot_json: r.get(11)?,
     })
+}
+
+/// A name this build does not know, in `column`: a damaged record.
+fn unknown_name(column: usize, what: &str, name: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        column,
+        rusqlite::types::Type::Text,
+        format!("unknown {what}: {name:?}").into(),
+    )
+}
+
+/// A kill's sources, stored as their name.
+fn kill_source(r: &Row<'_>, column: usize) -> rusqlite::Result<KillSource> {
+    let name: String = r.get(column)?;
+    KillSource::from_name(&name).ok_or_else(|| unknown_name(column, "source of a kill", &name))
+}
+
+/// What ran short at a kill, stored as its name; NULL without a kernel report.
+fn constraint(r: &Row<'_>, column: usize) -> rusqlite::Result<Option<OomConstraint>> {
+    let Some(name) = r.get::<_, Option<String>>(column)? else {
+        return Ok(None);
+    };
+    OomConstraint::from_name(&name)
+        .map(Some)
+        .ok_or_else(|| unknown_name(column, "constraint of a kill", &name))
 }
 
 /// The largest processes with their names as first recorded (the latest name a pid
@@ -52,17 +81,6 @@ fn process_brief(r: &Row<'_>) -> rusqlite::Result<ProcessBrief> {
         swap: uint(r.get(7)?),
         forked_without_exec: r.get(10)?,
     })
-}
-
-/// One point of a job's memory over time.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct JobPoint {
-    pub t_ms: i64,
-    pub processes: u64,
-    pub rss: u64,
-    pub pss: Option<u64>,
-    /// The job's major-fault counter; `None` in a cgroup's series.
-    pub major_faults: Option<u64>,
 }
 
 impl Store {

@@ -4,33 +4,12 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-
+use crate::model::history::{
+    CgroupRow, FaultRow, Interval, JobRow, KillRow, KillSnapshot, MachineRow, ProcessBrief,
+};
 use crate::probe::system::{read_meminfo, read_pressure, read_thp_setting, shm_usage, THP_ENABLED};
-use crate::watch::largest::ProcessBrief;
 use crate::watch::{KillRecord, MachineView};
 use crate::Root;
-
-use super::store::{CgroupRow, FaultRow, Interval, JobRow, KillRow, MachineRow};
-
-/// What the machine held when a kill was recorded: `oom_kills.snapshot_json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct KillSnapshot {
-    /// The largest processes then, with their jobs and cgroups.
-    pub largest: Vec<ProcessBrief>,
-    /// The victim cgroup's `memory.stat` (empty where it was already gone).
-    pub memory_stat: Vec<(String, u64)>,
-    /// The kernel report's task table: its header and largest rows.
-    pub task_table: Vec<String>,
-    /// The victim's sizes at the kill, as the kernel reported them.
-    pub file_rss: Option<u64>,
-    pub shmem_rss: Option<u64>,
-    pub oom_score_adj: Option<i64>,
-    /// When `largest` was read (Unix ms): the last sample before the kill where the
-    /// recorder had one, else the first after it.
-    #[serde(default)]
-    pub largest_at_ms: Option<i64>,
-}
 
 /// The largest processes of an earlier sample, and when it was taken.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -180,11 +159,11 @@ fn kill_row(k: &KillRecord, largest: &[ProcessBrief], largest_at: Option<SystemT
         cmdline: k.cmdline.clone(),
         cgroup: Some(k.cgroup.clone()).filter(|c| !c.is_empty()),
         limit_cgroup: report.and_then(|r| r.oom_memcg.clone()),
-        constraint: report.map(|r| r.constraint.as_str().to_string()),
+        constraint: report.map(|r| r.constraint),
         anon_rss: report.and_then(|r| r.anon_rss),
         total_vm: report.and_then(|r| r.total_vm),
         killer: k.killer.to_string(),
-        source: k.source.to_string(),
+        source: k.source,
         snapshot_json: serde_json::to_string(&snapshot).ok(),
     }
 }

@@ -28,7 +28,7 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::error::{Error, Result};
-use crate::watch::largest::ProcessBrief;
+use crate::model::history::{Interval, MachineRow};
 
 /// The schema this build writes and reads.
 pub const SCHEMA_VERSION: i64 = 3;
@@ -98,98 +98,6 @@ ALTER TABLE cgroups ADD COLUMN max_events INTEGER;
 ALTER TABLE cgroups ADD COLUMN high_events INTEGER;
 UPDATE meta SET value = '3' WHERE key = 'schema_version';
 ";
-
-/// The machine at one interval.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct MachineRow {
-    pub t_ms: i64,
-    pub mem_available: Option<u64>,
-    pub swap_used: Option<u64>,
-    pub psi_some: Option<f64>,
-    pub psi_full: Option<f64>,
-    pub page_cache: Option<u64>,
-    pub shm_used: Option<u64>,
-    pub shm_size: Option<u64>,
-    /// The transparent huge page mode in force (`always`, `madvise`, `never`).
-    pub thp: Option<String>,
-    /// `AnonHugePages` of /proc/meminfo: anonymous memory backed by huge pages.
-    pub thp_anon: Option<u64>,
-}
-
-/// One job at one interval.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobRow {
-    pub job: String,
-    pub processes: u64,
-    pub rss: u64,
-    pub pss: Option<u64>,
-    pub swap: Option<u64>,
-    pub minor_faults: u64,
-    pub major_faults: u64,
-}
-
-/// One memory cgroup at one interval.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CgroupRow {
-    pub cgroup: String,
-    pub usage: Option<u64>,
-    pub limit: Option<u64>,
-    pub oom_kill: Option<u64>,
-    /// `memory.peak` (v2, kernel 5.19+) or `memory.max_usage_in_bytes` (v1).
-    pub peak: Option<u64>,
-    /// `memory.events`: times the OOM killer was invoked for it (`oom`), group kills,
-    /// times usage hit the limit (`max`) and the high boundary (`high`).
-    pub oom: Option<u64>,
-    pub oom_group_kill: Option<u64>,
-    pub max_events: Option<u64>,
-    pub high_events: Option<u64>,
-}
-
-/// One OOM kill, with what the machine held at that moment (`snapshot_json`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct KillRow {
-    pub t_ms: i64,
-    pub pid: Option<i32>,
-    pub victim: Option<String>,
-    pub cmdline: Option<String>,
-    pub cgroup: Option<String>,
-    /// The cgroup whose limit was hit, for a cgroup's kill.
-    pub limit_cgroup: Option<String>,
-    /// What ran short, as the kernel said: `global`, `cgroup`, `cpuset`, `memory_policy`.
-    pub constraint: Option<String>,
-    pub anon_rss: Option<u64>,
-    pub total_vm: Option<u64>,
-    /// `kernel`, `systemd-oomd`, `earlyoom`.
-    pub killer: String,
-    /// Which sources saw it: `kernel_log`, `memory_events`, `both`, `killer_log`.
-    pub source: String,
-    pub snapshot_json: Option<String>,
-}
-
-/// A process the kernel logged dying of a fault.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FaultRow {
-    pub t_ms: i64,
-    pub pid: i32,
-    pub comm: String,
-    pub signal: i32,
-    /// The object the fault was in, where the kernel said.
-    pub object: Option<String>,
-    pub cmdline: Option<String>,
-    pub cgroup: Option<String>,
-}
-
-/// What one interval adds, written in one transaction.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Interval {
-    pub machine: MachineRow,
-    pub jobs: Vec<JobRow>,
-    pub cgroups: Vec<CgroupRow>,
-    /// The largest processes.
-    pub processes: Vec<ProcessBrief>,
-    pub kills: Vec<KillRow>,
-    pub faults: Vec<FaultRow>,
-}
 
 pub struct Store {
     pub(super) conn: Connection,
@@ -487,11 +395,11 @@ impl Store {
                     k.cmdline,
                     k.cgroup,
                     k.limit_cgroup,
-                    k.constraint,
+                    k.constraint.map(|c| c.as_str()),
                     int(k.anon_rss),
                     int(k.total_vm),
                     k.killer,
-                    k.source,
+                    k.source.as_str(),
                     k.snapshot_json
                 ])
                 .map_err(|e| sqlite_error(&path, e))?;
@@ -639,6 +547,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::history::{CgroupRow, JobRow, ProcessBrief};
 
     fn interval(t_ms: i64, rss: u64) -> Interval {
         Interval {

@@ -4,8 +4,6 @@
 //! since when (a least-squares slope from the start of the growth), and what else
 //! held memory at the last interval before.
 
-use serde::Serialize;
-
 use crate::diagnose::ids;
 use crate::diagnose::run::{
     major_fault_storm_finding, thrashing_finding, MAJOR_FAULT_STORM_PER_SECOND,
@@ -18,13 +16,13 @@ use crate::model::finding::{
 };
 use crate::model::units::iec;
 
-use super::read::JobPoint;
-use super::recorder::KillSnapshot;
-use super::store::{FaultRow, KillRow, Store};
+use super::store::Store;
+use crate::model::history::{
+    FaultRow, JobPoint, KillRow, KillSnapshot, KillSource, ProcessBrief, KERNEL_KILLER,
+};
 use crate::model::run::signal_name;
-use crate::watch::largest::ProcessBrief;
-
-pub const WHY_SCHEMA: &str = "memtriage.why/v1";
+use crate::model::system::OomConstraint;
+use crate::model::why::{Death, DeathKind, Growth, WhyReport, WHY_SCHEMA};
 
 /// How far before a death the growth is looked for.
 const LOOK_BACK_MS: i64 = 6 * 3600 * 1000;
@@ -36,68 +34,6 @@ pub struct WhyRequest {
     pub pid: Option<i32>,
     /// Only deaths at or after this (Unix ms).
     pub since_ms: Option<i64>,
-}
-
-/// The death explained.
-#[derive(Debug, Clone, Serialize)]
-pub struct Death {
-    /// `oom_kill`, or `fault` (a signal the kernel logged: a segfault, a bus error).
-    pub kind: &'static str,
-    /// The signal of a fault (`SIGSEGV`, `SIGBUS`, …); SIGKILL for an OOM kill.
-    pub signal: &'static str,
-    /// The object a fault was in (`libtorch_cpu.so`), where the kernel said.
-    pub object: Option<String>,
-    /// Unix milliseconds.
-    pub at_ms: i64,
-    pub pid: Option<i32>,
-    pub victim: Option<String>,
-    pub cmdline: Option<String>,
-    pub cgroup: Option<String>,
-    /// The cgroup whose limit was hit, and that limit, where recorded.
-    pub limit_cgroup: Option<String>,
-    pub limit_bytes: Option<u64>,
-    /// `global`, `cgroup`, `cpuset`, `memory_policy`; `None` where no report said.
-    pub constraint: Option<String>,
-    pub anon_rss: Option<u64>,
-    pub killer: String,
-    pub source: String,
-}
-
-impl Death {
-    /// `python3 (pid 4242)`, or what is known of it.
-    pub fn label(&self) -> String {
-        match (&self.victim, self.pid) {
-            (Some(v), Some(p)) => format!("{v} (pid {p})"),
-            (Some(v), None) => v.clone(),
-            (None, Some(p)) => format!("pid {p}"),
-            (None, None) => "a process".into(),
-        }
-    }
-}
-
-/// How the victim's job grew before it died.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Growth {
-    /// Unix ms of the last interval before the growth (its base).
-    pub started_ms: i64,
-    pub last_ms: i64,
-    pub start_bytes: u64,
-    pub end_bytes: u64,
-    pub bytes_per_second: f64,
-    pub r_squared: f64,
-    pub points: usize,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct WhyReport {
-    pub schema: &'static str,
-    pub death: Death,
-    /// The job the victim was counted under, where the record has it.
-    pub job: Option<String>,
-    pub growth: Option<Growth>,
-    pub findings: Vec<Finding>,
-    /// What the record could not tell, and why.
-    pub notes: Vec<String>,
 }
 
 /// The most recent death matching `request`, explained; `None` where the record has
@@ -125,7 +61,8 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
     let limit_cgroup = kill.limit_cgroup.clone().or_else(|| {
         // A cgroup's own kill without a kernel report: the victim's cgroup had the
         // limit. (A userspace killer's kill has no report either, and is no limit's.)
-        (kill.source == "memory_events" && kill.cgroup.is_some())
+        kill.source
+            .counted_by_cgroup_alone()
             .then(|| kill.cgroup.clone())
             .flatten()
     });
@@ -134,7 +71,7 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
         None => None,
     };
     let death = Death {
-        kind: "oom_kill",
+        kind: DeathKind::OomKill,
         signal: "SIGKILL",
         object: None,
         at_ms: kill.t_ms,
@@ -144,10 +81,10 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
         cgroup: kill.cgroup.clone(),
         limit_cgroup: limit_cgroup.clone(),
         limit_bytes: limit.as_ref().and_then(|l| l.limit),
-        constraint: kill.constraint.clone(),
+        constraint: kill.constraint,
         anon_rss: kill.anon_rss,
         killer: kill.killer.clone(),
-        source: kill.source.clone(),
+        source: kill.source,
     };
 
     let from_ms = kill.t_ms - LOOK_BACK_MS;
@@ -205,15 +142,11 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
     let mut evidence = vec![Evidence::text(
         format!(
             "{} killed {}",
-            if kill.killer == "kernel" {
-                "the kernel"
-            } else {
-                kill.killer.as_str()
-            },
+            kill.userspace_killer().unwrap_or("the kernel"),
             death.label()
         ),
         kill_summary(&kill),
-        format!("the record ({})", kill.source),
+        format!("the record ({})", kill.source.as_str()),
     )];
     if let Some(cmd) = &kill.cmdline {
         evidence.push(Evidence::text(
@@ -307,7 +240,7 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
             death.label(),
             iec(b)
         ),
-        (Some(c), _, _) if c == "global" => format!(
+        (Some(OomConstraint::Global), _, _) => format!(
             "{} was OOM-killed: the machine ran out of memory",
             death.label()
         ),
@@ -608,7 +541,7 @@ fn explain_fault(store: &Store, f: FaultRow) -> Result<WhyReport> {
     Ok(WhyReport {
         schema: WHY_SCHEMA,
         death: Death {
-            kind: "fault",
+            kind: DeathKind::Fault,
             signal,
             object: f.object.clone(),
             at_ms: f.t_ms,
@@ -620,8 +553,8 @@ fn explain_fault(store: &Store, f: FaultRow) -> Result<WhyReport> {
             limit_bytes: None,
             constraint: None,
             anon_rss: None,
-            killer: "kernel".into(),
-            source: "kernel_log".into(),
+            killer: KERNEL_KILLER.into(),
+            source: KillSource::KernelLog,
         },
         job,
         growth: None,
@@ -675,8 +608,8 @@ fn kill_summary(k: &KillRow) -> String {
     if let Some(a) = k.anon_rss {
         parts.push(format!("anon-rss {}", iec(a)));
     }
-    if let Some(c) = &k.constraint {
-        parts.push(format!("constraint {c}"));
+    if let Some(c) = k.constraint {
+        parts.push(format!("constraint {}", c.as_str()));
     }
     if parts.is_empty() {
         "a kill counted by the cgroup's memory.events".into()
@@ -712,6 +645,7 @@ pub fn growth_before_death(series: &[JobPoint]) -> Option<Growth> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::history::{CgroupRow, Interval, JobRow, MachineRow};
 
     fn series(values: &[u64]) -> Vec<JobPoint> {
         values
@@ -749,7 +683,7 @@ mod tests {
             pid: Some(pid),
             victim: Some(victim.into()),
             killer: "kernel".into(),
-            source: "kernel_log".into(),
+            source: KillSource::KernelLog,
             ..KillRow::default()
         }
     }
@@ -762,8 +696,6 @@ mod tests {
 
     #[test]
     fn stalls_and_a_fault_storm_before_a_kill_give_runs_findings_too() {
-        use crate::history::store::{Interval, JobRow, MachineRow};
-        use crate::watch::largest::ProcessBrief;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.db");
         let mut store = Store::open(&path).unwrap();
@@ -805,7 +737,7 @@ mod tests {
             };
             if i == 2 {
                 interval.kills.push(KillRow {
-                    constraint: Some("global".into()),
+                    constraint: Some(OomConstraint::Global),
                     ..logged_kill(t_ms + 1_000, 7, "python3")
                 });
             }
@@ -833,7 +765,6 @@ mod tests {
 
     #[test]
     fn a_small_worker_never_among_the_largest_gets_its_cgroups_growth() {
-        use crate::history::store::{CgroupRow, Interval, MachineRow};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.db");
         let mut store = Store::open(&path).unwrap();
@@ -892,8 +823,6 @@ mod tests {
 
     #[test]
     fn a_recorded_kill_is_explained_with_its_limit_growth_and_what_else_held_memory() {
-        use crate::history::store::{CgroupRow, Interval, JobRow, MachineRow};
-        use crate::watch::largest::ProcessBrief;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.db");
         let mut store = Store::open(&path).unwrap();
@@ -948,10 +877,10 @@ mod tests {
                     cmdline: Some("python3 train.py".into()),
                     cgroup: Some("/train".into()),
                     limit_cgroup: Some("/train".into()),
-                    constraint: Some("cgroup".into()),
+                    constraint: Some(OomConstraint::Cgroup),
                     anon_rss: Some(790 << 20),
                     killer: "kernel".into(),
-                    source: "both".into(),
+                    source: KillSource::Both,
                     ..KillRow::default()
                 });
             }

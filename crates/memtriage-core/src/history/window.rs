@@ -167,7 +167,7 @@ pub fn record_between(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::store::{Interval, JobRow, KillRow, MachineRow};
+    use crate::model::history::{Interval, JobRow, KillRow, KillSource, MachineRow};
 
     fn interval(t_ms: i64, job_rss: Option<u64>) -> Interval {
         Interval {
@@ -206,7 +206,7 @@ mod tests {
         last.kills.push(KillRow {
             t_ms: 9_500,
             killer: "kernel".into(),
-            source: "memory_events".into(),
+            source: KillSource::MemoryEvents,
             ..KillRow::default()
         });
         store.write(&last).unwrap();

@@ -6,13 +6,16 @@
 //! probes or rules that fill it (.ci/check-layers.py enforces that). One file per
 //! subject: a process (`process`), its maps (`maps`), a process tree (`tree`), the
 //! machine (`system`), a supervised run (`run`) and how its memory grew (`growth`),
-//! findings (`finding`) and the registry of their ids (`ids`), the one IEC size
-//! formatter and size parser (`units`), and command lines quoted for display (`shell`).
+//! the machine's recorded history (`history`) and `why`'s report of a death in it
+//! (`why`), findings (`finding`) and the registry of their ids (`ids`), the one IEC
+//! size formatter and size parser (`units`), and command lines quoted for display
+//! (`shell`).
 
 pub mod cuda_snapshot;
 pub mod finding;
 pub mod gpu;
 pub mod growth;
+pub mod history;
 pub mod ids;
 pub mod maps;
 pub mod process;
@@ -21,3 +24,4 @@ pub mod shell;
 pub mod system;
 pub mod tree;
 pub mod units;
+pub mod why;

@@ -325,6 +325,19 @@ impl OomConstraint {
             OomConstraint::MemoryPolicy => "memory_policy",
         }
     }
+
+    /// The constraint named `name` (as [`as_str`](Self::as_str) writes it); `None`
+    /// for a name this build does not know.
+    pub fn from_name(name: &str) -> Option<OomConstraint> {
+        [
+            OomConstraint::Global,
+            OomConstraint::Cgroup,
+            OomConstraint::Cpuset,
+            OomConstraint::MemoryPolicy,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == name)
+    }
 }
 
 /// One process the kernel OOM killer killed, from the kernel log.

@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 use crate::history::recorder::{
     interval_from, machine_now, now_ms, pressure_rising, taken, Earlier, Taken,
 };
-use crate::history::store::{Interval, MachineRow, Store};
+use crate::history::store::Store;
+use crate::model::history::{Interval, MachineRow};
 use crate::probe::root::Root;
 use crate::probe::system::has_capability;
 use crate::watch::MachineView;

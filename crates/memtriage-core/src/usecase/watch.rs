@@ -5,6 +5,6 @@
 //! reader takes the latest and never waits on a reading in progress.
 
 pub use crate::watch::{
-    CgroupView, FileView, GroupView, Grouping, KillKey, KillRecord, KillSource, MachineFigures,
-    MachineView, OomCounts, SamplerStats, TensorView, WatchConfig, Watcher, OTHER,
+    CgroupView, FileView, GroupView, Grouping, KillKey, KillRecord, MachineFigures, MachineView,
+    OomCounts, SamplerStats, TensorView, WatchConfig, Watcher, OTHER,
 };

@@ -9,7 +9,8 @@ use crate::history::store::Store;
 use crate::history::why::record_notes;
 
 pub use crate::history::recorder::now_ms;
-pub use crate::history::why::{Death, Growth, WhyReport, WhyRequest, WHY_SCHEMA};
+pub use crate::history::why::WhyRequest;
+pub use crate::model::why::{Death, Growth, WhyReport, WHY_SCHEMA};
 
 /// What the history holds about the death asked for.
 #[derive(Debug)]

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 
+use crate::model::history::ProcessBrief;
 use crate::sampler::Sample;
 
 use super::identity::Identities;
-use super::largest::{largest, ProcessBrief, LARGEST};
+use super::largest::{largest, LARGEST};
 
 /// How processes are grouped.
 #[derive(Debug, Clone)]

@@ -3,36 +3,13 @@
 //! interval and with each OOM kill, so `why` can name a victim's job after it is gone
 //! and say what else held memory when it died.
 
-use serde::{Deserialize, Serialize};
-
+use crate::model::history::ProcessBrief;
 use crate::sampler::Sample;
 
 use super::identity::Identities;
 
 /// Processes kept per sample.
 pub const LARGEST: usize = 20;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProcessBrief {
-    pub pid: i32,
-    pub ppid: i32,
-    pub comm: String,
-    /// Empty where unreadable (a kernel thread has none).
-    pub cmdline: String,
-    /// Its memory cgroup, where known.
-    pub cgroup: Option<String>,
-    /// The group (job) the watch counts it under.
-    pub job: String,
-    pub rss: u64,
-    /// From the last `smaps_rollup` read on the sampler's budget; `None` before one,
-    /// or where it cannot be read (another user's process, without the capability).
-    pub pss: Option<u64>,
-    pub swap: Option<u64>,
-    /// Forked from its parent without exec (a worker sharing the parent's pages
-    /// copy-on-write); `None` where that could not be told.
-    #[serde(default)]
-    pub forked_without_exec: Option<bool>,
-}
 
 /// The `n` largest processes of `sample`; `jobs` are their group names, in its order.
 pub fn largest(

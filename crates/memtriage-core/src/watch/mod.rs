@@ -46,7 +46,7 @@ pub use cgroups::CgroupView;
 pub use files::{FileView, TensorView};
 pub use groups::{job_roots, GroupView, Grouping, OTHER};
 pub use live::{Focus, Live, LiveFrame, MachineHeader, FOCUS_EVERY, LIVE_SCHEMA};
-pub use oom::{KillKey, KillRecord, KillSource, OomCounts};
+pub use oom::{KillKey, KillRecord, OomCounts};
 pub use processes::{ProcessRow, HISTORY_POINTS};
 
 /// What to watch and how.
@@ -133,7 +133,7 @@ pub struct MachineView {
     pub groups: Vec<GroupView>,
     pub groups_folded: usize,
     /// The largest processes, by RSS, with their jobs and cgroups.
-    pub largest: Vec<largest::ProcessBrief>,
+    pub largest: Vec<crate::model::history::ProcessBrief>,
     pub cgroups: Vec<CgroupView>,
     pub cgroups_dropped: usize,
     pub oom: OomCounts,

@@ -16,6 +16,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::model::history::KillSource;
 use crate::model::system::OomKill;
 use crate::parse::fatal_signal::FatalSignal;
 use crate::parse::userspace_oom::{self, UserspaceKill};
@@ -27,27 +28,6 @@ use crate::probe::root::Root;
 use super::identity::Identities;
 use counters::Walk;
 use kernel_log::KernelLog;
-
-/// Which sources saw a kill.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum KillSource {
-    KernelLog,
-    MemoryEvents,
-    Both,
-    /// A userspace killer's own log.
-    KillerLog,
-}
-
-impl KillSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KillSource::KernelLog => "kernel_log",
-            KillSource::MemoryEvents => "memory_events",
-            KillSource::Both => "both",
-            KillSource::KillerLog => "killer_log",
-        }
-    }
-}
 
 /// What a kill is counted by. Empty strings where unknown (Prometheus' absent label).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -118,7 +98,7 @@ pub struct KillRecord {
     /// The victim's memory cgroup; empty where unknown.
     pub cgroup: String,
     pub killer: &'static str,
-    pub source: &'static str,
+    pub source: KillSource,
     /// The kernel's report, where the kernel log had one.
     pub report: Option<OomKill>,
     /// The report's task table: its header and largest rows.
@@ -511,7 +491,7 @@ impl OomWatcher {
             cmdline: detail.cmdline.filter(|c| !c.is_empty()),
             cgroup: cgroup.clone(),
             killer,
-            source: source.as_str(),
+            source,
             task_table: detail.task_table,
             report: detail.report.clone(),
             memory_stat,
