@@ -5,10 +5,13 @@
 //! `spawn` workers exec an interpreter of their own), and only pages of the mappings
 //! it inherited are copies: what it allocated itself is its own memory. Both are
 //! measured by `probe::fork`; this rule only judges the figures, for `run` and
-//! `inspect --tree` alike.
+//! `inspect --tree` alike. `why`, which has only the record's PSS, builds its
+//! finding with [`copy_on_write`] too.
 
 use crate::diagnose::ids;
-use crate::model::finding::{Evidence, Finding, Quantity, Severity};
+use crate::model::finding::{
+    Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
+};
 use crate::model::process::{process_label, RankInfo};
 use crate::model::units::iec;
 
@@ -56,8 +59,8 @@ fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
     }
 }
 
-/// Why copying after fork matters, as `run` and `why` both say it.
-pub const COPY_ON_WRITE_WHY: &str = "Forked workers share the parent's memory only until it is \
+/// Why copying after fork matters.
+const COPY_ON_WRITE_WHY: &str = "Forked workers share the parent's memory only until it is \
      written; Python's reference counts write to every object a worker touches, so each \
      DataLoader worker ends up with its own copy of the dataset and N workers cost N times the \
      memory.";
@@ -144,18 +147,65 @@ fn copied_finding(p: &Process, workers: &[(&Process, Copied)], total: u64) -> Fi
         )
         .with_quantity(Quantity::Bytes(total)),
     );
+    copy_on_write(CopyOnWrite {
+        parent: process_label(p.pid, "", p.rank.as_ref()),
+        workers: n,
+        bytes: total,
+        measured: Measured::Copied,
+        evidence,
+    })
+}
+
+/// How the workers' copies of their parent's memory were measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measured {
+    /// Exactly: their private dirty bytes in the mappings inherited from the parent
+    /// (`run`, `inspect --tree`). How sure that is, the caller says.
+    Copied,
+    /// From the record: their PSS near their RSS, so their pages are mostly their
+    /// own rather than shared (`why`). Likely, not confirmed.
+    OwnPss,
+}
+
+/// What the `fork.copy-on-write` finding is built from.
+#[derive(Debug, Clone)]
+pub struct CopyOnWrite {
+    /// The parent as named: `pid 100 (rank 1)`, `python3[10]`.
+    pub parent: String,
+    pub workers: usize,
+    /// What they hold that they copied, together.
+    pub bytes: u64,
+    pub measured: Measured,
+    pub evidence: Vec<Evidence>,
+}
+
+/// `fork.copy-on-write`: forked workers that copied their parent's memory.
+pub fn copy_on_write(c: CopyOnWrite) -> Finding {
+    let n = c.workers;
+    let (held, assessment) = match c.measured {
+        Measured::Copied => ("copied from it", None),
+        Measured::OwnPss => (
+            "of their own (PSS)",
+            Some(Assessment {
+                certainty: Certainty::Likely,
+                cause: CauseKind::UserCode,
+                confirm: "memtriage run -- CMD: it tells copied pages from shared ones per worker."
+                    .into(),
+            }),
+        ),
+    };
     Finding {
-        assessment: None,
+        assessment,
         id: ids::FORK_COPY_ON_WRITE.into(),
         severity: Severity::Warn,
         title: format!(
-            "{n} forked worker{} of {} {} {} copied from it: memory copied after fork",
+            "{n} forked worker{} of {} {} {} {held}: memory copied after fork",
             plural(n, "", "s"),
-            process_label(p.pid, "", p.rank.as_ref()),
+            c.parent,
             plural(n, "holds", "hold"),
-            iec(total)
+            iec(c.bytes)
         ),
-        evidence,
+        evidence: c.evidence,
         why: COPY_ON_WRITE_WHY.into(),
         fix: "Hold the dataset in memory that reference counts do not touch: numpy arrays, \
               Arrow tables or torch tensors instead of lists/dicts of Python objects; or put it \

@@ -1,13 +1,15 @@
-//! How a supervised job's memory grew: a steady growth over most of a run that ended
+//! How a job's memory grew: a steady growth over most of a supervised run that ended
 //! well looks like a leak (an info finding, with its slope); for a job killed at its
 //! ceiling, the early warning given and the snapshot taken near the ceiling are
-//! evidence of what grew.
+//! evidence of what grew, and so is the growth the record shows before a death
+//! (`why`). Rates are said one way for all of them.
 
 use crate::diagnose::ids;
 use crate::model::finding::{Evidence, Finding, Quantity, Severity};
 use crate::model::growth::{CeilingSnapshot, GrowthSummary};
 use crate::model::run::Outcome;
 use crate::model::units::iec;
+use crate::model::why::Growth;
 
 /// A growth this small is a runtime warming up (allocator arenas, JIT caches).
 pub const LEAK_MIN_BYTES: u64 = 32 << 20;
@@ -22,6 +24,21 @@ pub const LEAK_MIN_R_SQUARED: f64 = 0.9;
 
 /// Where the growth figures come from, as evidence names it.
 const SOURCE: &str = "/proc/PID/smaps_rollup PSS, /proc/PID/stat RSS between readings";
+
+/// Bytes a minute at `bytes_per_second`, rounded; a fall is 0.
+pub fn per_minute(bytes_per_second: f64) -> u64 {
+    (bytes_per_second * 60.0).round().max(0.0) as u64
+}
+
+/// A growth rate as people read it: per second when fast, per minute otherwise.
+pub fn rate(bytes_per_second: f64) -> String {
+    let per_second = bytes_per_second.max(0.0);
+    if per_second >= (1u64 << 20) as f64 {
+        format!("{}/s", iec(per_second.round() as u64))
+    } else {
+        format!("{}/min", iec(per_minute(per_second)))
+    }
+}
 
 /// `run.leak-like-growth`: the tree grew steadily over most of a run that exited 0.
 pub fn leak_like_growth(
@@ -43,7 +60,7 @@ pub fn leak_like_growth(
     if !leak_like {
         return None;
     }
-    let per_minute = (e.bytes_per_second * 60.0).round() as u64;
+    let per_minute = per_minute(e.bytes_per_second);
     let mut evidence = vec![
         Evidence::text(
             "growth of the job's memory",
@@ -146,6 +163,25 @@ pub fn before_the_kill(
         }
     }
     evidence
+}
+
+/// How `what` (a job, a cgroup) grew until it died at `died_ms`, from the record
+/// (`source` names the series).
+pub fn until_death(what: &str, g: &Growth, died_ms: i64, source: &str) -> Evidence {
+    let per_minute = per_minute(g.bytes_per_second);
+    Evidence::text(
+        format!("growth of {what} before it died"),
+        format!(
+            "{}/min (r² {:.2}) from {} to {}, starting {:.0} s before the kill",
+            iec(per_minute),
+            g.r_squared,
+            iec(g.start_bytes),
+            iec(g.end_bytes),
+            (died_ms - g.started_ms) as f64 / 1000.0
+        ),
+        source,
+    )
+    .with_quantity(Quantity::Bytes(per_minute))
 }
 
 #[cfg(test)]

@@ -6,7 +6,11 @@
 //! - [`run`]: why a supervised job ended, confirmed from the system.
 //! - [`growth`]: steady growth of a run's memory (leak-like), and what grew before a kill.
 //! - [`cow`]: copy-on-write growth of forked workers (a tree or a run).
-//! - [`oom`]: one OOM kill described, and its fix, for all of the above.
+//! - [`oom`]: one OOM kill described, and its fix, for all of the above; and the
+//!   one `run.oom-killed` finding, `run`'s and `why`'s.
+//! - [`signal`]: a process ended by a signal (segfault, bus error, …), [`shm`]: a full
+//!   /dev/shm, [`pressure`]: major-fault storms and swap thrashing; each finding built
+//!   in one place for `run` and `why`.
 //! - [`trend`]: the least-squares fit of a memory series, for `run`, `top` and `why`.
 //! - `ids`: the registry of every finding id, kept in the model (`crate::model::ids`)
 //!   so that front ends match on them too.
@@ -19,6 +23,9 @@ pub mod growth;
 pub(crate) use crate::model::ids;
 pub mod logs;
 pub mod oom;
+pub mod pressure;
 pub mod run;
+pub mod shm;
+pub mod signal;
 pub mod trend;
 pub mod xid;

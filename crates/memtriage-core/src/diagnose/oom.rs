@@ -1,7 +1,11 @@
 //! One OOM kill, described the same way wherever it was seen (the kernel log that
-//! `doctor` reads, a supervised run, a pasted log), and the one fix for it.
+//! `doctor` reads, a supervised run, a pasted log, the machine's history), the one
+//! fix for it, and the one `run.oom-killed` finding (`run`'s and `why`'s).
 
-use crate::model::finding::{Evidence, Quantity};
+use crate::diagnose::{growth, ids};
+use crate::model::finding::{
+    Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
+};
 use crate::model::system::{OomConstraint, OomKill};
 use crate::model::units::iec;
 
@@ -18,10 +22,78 @@ pub enum Limit {
 
 impl Limit {
     pub fn of(k: &OomKill) -> Limit {
-        match k.constraint {
-            OomConstraint::Cgroup => Limit::Cgroup,
-            _ => Limit::Machine,
+        Limit::of_constraint(Some(k.constraint))
+    }
+
+    /// What ran out by the constraint a report gave; `Unknown` without a report.
+    pub fn of_constraint(constraint: Option<OomConstraint>) -> Limit {
+        match constraint {
+            Some(OomConstraint::Cgroup) => Limit::Cgroup,
+            Some(_) => Limit::Machine,
+            None => Limit::Unknown,
         }
+    }
+}
+
+/// The cgroup whose limit was hit, and that limit where known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitHit {
+    pub cgroup: String,
+    pub bytes: Option<u64>,
+}
+
+/// What the `run.oom-killed` finding is built from.
+#[derive(Debug, Clone)]
+pub struct OomKilled {
+    /// The victim as named: `pid 12 (python3, rank 1)`, `python3 (pid 7)`.
+    pub victim: String,
+    /// The userspace killer that killed it (`systemd-oomd`); `None`: the kernel.
+    pub userspace_killer: Option<String>,
+    pub limit: Limit,
+    /// For a cgroup's limit: which, where known.
+    pub limit_hit: Option<LimitHit>,
+    /// A steady growth that went on until the kill (bytes a second), where measured.
+    pub grew_until_killed: Option<f64>,
+    pub evidence: Vec<Evidence>,
+}
+
+/// `run.oom-killed`: who killed whom, at which limit, and the fix for it.
+pub fn killed(kill: OomKilled) -> Finding {
+    let killer = kill.userspace_killer.as_deref().unwrap_or("the kernel");
+    let what = format!("out of memory: {killer} killed {}", kill.victim);
+    let title = match (kill.limit, &kill.limit_hit) {
+        (Limit::Cgroup, Some(hit)) => format!(
+            "{what} at its cgroup's memory limit ({}{})",
+            hit.cgroup,
+            hit.bytes
+                .map(|b| format!(", {}", iec(b)))
+                .unwrap_or_default()
+        ),
+        (Limit::Cgroup, None) => format!("{what} at its cgroup's memory limit"),
+        (Limit::Machine, _) => format!("{what} (the machine ran out of memory)"),
+        (Limit::Unknown, _) => what,
+    };
+    let fix = match kill.grew_until_killed.filter(|r| *r > 0.0) {
+        Some(rate) => format!(
+            "Its memory grew steadily until it was killed, {}: more room only delays a growth \
+             like this; find what grows (in Python, compare two `tracemalloc` snapshots).\n{}",
+            growth::rate(rate),
+            fix(kill.limit)
+        ),
+        None => fix(kill.limit).into(),
+    };
+    Finding {
+        id: ids::RUN_OOM_KILLED.into(),
+        severity: Severity::Error,
+        title,
+        evidence: kill.evidence,
+        why: "An OOM kill is SIGKILL: no Python traceback, just `Killed` and exit 137.".into(),
+        fix,
+        assessment: Some(Assessment {
+            certainty: Certainty::Confirmed,
+            cause: CauseKind::Capacity,
+            confirm: String::new(),
+        }),
     }
 }
 
@@ -265,5 +337,50 @@ mod tests {
             assert!(fix(l).contains("torch.load(path, mmap=True)"));
             assert!(!fix(l).contains("--limit"));
         }
+    }
+
+    #[test]
+    fn the_finding_names_the_killer_the_limit_and_a_growth_that_ran_until_the_kill() {
+        let kill = |limit, limit_hit, grew| OomKilled {
+            victim: "python3 (pid 7)".into(),
+            userspace_killer: None,
+            limit,
+            limit_hit,
+            grew_until_killed: grew,
+            evidence: Vec::new(),
+        };
+        let hit = LimitHit {
+            cgroup: "/train".into(),
+            bytes: Some(800 << 20),
+        };
+        let f = killed(kill(Limit::Cgroup, Some(hit), None));
+        assert_eq!(f.id, ids::RUN_OOM_KILLED);
+        assert_eq!(
+            f.title,
+            "out of memory: the kernel killed python3 (pid 7) at its cgroup's memory limit \
+             (/train, 800 MiB)"
+        );
+        assert_eq!(f.fix, fix(Limit::Cgroup));
+        let f = killed(kill(Limit::Machine, None, Some(10.0 * (1 << 20) as f64)));
+        assert!(
+            f.title.ends_with("(the machine ran out of memory)"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.fix
+                .starts_with("Its memory grew steadily until it was killed, 10.0 MiB/s")
+                && f.fix.ends_with(fix(Limit::Machine)),
+            "{}",
+            f.fix
+        );
+        let by_oomd = OomKilled {
+            userspace_killer: Some("systemd-oomd".into()),
+            ..kill(Limit::Unknown, None, None)
+        };
+        assert_eq!(
+            killed(by_oomd).title,
+            "out of memory: systemd-oomd killed python3 (pid 7)"
+        );
     }
 }

@@ -3,7 +3,11 @@
 //! records, the cgroup's counters, /dev/shm use), and joined with what the job's
 //! output said (the log scanner's findings, passed in).
 
-use crate::diagnose::{cow, gpu, growth, ids, logs, oom};
+use crate::diagnose::oom::{self, Limit, OomKilled};
+use crate::diagnose::pressure::{self, MajorFaults, Swapping};
+use crate::diagnose::shm::{self, ShmUse};
+use crate::diagnose::signal::{self, PythonFrames, SignalEnd};
+use crate::diagnose::{cow, gpu, growth, ids};
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
@@ -11,18 +15,8 @@ use crate::model::run::{signal_name, ProcessSummary, RunReport};
 use crate::model::system::OomKill;
 use crate::model::units::iec;
 
-/// Major faults per second that count as a storm: each is a 4 KiB read from disk
-/// taken synchronously by a stalled thread.
-pub const MAJOR_FAULT_STORM_PER_SECOND: f64 = 500.0;
-pub const MAJOR_FAULT_STORM_TOTAL: u64 = 10_000;
-/// /dev/shm this full at its peak explains a DataLoader bus error.
-pub const SHM_FULL_SHARE: f64 = 0.9;
 /// Peak cgroup usage this close to its limit is worth a warning.
 pub const NEAR_LIMIT_SHARE: f64 = 0.9;
-/// Pages swapped per second of the job's wall time that count as thrashing.
-pub const THRASHING_PAGES_PER_SECOND: f64 = 1000.0;
-/// ... or all tasks stalled on memory this share of the time (PSI full avg10, %).
-pub const THRASHING_STALL_PERCENT: f64 = 10.0;
 
 /// What the diagnosis needs beyond the report.
 pub struct Inputs<'a> {
@@ -31,6 +25,9 @@ pub struct Inputs<'a> {
     pub kernel_oom_kills: &'a [OomKill],
     /// Findings from the job's output (the log scanner), in its order.
     pub text_findings: Vec<Finding>,
+    /// Whether the job's output had Python frames (faulthandler's) that those
+    /// findings show.
+    pub python_frames: bool,
 }
 
 pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
@@ -39,7 +36,12 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     let oom = oom_kill(&inputs);
     let oom_seen = oom.is_some();
     findings.extend(oom);
-    findings.extend(signal_ends(r, oom_seen, &inputs.text_findings));
+    let frames = if inputs.python_frames {
+        PythonFrames::Shown
+    } else {
+        PythonFrames::NotShown
+    };
+    findings.extend(signal_ends(r, oom_seen, frames));
     findings.extend(shm_full(r));
     findings.extend(near_limit(r, oom_seen));
     findings.extend(copy_on_write(r));
@@ -76,23 +78,13 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     findings
 }
 
-/// What the run itself measured is confirmed: the kernel's report of the kill, the
-/// signal the job died of, the cgroup's figures. Only the cause of a SIGKILL that was
-/// not the OOM killer, and a growth that has not yet failed, stay open.
+/// What the run itself measured is confirmed: the cgroup's figures, the copies its
+/// workers made. A growth that has not yet failed stays open. (The findings shared
+/// with `why` say how sure they are themselves.)
 fn system_assessment(id: &str) -> Option<Assessment> {
     let (certainty, cause, confirm) = match id {
-        ids::RUN_OOM_KILLED | ids::RUN_NEAR_LIMIT | ids::RUN_MAJOR_FAULT_STORM | ids::RUN_SWAP_THRASHING => {
-            (Certainty::Confirmed, CauseKind::Capacity, "")
-        }
-        ids::RUN_SEGFAULT | ids::RUN_ABORT | ids::FORK_COPY_ON_WRITE => (Certainty::Confirmed, CauseKind::UserCode, ""),
-        ids::RUN_BUS_ERROR_SHM | ids::RUN_SHM_FULL | ids::RUN_BUS_ERROR_MMAP => {
-            (Certainty::Confirmed, CauseKind::Configuration, "")
-        }
-        ids::RUN_KILLED => (
-            Certainty::Possible,
-            CauseKind::Configuration,
-            "Who sent it: a scheduler's or container runtime's log for the time of the kill.",
-        ),
+        ids::RUN_NEAR_LIMIT => (Certainty::Confirmed, CauseKind::Capacity, ""),
+        ids::FORK_COPY_ON_WRITE => (Certainty::Confirmed, CauseKind::UserCode, ""),
         ids::RUN_LEAK_LIKE_GROWTH => (
             Certainty::Likely,
             CauseKind::UserCode,
@@ -274,32 +266,24 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
         .map(|k| r.label_of(k.pid, &k.comm))
         .or_else(|| killed.first().map(|p| p.label()))
         .unwrap_or_else(|| "a process of the job".into());
-    Some(Finding {
-        assessment: None,
-        id: ids::RUN_OOM_KILLED.into(),
-        severity: Severity::Error,
-        title: format!(
-            "out of memory: the kernel killed {victim}{}",
-            if by_cgroup {
-                " at its cgroup's memory limit"
-            } else {
-                " (the machine ran out of memory)"
-            }
-        ),
-        evidence,
-        why: "An OOM kill is SIGKILL: no Python traceback, just `Killed` and exit 137.".into(),
-        fix: oom::fix(if by_cgroup {
-            oom::Limit::Cgroup
+    Some(oom::killed(OomKilled {
+        victim,
+        userspace_killer: None,
+        limit: if by_cgroup {
+            Limit::Cgroup
         } else {
-            oom::Limit::Machine
-        })
-        .into(),
-    })
+            Limit::Machine
+        },
+        limit_hit: None,
+        grew_until_killed: None,
+        evidence,
+    }))
 }
 
-fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let ended: Vec<(&str, i32, bool, String)> = std::iter::once((
+/// Each signal that ended a process of the job, once per kind of finding.
+fn signal_ends(r: &RunReport, oom_seen: bool, frames: PythonFrames) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    let ended = std::iter::once((
         "the job",
         r.outcome.signal,
         r.outcome.core_dumped,
@@ -314,11 +298,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
                     .map(|o| ("a process of the job", o.signal, o.core_dumped, p.label()))
             }),
     )
-    .filter_map(|(who, sig, core, label)| sig.map(|s| (who, s, core, label)))
-    .collect();
-    let frames_from_text = text
-        .iter()
-        .any(|f| f.evidence.iter().any(|e| e.label == logs::INNERMOST_FRAME));
+    .filter_map(|(who, sig, core, label)| sig.map(|s| (who, s, core, label)));
     for (who, sig, core, label) in ended {
         let evidence = vec![Evidence::text(
             label.clone(),
@@ -329,83 +309,16 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
             ),
             "wait4",
         )];
-        let finding = match sig {
-            libc::SIGSEGV => Some(Finding {
-                assessment: None,
-                id: ids::RUN_SEGFAULT.into(),
-                severity: Severity::Error,
-                title: format!("segmentation fault in native code ({who}, {label})"),
-                evidence,
-                why: "A C/C++/CUDA extension read or wrote memory it does not own; Python cannot catch it.".into(),
-                fix: format!(
-                    "{}Get the native stack: `gdb -ex run -ex bt --args python …` or `catchsegv`; check the extension's version against torch/numpy (ABI mismatch), and tensors passed to it (dtype, contiguity, device).",
-                    if frames_from_text { "The Python frames above show where the crash happened. " } else { "Rerun under memtriage with PYTHONFAULTHANDLER=1 (set by default) to see the Python frames. " }
-                ),
-            }),
-            libc::SIGABRT => Some(Finding {
-                assessment: None,
-                id: ids::RUN_ABORT.into(),
-                severity: Severity::Error,
-                title: format!("aborted by native code ({who}, {label})"),
-                evidence,
-                why: "abort() comes from a failed C/C++ assertion, an uncaught C++ exception, or heap corruption detected by the allocator.".into(),
-                fix: "Read the line printed just before the abort (terminate called after…, free(): invalid pointer, Assertion … failed); run under gdb for the native stack.".into(),
-            }),
-            libc::SIGBUS => {
-                let shm_full = shm_share(r).is_some_and(|s| s >= SHM_FULL_SHARE);
-                Some(Finding {
-                    assessment: None,
-                    id: if shm_full { ids::RUN_BUS_ERROR_SHM.into() } else { ids::RUN_BUS_ERROR_MMAP.into() },
-                    severity: Severity::Error,
-                    title: if shm_full {
-                        format!("bus error: /dev/shm was full ({who}, {label})")
-                    } else {
-                        format!("bus error on a memory-mapped file ({who}, {label})")
-                    },
-                    evidence,
-                    why: if shm_full {
-                        "Writing to a full tmpfs mapping raises SIGBUS; DataLoader workers pass batches through /dev/shm.".into()
-                    } else {
-                        "SIGBUS on a mapped file means a page past the file's end (it was truncated or replaced while mapped) or a disk read error.".into()
-                    },
-                    fix: if shm_full {
-                        "Give /dev/shm room: docker run --shm-size=16g; Kubernetes: an emptyDir with medium: Memory mounted at /dev/shm; or mount -o remount,size=16G /dev/shm.".into()
-                    } else {
-                        "Do not rewrite checkpoints in place while they are loaded (write a new file and rename it); check `dmesg` for I/O errors on the disk.".into()
-                    },
-                })
-            }
-            libc::SIGKILL if !oom_seen => Some(Finding {
-                assessment: None,
-                id: ids::RUN_KILLED.into(),
-                severity: Severity::Error,
-                title: format!("killed by SIGKILL, not by the OOM killer as far as the kernel log shows ({who}, {label})"),
-                evidence,
-                why: "SIGKILL cannot be caught. Without an OOM record it came from outside: a scheduler (Slurm time limit, Kubernetes eviction or preemption), a watchdog, or a user.".into(),
-                fix: "Check the scheduler's record (sacct -j JOB, kubectl describe pod); if the kernel log was unreadable, rerun as root so memtriage can read it.".into(),
-            }),
-            libc::SIGKILL => None,
-            libc::SIGINT | libc::SIGTERM | libc::SIGHUP | libc::SIGQUIT => Some(Finding {
-                assessment: None,
-                id: ids::RUN_TERMINATED.into(),
-                severity: Severity::Info,
-                title: format!("ended by {} ({who}, {label})", signal_name(sig)),
-                evidence,
-                why: "The job was asked to stop.".into(),
-                fix: String::new(),
-            }),
-            _ => Some(Finding {
-                assessment: None,
-                id: ids::RUN_SIGNAL.into(),
-                severity: Severity::Error,
-                title: format!("ended by {} ({who}, {label})", signal_name(sig)),
-                evidence,
-                why: "A signal the job did not handle ended it.".into(),
-                fix: String::new(),
-            }),
-        };
+        let finding = signal::ended_by(SignalEnd {
+            signal: sig,
+            subject: format!("{who}, {label}"),
+            shm: peak_shm(r),
+            frames,
+            oom_kill_seen: oom_seen,
+            evidence,
+        });
         if let Some(f) = finding {
-            if !out.iter().any(|o: &Finding| o.id == f.id) {
+            if !out.iter().any(|o| o.id == f.id) {
                 out.push(f);
             }
         }
@@ -413,31 +326,23 @@ fn signal_ends(r: &RunReport, oom_seen: bool, text: &[Finding]) -> Vec<Finding> 
     out
 }
 
-fn shm_share(r: &RunReport) -> Option<f64> {
-    let used = r.peak_shm_used?.bytes;
-    let size = r.shm_size.filter(|s| *s > 0)?;
-    Some(used as f64 / size as f64)
+/// /dev/shm at its fullest during the run.
+fn peak_shm(r: &RunReport) -> Option<ShmUse> {
+    ShmUse::new(r.peak_shm_used.map(|p| p.bytes), r.shm_size)
 }
 
 fn shm_full(r: &RunReport) -> Option<Finding> {
-    let share = shm_share(r)?;
-    if share < SHM_FULL_SHARE {
-        return None;
-    }
-    let used = r.peak_shm_used?;
-    Some(Finding {
-        assessment: None,
-        id: ids::RUN_SHM_FULL.into(),
-        severity: Severity::Error,
-        title: format!("/dev/shm filled up ({:.0}% at its peak)", share * 100.0),
-        evidence: vec![Evidence::text(
+    let peak = peak_shm(r)?;
+    let at = r.peak_shm_used?.at_seconds;
+    shm::filled_up(
+        peak,
+        vec![Evidence::text(
             "peak /dev/shm use",
-            format!("{} of {} at {:.1} s", iec(used.bytes), iec(r.shm_size.unwrap_or(0)), used.at_seconds),
+            format!("{} of {} at {at:.1} s", iec(peak.used), iec(peak.size)),
             "statvfs(/dev/shm)",
-        ).with_quantity(Quantity::Bytes(used.bytes))],
-        why: "DataLoader workers hand batches to the main process through /dev/shm; when it is full they die with `Bus error`.".into(),
-        fix: "Give /dev/shm room: docker run --shm-size=16g; Kubernetes: an emptyDir with medium: Memory at /dev/shm; or mount -o remount,size=16G /dev/shm. Or pass batches through files: torch.multiprocessing.set_sharing_strategy('file_system').".into(),
-    })
+        )
+        .with_quantity(Quantity::Bytes(peak.used))],
+    )
 }
 
 fn near_limit(r: &RunReport, oom_seen: bool) -> Option<Finding> {
@@ -487,12 +392,10 @@ fn copy_on_write(r: &RunReport) -> Vec<Finding> {
 
 fn major_fault_storm(r: &RunReport) -> Option<Finding> {
     let f = &r.faults;
-    if f.peak_major_per_second < MAJOR_FAULT_STORM_PER_SECOND || f.major < MAJOR_FAULT_STORM_TOTAL {
-        return None;
-    }
-    Some(major_fault_storm_finding(
-        f.peak_major_per_second,
-        vec![
+    pressure::major_fault_storm(MajorFaults {
+        peak_per_second: f.peak_major_per_second,
+        total: f.major,
+        evidence: vec![
             Evidence::text(
                 "peak major faults",
                 format!(
@@ -512,29 +415,12 @@ fn major_fault_storm(r: &RunReport) -> Option<Finding> {
             )
             .with_quantity(Quantity::Count(f.major)),
         ],
-    ))
-}
-
-/// `run.major-fault-storm` with its evidence: one text for `run` and for `why`.
-pub fn major_fault_storm_finding(peak_per_second: f64, evidence: Vec<Evidence>) -> Finding {
-    Finding {
-        assessment: None,
-        id: ids::RUN_MAJOR_FAULT_STORM.into(),
-        severity: Severity::Warn,
-        title: format!("major-fault storm: up to {peak_per_second:.0} page reads from disk per second"),
-        evidence,
-        why: "Each major fault stalls a thread on a small synchronous disk read: a model or dataset paged in through mmap 4 KiB at a time loads far below the disk's speed.".into(),
-        fix: "Read the file into the page cache first with large sequential reads (`cat FILE > /dev/null`, `vmtouch -t FILE`), populate the mapping (MADV_POPULATE_READ / MAP_POPULATE), or load with large reads instead of touching a mapping lazily.".into(),
-    }
+    })
 }
 
 fn thrashing(r: &RunReport) -> Option<Finding> {
     let pages = r.swapped_pages?;
     let rate = pages as f64 / r.wall_seconds.max(1e-3);
-    let stall = r.peak_memory_stall_percent.unwrap_or(0.0);
-    if rate < THRASHING_PAGES_PER_SECOND && stall < THRASHING_STALL_PERCENT {
-        return None;
-    }
     let mut evidence = vec![Evidence::text(
         "pages swapped in and out",
         format!("{pages} ({rate:.0}/s over the run)"),
@@ -551,20 +437,11 @@ fn thrashing(r: &RunReport) -> Option<Finding> {
             .with_quantity(Quantity::Ratio(s / 100.0)),
         );
     }
-    Some(thrashing_finding(evidence))
-}
-
-/// `run.swap-thrashing` with its evidence: one text for `run` and for `why`.
-pub fn thrashing_finding(evidence: Vec<Evidence>) -> Finding {
-    Finding {
-        assessment: None,
-        id: ids::RUN_SWAP_THRASHING.into(),
-        severity: Severity::Warn,
-        title: "swap thrashing: memory was paged to and from disk while the job ran".into(),
+    pressure::thrashing(Swapping {
+        pages_per_second: Some(rate),
+        peak_stall_percent: r.peak_memory_stall_percent,
         evidence,
-        why: "A job whose working set does not fit spends its time waiting on swap instead of computing.".into(),
-        fix: "Lower the job's memory (batch size, workers) or give it more; on a dedicated training box turn swap off so it fails fast (swapoff -a) — see `memtriage doctor`.".into(),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -629,15 +506,21 @@ mod tests {
         }
     }
 
+    /// The findings of `report` from what the system measured alone.
+    fn system_findings(report: &RunReport, kills: &[OomKill]) -> Vec<Finding> {
+        diagnose(Inputs {
+            report,
+            kernel_oom_kills: kills,
+            text_findings: Vec::new(),
+            python_frames: false,
+        })
+    }
+
     #[test]
     fn findings_name_the_rank_of_the_process_they_are_about() {
         let report = torchrun_report();
         let kills = [kill_of(12)];
-        let findings = diagnose(Inputs {
-            report: &report,
-            kernel_oom_kills: &kills,
-            text_findings: Vec::new(),
-        });
+        let findings = system_findings(&report, &kills);
         let oom = findings
             .iter()
             .find(|f| f.id == ids::RUN_OOM_KILLED)
@@ -676,11 +559,7 @@ mod tests {
             p.rank = None;
         }
         let kills = [kill_of(12)];
-        let findings = diagnose(Inputs {
-            report: &report,
-            kernel_oom_kills: &kills,
-            text_findings: Vec::new(),
-        });
+        let findings = system_findings(&report, &kills);
         assert_eq!(
             findings[0].title,
             "out of memory: the kernel killed pid 12 (python3) at its cgroup's memory limit"

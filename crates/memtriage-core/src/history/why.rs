@@ -4,16 +4,15 @@
 //! since when (a least-squares slope from the start of the growth), and what else
 //! held memory at the last interval before.
 
-use crate::diagnose::ids;
-use crate::diagnose::run::{
-    major_fault_storm_finding, thrashing_finding, MAJOR_FAULT_STORM_PER_SECOND,
-    MAJOR_FAULT_STORM_TOTAL, THRASHING_STALL_PERCENT,
-};
+use crate::diagnose::cow::{self, CopyOnWrite, Measured};
+use crate::diagnose::growth;
+use crate::diagnose::oom::{self, Limit, LimitHit, OomKilled};
+use crate::diagnose::pressure::{self, MajorFaults, Swapping};
+use crate::diagnose::shm::ShmUse;
+use crate::diagnose::signal::{self, PythonFrames, SignalEnd};
 use crate::diagnose::trend::{self, Point};
 use crate::error::Result;
-use crate::model::finding::{
-    Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
-};
+use crate::model::finding::{Evidence, Finding, Quantity};
 use crate::model::units::iec;
 
 use super::store::Store;
@@ -21,7 +20,6 @@ use crate::model::history::{
     FaultRow, JobPoint, KillRow, KillSnapshot, KillSource, ProcessBrief, KERNEL_KILLER,
 };
 use crate::model::run::signal_name;
-use crate::model::system::OomConstraint;
 use crate::model::why::{Death, DeathKind, Growth, WhyReport, WHY_SCHEMA};
 
 /// How far before a death the growth is looked for.
@@ -180,22 +178,7 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
         (None, _) => {}
     }
     if let (Some(g), Some((what, source))) = (&growth, &grew) {
-        let per_minute = (g.bytes_per_second * 60.0).round().max(0.0) as u64;
-        evidence.push(
-            Evidence::text(
-                format!("growth of {what} before it died"),
-                format!(
-                    "{}/min (r² {:.2}) from {} to {}, starting {:.0} s before the kill",
-                    iec(per_minute),
-                    g.r_squared,
-                    iec(g.start_bytes),
-                    iec(g.end_bytes),
-                    (kill.t_ms - g.started_ms) as f64 / 1000.0
-                ),
-                *source,
-            )
-            .with_quantity(Quantity::Bytes(per_minute)),
-        );
+        evidence.push(growth::until_death(what, g, kill.t_ms, source));
     }
     for p in &others {
         evidence.push(
@@ -234,43 +217,21 @@ fn explain_kill(store: &Store, kill: KillRow) -> Result<WhyReport> {
         ));
     }
 
-    let title = match (&death.constraint, &limit_cgroup, death.limit_bytes) {
-        (_, Some(c), Some(b)) => format!(
-            "{} was OOM-killed: {c} reached its limit of {}",
-            death.label(),
-            iec(b)
-        ),
-        (Some(OomConstraint::Global), _, _) => format!(
-            "{} was OOM-killed: the machine ran out of memory",
-            death.label()
-        ),
-        _ => format!("{} was OOM-killed", death.label()),
+    let limit = match limit_cgroup {
+        Some(_) => Limit::Cgroup,
+        None => Limit::of_constraint(kill.constraint),
     };
-    let finding = Finding {
-        id: ids::RUN_OOM_KILLED.into(),
-        severity: Severity::Error,
-        title,
-        evidence,
-        why: "The kernel ends the largest process when memory runs out (the machine's, or a \
-              cgroup's limit); the job gets SIGKILL and says nothing: a bare `Killed`, exit 137."
-            .into(),
-        fix: match &growth {
-            Some(g) if g.bytes_per_second > 0.0 => format!(
-                "Its memory grew steadily until the limit, {}: more room only delays a growth \
-                 like this. Find what grows (`memtriage run --limit SIZE -- CMD` reproduces it \
-                 under watch; in Python, compare two `tracemalloc` snapshots).",
-                rate(g.bytes_per_second)
-            ),
-            _ => "Give the job more memory (a larger limit, fewer workers, a smaller batch), \
-                  or stop what else holds memory; `memtriage run -- CMD` shows how it grows."
-                .into(),
-        },
-        assessment: Some(Assessment {
-            certainty: Certainty::Confirmed,
-            cause: CauseKind::Capacity,
-            confirm: String::new(),
+    let finding = oom::killed(OomKilled {
+        victim: death.label(),
+        userspace_killer: kill.userspace_killer().map(str::to_string),
+        limit,
+        limit_hit: limit_cgroup.map(|cgroup| LimitHit {
+            cgroup,
+            bytes: death.limit_bytes,
         }),
-    };
+        grew_until_killed: growth.map(|g| g.bytes_per_second),
+        evidence,
+    });
     let mut findings = vec![finding];
     findings.extend(copying);
     findings.extend(fault_storm_before(&job_series, kill.t_ms));
@@ -309,12 +270,10 @@ fn fault_storm_before(series: &[JobPoint], at_ms: i64) -> Option<Finding> {
         }
     }
     let (rate, t) = peak?;
-    if rate < MAJOR_FAULT_STORM_PER_SECOND || total < MAJOR_FAULT_STORM_TOTAL {
-        return None;
-    }
-    Some(major_fault_storm_finding(
-        rate,
-        vec![
+    pressure::major_fault_storm(MajorFaults {
+        peak_per_second: rate,
+        total,
+        evidence: vec![
             Evidence::text(
                 "peak major faults",
                 format!(
@@ -330,7 +289,7 @@ fn fault_storm_before(series: &[JobPoint], at_ms: i64) -> Option<Finding> {
             )
             .with_quantity(Quantity::Count(total)),
         ],
-    ))
+    })
 }
 
 /// `run.swap-thrashing` from the record: the machine's tasks all stalled on memory
@@ -341,7 +300,7 @@ fn stall_before(store: &Store, at_ms: i64) -> Result<Option<Finding>> {
         .iter()
         .filter_map(|m| Some((m.psi_full?, m)))
         .max_by(|a, b| a.0.total_cmp(&b.0));
-    let Some((stall, m)) = peak.filter(|(s, _)| *s >= THRASHING_STALL_PERCENT) else {
+    let Some((stall, m)) = peak else {
         return Ok(None);
     };
     let mut evidence = vec![Evidence::text(
@@ -359,7 +318,11 @@ fn stall_before(store: &Store, at_ms: i64) -> Result<Option<Finding>> {
                 .with_quantity(Quantity::Bytes(swap)),
         );
     }
-    Ok(Some(thrashing_finding(evidence)))
+    Ok(pressure::thrashing(Swapping {
+        pages_per_second: None,
+        peak_stall_percent: Some(stall),
+        evidence,
+    }))
 }
 
 /// How far before a death copying workers are looked for.
@@ -437,34 +400,14 @@ fn copying_workers(largest: &[ProcessBrief], job: &str, victim: Option<i32>) -> 
             .with_quantity(Quantity::Bytes(w.pss.unwrap_or(0)))
         })
         .collect();
-    Some(Finding {
-        id: ids::FORK_COPY_ON_WRITE.into(),
-        severity: Severity::Warn,
-        title: format!(
-            "{n} forked worker{} of {}[{}] held {} of their own (PSS): memory copied after fork",
-            if n == 1 { "" } else { "s" },
-            parent.comm,
-            parent.pid,
-            iec(pss)
-        ),
+    Some(cow::copy_on_write(CopyOnWrite {
+        parent: format!("{}[{}]", parent.comm, parent.pid),
+        workers: workers.len(),
+        bytes: pss,
+        measured: Measured::OwnPss,
         evidence,
-        why: crate::diagnose::cow::COPY_ON_WRITE_WHY.into(),
-        fix: "Hold the dataset in memory that reference counts do not touch (numpy arrays, Arrow \
-              tables, torch tensors) or in shared memory; or start workers without fork \
-              (multiprocessing_context=\"forkserver\" or \"spawn\"), lower num_workers, and call \
-              gc.freeze() before the workers start. `memtriage run` measures the copying exactly."
-            .into(),
-        assessment: Some(Assessment {
-            certainty: Certainty::Likely,
-            cause: CauseKind::UserCode,
-            confirm: "memtriage run -- CMD: it tells copied pages from shared ones per worker."
-                .into(),
-        }),
-    })
+    }))
 }
-
-/// /dev/shm this full at the last interval before a bus error explains it.
-const SHM_FULL_SHARE: f64 = 0.9;
 
 fn explain_fault(store: &Store, f: FaultRow) -> Result<WhyReport> {
     let mut notes = record_notes(store)?;
@@ -485,59 +428,34 @@ fn explain_fault(store: &Store, f: FaultRow) -> Result<WhyReport> {
             "/proc/PID/cmdline, recorded",
         ));
     }
-    let machine = store.machine_at(f.t_ms)?;
-    let shm = machine
-        .as_ref()
-        .and_then(|m| Some((m.shm_used?, m.shm_size.filter(|&s| s > 0)?)));
-    if f.signal == libc::SIGBUS {
-        if let Some((used, size)) = shm {
-            evidence.push(
-                Evidence::text(
-                    "/dev/shm at the last interval before",
-                    format!("{} used of {}", iec(used), iec(size)),
-                    "statvfs(/dev/shm), recorded",
-                )
-                .with_quantity(Quantity::Bytes(used)),
-            );
-        }
+    let shm = store
+        .machine_at(f.t_ms)?
+        .and_then(|m| ShmUse::new(m.shm_used, m.shm_size));
+    if let Some(shm) = shm.filter(|_| f.signal == libc::SIGBUS) {
+        evidence.push(
+            Evidence::text(
+                "/dev/shm at the last interval before",
+                format!("{} used of {}", iec(shm.used), iec(shm.size)),
+                "statvfs(/dev/shm), recorded",
+            )
+            .with_quantity(Quantity::Bytes(shm.used)),
+        );
     }
-    let shm_full = shm.is_some_and(|(used, size)| used as f64 >= SHM_FULL_SHARE * size as f64);
     let job = store.job_of(f.pid, f.t_ms - LOOK_BACK_MS, f.t_ms)?;
     if job.is_none() {
         notes.push(
             "the process was never among the largest recorded: its job's memory is unknown".into(),
         );
     }
-    let (id, title, why, fix, cause) = match f.signal {
-        libc::SIGSEGV => (
-            ids::RUN_SEGFAULT,
-            format!("segmentation fault in native code ({who})"),
-            "A C/C++/CUDA extension read or wrote memory it does not own; Python cannot catch it.",
-            "Get the native stack: `gdb -ex run -ex bt --args python …` or `catchsegv`; check the extension's version against torch/numpy (ABI mismatch), and tensors passed to it (dtype, contiguity, device). Under `memtriage run` the Python frames are shown too (PYTHONFAULTHANDLER=1).",
-            CauseKind::UserCode,
-        ),
-        libc::SIGBUS if shm_full => (
-            ids::RUN_BUS_ERROR_SHM,
-            format!("bus error: /dev/shm was full ({who})"),
-            "Writing to a full tmpfs mapping raises SIGBUS; DataLoader workers pass batches through /dev/shm.",
-            "Give /dev/shm room: docker run --shm-size=16g; Kubernetes: an emptyDir with medium: Memory mounted at /dev/shm; or mount -o remount,size=16G /dev/shm.",
-            CauseKind::Configuration,
-        ),
-        libc::SIGBUS => (
-            ids::RUN_BUS_ERROR_MMAP,
-            format!("bus error on mapped memory ({who})"),
-            "SIGBUS on a mapped file means a page past the file's end (it was truncated or replaced while mapped) or a disk read error; the kernel also sends it for memory it found corrupt.",
-            "Do not rewrite checkpoints in place while they are loaded (write a new file and rename it); check `dmesg` for I/O and hardware memory errors.",
-            CauseKind::Configuration,
-        ),
-        _ => (
-            ids::RUN_SIGNAL,
-            format!("{who} died of {signal}"),
-            "The kernel ended it for an instruction it could not run (an illegal opcode: a binary built for another CPU) or an arithmetic fault.",
-            "Check that native extensions were built for this CPU (AVX-512 wheels on an older host), and get the native stack with gdb.",
-            CauseKind::UserCode,
-        ),
-    };
+    // A fault is never a SIGKILL: there is always its finding.
+    let finding = signal::ended_by(SignalEnd {
+        signal: f.signal,
+        subject: who,
+        shm,
+        frames: PythonFrames::NotSupervised,
+        oom_kill_seen: false,
+        evidence,
+    });
     Ok(WhyReport {
         schema: WHY_SCHEMA,
         death: Death {
@@ -558,31 +476,9 @@ fn explain_fault(store: &Store, f: FaultRow) -> Result<WhyReport> {
         },
         job,
         growth: None,
-        findings: vec![Finding {
-            id: id.into(),
-            severity: Severity::Error,
-            title,
-            evidence,
-            why: why.into(),
-            fix: fix.into(),
-            assessment: Some(Assessment {
-                certainty: Certainty::Confirmed,
-                cause,
-                confirm: String::new(),
-            }),
-        }],
+        findings: finding.into_iter().collect(),
         notes,
     })
-}
-
-/// A growth rate as people read it: per second when fast, per minute otherwise.
-fn rate(bytes_per_second: f64) -> String {
-    let per_second = bytes_per_second.max(0.0);
-    if per_second >= (1u64 << 20) as f64 {
-        format!("{}/s", iec(per_second.round() as u64))
-    } else {
-        format!("{}/min", iec((per_second * 60.0).round() as u64))
-    }
 }
 
 /// What the record itself could not hold, whatever is asked of it: a recorder
@@ -646,6 +542,8 @@ pub fn growth_before_death(series: &[JobPoint]) -> Option<Growth> {
 mod tests {
     use super::*;
     use crate::model::history::{CgroupRow, Interval, JobRow, MachineRow};
+    use crate::model::ids;
+    use crate::model::system::OomConstraint;
 
     fn series(values: &[u64]) -> Vec<JobPoint> {
         values
@@ -900,10 +798,10 @@ mod tests {
         );
         let f = &report.findings[0];
         assert_eq!(f.id, ids::RUN_OOM_KILLED);
-        assert!(
-            f.title.contains("/train reached its limit of 800 MiB"),
-            "{}",
-            f.title
+        assert_eq!(
+            f.title,
+            "out of memory: the kernel killed python3 (pid 7) at its cgroup's memory limit \
+             (/train, 800 MiB)"
         );
         assert!(
             f.evidence.iter().any(|e| e.label.contains("redis[9]")),

@@ -53,6 +53,16 @@ impl JobOutput {
     }
 }
 
+impl JobOutput {
+    /// Whether the stream had Python frames (faulthandler's): its findings show them.
+    fn python_frames(&self) -> bool {
+        self.scanner
+            .matches()
+            .iter()
+            .any(|m| m.captures_named("frame").next().is_some())
+    }
+}
+
 impl OutputObserver for JobOutput {
     fn output(&mut self, chunk: &[u8]) -> Vec<String> {
         self.tail.push(chunk);
@@ -141,6 +151,7 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
         report: &result.report,
         kernel_oom_kills: &kills,
         text_findings: text_findings(&result.stdout, &result.stderr),
+        python_frames: result.stdout.python_frames() || result.stderr.python_frames(),
     });
     let mut report = result.report;
     report.findings = findings;

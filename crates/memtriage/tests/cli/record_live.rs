@@ -128,10 +128,10 @@ fn why_explains_an_oom_kill_nobody_supervised_from_the_record() {
     let finding = &report["findings"][0];
     assert_eq!(finding["id"], "run.oom-killed");
     assert!(
-        finding["title"]
-            .as_str()
-            .unwrap()
-            .contains("reached its limit of 160 MiB"),
+        finding["title"].as_str().unwrap().ends_with(&format!(
+            "at its cgroup's memory limit ({}, 160 MiB)",
+            death["limit_cgroup"].as_str().unwrap()
+        )),
         "{finding:#}"
     );
 

@@ -1,0 +1,208 @@
+//! A process ended by a signal: a segfault, an abort, a bus error (on a full /dev/shm
+//! or on a mapped file), a SIGKILL the OOM killer did not send, a request to stop, an
+//! illegal instruction. One finding per signal, for `run` (a process of the job, seen
+//! by wait4) and `why` (a fault the kernel logged).
+
+use crate::diagnose::ids;
+use crate::diagnose::shm::{ShmUse, GIVE_SHM_ROOM};
+use crate::model::finding::{Assessment, CauseKind, Certainty, Evidence, Finding, Severity};
+use crate::model::run::signal_name;
+
+/// Whether the Python frames of a crash are at hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PythonFrames {
+    /// The job's output had them (faulthandler): the findings show them.
+    Shown,
+    /// The job was supervised and printed none.
+    NotShown,
+    /// The job was not supervised (`why`): only `run` would have shown them.
+    NotSupervised,
+}
+
+/// What the finding about a process ended by a signal is built from.
+#[derive(Debug, Clone)]
+pub struct SignalEnd {
+    pub signal: i32,
+    /// Who ended, as the title names it: `the job, pid 10`, `python3 (pid 4242)`.
+    pub subject: String,
+    /// /dev/shm at the end (its peak during a run), where measured: a bus error with
+    /// it full is the shared-memory failure.
+    pub shm: Option<ShmUse>,
+    pub frames: PythonFrames,
+    /// The kernel's OOM killer was seen acting: a SIGKILL is its, and its finding's.
+    pub oom_kill_seen: bool,
+    pub evidence: Vec<Evidence>,
+}
+
+/// How sure a finding about a signal is, and what it points at.
+fn confirmed(cause: CauseKind) -> Option<Assessment> {
+    Some(Assessment {
+        certainty: Certainty::Confirmed,
+        cause,
+        confirm: String::new(),
+    })
+}
+
+const NATIVE_STACK: &str = "Get the native stack: `gdb -ex run -ex bt --args python …` or \
+     `catchsegv`; check the extension's version against torch/numpy (ABI mismatch), and \
+     tensors passed to it (dtype, contiguity, device).";
+
+/// The finding for a process ended by `end.signal`; `None` for a SIGKILL that an OOM
+/// kill explains.
+pub fn ended_by(end: SignalEnd) -> Option<Finding> {
+    let SignalEnd {
+        signal,
+        subject,
+        shm,
+        frames,
+        oom_kill_seen,
+        evidence,
+    } = end;
+    let name = signal_name(signal);
+    let (id, severity, title, why, fix, assessment) = match signal {
+        libc::SIGSEGV => (
+            ids::RUN_SEGFAULT,
+            Severity::Error,
+            format!("segmentation fault in native code ({subject})"),
+            "A C/C++/CUDA extension read or wrote memory it does not own; Python cannot catch it.",
+            format!(
+                "{}{NATIVE_STACK}",
+                match frames {
+                    PythonFrames::Shown => "The Python frames above show where the crash happened. ",
+                    PythonFrames::NotShown => "Rerun under memtriage with PYTHONFAULTHANDLER=1 (set by default) to see the Python frames. ",
+                    PythonFrames::NotSupervised => "Rerun it under `memtriage run` to see the Python frames (it sets PYTHONFAULTHANDLER=1). ",
+                }
+            ),
+            confirmed(CauseKind::UserCode),
+        ),
+        libc::SIGABRT => (
+            ids::RUN_ABORT,
+            Severity::Error,
+            format!("aborted by native code ({subject})"),
+            "abort() comes from a failed C/C++ assertion, an uncaught C++ exception, or heap corruption detected by the allocator.",
+            "Read the line printed just before the abort (terminate called after…, free(): invalid pointer, Assertion … failed); run under gdb for the native stack.".into(),
+            confirmed(CauseKind::UserCode),
+        ),
+        libc::SIGBUS if shm.is_some_and(ShmUse::is_full) => (
+            ids::RUN_BUS_ERROR_SHM,
+            Severity::Error,
+            format!("bus error: /dev/shm was full ({subject})"),
+            "Writing to a full tmpfs mapping raises SIGBUS; DataLoader workers pass batches through /dev/shm.",
+            GIVE_SHM_ROOM.into(),
+            confirmed(CauseKind::Configuration),
+        ),
+        libc::SIGBUS => (
+            ids::RUN_BUS_ERROR_MMAP,
+            Severity::Error,
+            format!("bus error on a memory-mapped file ({subject})"),
+            "SIGBUS on a mapped file means a page past the file's end (it was truncated or replaced while mapped) or a disk read error; the kernel also sends it for memory it found corrupt.",
+            "Do not rewrite checkpoints in place while they are loaded (write a new file and rename it); check `dmesg` for I/O and hardware memory errors.".into(),
+            confirmed(CauseKind::Configuration),
+        ),
+        libc::SIGKILL if oom_kill_seen => return None,
+        libc::SIGKILL => (
+            ids::RUN_KILLED,
+            Severity::Error,
+            format!("killed by SIGKILL, not by the OOM killer as far as the kernel log shows ({subject})"),
+            "SIGKILL cannot be caught. Without an OOM record it came from outside: a scheduler (Slurm time limit, Kubernetes eviction or preemption), a watchdog, or a user.",
+            "Check the scheduler's record (sacct -j JOB, kubectl describe pod); if the kernel log was unreadable, rerun as root so memtriage can read it.".into(),
+            Some(Assessment {
+                certainty: Certainty::Possible,
+                cause: CauseKind::Configuration,
+                confirm: "Who sent it: a scheduler's or container runtime's log for the time of the kill.".into(),
+            }),
+        ),
+        libc::SIGINT | libc::SIGTERM | libc::SIGHUP | libc::SIGQUIT => (
+            ids::RUN_TERMINATED,
+            Severity::Info,
+            format!("ended by {name} ({subject})"),
+            "The job was asked to stop.",
+            String::new(),
+            None,
+        ),
+        libc::SIGILL | libc::SIGFPE => (
+            ids::RUN_SIGNAL,
+            Severity::Error,
+            format!("ended by {name} ({subject})"),
+            "The kernel ended it for an instruction it could not run (an illegal opcode: a binary built for another CPU) or an arithmetic fault.",
+            "Check that native extensions were built for this CPU (AVX-512 wheels on an older host), and get the native stack with gdb.".into(),
+            confirmed(CauseKind::UserCode),
+        ),
+        _ => (
+            ids::RUN_SIGNAL,
+            Severity::Error,
+            format!("ended by {name} ({subject})"),
+            "A signal the job did not handle ended it.",
+            String::new(),
+            None,
+        ),
+    };
+    Some(Finding {
+        id: id.into(),
+        severity,
+        title,
+        evidence,
+        why: why.into(),
+        fix,
+        assessment,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn end(signal: i32, shm: Option<ShmUse>, frames: PythonFrames) -> SignalEnd {
+        SignalEnd {
+            signal,
+            subject: "python3 (pid 7)".into(),
+            shm,
+            frames,
+            oom_kill_seen: false,
+            evidence: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_bus_error_is_the_shared_memory_failure_only_with_dev_shm_full() {
+        let full = ShmUse {
+            used: 95,
+            size: 100,
+        };
+        let f = ended_by(end(libc::SIGBUS, Some(full), PythonFrames::NotShown)).unwrap();
+        assert_eq!(f.id, ids::RUN_BUS_ERROR_SHM);
+        assert_eq!(f.title, "bus error: /dev/shm was full (python3 (pid 7))");
+        let roomy = ShmUse { used: 5, ..full };
+        for shm in [Some(roomy), None] {
+            let f = ended_by(end(libc::SIGBUS, shm, PythonFrames::NotShown)).unwrap();
+            assert_eq!(f.id, ids::RUN_BUS_ERROR_MMAP);
+            assert_eq!(
+                f.title,
+                "bus error on a memory-mapped file (python3 (pid 7))"
+            );
+        }
+    }
+
+    #[test]
+    fn a_segfaults_fix_says_where_the_python_frames_are() {
+        let fix = |frames| ended_by(end(libc::SIGSEGV, None, frames)).unwrap().fix;
+        assert!(fix(PythonFrames::Shown).starts_with("The Python frames above"));
+        assert!(fix(PythonFrames::NotShown).starts_with("Rerun under memtriage"));
+        assert!(fix(PythonFrames::NotSupervised).contains("`memtriage run`"));
+        for frames in [
+            PythonFrames::Shown,
+            PythonFrames::NotShown,
+            PythonFrames::NotSupervised,
+        ] {
+            assert!(fix(frames).ends_with(NATIVE_STACK));
+        }
+    }
+
+    #[test]
+    fn a_sigkill_an_oom_kill_explains_is_its_findings() {
+        let mut killed = end(libc::SIGKILL, None, PythonFrames::NotShown);
+        assert_eq!(ended_by(killed.clone()).unwrap().id, ids::RUN_KILLED);
+        killed.oom_kill_seen = true;
+        assert!(ended_by(killed).is_none());
+    }
+}
