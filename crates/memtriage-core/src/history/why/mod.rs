@@ -1,0 +1,61 @@
+//! `why`: a death nobody supervised, explained from the record. The findings `run`
+//! gives, built by the same builders: for an OOM kill (`run.oom-killed`), who died and
+//! when, the limit that was hit, how the victim's job grew and since when (a
+//! least-squares slope from the start of the growth), and what else held memory at
+//! the last interval before; for a fault the kernel logged, `run`'s finding for that
+//! signal.
+//!
+//! - `kill`: an OOM kill, step by step
+//! - `fault`: a segfault, a bus error, an illegal instruction
+//! - `before`: what the minutes before a kill show: workers that copied their
+//!   parent's memory, a storm of major faults, the machine stalled on memory
+
+mod before;
+mod fault;
+mod kill;
+#[cfg(test)]
+mod tests;
+
+use crate::error::Result;
+use crate::model::why::WhyReport;
+
+use super::store::Store;
+
+/// How far before a death the growth is looked for.
+const LOOK_BACK_MS: i64 = 6 * 3600 * 1000;
+
+#[derive(Debug, Clone, Default)]
+pub struct WhyRequest {
+    pub pid: Option<i32>,
+    /// Only deaths at or after this (Unix ms).
+    pub since_ms: Option<i64>,
+}
+
+/// The most recent death matching `request`, explained; `None` where the record has
+/// none.
+pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
+    let since = request.since_ms.unwrap_or(i64::MIN);
+    let kill = store.kills(since, request.pid)?.into_iter().next();
+    let fault = store.faults(since, request.pid)?.into_iter().next();
+    match (kill, fault) {
+        (Some(k), Some(f)) if f.t_ms > k.t_ms => fault::explain(store, f).map(Some),
+        (Some(k), _) => kill::explain(store, k).map(Some),
+        (None, Some(f)) => fault::explain(store, f).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// What the record itself could not hold, whatever is asked of it: a recorder
+/// without the right to read other users' PSS.
+pub fn record_notes(store: &Store) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    if store.meta("reads_all_pss")?.as_deref() == Some("false") {
+        let uid = store.meta("recorder_uid")?.unwrap_or_else(|| "?".into());
+        notes.push(format!(
+            "the recorder ran as uid {uid} without CAP_SYS_PTRACE: other users' processes have \
+             no PSS or swap in this record (RSS only); run it as root or with that capability \
+             (the systemd unit in deploy/ does)"
+        ));
+    }
+    Ok(notes)
+}
