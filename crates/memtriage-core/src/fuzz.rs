@@ -6,8 +6,8 @@
 use crate::diagnose::logs::LogScanner;
 use crate::parse::{
     cgroup, cuda_snapshot, environ, kmsg, kv, limits, meminfo, mountinfo, passwd, pickle, pressure,
-    proc_connector, record, safetensors, smaps, smaps_rollup, stat, statm, status, swaps, text,
-    thp, uptime, userspace_oom, workload,
+    proc_connector, safetensors, smaps, smaps_rollup, stat, statm, status, swaps, text, thp,
+    timeline, uptime, userspace_oom, workload,
 };
 
 /// A target's body: any bytes in, a panic where the code under it fails.
@@ -115,7 +115,7 @@ pub fn proc_events(bytes: &[u8]) {
 
 /// A `memtriage run --record` file.
 pub fn run_record(bytes: &[u8]) {
-    let _ = record::parse(&String::from_utf8_lossy(bytes));
+    let _ = timeline::parse(&String::from_utf8_lossy(bytes));
 }
 
 /// The log scanner: any bytes, and the same answer however the input is cut (the

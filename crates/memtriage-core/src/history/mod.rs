@@ -3,8 +3,8 @@
 //! transaction and trimmed by age and size, oldest first. The rows it holds are
 //! `model::history`'s; `why`'s report is `model::why`'s.
 
+pub mod intervals;
 pub mod read;
-pub mod recorder;
 pub mod store;
 pub mod why;
 pub mod window;

@@ -1,4 +1,4 @@
-//! A time window of the record as a run's recording ([`Record`]), so `report --db`
+//! A time window of the history as a run's timeline ([`Timeline`]), so `report --db`
 //! draws it with the page `run --record` gets: memory of the largest processes (of
 //! one job, or all), the machine's swap and /dev/shm, fault rates, and the window's
 //! OOM kills and fatal faults as events.
@@ -6,19 +6,19 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
-use crate::model::run::{Outcome, Record, RecordedEvent, RecordedProcess, RecordedSample};
+use crate::model::run::{Outcome, Timeline, TimelineEvent, TimelineProcess, TimelineSample};
 use crate::model::units::iec;
 
 use super::store::Store;
 
 /// The record between `from_ms` and `to_ms`, of `job` alone where given; times in
 /// the result are seconds since `from_ms`.
-pub fn record_between(
+pub fn timeline_between(
     store: &Store,
     from_ms: i64,
     to_ms: i64,
     job: Option<&str>,
-) -> Result<Record> {
+) -> Result<Timeline> {
     if to_ms < from_ms {
         return Err(Error::bad_input(
             "the window",
@@ -43,12 +43,12 @@ pub fn record_between(
         e.2 += row.minor_faults;
         e.3 += row.major_faults;
     }
-    let mut processes: HashMap<i64, Vec<RecordedProcess>> = HashMap::new();
+    let mut processes: HashMap<i64, Vec<TimelineProcess>> = HashMap::new();
     for (t, p) in store.processes_between(from_ms, to_ms)? {
         if job.is_some_and(|j| p.job != j) {
             continue;
         }
-        processes.entry(t).or_default().push(RecordedProcess {
+        processes.entry(t).or_default().push(TimelineProcess {
             pid: p.pid,
             ppid: p.ppid,
             comm: p.comm,
@@ -80,7 +80,7 @@ pub fn record_between(
             _ => (0.0, 0.0),
         };
         last = Some((m.t_ms, minor, major));
-        samples.push(RecordedSample {
+        samples.push(TimelineSample {
             t: seconds(m.t_ms),
             processes: processes.remove(&m.t_ms).unwrap_or_default(),
             tree_rss: rss,
@@ -99,7 +99,7 @@ pub fn record_between(
         if k.t_ms > to_ms {
             continue;
         }
-        events.push(RecordedEvent {
+        events.push(TimelineEvent {
             t: seconds(k.t_ms),
             event: "oom-kill".into(),
             pid: k.pid.unwrap_or(0),
@@ -124,7 +124,7 @@ pub fn record_between(
         if f.t_ms > to_ms {
             continue;
         }
-        events.push(RecordedEvent {
+        events.push(TimelineEvent {
             t: seconds(f.t_ms),
             event: "exit".into(),
             pid: f.pid,
@@ -151,7 +151,7 @@ pub fn record_between(
         .map(|w| ((w[1].t - w[0].t) * 1000.0).round().max(0.0) as u64)
         .min()
         .unwrap_or(0);
-    Ok(Record {
+    Ok(Timeline {
         command: match job {
             Some(j) => vec!["history of".into(), j.to_string()],
             None => vec!["history of the machine".into()],
@@ -212,7 +212,7 @@ mod tests {
         store.write(&last).unwrap();
         let reader = Store::open_read(&path).unwrap();
         for job in [None, Some("python3[7]")] {
-            let record = record_between(&reader, 0, 10_000, job).unwrap();
+            let record = timeline_between(&reader, 0, 10_000, job).unwrap();
             let rss: Vec<u64> = record.samples.iter().map(|s| s.tree_rss).collect();
             assert_eq!(rss, vec![100 << 20, 200 << 20], "{job:?}");
             assert_eq!(record.interval_ms, 10_000);

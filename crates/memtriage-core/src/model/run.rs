@@ -7,7 +7,7 @@ use super::growth::{CeilingSnapshot, GrowthSummary};
 use super::process::{process_label, RankInfo};
 
 pub const RUN_SCHEMA: &str = "memtriage.run/v1";
-pub const RECORD_SCHEMA: &str = "memtriage.record/v1";
+pub const TIMELINE_SCHEMA: &str = "memtriage.record/v1";
 
 /// How a process ended, as `wait(2)` told it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -374,11 +374,11 @@ pub struct LeftRunning {
 
 /// A `--record` file read back.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Record {
+pub struct Timeline {
     pub command: Vec<String>,
     pub interval_ms: u64,
-    pub samples: Vec<RecordedSample>,
-    pub events: Vec<RecordedEvent>,
+    pub samples: Vec<TimelineSample>,
+    pub events: Vec<TimelineEvent>,
     /// Absent when the run was cut short before it ended.
     pub summary: Option<RunReport>,
     /// The file ends in the middle of a line: a write failed (a full disk) or the
@@ -386,7 +386,7 @@ pub struct Record {
     pub truncated: bool,
 }
 
-impl Record {
+impl Timeline {
     /// Why the recording has no final report, for people; `None` when it has one.
     pub fn cut_short_reason(&self) -> Option<&'static str> {
         match (&self.summary, self.truncated) {
@@ -402,10 +402,10 @@ impl Record {
 /// One sample of the job's tree: what the sampler measured in one tick, written to
 /// `--record` files (as a `"type": "sample"` line) and read back by `report`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordedSample {
+pub struct TimelineSample {
     /// Seconds since the job started.
     pub t: f64,
-    pub processes: Vec<RecordedProcess>,
+    pub processes: Vec<TimelineProcess>,
     pub tree_rss: u64,
     /// Sum of each live process's latest PSS reading, once every one has one.
     pub tree_pss: Option<u64>,
@@ -425,7 +425,7 @@ pub struct RecordedSample {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordedProcess {
+pub struct TimelineProcess {
     pub pid: i32,
     pub ppid: i32,
     pub comm: String,
@@ -447,7 +447,7 @@ pub struct RecordedProcess {
     pub uss: Option<u64>,
 }
 
-impl RecordedProcess {
+impl TimelineProcess {
     /// `pid 812 (python3, rank 1)`: see [`process_label`].
     pub fn label(&self) -> String {
         process_label(self.pid, &self.comm, self.rank.as_ref())
@@ -455,7 +455,7 @@ impl RecordedProcess {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordedEvent {
+pub struct TimelineEvent {
     pub t: f64,
     pub event: String,
     pub pid: i32,

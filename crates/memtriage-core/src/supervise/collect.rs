@@ -4,8 +4,8 @@
 use super::child::Reaped;
 use super::sample::Sampled;
 use super::start::Job;
-use super::timeline::RunTimeline;
-use super::{cuda_hook, gpu_events, limit, oom_score, perf, record, Config, RunResult};
+use super::tally::RunTally;
+use super::{cuda_hook, gpu_events, limit, oom_score, perf, timeline_file, Config, RunResult};
 use crate::model::run::{
     EnclosingCgroup, FaultStats, LeftRunning, LimitInfo, PerfCounts, ProcessSummary, RunGpu,
     RunReport, RUN_SCHEMA,
@@ -40,7 +40,7 @@ pub(super) fn collect<O>(
         start,
         started_boot_seconds,
         cgroup,
-        recorder,
+        timeline_writer,
         cuda_hook,
         perf,
         tree_watch,
@@ -48,7 +48,7 @@ pub(super) fn collect<O>(
         mut notes,
     } = job;
     let Sampled {
-        mut timeline,
+        mut tally,
         growth,
         near_ceiling,
         around,
@@ -56,10 +56,13 @@ pub(super) fn collect<O>(
     let descendants = tree_watch.finish(pid, start, config.interval);
     let limit = cgroup.map(|cg| limit_info(cg, &ended.left_running, &mut notes));
     let perf_counts = perf.as_ref().map(|p| perf_counts(p, &mut notes));
-    if let Some(failure) = recorder.as_ref().and_then(record::Recorder::failure) {
+    if let Some(failure) = timeline_writer
+        .as_ref()
+        .and_then(timeline_file::TimelineWriter::failure)
+    {
         notes.push(failure);
     }
-    let mut processes = timeline.summaries();
+    let mut processes = tally.summaries();
     let process_tracking = descendants.merge_into(&mut processes, &ended.reaped, &mut notes);
     for r in &ended.reaped {
         if let Some(p) = processes.iter_mut().find(|p| p.pid == r.pid) {
@@ -68,12 +71,12 @@ pub(super) fn collect<O>(
         }
     }
     let pids = processes.iter().map(|p| p.pid).collect();
-    let faults = fault_stats(&timeline, &processes, &ended.reaped);
-    if timeline.peak_tree_pss.is_none() {
+    let faults = fault_stats(&tally, &processes, &ended.reaped);
+    if tally.peak_tree_pss.is_none() {
         notes.push("PSS was not read: the job ended before every process had a reading".into());
     }
-    let gpu = run_gpu(root, timeline.gpu.take(), around.gpu_events);
-    let cgroup_oom_kills = cgroup_oom_kills(&timeline, limit.as_ref());
+    let gpu = run_gpu(root, tally.gpu.take(), around.gpu_events);
+    let cgroup_oom_kills = cgroup_oom_kills(&tally, limit.as_ref());
     let report = RunReport {
         schema: RUN_SCHEMA.into(),
         command: config
@@ -84,21 +87,21 @@ pub(super) fn collect<O>(
         pid,
         wall_seconds: ended.wall,
         outcome: ended.main_exit.outcome,
-        peak_tree_rss: timeline.peak_tree_rss,
+        peak_tree_rss: tally.peak_tree_rss,
         kernel_max_rss: Some(ended.main_exit.max_rss).filter(|b| *b > 0),
-        peak_tree_pss: timeline.peak_tree_pss,
-        peak_shm_used: timeline.peak_shm_used,
-        shm_size: timeline.shm_size,
-        peak_swap_used: timeline.peak_swap_used,
-        peak_cgroup_usage: timeline.peak_cgroup_usage,
+        peak_tree_pss: tally.peak_tree_pss,
+        peak_shm_used: tally.peak_shm_used,
+        shm_size: tally.shm_size,
+        peak_swap_used: tally.peak_swap_used,
+        peak_cgroup_usage: tally.peak_cgroup_usage,
         enclosing_cgroup: ended.enclosing_cgroup,
         faults,
         cgroup_oom_kills,
-        swapped_pages: match (timeline.swap_in_out_start, timeline.swap_in_out_end) {
+        swapped_pages: match (tally.swap_in_out_start, tally.swap_in_out_end) {
             (Some((i0, o0)), Some((i1, o1))) => Some(i1.saturating_sub(i0) + o1.saturating_sub(o0)),
             _ => None,
         },
-        peak_memory_stall_percent: timeline.peak_psi_full_avg10,
+        peak_memory_stall_percent: tally.peak_psi_full_avg10,
         perf: perf_counts,
         oom_score_adj: config
             .oom_score_adj
@@ -108,7 +111,7 @@ pub(super) fn collect<O>(
         processes,
         process_tracking: Some(process_tracking),
         limit,
-        sampling: timeline.stats,
+        sampling: tally.stats,
         growth,
         near_ceiling,
         gpu,
@@ -124,7 +127,7 @@ pub(super) fn collect<O>(
         stderr,
         started_boot_seconds,
         reaped: ended.reaped,
-        recording: recorder,
+        recording: timeline_writer,
         cuda_snapshots: cuda_hook
             .map(cuda_hook::CudaHook::finish)
             .unwrap_or_default(),
@@ -178,11 +181,7 @@ fn perf_counts(perf: &perf::Perf, notes: &mut Vec<String>) -> PerfCounts {
 
 /// The job's faults: the kernel's accounting of reaped processes, or the samples'
 /// where they saw more (processes not reaped by us), with the sampled peak rates.
-fn fault_stats(
-    timeline: &RunTimeline,
-    processes: &[ProcessSummary],
-    reaped: &[Reaped],
-) -> FaultStats {
+fn fault_stats(tally: &RunTally, processes: &[ProcessSummary], reaped: &[Reaped]) -> FaultStats {
     let sampled_minor: u64 = processes.iter().map(|p| p.minor_faults).sum();
     let sampled_major: u64 = processes.iter().map(|p| p.major_faults).sum();
     let reaped_minor: u64 = reaped.iter().map(|r| r.minor_faults).sum();
@@ -190,21 +189,21 @@ fn fault_stats(
     FaultStats {
         minor: reaped_minor.max(sampled_minor),
         major: reaped_major.max(sampled_major),
-        peak_minor_per_second: timeline.peak_minor_rate,
-        peak_major_per_second: timeline.peak_major_rate,
-        peak_major_at_seconds: timeline.peak_major_at,
+        peak_minor_per_second: tally.peak_minor_rate,
+        peak_major_per_second: tally.peak_major_rate,
+        peak_major_at_seconds: tally.peak_major_at,
     }
 }
 
 /// OOM kills in the job's cgroup: its own cgroup's count, or the enclosing one's
 /// increase while the job ran.
-fn cgroup_oom_kills(timeline: &RunTimeline, limit: Option<&LimitInfo>) -> Option<u64> {
+fn cgroup_oom_kills(tally: &RunTally, limit: Option<&LimitInfo>) -> Option<u64> {
     match (
-        timeline.first_cgroup_oom_kills,
+        tally.first_cgroup_oom_kills,
         limit.and_then(|l| l.oom_kills),
     ) {
         (_, Some(k)) => Some(k),
-        (Some(first), _) => timeline
+        (Some(first), _) => tally
             .last_cgroup_oom_kills
             .map(|last| last.saturating_sub(first)),
         (None, None) => None,
@@ -253,7 +252,7 @@ pub(super) fn enclosing_cgroup(
     reaped: &[Reaped],
 ) -> Option<EnclosingCgroup> {
     let cg = sampled.around.enclosing.as_ref()?;
-    let mut job_pids = sampled.timeline.pids();
+    let mut job_pids = sampled.tally.pids();
     job_pids.extend(reaped.iter().map(|r| r.pid));
     let at_end = others_in(root, cg, &job_pids);
     Some(EnclosingCgroup {

@@ -1,9 +1,9 @@
 //! Supervising a job (`memtriage run`): spawn it (`child`), pass its output through
 //! byte for byte to observers (`passthrough`), forward signals (`signals`), follow its
-//! process tree with the engine's sampler and keep what `run` reports of it
-//! (`timeline`), warn before its memory reaches its ceiling (`growth`), reap every
-//! process, optionally under a memory limit (`limit`), with
-//! perf counters (`perf`) and a recording (`record`). [`run`] hands everything seen to
+//! process tree with the engine's sampler and tally what `run` reports of it
+//! (`tally`), warn before its memory reaches its ceiling (`growth`), reap every
+//! process, optionally under a memory limit (`limit`), with perf counters (`perf`)
+//! and its timeline written to a file (`timeline_file`). [`run`] hands everything seen to
 //! the caller; `usecase::run` diagnoses it.
 //!
 //! [`run`] reads as its steps, one module each: `start` (everything set up around the
@@ -20,9 +20,9 @@ pub mod limit;
 pub mod oom_score;
 pub mod passthrough;
 pub mod perf;
-pub mod record;
 pub mod signals;
-pub mod timeline;
+pub mod tally;
+pub mod timeline_file;
 
 mod collect;
 mod output;
@@ -71,8 +71,8 @@ pub struct RunResult<O> {
     pub started_boot_seconds: Option<f64>,
     pub reaped: Vec<Reaped>,
     /// The `--record` file, its samples and events written, waiting for the final
-    /// report once it is diagnosed ([`record::Recorder::finish`]).
-    pub recording: Option<record::Recorder>,
+    /// report once it is diagnosed ([`timeline_file::TimelineWriter::finish`]).
+    pub recording: Option<timeline_file::TimelineWriter>,
     /// CUDA out-of-memory snapshots the job's Python processes saved.
     pub cuda_snapshots: Vec<cuda_hook::SavedSnapshot>,
 }

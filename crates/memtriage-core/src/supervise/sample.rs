@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use super::child::Reaped;
 use super::gpu_events::GpuEventWatch;
 use super::start::Job;
-use super::timeline::RunTimeline;
-use super::{growth, limit, record, Config, Event};
+use super::tally::RunTally;
+use super::{growth, limit, timeline_file, Config, Event};
 use crate::model::growth::{CeilingSnapshot, GrowthSummary};
 use crate::probe::cgroup::{CgroupDir, CgroupReader};
 use crate::probe::root::Root;
@@ -22,7 +22,7 @@ const EXEC_SAMPLE_SPACING: Duration = Duration::from_millis(50);
 /// The sampling of one run, while the job runs.
 pub(super) struct Sampling<'a> {
     sampler: Option<SamplerThread>,
-    timeline: RunTimeline,
+    tally: RunTally,
     growth: growth::Monitor<'a>,
     last_exec_sample: Option<Instant>,
     kept: Around,
@@ -39,7 +39,7 @@ pub(super) struct Around {
 
 /// What sampling kept once the job ended.
 pub(super) struct Sampled {
-    pub timeline: RunTimeline,
+    pub tally: RunTally,
     pub growth: Option<GrowthSummary>,
     pub near_ceiling: Option<CeilingSnapshot>,
     pub around: Around,
@@ -89,7 +89,7 @@ impl<'a> Sampling<'a> {
         let gpu_events = GpuEventWatch::start(job.start);
         Sampling {
             sampler,
-            timeline: RunTimeline::new(config.interval.as_millis() as u64, root),
+            tally: RunTally::new(config.interval.as_millis() as u64, root),
             growth: growth::Monitor::start(
                 root,
                 job.pid,
@@ -105,12 +105,16 @@ impl<'a> Sampling<'a> {
         }
     }
 
-    fn on_sample(&mut self, sample: Sample, recorder: &mut Option<record::Recorder>) {
-        self.timeline.feed(&sample);
-        if let Some(r) = recorder.as_mut() {
-            r.sample(&self.timeline.recorded(&sample));
+    fn on_sample(
+        &mut self,
+        sample: Sample,
+        timeline_writer: &mut Option<timeline_file::TimelineWriter>,
+    ) {
+        self.tally.feed(&sample);
+        if let Some(r) = timeline_writer.as_mut() {
+            r.sample(&self.tally.recorded(&sample));
         }
-        self.growth.on_sample(&sample, recorder.as_mut());
+        self.growth.on_sample(&sample, timeline_writer.as_mut());
     }
 
     /// Takes the events as they arrive until the job's main process is reaped, and
@@ -123,9 +127,9 @@ impl<'a> Sampling<'a> {
     ) -> Reaped {
         loop {
             match arrived.recv() {
-                Ok(Event::Sample(sample)) => self.on_sample(*sample, &mut job.recorder),
+                Ok(Event::Sample(sample)) => self.on_sample(*sample, &mut job.timeline_writer),
                 Ok(Event::Reaped(r)) => {
-                    if let Some(rec) = job.recorder.as_mut() {
+                    if let Some(rec) = job.timeline_writer.as_mut() {
                         let t = job.start.elapsed().as_secs_f64();
                         rec.event(t, "exit", r.pid, Some(r.outcome), None);
                     }
@@ -162,7 +166,7 @@ impl<'a> Sampling<'a> {
     }
 
     /// Stops the sampler once the job has ended. The tick in progress, if any, is
-    /// finished and kept: the last sample is in the timeline before the reaped
+    /// finished and kept: the last sample is in the tally before the reaped
     /// processes' figures are joined to it. Exits that arrived meanwhile go to `reaped`.
     pub fn stop(
         mut self,
@@ -175,7 +179,7 @@ impl<'a> Sampling<'a> {
         }
         while let Ok(event) = arrived.try_recv() {
             match event {
-                Event::Sample(sample) => self.on_sample(*sample, &mut job.recorder),
+                Event::Sample(sample) => self.on_sample(*sample, &mut job.timeline_writer),
                 Event::Reaped(r) => reaped.push(r),
                 Event::FailureLine(line) => record_failure_line(job, &line),
                 Event::Exec => {}
@@ -184,7 +188,7 @@ impl<'a> Sampling<'a> {
         }
         let (growth, near_ceiling) = self.growth.finish();
         Sampled {
-            timeline: self.timeline,
+            tally: self.tally,
             growth,
             near_ceiling,
             around: self.kept,
@@ -193,7 +197,7 @@ impl<'a> Sampling<'a> {
 }
 
 fn record_failure_line(job: &mut Job, line: &str) {
-    if let Some(r) = job.recorder.as_mut() {
+    if let Some(r) = job.timeline_writer.as_mut() {
         let t = job.start.elapsed().as_secs_f64();
         r.event(t, "failure-line", job.pid, None, Some(line));
     }

@@ -7,7 +7,7 @@ use std::sync::mpsc::Sender;
 use std::time::Instant;
 
 use super::{
-    child, cuda_hook, descendants, limit, oom_score, perf, record, signals, Config, Event,
+    child, cuda_hook, descendants, limit, oom_score, perf, signals, timeline_file, Config, Event,
 };
 use crate::error::Result;
 use crate::probe::root::Root;
@@ -22,7 +22,7 @@ pub(super) struct Job {
     pub started_boot_seconds: Option<f64>,
     /// Its own cgroup, under `Config::limit`.
     pub cgroup: Option<limit::JobCgroup>,
-    pub recorder: Option<record::Recorder>,
+    pub timeline_writer: Option<timeline_file::TimelineWriter>,
     pub cuda_hook: Option<cuda_hook::CudaHook>,
     pub perf: Option<perf::Perf>,
     pub tree_watch: descendants::DescendantWatch,
@@ -49,8 +49,8 @@ pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Res
         .limit
         .map(|l| limit::JobCgroup::create(root, l))
         .transpose()?;
-    let mut recorder = match &config.record {
-        Some(path) => Some(record::Recorder::create(
+    let mut timeline_writer = match &config.record {
+        Some(path) => Some(timeline_file::TimelineWriter::create(
             path,
             &config.command,
             config.interval,
@@ -96,7 +96,7 @@ pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Res
         }
     };
     forwarder.target(started.pid);
-    if let Some(r) = recorder.as_mut() {
+    if let Some(r) = timeline_writer.as_mut() {
         r.event(0.0, "start", started.pid, None, None);
     }
     let job = Job {
@@ -104,7 +104,7 @@ pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Res
         start,
         started_boot_seconds,
         cgroup,
-        recorder,
+        timeline_writer,
         cuda_hook,
         perf,
         tree_watch,

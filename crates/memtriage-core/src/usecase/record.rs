@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
-use crate::history::recorder::{
+use crate::history::intervals::{
     interval_from, machine_now, now_ms, pressure_rising, taken, Earlier, Taken,
 };
 use crate::history::store::Store;

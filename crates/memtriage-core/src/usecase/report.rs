@@ -6,14 +6,14 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::history::store::Store;
-use crate::model::run::Record;
+use crate::model::run::Timeline;
 
-pub use crate::history::recorder::now_ms;
+pub use crate::history::intervals::now_ms;
 
 /// The recording `run --record` wrote, from its text (JSON lines), whole or cut
 /// short; the error says where and why it is not one.
-pub fn parse_recording(text: &str) -> std::result::Result<Record, String> {
-    crate::parse::record::parse(text).map_err(|e| e.detail)
+pub fn parse_recording(text: &str) -> std::result::Result<Timeline, String> {
+    crate::parse::timeline::parse(text).map_err(|e| e.detail)
 }
 
 /// The first and last interval of the history at `db` (ms since the epoch); `None`
@@ -24,6 +24,6 @@ pub fn history_span(db: &Path) -> Result<Option<(i64, i64)>> {
 
 /// The history at `db` between `from_ms` and `to_ms`, of `job` alone where given;
 /// times in the timeline are seconds since `from_ms`.
-pub fn history_window(db: &Path, from_ms: i64, to_ms: i64, job: Option<&str>) -> Result<Record> {
-    crate::history::window::record_between(&Store::open_read(db)?, from_ms, to_ms, job)
+pub fn history_window(db: &Path, from_ms: i64, to_ms: i64, job: Option<&str>) -> Result<Timeline> {
+    crate::history::window::timeline_between(&Store::open_read(db)?, from_ms, to_ms, job)
 }

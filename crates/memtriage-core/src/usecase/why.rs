@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::history::store::Store;
 use crate::history::why::record_notes;
 
-pub use crate::history::recorder::now_ms;
+pub use crate::history::intervals::now_ms;
 pub use crate::history::why::WhyRequest;
 pub use crate::model::why::{Death, Growth, WhyReport, WHY_SCHEMA};
 

@@ -16,7 +16,7 @@ pub mod watch;
 
 pub use watch::GrowthWatch;
 
-use super::record::Recorder;
+use super::timeline_file::TimelineWriter;
 use crate::model::growth::{CeilingSnapshot, GrowthSummary};
 use crate::model::units::iec;
 use crate::probe::root::Root;
@@ -52,21 +52,21 @@ impl<'a> Monitor<'a> {
         }
     }
 
-    pub fn on_sample(&mut self, sample: &Sample, recorder: Option<&mut Recorder>) {
+    pub fn on_sample(&mut self, sample: &Sample, timeline_writer: Option<&mut TimelineWriter>) {
         let tick = self.watch.feed(sample);
-        let mut recorder = recorder;
+        let mut timeline_writer = timeline_writer;
         if let Some(warning) = tick.warning {
             let line = warning.message();
             if let Some(sink) = self.on_warning {
                 sink(&line);
             }
-            if let Some(r) = recorder.as_deref_mut() {
+            if let Some(r) = timeline_writer.as_deref_mut() {
                 r.event(sample.t, "warning", self.job, None, Some(&line));
             }
         }
         if let Some(near) = tick.near_ceiling {
             let snapshot = snapshot::take(&self.root, sample, near);
-            if let Some(r) = recorder {
+            if let Some(r) = timeline_writer {
                 let label = format!(
                     "the tree read in full at {} of its {} ceiling",
                     iec(near.tree_bytes),

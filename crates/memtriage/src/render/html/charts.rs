@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use memtriage_core::model::run::Record;
+use memtriage_core::model::run::Timeline;
 
 use super::esc;
 use super::markers::{place_labels, shown_label, Marker};
@@ -42,7 +42,7 @@ pub struct TimeAxis {
 impl TimeAxis {
     /// The run's wall time, or the last thing recorded when the run was cut short; a
     /// sample or event stamped a hair after the end still lies inside.
-    pub fn of(r: &Record) -> TimeAxis {
+    pub fn of(r: &Timeline) -> TimeAxis {
         let last_sample = r.samples.iter().map(|s| s.t).fold(0.0, f64::max);
         let last_event = r.events.iter().map(|e| e.t).fold(0.0, f64::max);
         let wall = r.summary.as_ref().map_or(0.0, |s| s.wall_seconds);
@@ -181,7 +181,7 @@ impl Frame<'_> {
 
 /// The memory chart: each process's RSS stacked, the tree's PSS as a line, the limit
 /// dashed, and the run's events with their labels in a band above the plot.
-pub fn memory(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
+pub fn memory(r: &Timeline, time: &TimeAxis, markers: &[Marker]) -> String {
     let mut peak: HashMap<i32, (u64, String)> = HashMap::new();
     for s in &r.samples {
         for p in &s.processes {
@@ -303,7 +303,7 @@ pub fn memory(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
 /// The tree's PSS through every sample that has it: a sample without it (a reading
 /// missed that tick) is passed over, the line joining its neighbours, since PSS did
 /// not drop to nothing there.
-fn pss_line(svg: &mut String, r: &Record, frame: &Frame) {
+fn pss_line(svg: &mut String, r: &Timeline, frame: &Frame) {
     let points: Vec<(f64, f64)> = r
         .samples
         .iter()
@@ -333,7 +333,7 @@ fn pss_line(svg: &mut String, r: &Record, frame: &Frame) {
 
 /// Minor and major fault rates, on the memory chart's time axis, with the events'
 /// lines (their labels are on the memory chart above).
-pub fn faults(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
+pub fn faults(r: &Timeline, time: &TimeAxis, markers: &[Marker]) -> String {
     let y_max = r
         .samples
         .iter()
@@ -373,7 +373,7 @@ pub fn faults(r: &Record, time: &TimeAxis, markers: &[Marker]) -> String {
 
 /// The job's GPU memory (NVML, summed over devices) against the devices' size, where
 /// the recording has GPU readings; `None` otherwise.
-pub fn gpu(r: &Record, time: &TimeAxis, markers: &[Marker]) -> Option<String> {
+pub fn gpu(r: &Timeline, time: &TimeAxis, markers: &[Marker]) -> Option<String> {
     let points: Vec<(f64, u64)> = r
         .samples
         .iter()
@@ -437,7 +437,7 @@ mod tests {
             .collect()
     }
 
-    fn drawn(r: &Record) -> (String, String) {
+    fn drawn(r: &Timeline) -> (String, String) {
         let time = TimeAxis::of(r);
         let m = markers(r, time.end(), time.merge_seconds());
         (memory(r, &time, &m), faults(r, &time, &m))
@@ -547,7 +547,7 @@ mod tests {
 
     #[test]
     fn an_empty_recording_draws_empty_charts_without_dividing_by_zero() {
-        let r = Record::default();
+        let r = Timeline::default();
         let (mem, faults) = drawn(&r);
         for svg in [mem, faults] {
             assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");

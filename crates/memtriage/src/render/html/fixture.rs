@@ -2,7 +2,7 @@
 //! worker ends early, which is warned about, and which is OOM-killed at 2.2 s; one
 //! sample in the middle has no tree PSS (a missed reading).
 
-use memtriage_core::model::run::Record;
+use memtriage_core::model::run::Timeline;
 use memtriage_core::usecase::report::parse_recording;
 
 fn sample(t: f64, rss_mib: u64, pss_mib: Option<u64>, minor: f64) -> String {
@@ -33,6 +33,6 @@ pub fn oom_recording_text() -> String {
     lines.join("\n") + "\n"
 }
 
-pub fn oom_recording() -> Record {
+pub fn oom_recording() -> Timeline {
     parse_recording(&oom_recording_text()).expect("the fixture is a valid recording")
 }

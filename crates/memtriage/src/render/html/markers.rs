@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use memtriage_core::model::ids;
-use memtriage_core::model::run::{Outcome, Record, RecordedEvent};
+use memtriage_core::model::run::{Outcome, Timeline, TimelineEvent};
 
 /// How a marker is coloured: a quiet end, something to watch, or a failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +85,7 @@ fn pid_named_in(text: &str) -> Option<i32> {
     digits.parse().ok()
 }
 
-fn item_of(e: &RecordedEvent, labels: &HashMap<i32, String>) -> Item {
+fn item_of(e: &TimelineEvent, labels: &HashMap<i32, String>) -> Item {
     let who = labels
         .get(&e.pid)
         .cloned()
@@ -123,7 +123,7 @@ fn item_of(e: &RecordedEvent, labels: &HashMap<i32, String>) -> Item {
 /// workers ending together is one marker, not eight stacked labels. An OOM kill the
 /// final report found but the recording has no event for is drawn at the killed
 /// process's death (or the end of the run) with the finding's title.
-pub fn markers(r: &Record, end: f64, merge_seconds: f64) -> Vec<Marker> {
+pub fn markers(r: &Timeline, end: f64, merge_seconds: f64) -> Vec<Marker> {
     // Each process as last sampled: its name then is the program it ran when it ended.
     let mut labels: HashMap<i32, String> = HashMap::new();
     for s in &r.samples {
@@ -147,7 +147,7 @@ pub fn markers(r: &Record, end: f64, merge_seconds: f64) -> Vec<Marker> {
     if let (Some(f), false) = (oom_finding, recorded_oom) {
         let victim = pid_named_in(&f.title);
         let killed_by_sigkill =
-            |e: &&RecordedEvent| e.event == "exit" && e.outcome.and_then(|o| o.signal) == Some(9);
+            |e: &&TimelineEvent| e.event == "exit" && e.outcome.and_then(|o| o.signal) == Some(9);
         let death = r
             .events
             .iter()
@@ -272,8 +272,8 @@ mod tests {
         pid: i32,
         signal: Option<i32>,
         label: Option<&str>,
-    ) -> RecordedEvent {
-        RecordedEvent {
+    ) -> TimelineEvent {
+        TimelineEvent {
             t,
             event: kind.into(),
             pid,
@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn every_event_kind_gets_its_label_or_says_what_it_is() {
-        let r = Record {
+        let r = Timeline {
             events: vec![
                 event(0.0, "start", 10, None, None),
                 event(
@@ -302,7 +302,7 @@ mod tests {
                 event(2.5, "something-new", 11, None, None),
                 event(3.0, "exit", 10, Some(9), None),
             ],
-            ..Record::default()
+            ..Timeline::default()
         };
         let m = markers(&r, 3.0, 0.01);
         let labels: Vec<&str> = m.iter().map(|m| m.label.as_str()).collect();
@@ -321,7 +321,7 @@ mod tests {
 
     #[test]
     fn a_ranks_death_is_labelled_with_its_rank() {
-        let sample: memtriage_core::model::run::RecordedSample = serde_json::from_str(
+        let sample: memtriage_core::model::run::TimelineSample = serde_json::from_str(
             r#"{"t":1.0,"processes":[
                 {"pid":12,"ppid":10,"comm":"python3","rank":{"rank":1,"local_rank":1,"world_size":2},"rss":1,"minflt":0,"majflt":0},
                 {"pid":13,"ppid":12,"comm":"pt_data_worker","rank":{"rank":1,"worker":true},"rss":1,"minflt":0,"majflt":0},
@@ -329,14 +329,14 @@ mod tests {
               "tree_rss":3,"tree_pss":null,"shm_used":null,"swap_used":null,"cgroup_usage":null}"#,
         )
         .unwrap();
-        let r = Record {
+        let r = Timeline {
             samples: vec![sample],
             events: vec![
                 event(2.0, "exit", 13, Some(9), None),
                 event(3.0, "exit", 12, Some(9), None),
                 event(4.0, "exit", 10, None, None),
             ],
-            ..Record::default()
+            ..Timeline::default()
         };
         let labels: Vec<String> = markers(&r, 4.0, 0.01)
             .into_iter()
@@ -354,13 +354,13 @@ mod tests {
 
     #[test]
     fn workers_ending_together_are_one_marker() {
-        let mut events: Vec<RecordedEvent> = (0..8)
+        let mut events: Vec<TimelineEvent> = (0..8)
             .map(|i| event(5.0 + i as f64 * 0.001, "exit", 20 + i, None, None))
             .collect();
         events.push(event(5.004, "exit", 99, Some(9), None));
-        let r = Record {
+        let r = Timeline {
             events,
-            ..Record::default()
+            ..Timeline::default()
         };
         let m = markers(&r, 6.0, 0.05);
         assert_eq!(m.len(), 2, "{m:?}");
@@ -389,7 +389,7 @@ mod tests {
 
         // A recording with its own oom-kill event is not marked twice.
         let mut own = r.clone();
-        own.events.push(RecordedEvent {
+        own.events.push(TimelineEvent {
             t: 2.19,
             event: "oom-kill".into(),
             pid: 31,

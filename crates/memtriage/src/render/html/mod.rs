@@ -12,7 +12,7 @@ mod ticks;
 use std::fmt::Write;
 
 use memtriage_core::model::finding::Severity;
-use memtriage_core::model::run::Record;
+use memtriage_core::model::run::Timeline;
 
 use memtriage_core::model::units::iec;
 
@@ -43,17 +43,17 @@ fn events_list(markers: &[markers::Marker]) -> String {
     list
 }
 
-pub fn page(r: &Record) -> String {
+pub fn page(r: &Timeline) -> String {
     page_with(r, None)
 }
 
 /// A window of the machine's history (`report --db`), said in `heading` where a
 /// run's page says how the job ended.
-pub fn history_page(r: &Record, heading: &str) -> String {
+pub fn history_page(r: &Timeline, heading: &str) -> String {
     page_with(r, Some(heading))
 }
 
-fn page_with(r: &Record, heading: Option<&str>) -> String {
+fn page_with(r: &Timeline, heading: Option<&str>) -> String {
     // A run is its command line; a window of history is named in words.
     let (title, h1) = match heading {
         None => {

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use crate::model::run::{Record, RecordedEvent, RecordedSample, RunReport, RECORD_SCHEMA};
+use crate::model::run::{RunReport, Timeline, TimelineEvent, TimelineSample, TIMELINE_SCHEMA};
 use crate::parse::ParseError;
 
 #[derive(Deserialize)]
@@ -13,8 +13,8 @@ enum Line {
         command: Vec<String>,
         interval_ms: u64,
     },
-    Sample(RecordedSample),
-    Event(RecordedEvent),
+    Sample(TimelineSample),
+    Event(TimelineEvent),
     Summary {
         report: Box<RunReport>,
     },
@@ -22,9 +22,9 @@ enum Line {
 
 /// A last line cut short (a failed write, or a writer killed mid-write) is dropped
 /// and the record marked truncated; any other bad line is an error naming its number.
-pub fn parse(text: &str) -> Result<Record, ParseError> {
+pub fn parse(text: &str) -> Result<Timeline, ParseError> {
     let bad = |detail: String| ParseError::new("memtriage record", detail);
-    let mut record = Record::default();
+    let mut record = Timeline::default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut saw_header = false;
     for (i, raw) in lines.iter().enumerate() {
@@ -47,9 +47,9 @@ pub fn parse(text: &str) -> Result<Record, ParseError> {
                 command,
                 interval_ms,
             } => {
-                if schema != RECORD_SCHEMA {
+                if schema != TIMELINE_SCHEMA {
                     return Err(bad(format!(
-                        "line {}: schema {schema:?}, expected {RECORD_SCHEMA:?}",
+                        "line {}: schema {schema:?}, expected {TIMELINE_SCHEMA:?}",
                         i + 1
                     )));
                 }

@@ -6,15 +6,15 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::model::run::{
-    GpuAtPeak, Peak, ProcessSummary, RecordedProcess, RecordedSample, RunGpu, RunGpuDevice,
-    SamplingStats,
+    GpuAtPeak, Peak, ProcessSummary, RunGpu, RunGpuDevice, SamplingStats, TimelineProcess,
+    TimelineSample,
 };
 use crate::probe::environ;
 use crate::probe::root::Root;
 use crate::sampler::{GpuSample, Sample};
 
 #[derive(Debug, Default)]
-pub struct RunTimeline {
+pub struct RunTally {
     pub stats: SamplingStats,
     pub peak_tree_rss: Option<Peak>,
     pub peak_tree_pss: Option<Peak>,
@@ -59,16 +59,16 @@ fn update_opt(peak: &mut Option<Peak>, value: Option<u64>, at: f64) {
     }
 }
 
-impl RunTimeline {
+impl RunTally {
     /// `root` is where the processes' environments are read (their ranks).
     pub fn new(interval_ms: u64, root: &Root) -> Self {
-        RunTimeline {
+        RunTally {
             stats: SamplingStats {
                 interval_ms,
                 ..SamplingStats::default()
             },
             root: root.clone(),
-            ..RunTimeline::default()
+            ..RunTally::default()
         }
     }
 
@@ -282,14 +282,14 @@ impl RunTimeline {
     /// A sample as `--record` writes it: PSS and USS only where that tick read them,
     /// the rank where known. Call after [`Self::feed`] of the same sample, which reads
     /// the ranks of processes new to it.
-    pub fn recorded(&self, sample: &Sample) -> RecordedSample {
+    pub fn recorded(&self, sample: &Sample) -> TimelineSample {
         let system = sample.system.unwrap_or_default();
-        RecordedSample {
+        TimelineSample {
             t: sample.t,
             processes: sample
                 .processes
                 .iter()
-                .map(|p| RecordedProcess {
+                .map(|p| TimelineProcess {
                     pid: p.pid,
                     ppid: p.ppid,
                     comm: p.comm.clone(),
@@ -352,8 +352,8 @@ mod tests {
         }
     }
 
-    fn rank_of(timeline: &RunTimeline, pid: i32) -> Option<String> {
-        let summary = timeline.summaries().into_iter().find(|s| s.pid == pid)?;
+    fn rank_of(tally: &RunTally, pid: i32) -> Option<String> {
+        let summary = tally.summaries().into_iter().find(|s| s.pid == pid)?;
         summary.rank.map(|r| r.describe())
     }
 
@@ -367,8 +367,8 @@ mod tests {
         env.set(12, b"RANK=1\0LOCAL_RANK=1\0WORLD_SIZE=2\0");
         env.set(13, b"RANK=1\0LOCAL_RANK=1\0WORLD_SIZE=2\0");
         env.set(14, b"PATH=/bin\0");
-        let mut timeline = RunTimeline::new(100, &env.root());
-        timeline.feed(&sample(
+        let mut tally = RunTally::new(100, &env.root());
+        tally.feed(&sample(
             0.1,
             vec![
                 process(10, 1, "python3"),
@@ -380,12 +380,12 @@ mod tests {
                 process(14, 11, "nvidia-smi"),
             ],
         ));
-        assert_eq!(rank_of(&timeline, 10), None);
-        assert_eq!(rank_of(&timeline, 11).as_deref(), Some("rank 0"));
-        assert_eq!(rank_of(&timeline, 12).as_deref(), Some("rank 1"));
-        assert_eq!(rank_of(&timeline, 13).as_deref(), Some("rank 1 worker"));
-        assert_eq!(rank_of(&timeline, 14), None);
-        let summaries = timeline.summaries();
+        assert_eq!(rank_of(&tally, 10), None);
+        assert_eq!(rank_of(&tally, 11).as_deref(), Some("rank 0"));
+        assert_eq!(rank_of(&tally, 12).as_deref(), Some("rank 1"));
+        assert_eq!(rank_of(&tally, 13).as_deref(), Some("rank 1 worker"));
+        assert_eq!(rank_of(&tally, 14), None);
+        let summaries = tally.summaries();
         let labels: Vec<String> = summaries.iter().map(ProcessSummary::label).collect();
         assert_eq!(
             labels,
@@ -401,14 +401,14 @@ mod tests {
         assert_eq!(rank0.rank.unwrap().local_rank, Some(0));
         assert_eq!(rank0.rank.unwrap().world_size, Some(2));
 
-        let recorded = timeline.recorded(&sample(0.1, vec![process(12, 10, "python3")]));
+        let recorded = tally.recorded(&sample(0.1, vec![process(12, 10, "python3")]));
         assert_eq!(recorded.processes[0].label(), "pid 12 (python3, rank 1)");
         let json = serde_json::to_string(&recorded).unwrap();
         assert!(
             json.contains(r#""rank":{"rank":1,"local_rank":1,"world_size":2}"#),
             "{json}"
         );
-        let unranked = timeline.recorded(&sample(0.1, vec![process(10, 1, "python3")]));
+        let unranked = tally.recorded(&sample(0.1, vec![process(10, 1, "python3")]));
         let json = serde_json::to_string(&unranked).unwrap();
         assert!(!json.contains("rank"), "no rank, no key: {json}");
     }
@@ -418,32 +418,32 @@ mod tests {
         let env = Environs::new();
         // Between fork and exec the child's environment is its launcher's.
         env.set(21, b"PATH=/bin\0");
-        let mut timeline = RunTimeline::new(100, &env.root());
-        timeline.feed(&sample(0.1, vec![process(21, 20, "torchrun")]));
-        assert_eq!(rank_of(&timeline, 21), None);
+        let mut tally = RunTally::new(100, &env.root());
+        tally.feed(&sample(0.1, vec![process(21, 20, "torchrun")]));
+        assert_eq!(rank_of(&tally, 21), None);
 
         // Not read every tick: a later change is not seen without an exec.
         env.set(21, b"RANK=3\0");
-        timeline.feed(&sample(0.2, vec![process(21, 20, "torchrun")]));
-        assert_eq!(rank_of(&timeline, 21), None);
+        tally.feed(&sample(0.2, vec![process(21, 20, "torchrun")]));
+        assert_eq!(rank_of(&tally, 21), None);
 
         let mut execed = process(21, 20, "python3");
         execed.execed = true;
-        timeline.feed(&sample(0.3, vec![execed]));
-        assert_eq!(rank_of(&timeline, 21).as_deref(), Some("rank 3"));
+        tally.feed(&sample(0.3, vec![execed]));
+        assert_eq!(rank_of(&tally, 21).as_deref(), Some("rank 3"));
 
         // Kept while it runs, even when the file can no longer be read.
         std::fs::remove_file(env.0.path().join("proc/21/environ")).unwrap();
-        timeline.feed(&sample(0.4, vec![process(21, 20, "python3")]));
-        assert_eq!(rank_of(&timeline, 21).as_deref(), Some("rank 3"));
+        tally.feed(&sample(0.4, vec![process(21, 20, "python3")]));
+        assert_eq!(rank_of(&tally, 21).as_deref(), Some("rank 3"));
     }
 
     #[test]
     fn an_unreadable_environment_is_no_rank_not_an_error() {
         let env = Environs::new();
-        let mut timeline = RunTimeline::new(100, &env.root());
-        timeline.feed(&sample(0.1, vec![process(31, 1, "python3")]));
-        let summaries = timeline.summaries();
+        let mut tally = RunTally::new(100, &env.root());
+        tally.feed(&sample(0.1, vec![process(31, 1, "python3")]));
+        let summaries = tally.summaries();
         assert_eq!(summaries.len(), 1);
         assert_eq!(summaries[0].rank, None);
         assert_eq!(summaries[0].label(), "pid 31 (python3)");

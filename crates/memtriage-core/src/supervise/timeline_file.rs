@@ -12,9 +12,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::model::run::{Outcome, RecordedSample, RunReport, RECORD_SCHEMA};
+use crate::model::run::{Outcome, RunReport, TimelineSample, TIMELINE_SCHEMA};
 
-pub struct Recorder {
+pub struct TimelineWriter {
     out: File,
     path: PathBuf,
     /// Lines written whole.
@@ -57,7 +57,7 @@ struct Summary<'a> {
     report: &'a RunReport,
 }
 
-impl Recorder {
+impl TimelineWriter {
     pub fn create(
         path: &Path,
         command: &[OsString],
@@ -65,7 +65,7 @@ impl Recorder {
         limit: Option<u64>,
     ) -> Result<Self> {
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
-        let mut r = Recorder {
+        let mut r = TimelineWriter {
             out: file,
             path: path.to_path_buf(),
             lines: 0,
@@ -78,7 +78,7 @@ impl Recorder {
             .unwrap_or(0);
         r.line(&Header {
             kind: "header",
-            schema: RECORD_SCHEMA,
+            schema: TIMELINE_SCHEMA,
             command: command
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
@@ -92,7 +92,7 @@ impl Recorder {
     }
 
     /// A failed write (disk full) stops recording, never the job; it is kept for
-    /// [`Recorder::failure`].
+    /// [`TimelineWriter::failure`].
     fn line<T: Serialize>(&mut self, value: &T) {
         if self.failure.is_some() {
             return;
@@ -121,13 +121,13 @@ impl Recorder {
         })
     }
 
-    pub fn sample(&mut self, sample: &RecordedSample) {
+    pub fn sample(&mut self, sample: &TimelineSample) {
         #[derive(Serialize)]
         struct Tagged<'a> {
             #[serde(rename = "type")]
             kind: &'static str,
             #[serde(flatten)]
-            sample: &'a RecordedSample,
+            sample: &'a TimelineSample,
         }
         self.line(&Tagged {
             kind: "sample",
