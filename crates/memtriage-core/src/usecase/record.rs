@@ -61,7 +61,13 @@ impl Recording {
         max_size: Option<u64>,
     ) -> Result<(Recording, Vec<String>)> {
         if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                Error::refused(
+                    dir.display().to_string(),
+                    format!("cannot make the directory for the database: {e}"),
+                    "record into a file in a directory this user may write",
+                )
+            })?;
         }
         let store = Store::open(db)?;
         // SAFETY: geteuid cannot fail.
