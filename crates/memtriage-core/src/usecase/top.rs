@@ -13,7 +13,7 @@ use crate::sampler::{open_files_for, PssBudget, SamplerConfig, SamplerThread, Sc
 use crate::watch::Live;
 
 pub use crate::watch::{
-    job_roots, Focus, LiveFrame, MachineHeader, ProcessRow, FOCUS_EVERY, HISTORY_POINTS,
+    job_roots, mark_text, Focus, LiveFrame, MachineHeader, ProcessRow, FOCUS_EVERY, HISTORY_POINTS,
     LIVE_SCHEMA,
 };
 

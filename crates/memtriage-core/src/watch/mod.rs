@@ -47,7 +47,7 @@ pub use files::{FileView, TensorView};
 pub use groups::{job_roots, GroupView, Grouping, OTHER};
 pub use live::{Focus, Live, LiveFrame, MachineHeader, FOCUS_EVERY, LIVE_SCHEMA};
 pub use oom::{KillKey, KillRecord, OomCounts};
-pub use processes::{ProcessRow, HISTORY_POINTS};
+pub use processes::{mark_text, ProcessRow, HISTORY_POINTS};
 
 /// What to watch and how.
 #[derive(Debug, Clone)]

@@ -64,6 +64,23 @@ pub const MAJOR_FAULT_STORM: f64 = 200.0;
 /// Growth that reaches the limit within this many minutes is marked.
 pub const LIMIT_ETA_MINUTES: f64 = 30.0;
 
+/// What a mark of [`ProcessRow::findings`] says, in a line: the engine's text, so
+/// that every view says the same.
+pub fn mark_text(id: &str) -> &'static str {
+    match id {
+        ids::FORK_COPY_ON_WRITE => {
+            "this worker has copied much of what it shared with its parent (copy-on-write)"
+        }
+        ids::LIVE_GROWTH_TO_LIMIT => {
+            "at its current growth it reaches its cgroup's limit within 30 minutes"
+        }
+        ids::LIVE_MAJOR_FAULT_STORM => {
+            "a storm of major faults: it is reading its memory from disk"
+        }
+        _ => "",
+    }
+}
+
 struct History {
     /// (t, rss, minor faults, major faults)
     points: VecDeque<(f64, u64, u64, u64)>,

@@ -3,7 +3,7 @@
 //! only the frame and the view's state; what could not be read shows as `-`.
 
 use memtriage_core::model::units::iec;
-use memtriage_core::usecase::top::{Focus, LiveFrame, ProcessRow};
+use memtriage_core::usecase::top::{mark_text, Focus, LiveFrame, ProcessRow};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line as TextLine, Span};
@@ -422,7 +422,7 @@ fn detail_lines(row: &ProcessRow, focus: Option<&Focus>) -> Vec<TextLine<'static
     }
     for id in &row.findings {
         out.push(TextLine::from(Span::styled(
-            format!("! {id}: {}", finding_text(id)),
+            format!("! {id}: {}", mark_text(id)),
             Style::default().add_modifier(Modifier::BOLD),
         )));
     }
@@ -456,19 +456,6 @@ fn detail_lines(row: &ProcessRow, focus: Option<&Focus>) -> Vec<TextLine<'static
         None => out.push(TextLine::from("regions: reading…")),
     }
     out
-}
-
-fn finding_text(id: &str) -> &'static str {
-    match id {
-        "fork.copy-on-write" => {
-            "this worker has copied much of what it shared with its parent (copy-on-write)"
-        }
-        "live.growth-to-limit" => {
-            "at its current growth it reaches its cgroup's limit within 30 minutes"
-        }
-        "live.major-fault-storm" => "a storm of major faults: it is reading its memory from disk",
-        _ => "",
-    }
 }
 
 fn footer_line(app: &App) -> TextLine<'static> {
