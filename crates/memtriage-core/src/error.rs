@@ -21,10 +21,7 @@ pub enum Error {
     NotFound { what: String, detail: String },
 
     /// What refused it depends on who asked: as root, the kernel's ptrace check.
-    #[error(
-        "pid {pid}: reading {what}: {}",
-        crate::probe::procdir::denied_reason()
-    )]
+    #[error("pid {pid}: reading {what}: {}", denied_reason())]
     PermissionDenied { pid: i32, what: String },
 
     /// The cause is in the message, not chained as a source, so a renderer that
@@ -69,14 +66,15 @@ pub enum Error {
     Internal(String),
 }
 
-/// The message a panic carried (`panic!("…")` gives a `&str` or a `String`), for
-/// the front ends and threads that turn a caught panic into an internal error.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
+/// What to suggest depends on who we are: as root, the refusal comes from the
+/// kernel's ptrace access check, which more privilege of the same kind won't pass.
+pub fn denied_reason() -> &'static str {
+    if rustix::process::geteuid().is_root() {
+        "permission denied even as root: the kernel's ptrace access check refused \
+         (the process is in another user namespace, or CAP_SYS_PTRACE is missing)"
+    } else {
+        "permission denied: run as root, or as the process's owner"
+    }
 }
 
 /// What the caller must do about an [`Error`].
@@ -98,6 +96,16 @@ pub enum ErrorKind {
 }
 
 impl Error {
+    /// The message a panic carried (`panic!("…")` gives a `&str` or a `String`), for
+    /// the front ends and threads that turn a caught panic into an internal error.
+    pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into())
+    }
+
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::NoSuchProcess { .. } | Error::NoMatchingProcess { .. } => ErrorKind::NotFound,

@@ -46,5 +46,5 @@ pub(crate) mod watch;
 #[cfg(test)]
 mod tests;
 
-pub use error::{panic_message, Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use probe::root::Root;

@@ -53,7 +53,7 @@ pub fn guard<T>(f: impl FnOnce() -> Result<T, PyErr>) -> Result<T, PyErr> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => {
-            let what = memtriage_core::panic_message(&*payload);
+            let what = memtriage_core::Error::panic_message(&*payload);
             Err(internal(what))
         }
     }

@@ -1,91 +1,15 @@
-//! `memtriage.track()`: what a block of Python code cost in memory.
-//!
-//! The engine's sampler follows this process on its own thread (no GIL, so it
-//! neither slows the tracked code nor waits for it): its RSS every `interval`, and
-//! PSS on the budget for a process measuring itself ([`PssBudget::SELF`]: at most
-//! every 200 ms and within 1% of the wall time, since a `smaps_rollup` read walks
-//! the page tables under the mmap lock). Faults come from `getrusage` deltas, exact
-//! and for all threads. The peak RSS also uses the kernel's own high-water mark
-//! (`VmHWM`): if it rose during the block, the block set it, and it is exact even
-//! between samples.
+//! `memtriage.track()`: what a block of Python code cost in memory, measured by the
+//! engine (`memtriage_core::usecase::track`): the sampler follows this process on its
+//! own thread, with no GIL, so it neither slows the tracked code nor waits for it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use memtriage_core::usecase::track::{
-    own_peak_rss, own_pss, own_rss, PssBudget, Sample, SamplerConfig, SamplerThread, Scope,
-};
+use memtriage_core::usecase::track::Tracking;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::guard;
-
-/// Marks "no PSS reading yet" (0 would be a reading of 0 bytes).
-const NONE: u64 = u64::MAX;
-
-/// (minor, major) faults of the whole process, all threads.
-fn faults() -> (u64, u64) {
-    // SAFETY: getrusage fills the zeroed struct we own; RUSAGE_SELF cannot fail.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    (usage.ru_minflt as u64, usage.ru_majflt as u64)
-}
-
-/// What the samples showed; read after the sampler is joined.
-#[derive(Default)]
-struct Peaks {
-    rss: AtomicU64,
-    pss: AtomicU64,
-    rss_samples: AtomicU64,
-    pss_samples: AtomicU64,
-}
-
-impl Peaks {
-    fn new() -> Self {
-        let p = Peaks::default();
-        p.pss.store(NONE, Ordering::Relaxed);
-        p
-    }
-
-    fn rss(&self, bytes: u64) {
-        self.rss.fetch_max(bytes, Ordering::Relaxed);
-        self.rss_samples.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn pss(&self, bytes: u64) {
-        let _ = self
-            .pss
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
-                Some(if old == NONE { bytes } else { old.max(bytes) })
-            });
-        self.pss_samples.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn feed(&self, sample: &Sample) {
-        // The scope is this process alone.
-        let Some(me) = sample.processes.first() else {
-            return;
-        };
-        self.rss(me.rss);
-        if let Some(rollup) = &me.rollup {
-            self.pss(rollup.pss);
-        }
-    }
-}
-
-struct Running {
-    started: Instant,
-    faults: (u64, u64),
-    hwm: Option<u64>,
-    rss: Option<u64>,
-    peaks: Arc<Peaks>,
-    sampler: SamplerThread,
-}
 
 /// One measurement of one block: `start()`, then `stop()` returns the figures.
 /// The Python class `memtriage.track` wraps it (context manager and decorator).
@@ -93,7 +17,7 @@ struct Running {
 pub struct Tracker {
     interval: Duration,
     pss: bool,
-    running: Option<Running>,
+    running: Option<Tracking>,
 }
 
 #[pymethods]
@@ -123,38 +47,10 @@ impl Tracker {
         let (interval, pss) = (self.interval, self.pss);
         let running = py.detach(|| {
             guard(|| {
-                let rss = own_rss();
-                let hwm = own_peak_rss();
-                let peaks = Arc::new(Peaks::new());
-                if let Some(rss) = rss {
-                    peaks.rss(rss);
-                }
-                let config = SamplerConfig {
-                    pss: pss.then_some(PssBudget::SELF),
-                    system: false,
-                    exe: false,
-                    gpu: false,
-                    ..SamplerConfig::new(Scope::Pids(vec![std::process::id() as i32]), interval)
-                };
-                let sink_peaks = Arc::clone(&peaks);
-                let sampler = SamplerThread::spawn(config, move |sample| {
-                    sink_peaks.feed(&sample);
-                    true
-                })
-                .map_err(|e| {
+                Tracking::start(interval, pss).map_err(|e| {
                     PyRuntimeError::new_err(format!(
                         "memtriage.track: could not start its sampling thread: {e}"
                     ))
-                })?;
-                // Taken last, so the thread's start is not counted in the block.
-                let faults = faults();
-                Ok(Running {
-                    started: Instant::now(),
-                    faults,
-                    hwm,
-                    rss,
-                    peaks,
-                    sampler,
                 })
             })
         })?;
@@ -168,44 +64,7 @@ impl Tracker {
         let Some(run) = self.running.take() else {
             return Err(PyRuntimeError::new_err("this tracker was not started"));
         };
-        let pss = self.pss;
-        let r = py.detach(move || {
-            guard(|| {
-                let wall = run.started.elapsed();
-                let (minor, major) = faults();
-                run.sampler.stop().map_err(crate::errors::to_py_err)?;
-                let end_rss = own_rss();
-                if let Some(rss) = end_rss {
-                    run.peaks.rss(rss);
-                }
-                // The end is often the peak (a block that loads something keeps it),
-                // and a short block has no other PSS reading.
-                if pss {
-                    if let Some(pss) = own_pss() {
-                        run.peaks.pss(pss);
-                    }
-                }
-                let hwm_end = own_peak_rss();
-                let mut peak_rss = run.peaks.rss.load(Ordering::Relaxed);
-                let hwm_rose = matches!((run.hwm, hwm_end), (Some(a), Some(b)) if b > a);
-                if let (true, Some(hwm)) = (hwm_rose, hwm_end) {
-                    peak_rss = peak_rss.max(hwm);
-                }
-                let peak_pss = run.peaks.pss.load(Ordering::Relaxed);
-                Ok(Figures {
-                    wall_seconds: wall.as_secs_f64(),
-                    minor_faults: minor.saturating_sub(run.faults.0),
-                    major_faults: major.saturating_sub(run.faults.1),
-                    start_rss: run.rss,
-                    end_rss,
-                    peak_rss: (peak_rss > 0).then_some(peak_rss),
-                    peak_rss_exact: hwm_rose,
-                    peak_pss: (peak_pss != NONE).then_some(peak_pss),
-                    rss_samples: run.peaks.rss_samples.load(Ordering::Relaxed),
-                    pss_samples: run.peaks.pss_samples.load(Ordering::Relaxed),
-                })
-            })
-        })?;
+        let r = py.detach(move || guard(|| run.stop().map_err(crate::errors::to_py_err)))?;
         let d = PyDict::new(py);
         d.set_item("wall_seconds", r.wall_seconds)?;
         d.set_item("minor_faults", r.minor_faults)?;
@@ -224,17 +83,4 @@ impl Tracker {
     fn running(&self) -> bool {
         self.running.is_some()
     }
-}
-
-struct Figures {
-    wall_seconds: f64,
-    minor_faults: u64,
-    major_faults: u64,
-    start_rss: Option<u64>,
-    end_rss: Option<u64>,
-    peak_rss: Option<u64>,
-    peak_rss_exact: bool,
-    peak_pss: Option<u64>,
-    rss_samples: u64,
-    pss_samples: u64,
 }

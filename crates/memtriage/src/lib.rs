@@ -79,7 +79,7 @@ fn guarded(
             }
         }
         Err(payload) => {
-            let what = memtriage_core::panic_message(&*payload);
+            let what = memtriage_core::Error::panic_message(&*payload);
             let _ = p.error(format_args!(
                 "internal error: {what}\nThis is a bug in memtriage {}, not in your input or \
                  your machine. Please report it with the command you ran and this message \

@@ -8,10 +8,10 @@
 //! `inspect --tree` alike. `why`, which has only the record's PSS, builds its
 //! finding with [`copy_on_write`] too.
 
-use crate::diagnose::ids;
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
+use crate::model::ids;
 use crate::model::process::{process_label, RankInfo};
 use crate::model::units::iec;
 

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::diagnose::ids;
 use crate::model::cuda_snapshot::{
     AllocationSite, BlockState, CudaSnapshot, DeviceAllocatorState, Frame, OomEvent, PoolState,
     SnapshotReport, CUDA_SNAPSHOT_SCHEMA,
@@ -13,6 +12,7 @@ use crate::model::cuda_snapshot::{
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
+use crate::model::ids;
 use crate::model::units::{counted, iec};
 
 /// Requests above this are served from large segments (PyTorch's kSmallSize).

@@ -3,9 +3,10 @@
 
 use std::collections::HashMap;
 
-use crate::diagnose::{ids, xid};
+use crate::diagnose::xid;
 use crate::model::finding::{Assessment, Certainty, Evidence, Finding, Quantity, Severity};
 use crate::model::gpu::{GpuReport, GpuTick};
+use crate::model::ids;
 use crate::model::run::RunGpu;
 use crate::model::tree::TreeNode;
 use crate::model::units::iec;

@@ -4,9 +4,9 @@
 //! evidence of what grew, and so is the growth the record shows before a death
 //! (`why`). Rates are said one way for all of them.
 
-use crate::diagnose::ids;
 use crate::model::finding::{Evidence, Finding, Quantity, Severity};
 use crate::model::growth::{CeilingSnapshot, GrowthSummary};
+use crate::model::ids;
 use crate::model::run::Outcome;
 use crate::model::units::iec;
 use crate::model::why::Growth;
@@ -92,7 +92,7 @@ pub fn leak_like_growth(
                     iec(room),
                     room as f64 / e.bytes_per_second / 60.0
                 ),
-                "--limit, the cgroup's limit, or MemAvailable at the start",
+                "the run's memory limit, its cgroup's limit, or MemAvailable at the start",
             )
             .with_quantity(Quantity::Bytes(room)),
         );

@@ -12,15 +12,12 @@
 //!   /dev/shm, [`pressure`]: major-fault storms and swap thrashing; each finding built
 //!   in one place for `run` and `why`.
 //! - [`trend`]: the least-squares fit of a memory series, for `run`, `top` and `why`.
-//! - `ids`: the registry of every finding id, kept in the model (`crate::model::ids`)
-//!   so that front ends match on them too.
 
 pub mod cow;
 pub mod cuda_snapshot;
 pub mod doctor;
 pub mod gpu;
 pub mod growth;
-pub(crate) use crate::model::ids;
 pub mod logs;
 pub mod oom;
 pub mod pressure;

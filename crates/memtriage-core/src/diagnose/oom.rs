@@ -2,10 +2,11 @@
 //! `doctor` reads, a supervised run, a pasted log, the machine's history), the one
 //! fix for it, and the one `run.oom-killed` finding (`run`'s and `why`'s).
 
-use crate::diagnose::{growth, ids};
+use crate::diagnose::growth;
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
+use crate::model::ids;
 use crate::model::system::{OomConstraint, OomKill};
 use crate::model::units::iec;
 

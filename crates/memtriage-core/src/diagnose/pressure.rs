@@ -3,8 +3,8 @@
 //! swap instead of computing). One threshold and one text each, for `run` (over the
 //! run) and `why` (in the minutes before a death).
 
-use crate::diagnose::ids;
 use crate::model::finding::{Assessment, CauseKind, Certainty, Evidence, Finding, Severity};
+use crate::model::ids;
 
 /// Major faults per second that count as a storm: each is a 4 KiB read from disk
 /// taken synchronously by a stalled thread.

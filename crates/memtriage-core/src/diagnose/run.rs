@@ -7,10 +7,11 @@ use crate::diagnose::oom::{self, Limit, OomKilled};
 use crate::diagnose::pressure::{self, MajorFaults, Swapping};
 use crate::diagnose::shm::{self, ShmUse};
 use crate::diagnose::signal::{self, PythonFrames, SignalEnd};
-use crate::diagnose::{cow, gpu, growth, ids};
+use crate::diagnose::{cow, gpu, growth};
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
+use crate::model::ids;
 use crate::model::run::{signal_name, ProcessSummary, RunReport};
 use crate::model::system::OomKill;
 use crate::model::units::iec;

@@ -3,8 +3,8 @@
 //! fix, for `run` (its peak during the run) and `why` (the last interval before a
 //! death).
 
-use crate::diagnose::ids;
 use crate::model::finding::{Assessment, CauseKind, Certainty, Evidence, Finding, Severity};
+use crate::model::ids;
 
 /// /dev/shm this full explains a bus error (and is a finding of its own).
 pub const SHM_FULL_SHARE: f64 = 0.9;

@@ -3,9 +3,9 @@
 //! illegal instruction. One finding per signal, for `run` (a process of the job, seen
 //! by wait4) and `why` (a fault the kernel logged).
 
-use crate::diagnose::ids;
 use crate::diagnose::shm::{ShmUse, GIVE_SHM_ROOM};
 use crate::model::finding::{Assessment, CauseKind, Certainty, Evidence, Finding, Severity};
+use crate::model::ids;
 use crate::model::run::signal_name;
 
 /// Whether the Python frames of a crash are at hand.

@@ -202,7 +202,7 @@ impl Store {
                     &self.path,
                     format!(
                         "written by an older memtriage (schema {version}; this one reads \
-                         {SCHEMA_VERSION}): `memtriage record --db` on it once brings it up \
+                         {SCHEMA_VERSION}): recording into it once (`record`) brings it up \
                          to date"
                     ),
                 ));
@@ -212,7 +212,7 @@ impl Store {
                     &self.path,
                     format!(
                         "written by a newer memtriage (schema {version}; this one reads up to \
-                         {SCHEMA_VERSION}): use that version, or another --db"
+                         {SCHEMA_VERSION}): use that version, or another database"
                     ),
                 ));
             }

@@ -205,7 +205,7 @@ mod tests {
         let mut last = interval(10_000, Some(200 << 20));
         last.kills.push(KillRow {
             t_ms: 9_500,
-            killer: "kernel".into(),
+            killer: crate::model::history::KERNEL_KILLER.into(),
             source: KillSource::MemoryEvents,
             ..KillRow::default()
         });

@@ -244,7 +244,7 @@ impl Evidence {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
-    /// Stable identifier from the registry in `diagnose::ids`, e.g.
+    /// Stable identifier from the registry in `model::ids`, e.g.
     /// `overcommit.no-headroom`.
     pub id: String,
     pub severity: Severity,

@@ -7,9 +7,10 @@
 //! subject: a process (`process`), its maps (`maps`), a process tree (`tree`), the
 //! machine (`system`), a supervised run (`run`) and how its memory grew (`growth`),
 //! the machine's recorded history (`history`) and `why`'s report of a death in it
-//! (`why`), findings (`finding`) and the registry of their ids (`ids`), the one IEC
-//! size formatter and size parser (`units`), and command lines quoted for display
-//! (`shell`).
+//! (`why`), NVIDIA GPUs (`gpu`), a PyTorch CUDA memory snapshot explained
+//! (`cuda_snapshot`), findings (`finding`) and the registry of their ids (`ids`), the
+//! one IEC size formatter, size parser and table of units (`units`), and command lines
+//! quoted for display (`shell`).
 
 pub mod cuda_snapshot;
 pub mod finding;

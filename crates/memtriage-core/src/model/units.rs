@@ -75,7 +75,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     })?;
     let Some(per_unit) = unit_bytes(unit) else {
         return Err(format!(
-            "{text:?}: unknown unit {unit:?} (use K, M, G or T)"
+            "{text:?}: unknown unit {unit:?} (use K, M, G, T or P)"
         ));
     };
     let bytes = value * per_unit as f64;

@@ -23,7 +23,7 @@ enum Line {
 /// A last line cut short (a failed write, or a writer killed mid-write) is dropped
 /// and the record marked truncated; any other bad line is an error naming its number.
 pub fn parse(text: &str) -> Result<Timeline, ParseError> {
-    let bad = |detail: String| ParseError::new("memtriage record", detail);
+    let bad = |detail: String| ParseError::new("run timeline", detail);
     let mut record = Timeline::default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut saw_header = false;
@@ -36,7 +36,7 @@ pub fn parse(text: &str) -> Result<Timeline, ParseError> {
             }
             Err(e) => {
                 return Err(bad(format!(
-                    "line {}: not a memtriage record line: {e}",
+                    "line {}: not a line of a run timeline: {e}",
                     i + 1
                 )))
             }

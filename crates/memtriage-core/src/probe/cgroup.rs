@@ -94,8 +94,7 @@ impl CgroupReader {
     /// `Ok(None)`: the process is in no memory cgroup this reader can see.
     /// An error: it is, but the cgroup's files could not be read.
     pub fn for_pid(&mut self, pid: i32) -> Result<Option<CgroupMemory>> {
-        let text = self.root.read_string(&format!("/proc/{pid}/cgroup"))?;
-        self.for_membership(&parse_membership(&text))
+        self.for_membership(&membership(&self.root, pid)?)
     }
 
     pub fn for_membership(&mut self, m: &Membership) -> Result<Option<CgroupMemory>> {
@@ -125,6 +124,19 @@ impl CgroupReader {
             )
         })
     }
+}
+
+/// Which cgroup `pid` is in, in each hierarchy (`/proc/PID/cgroup`), as this
+/// machine's mounts show the paths.
+pub fn membership(root: &Root, pid: i32) -> Result<Membership> {
+    Ok(parse_membership(
+        &root.read_string(&format!("/proc/{pid}/cgroup"))?,
+    ))
+}
+
+/// Which cgroup this process is in (`/proc/self/cgroup`).
+pub fn own_membership(root: &Root) -> Result<Membership> {
+    Ok(parse_membership(&root.read_string("/proc/self/cgroup")?))
 }
 
 impl Hierarchy {

@@ -42,20 +42,9 @@ impl ReadError {
     pub fn reason(&self) -> String {
         match self {
             ReadError::Gone => "not provided by this kernel (file missing)".into(),
-            ReadError::Denied => denied_reason().into(),
+            ReadError::Denied => crate::error::denied_reason().into(),
             ReadError::Other(e) => e.to_string(),
         }
-    }
-}
-
-/// What to suggest depends on who we are: as root, the refusal comes from the
-/// kernel's ptrace access check, which more privilege of the same kind won't pass.
-pub fn denied_reason() -> &'static str {
-    if rustix::process::geteuid().is_root() {
-        "permission denied even as root: the kernel's ptrace access check refused \
-         (the process is in another user namespace, or CAP_SYS_PTRACE is missing)"
-    } else {
-        "permission denied: run as root, or as the process's owner"
     }
 }
 
@@ -201,6 +190,27 @@ pub fn own_rss(root: &Root) -> Option<u64> {
 pub fn own_pss(root: &Root) -> Option<u64> {
     let bytes = root.read("/proc/self/smaps_rollup").ok()?;
     smaps_rollup::parse(&bytes).map(|r| r.pss)
+}
+
+/// The OOM killer's adjustment of `pid` (`oom_score_adj`, -1000..1000); `None` when
+/// it is gone or unreadable.
+pub fn oom_score_adj(root: &Root, pid: i32) -> Option<i32> {
+    let bytes = ProcDir::open(root, pid).ok()?.read("oom_score_adj").ok()?;
+    std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
+}
+
+/// This process's own `oom_score_adj`.
+pub fn own_oom_score_adj(root: &Root) -> Option<i32> {
+    root.read_string("/proc/self/oom_score_adj")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Sets this process's own `oom_score_adj` (lowering it needs CAP_SYS_RESOURCE).
+pub fn set_own_oom_score_adj(root: &Root, value: i32) -> std::io::Result<()> {
+    std::fs::write(root.path("/proc/self/oom_score_adj"), value.to_string())
 }
 
 /// This process's own status (`/proc/self/status`).

@@ -188,7 +188,7 @@ impl SamplerThread {
             return Ok(());
         };
         thread.join().map_err(|payload| {
-            let what = crate::error::panic_message(&*payload);
+            let what = crate::Error::panic_message(&*payload);
             crate::Error::internal(format!("the sampling thread panicked: {what}"))
         })
     }

@@ -1,9 +1,7 @@
 //! Which processes a sampler follows, found afresh at every tick.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
-use crate::probe::cgroup;
 use crate::probe::process::{all_pids, parent_links};
 use crate::probe::root::Root;
 
@@ -14,15 +12,15 @@ pub enum Scope {
     /// Every descendant of this process, not itself: the job it started, the
     /// processes under it, and orphans reparented to it as their subreaper.
     Supervised,
-    /// A process and all its descendants.
+    /// A process and all its descendants (what the tests follow; front ends follow
+    /// a job they started, every process, or pids).
+    #[cfg(test)]
     Tree(i32),
     /// Every process on the machine (kernel threads, which have no memory of their
     /// own, are left out).
     All,
     /// These processes, while they live.
     Pids(Vec<i32>),
-    /// The processes in these cgroup directories and in the cgroups below them.
-    Cgroups(Vec<PathBuf>),
 }
 
 /// Finds a scope's members.
@@ -37,12 +35,12 @@ pub(crate) struct Members {
 impl Members {
     pub fn new(root: &Root, scope: Scope) -> Self {
         let children_files = match scope {
-            Scope::Supervised | Scope::Tree(_) => {
+            Scope::All | Scope::Pids(_) => false,
+            _ => {
                 let me = std::process::id();
                 root.path(&format!("/proc/{me}/task/{me}/children"))
                     .exists()
             }
-            _ => false,
         };
         Members {
             root: root.clone(),
@@ -55,6 +53,7 @@ impl Members {
     pub fn pids(&self) -> Vec<i32> {
         match &self.scope {
             Scope::Supervised => self.descendants(std::process::id() as i32),
+            #[cfg(test)]
             Scope::Tree(pid) => {
                 let mut pids = vec![*pid];
                 pids.extend(self.descendants(*pid));
@@ -62,13 +61,6 @@ impl Members {
             }
             Scope::All => all_pids(&self.root).unwrap_or_default(),
             Scope::Pids(pids) => pids.clone(),
-            Scope::Cgroups(dirs) => {
-                let mut pids = Vec::new();
-                for dir in dirs {
-                    cgroup::procs_below(dir, &mut pids);
-                }
-                pids
-            }
         }
     }
 

@@ -5,7 +5,7 @@ use super::child::Reaped;
 use super::sample::Sampled;
 use super::start::Job;
 use super::tally::RunTally;
-use super::{cuda_hook, gpu_events, limit, oom_score, perf, timeline_file, Config, RunResult};
+use super::{cuda_hook, gpu_events, limit, perf, timeline_file, Config, RunResult};
 use crate::model::run::{
     EnclosingCgroup, FaultStats, LeftRunning, LimitInfo, PerfCounts, ProcessSummary, RunGpu,
     RunReport, RUN_SCHEMA,
@@ -105,7 +105,7 @@ pub(super) fn collect<O>(
         perf: perf_counts,
         oom_score_adj: config
             .oom_score_adj
-            .and_then(|_| oom_score::of_pid(root, pid))
+            .and_then(|_| crate::probe::procdir::oom_score_adj(root, pid))
             .or(config.oom_score_adj),
         left_running: ended.left_running,
         processes,
@@ -127,7 +127,7 @@ pub(super) fn collect<O>(
         stderr,
         started_boot_seconds,
         reaped: ended.reaped,
-        recording: timeline_writer,
+        timeline_writer,
         cuda_snapshots: cuda_hook
             .map(cuda_hook::CudaHook::finish)
             .unwrap_or_default(),

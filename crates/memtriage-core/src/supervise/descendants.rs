@@ -77,6 +77,8 @@ fn monotonic_ns() -> u64 {
     (ts.tv_sec.max(0) as u64) * 1_000_000_000 + ts.tv_nsec.max(0) as u64
 }
 
+/// The kernel's process events name the host's pids: their files are the host's,
+/// whatever root the rest of the run reads.
 fn read_comm(pid: i32) -> Option<String> {
     crate::probe::procdir::comm(&Root::host(), pid)
 }

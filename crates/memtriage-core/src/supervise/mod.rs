@@ -47,7 +47,8 @@ pub struct Config {
     pub command: Vec<OsString>,
     pub interval: Duration,
     pub limit: Option<u64>,
-    pub record: Option<PathBuf>,
+    /// Where the run's timeline is written as JSON lines (`--record` in the CLI).
+    pub timeline_file: Option<PathBuf>,
     /// Count page faults, context switches and (where the PMU allows) dTLB misses.
     pub perf: bool,
     /// The job's `oom_score_adj`, set before exec and inherited by its workers.
@@ -72,7 +73,7 @@ pub struct RunResult<O> {
     pub reaped: Vec<Reaped>,
     /// The `--record` file, its samples and events written, waiting for the final
     /// report once it is diagnosed ([`timeline_file::TimelineWriter::finish`]).
-    pub recording: Option<timeline_file::TimelineWriter>,
+    pub timeline_writer: Option<timeline_file::TimelineWriter>,
     /// CUDA out-of-memory snapshots the job's Python processes saved.
     pub cuda_snapshots: Vec<cuda_hook::SavedSnapshot>,
 }

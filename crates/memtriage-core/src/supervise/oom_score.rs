@@ -4,6 +4,7 @@
 //! says why.
 
 use crate::error::{Error, Result};
+use crate::probe::procdir;
 use crate::probe::root::Root;
 
 /// The kernel's range for `oom_score_adj`.
@@ -20,11 +21,7 @@ pub fn check(root: &Root, value: i32) -> Result<()> {
             format!("{value} is outside the kernel's range -1000..1000"),
         ));
     }
-    let current = root
-        .read_string("/proc/self/oom_score_adj")
-        .ok()
-        .and_then(|s| s.trim().parse::<i32>().ok());
-    let Some(current) = current else {
+    let Some(current) = procdir::own_oom_score_adj(root) else {
         // Unknown: the write before exec is the judge, and its errno is reported.
         return Ok(());
     };
@@ -39,11 +36,4 @@ pub fn check(root: &Root, value: i32) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// The value a process has now, to show in the summary.
-pub fn of_pid(root: &Root, pid: i32) -> Option<i32> {
-    root.read_string(&format!("/proc/{pid}/oom_score_adj"))
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
 }

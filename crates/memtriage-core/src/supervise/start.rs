@@ -49,7 +49,7 @@ pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Res
         .limit
         .map(|l| limit::JobCgroup::create(root, l))
         .transpose()?;
-    let mut timeline_writer = match &config.record {
+    let mut timeline_writer = match &config.timeline_file {
         Some(path) => Some(timeline_file::TimelineWriter::create(
             path,
             &config.command,

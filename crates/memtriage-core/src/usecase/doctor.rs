@@ -38,6 +38,8 @@ pub fn profile(name: &str) -> Result<Profile> {
         .map_err(|detail| Error::bad_input(format!("profile {name:?}"), detail))
 }
 
+/// Reads the machine's memory settings once and audits them for `profile`; never
+/// fails as a whole (what could not be read is a finding of its own).
 pub fn doctor(root: &Root, profile: Profile) -> DoctorReport {
     let system = system::read(root);
     let findings = audit(&system, profile);

@@ -130,6 +130,8 @@ pub fn checked_text(source: &str, log: &[u8]) -> Result<ExplainReport> {
     Ok(text(source, log))
 }
 
+/// Scans log text held in memory, with the rule table as built (see
+/// [`checked_text`]); `source` names it in the report and the evidence.
 pub fn text(source: &str, log: &[u8]) -> ExplainReport {
     let mut scanner = LogScanner::with_source(source);
     // Chunks as a file is read; the scanner does not depend on the chunking.

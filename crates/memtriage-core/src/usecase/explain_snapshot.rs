@@ -10,6 +10,9 @@ pub use crate::model::cuda_snapshot::KnownOom;
 use crate::model::cuda_snapshot::SnapshotReport;
 use crate::parse::cuda_snapshot as parse;
 
+/// A pickled CUDA memory snapshot (`torch.cuda.memory._snapshot()`) read from
+/// `path` and explained: fragmentation, a memory cap, or real demand. `oom` says what
+/// failed where the snapshot's own history does not.
 pub fn file(path: &Path, oom: Option<KnownOom>) -> Result<SnapshotReport> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let name = path.display().to_string();

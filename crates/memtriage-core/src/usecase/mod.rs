@@ -29,7 +29,6 @@ pub mod lock;
 pub mod record;
 pub mod report;
 pub mod run;
-
 pub mod top;
 pub mod track;
 pub mod warm;

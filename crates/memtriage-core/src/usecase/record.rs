@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
 use crate::history::intervals::{
@@ -17,7 +17,7 @@ use crate::history::store::Store;
 use crate::model::history::{Interval, MachineRow};
 use crate::probe::root::Root;
 use crate::probe::system::has_capability;
-use crate::watch::MachineView;
+use crate::watch::{MachineView, Watcher};
 
 /// How often the machine is read between intervals, and recorded while memory
 /// pressure rises.
@@ -35,6 +35,8 @@ pub struct RecordStatus {
     pub intervals: AtomicU64,
 }
 
+/// The history being written: its database, what was last written, and whether
+/// writing is paused (a full disk).
 pub struct Recording {
     store: Store,
     retain: Duration,
@@ -102,12 +104,44 @@ impl Recording {
         ))
     }
 
+    /// Records what `watcher` sees until `stopped` says to end: an interval every
+    /// `every`, and between them, each [`PRESSURE_CHECK`], the machine while memory
+    /// pressure rises. `stopped(wait)` waits up to `wait`
+    /// and says whether recording must end; `say` gets each line to tell the user (a
+    /// pause, a resume, a failed trim). What `record` does alone and an exporter
+    /// beside its metrics, on the one watch.
+    pub fn record_until(
+        &mut self,
+        root: &Root,
+        watcher: &Watcher,
+        every: Duration,
+        mut stopped: impl FnMut(Duration) -> bool,
+        mut say: impl FnMut(&str),
+    ) {
+        let mut next = Instant::now();
+        loop {
+            let said = if Instant::now() >= next {
+                next += every;
+                self.tick(&watcher.view())
+            } else {
+                self.pressure_tick(root, &watcher.view(), || watcher.sample_now())
+            };
+            for line in &said {
+                say(line);
+            }
+            let wait = PRESSURE_CHECK.min(next.saturating_duration_since(Instant::now()));
+            if stopped(wait) {
+                return;
+            }
+        }
+    }
+
     /// Each second between intervals: while memory pressure rises (tasks stall on
     /// memory, MemAvailable falls fast), the machine is recorded every second, so the
     /// minute before an OOM kill is seen in detail: the machine's figures at once, and
     /// a whole interval (jobs, cgroups, the largest processes) from a sample asked of
     /// the watch (`sample_now`) for the next second. Returns what to say.
-    pub fn pressure_tick(
+    fn pressure_tick(
         &mut self,
         root: &Root,
         view: &MachineView,
@@ -143,7 +177,7 @@ impl Recording {
     }
 
     /// Writes the view if it holds a sample not yet written; returns what to say.
-    pub fn tick(&mut self, view: &MachineView) -> Vec<String> {
+    fn tick(&mut self, view: &MachineView) -> Vec<String> {
         let mut said = Vec::new();
         if view.sampled_at.is_none() || view.sampled_at == self.last_written {
             return said;
@@ -238,7 +272,7 @@ pub fn lower_priority() -> Vec<String> {
             ));
         }
     }
-    if let Err(e) = std::fs::write("/proc/self/oom_score_adj", OOM_SCORE_ADJ.to_string()) {
+    if let Err(e) = crate::probe::procdir::set_own_oom_score_adj(&Root::host(), OOM_SCORE_ADJ) {
         said.push(format!(
             "kept its oom_score_adj (setting {OOM_SCORE_ADJ} needs CAP_SYS_RESOURCE: {e})"
         ));

@@ -12,7 +12,7 @@ pub use crate::history::intervals::now_ms;
 
 /// The recording `run --record` wrote, from its text (JSON lines), whole or cut
 /// short; the error says where and why it is not one.
-pub fn parse_recording(text: &str) -> std::result::Result<Timeline, String> {
+pub fn parse_timeline(text: &str) -> std::result::Result<Timeline, String> {
     crate::parse::timeline::parse(text).map_err(|e| e.detail)
 }
 

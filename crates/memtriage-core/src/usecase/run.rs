@@ -160,7 +160,7 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
         report.notes.push(format!("kernel log not read: {reason}"));
     }
     let mut recording_failed = None;
-    if let Some(recording) = result.recording.as_mut() {
+    if let Some(writer) = result.timeline_writer.as_mut() {
         // The kernel's kills on the run's time axis, for the page's timeline.
         for k in &kills {
             let t = match (k.timestamp, result.started_boot_seconds) {
@@ -171,11 +171,11 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
                 "the kernel OOM-killed {}",
                 crate::diagnose::oom::pid_label(k)
             );
-            recording.event(t, "oom-kill", k.pid, None, Some(&label));
+            writer.event(t, "oom-kill", k.pid, None, Some(&label));
         }
-        let failed_during_run = recording.failure().is_some();
-        recording.finish(&report);
-        recording_failed = recording.failure();
+        let failed_during_run = writer.failure().is_some();
+        writer.finish(&report);
+        recording_failed = writer.failure();
         // Failing at the end, the failure cannot be in the file's own report.
         if let (false, Some(failure)) = (failed_during_run, &recording_failed) {
             report.notes.push(failure.clone());

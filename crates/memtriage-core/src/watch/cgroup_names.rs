@@ -5,8 +5,8 @@
 //! a cgroup's counters, or to a process seen earlier, needs the one form.
 
 use crate::model::process::CgroupVersion;
-use crate::parse::cgroup::parse_membership;
-use crate::probe::cgroup::Hierarchy;
+use crate::parse::cgroup::Membership;
+use crate::probe::cgroup::{own_membership, Hierarchy};
 use crate::probe::root::Root;
 
 #[derive(Debug, Clone)]
@@ -28,8 +28,7 @@ impl CgroupNames {
     }
 
     /// This hierarchy's path of a process, from its `/proc/PID/cgroup` text.
-    pub fn of_process(&self, cgroup_file: &str) -> Option<String> {
-        let m = parse_membership(cgroup_file);
+    pub fn of_process(&self, m: Membership) -> Option<String> {
         let ns_path = match self.hierarchy.version {
             CgroupVersion::V2 => m.v2,
             CgroupVersion::V1 => m.v1_memory,
@@ -83,8 +82,7 @@ fn locate_namespace_root(root: &Root, h: &Hierarchy) -> Option<String> {
         return None;
     }
     let depth = h.mount.root.split('/').filter(|c| *c == "..").count();
-    let own = root.read_string("/proc/self/cgroup").ok()?;
-    let m = parse_membership(&own);
+    let m = own_membership(root).ok()?;
     let own = match h.version {
         CgroupVersion::V2 => m.v2,
         CgroupVersion::V1 => m.v1_memory,

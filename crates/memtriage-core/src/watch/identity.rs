@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::model::shell;
-use crate::probe::cgroup::{Hierarchies, Hierarchy};
+use crate::probe::cgroup::{membership, Hierarchies, Hierarchy};
 use crate::probe::procdir;
 use crate::probe::root::Root;
 
@@ -112,10 +112,10 @@ impl Identities {
         let cmdline = procdir::args(&self.root, pid)
             .map(|args| shell::join(&args))
             .unwrap_or_default();
-        let cgroup = self.names.as_ref().and_then(|names| {
-            let text = self.root.read_string(&format!("/proc/{pid}/cgroup")).ok()?;
-            names.of_process(&text)
-        });
+        let cgroup = self
+            .names
+            .as_ref()
+            .and_then(|names| names.of_process(membership(&self.root, pid).ok()?));
         Identity {
             comm: comm.to_string(),
             cmdline,

@@ -253,7 +253,7 @@ impl Watcher {
             slow.join().map_err(|p| {
                 crate::Error::internal(format!(
                     "the watch thread panicked: {}",
-                    crate::error::panic_message(&*p)
+                    crate::Error::panic_message(&*p)
                 ))
             })?;
         }

@@ -5,12 +5,12 @@
 //! sight reads once (its owner, its cgroup) and its cgroup's usage each sample.
 
 use std::collections::{HashMap, VecDeque};
-use std::os::unix::fs::MetadataExt;
 
-use crate::diagnose::ids;
 use crate::diagnose::trend::{least_squares, Point};
+use crate::model::ids;
 use crate::model::process::CgroupMemory;
 use crate::probe::cgroup::{CgroupDir, CgroupReader};
+use crate::probe::procdir::ProcDir;
 use crate::probe::root::Root;
 use crate::probe::users::Users;
 use crate::sampler::Sample;
@@ -120,13 +120,10 @@ impl ProcessTable {
         let mut rows = Vec::with_capacity(sample.processes.len());
         for p in &sample.processes {
             if !self.history.contains_key(&p.pid) {
-                let user = std::fs::metadata(self.root.path(&format!("/proc/{}", p.pid)))
+                let user = ProcDir::open(&self.root, p.pid)
                     .ok()
-                    .map(|m| {
-                        self.users
-                            .name(m.uid())
-                            .unwrap_or_else(|| m.uid().to_string())
-                    });
+                    .and_then(|dir| dir.owner_uid())
+                    .map(|uid| self.users.name(uid).unwrap_or_else(|| uid.to_string()));
                 let cgroup = self.cgroups.for_pid(p.pid).ok().flatten();
                 self.history.insert(
                     p.pid,

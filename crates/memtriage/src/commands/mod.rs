@@ -26,6 +26,15 @@ pub struct Context {
     pub root: Root,
 }
 
+/// An engine error about the history's database, said with the option that names
+/// the database (the engine's messages name no option: Python has none).
+pub fn history_error(e: memtriage_core::Error, option: &str) -> anyhow::Error {
+    if e.kind() == memtriage_core::ErrorKind::Internal {
+        return e.into();
+    }
+    anyhow::anyhow!("{e} ({option} PATH names the database)")
+}
+
 pub fn run(cli: &Cli, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let ctx = Context {
         root: cli.root.as_ref().map(Root::at).unwrap_or_else(Root::host),

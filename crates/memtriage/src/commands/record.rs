@@ -4,10 +4,9 @@
 //! says so; it resumes when writes succeed again.
 
 use std::io::Write;
-use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use memtriage_core::usecase::record::{default_db, lower_priority, Recording, PRESSURE_CHECK};
+use memtriage_core::usecase::record::{default_db, lower_priority, Recording};
 use memtriage_core::usecase::watch::{WatchConfig, Watcher};
 
 use super::Context;
@@ -18,7 +17,8 @@ use crate::render::printer::Printer;
 pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let db = args.db.clone().unwrap_or_else(default_db);
     let (mut recording, said) =
-        Recording::open(&ctx.root, &db, args.retain.0, args.max_size.map(|s| s.0))?;
+        Recording::open(&ctx.root, &db, args.retain.0, args.max_size.map(|s| s.0))
+            .map_err(|e| super::history_error(e, "--db"))?;
     // Before the watch's threads start: they inherit the priorities.
     let courtesy = lower_priority();
     let mut config = WatchConfig::new(ctx.root.clone());
@@ -40,25 +40,17 @@ pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<
         writeln!(p.err, "memtriage record: {line}")?;
     }
     p.err.flush()?;
-    let mut next = Instant::now();
-    let mut next_pressure = Instant::now() + PRESSURE_CHECK;
-    while !super::stop::requested() {
-        std::thread::sleep(Duration::from_millis(100));
-        let now = Instant::now();
-        let mut said = Vec::new();
-        if now >= next {
-            next += args.interval.0;
-            said = recording.tick(&watcher.view());
-        } else if now >= next_pressure {
-            said = recording.pressure_tick(&ctx.root, &watcher.view(), || watcher.sample_now());
-        }
-        if now >= next_pressure {
-            next_pressure = now + PRESSURE_CHECK;
-        }
-        for line in said {
-            writeln!(p.err, "memtriage record: {line}")?;
-        }
-    }
+    // The recorder's stderr is its log: a line lost to a closed one is no reason to
+    // stop recording.
+    recording.record_until(
+        &ctx.root,
+        &watcher,
+        args.interval.0,
+        super::stop::wait_for,
+        |line| {
+            let _ = writeln!(p.err, "memtriage record: {line}");
+        },
+    );
     watcher.stop()?;
     Ok(ExitStatus::Success)
 }

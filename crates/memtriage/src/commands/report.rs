@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use anyhow::Context as _;
-use memtriage_core::usecase::report::{history_span, history_window, now_ms, parse_recording};
+use memtriage_core::usecase::report::{history_span, history_window, now_ms, parse_timeline};
 
 use super::Context;
 use crate::cli::ReportArgs;
@@ -33,7 +33,7 @@ pub fn run(_ctx: &Context, args: &ReportArgs, p: &mut Printer) -> anyhow::Result
     }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
-    let rec = parse_recording(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let rec = parse_timeline(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     if let Some(html) = &args.html {
         std::fs::write(html, render::html::page(&rec))
             .with_context(|| format!("{}: cannot write", html.display()))?;
@@ -73,7 +73,7 @@ fn history(
     html: &std::path::Path,
     p: &mut Printer,
 ) -> anyhow::Result<ExitStatus> {
-    let Some((first, last)) = history_span(db)? else {
+    let Some((first, last)) = history_span(db).map_err(|e| super::history_error(e, "--db"))? else {
         anyhow::bail!(
             "{}: the record is empty: is `memtriage record` running?",
             db.display()

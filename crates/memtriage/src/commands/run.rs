@@ -19,7 +19,7 @@ pub fn run(ctx: &Context, args: &RunArgs, p: &mut Printer) -> anyhow::Result<Exi
         command: args.command.clone(),
         interval: args.interval.0,
         limit: args.limit.map(|l| l.0),
-        record: args.record.clone(),
+        timeline_file: args.record.clone(),
         perf: args.perf,
         oom_score_adj: args.oom_score_adj,
         // The job's stderr and this line share the terminal; a failed write is no

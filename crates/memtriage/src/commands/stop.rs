@@ -6,7 +6,7 @@
 //! the engine's `supervise::signals`.)
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -38,5 +38,17 @@ pub const POLL: Duration = Duration::from_millis(100);
 pub fn wait() {
     while !requested() {
         std::thread::sleep(POLL);
+    }
+}
+
+/// Waits up to `wait`, or less when a stop is asked for; whether one was.
+pub fn wait_for(wait: Duration) -> bool {
+    let until = Instant::now() + wait;
+    loop {
+        let now = Instant::now();
+        if requested() || now >= until {
+            return requested();
+        }
+        std::thread::sleep(POLL.min(until - now));
     }
 }

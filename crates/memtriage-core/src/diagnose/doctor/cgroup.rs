@@ -1,7 +1,8 @@
 //! The memory cgroup of the shell that runs the audit: its limit and its OOM kills.
 
-use crate::diagnose::{ids, oom};
+use crate::diagnose::oom;
 use crate::model::finding::{Evidence, Finding, Severity};
+use crate::model::ids;
 use crate::model::system::SystemSnapshot;
 use crate::model::units::iec;
 

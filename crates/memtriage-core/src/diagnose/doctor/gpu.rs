@@ -4,9 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::diagnose::{ids, xid};
+use crate::diagnose::xid;
 use crate::model::finding::{Evidence, Finding, Severity};
 use crate::model::gpu::{GpuDevice, GpuReport, KernelXid, PidJoin};
+use crate::model::ids;
 use crate::model::system::SystemSnapshot;
 use crate::model::units::iec;
 

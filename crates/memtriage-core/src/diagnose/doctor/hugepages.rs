@@ -1,7 +1,7 @@
 //! Transparent huge pages and persistent huge page pools.
 
-use crate::diagnose::ids;
 use crate::model::finding::{Evidence, Finding, Severity};
+use crate::model::ids;
 use crate::model::system::SystemSnapshot;
 use crate::model::units::iec;
 

@@ -1,7 +1,8 @@
 //! OOM kills since boot, and whether an OOM panics the machine.
 
-use crate::diagnose::{ids, oom};
+use crate::diagnose::oom;
 use crate::model::finding::{Evidence, Finding, Severity};
+use crate::model::ids;
 use crate::model::system::{OomConstraint, SystemSnapshot};
 
 use super::{ev, finding, opt_num, sysctl_fix, unreadable, vm_path, Profile};
@@ -27,7 +28,7 @@ pub(super) fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
         .partition(|k| k.in_run_limit_cgroup());
     let own_ev = (!own.is_empty()).then(|| {
         ev(
-            "OOM kills under `memtriage run --limit` (not counted)",
+            "OOM kills under `run`'s memory limits (not counted)",
             own.len().to_string(),
             KMSG,
         )
@@ -128,7 +129,7 @@ pub(super) fn oom(sys: &SystemSnapshot, _: Profile) -> Vec<Finding> {
                         opt_num(count)
                     ),
                     n => format!(
-                        "no OOM kills since boot outside `memtriage run --limit` ({n} inside its limits)"
+                        "no OOM kills since boot outside `run`'s memory limits ({n} inside them)"
                     ),
                 },
                 with_own(vec![count_ev, ev("kernel log", log_state, KMSG)]),

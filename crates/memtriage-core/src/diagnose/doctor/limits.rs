@@ -1,7 +1,7 @@
 //! Resource limits of the shell: locked memory and open files.
 
-use crate::diagnose::ids;
 use crate::model::finding::{Finding, Severity};
+use crate::model::ids;
 use crate::model::system::{Rlimit, SystemSnapshot};
 use crate::model::units::iec;
 

@@ -1,7 +1,7 @@
 //! Memory available, memory pressure (PSI) and swap.
 
-use crate::diagnose::ids;
 use crate::model::finding::{Evidence, Finding, Quantity, Severity};
+use crate::model::ids;
 use crate::model::system::SystemSnapshot;
 use crate::model::units::iec;
 

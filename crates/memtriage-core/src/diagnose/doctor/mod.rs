@@ -5,7 +5,7 @@
 //!
 //! One file per family of checks; this module holds the profile, the order the checks
 //! run in, and the helpers they share (evidence, sysctl fixes, unreadable inputs).
-//! Ids come from [`crate::diagnose::ids`]: `<area>.<problem>`, `<area>.ok` when the
+//! Ids come from [`crate::model::ids`]: `<area>.<problem>`, `<area>.ok` when the
 //! check passes, `<area>.unreadable` when its inputs could not be read.
 
 use serde::{Deserialize, Serialize};
@@ -184,7 +184,7 @@ fn percent(part: u64, whole: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::ids;
+    use crate::model::ids;
 
     #[test]
     fn sysctl_fix_sets_now_and_persists() {

@@ -1,7 +1,7 @@
 //! NUMA: zone reclaim and automatic balancing on machines with several nodes.
 
-use crate::diagnose::ids;
 use crate::model::finding::{Evidence, Finding, Severity};
+use crate::model::ids;
 use crate::model::system::SystemSnapshot;
 
 use super::{ev, finding, opt_num, sysctl_fix, vm_path, Profile};

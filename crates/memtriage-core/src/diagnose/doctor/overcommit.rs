@@ -1,7 +1,7 @@
 //! Overcommit accounting against the machine's purpose.
 
-use crate::diagnose::ids;
 use crate::model::finding::{Evidence, Finding, Quantity, Severity};
+use crate::model::ids;
 use crate::model::system::{MemInfo, SystemSnapshot};
 use crate::model::units::iec;
 

@@ -1,7 +1,7 @@
 //! Proactive reclaim (DAMON) that pages out memory with no pressure.
 
-use crate::diagnose::ids;
 use crate::model::finding::{Finding, Severity};
+use crate::model::ids;
 use crate::model::system::SystemSnapshot;
 
 use super::{ev, finding, unreadable, Profile};

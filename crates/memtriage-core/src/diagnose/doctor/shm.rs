@@ -1,7 +1,7 @@
 //! /dev/shm: mounted, tmpfs, big enough for DataLoader batches, not full.
 
-use crate::diagnose::ids;
 use crate::model::finding::{Evidence, Finding, Severity};
+use crate::model::ids;
 use crate::model::system::{SystemSnapshot, SHM_NOT_MOUNTED};
 use crate::model::units::iec;
 

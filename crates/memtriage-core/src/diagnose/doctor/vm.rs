@@ -1,7 +1,7 @@
 //! vm sysctls that limit or stall jobs: max_map_count and dirty page thresholds.
 
-use crate::diagnose::ids;
 use crate::model::finding::{Evidence, Finding, Severity};
+use crate::model::ids;
 use crate::model::system::SystemSnapshot;
 use crate::model::units::iec;
 

@@ -725,7 +725,7 @@ fn oom_evidence(
 }
 
 /// `2.00 GiB` as PyTorch prints it, in bytes.
-pub fn parse_size(s: &str) -> Option<f64> {
+pub fn pytorch_size(s: &str) -> Option<f64> {
     let (number, unit) = s.trim().split_once(' ')?;
     units::bytes_of(number.parse().ok()?, unit).map(|b| b as f64)
 }
@@ -733,7 +733,7 @@ pub fn parse_size(s: &str) -> Option<f64> {
 /// The figures of the message, and the fix that leads when the allocator is
 /// fragmented (returned, to go before the class's fix).
 fn cuda_oom_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) -> Option<String> {
-    let size = |k: &str| m.capture(k).and_then(parse_size);
+    let size = |k: &str| m.capture(k).and_then(pytorch_size);
     for (k, label) in [
         ("asked", "tried to allocate"),
         ("gpu", "GPU"),
@@ -746,7 +746,7 @@ fn cuda_oom_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) -> Option<
         if let Some(v) = m.capture(k) {
             // The GPU's index is not a size; the rest are PyTorch's printed sizes.
             let e = Evidence::text(label, v, at);
-            out.push(match (k, parse_size(v)) {
+            out.push(match (k, pytorch_size(v)) {
                 ("gpu", _) | (_, None) => e,
                 (_, Some(b)) => e.with_quantity(Quantity::Bytes(b as u64)),
             });
@@ -841,11 +841,14 @@ mod tests {
 
     #[test]
     fn sizes_as_pytorch_prints_them() {
-        assert_eq!(parse_size("2.00 GiB"), Some(2.0 * 1024.0 * 1024.0 * 1024.0));
-        assert_eq!(parse_size("20.00 MiB"), Some(20.0 * 1024.0 * 1024.0));
-        assert_eq!(parse_size("512 B"), Some(512.0));
-        assert_eq!(parse_size("x GiB"), None);
-        assert_eq!(parse_size("1.0 parsecs"), None);
+        assert_eq!(
+            pytorch_size("2.00 GiB"),
+            Some(2.0 * 1024.0 * 1024.0 * 1024.0)
+        );
+        assert_eq!(pytorch_size("20.00 MiB"), Some(20.0 * 1024.0 * 1024.0));
+        assert_eq!(pytorch_size("512 B"), Some(512.0));
+        assert_eq!(pytorch_size("x GiB"), None);
+        assert_eq!(pytorch_size("1.0 parsecs"), None);
     }
 
     #[test]

@@ -3,11 +3,11 @@
 use super::before::copying_workers;
 use super::kill::growth_before_death;
 use super::*;
-use crate::diagnose::ids;
 use crate::history::store::Store;
 use crate::model::history::{
     CgroupRow, Interval, JobPoint, JobRow, KillRow, KillSource, MachineRow, ProcessBrief,
 };
+use crate::model::ids;
 use crate::model::system::OomConstraint;
 use crate::model::why::WhyReport;
 

@@ -296,10 +296,7 @@ fn live_cgroup_oom_kill_is_found_in_the_kernel_log() {
     let own = f
         .iter()
         .flat_map(|f| &f.evidence)
-        .find(|e| {
-            e.label
-                .starts_with("OOM kills under `memtriage run --limit`")
-        })
+        .find(|e| e.label.starts_with("OOM kills under `run`'s memory limits"))
         .expect("the test's kill is shown apart");
     assert!(own.value.parse::<u64>().unwrap() >= 1, "{own:?}");
     assert!(

@@ -16,7 +16,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::model::history::KillSource;
+use crate::model::history::{KillSource, KERNEL_KILLER};
 use crate::model::system::OomKill;
 use crate::parse::fatal_signal::FatalSignal;
 use crate::parse::userspace_oom::{self, UserspaceKill};
@@ -435,7 +435,7 @@ impl OomWatcher {
             self.count(
                 Some(e.cgroup),
                 victim,
-                "kernel",
+                KERNEL_KILLER,
                 KillSource::MemoryEvents,
                 detail,
             );
@@ -466,7 +466,7 @@ impl OomWatcher {
             task_table: pending.task_table,
             report: Some(kill.clone()),
         };
-        self.count(cgroup, kill.comm, "kernel", source, detail);
+        self.count(cgroup, kill.comm, KERNEL_KILLER, source, detail);
     }
 
     fn count(

@@ -18,7 +18,7 @@ use crate::cli::ServeArgs;
 use crate::exit::ExitStatus;
 use crate::render::printer::Printer;
 use crate::values::GroupSpec;
-use memtriage_core::usecase::record::{Recording, PRESSURE_CHECK};
+use memtriage_core::usecase::record::Recording;
 use web_config::WebConfig;
 
 pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
@@ -67,12 +67,15 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
     };
     let scheme = if web.tls.is_some() { "https" } else { "http" };
     let recording = match &args.record {
-        Some(db) => Some(Recording::open(
-            &ctx.root,
-            db,
-            args.record_retain.0,
-            args.record_max_size.map(|s| s.0),
-        )?),
+        Some(db) => Some(
+            Recording::open(
+                &ctx.root,
+                db,
+                args.record_retain.0,
+                args.record_max_size.map(|s| s.0),
+            )
+            .map_err(|e| super::history_error(e, "--record"))?,
+        ),
         None => None,
     };
     let watcher = Watcher::start(config).context("cannot start the sampler")?;
@@ -145,31 +148,18 @@ impl RecordThread {
         let thread = std::thread::Builder::new()
             .name("memtriage-record".into())
             .spawn(move || {
-                let mut next = std::time::Instant::now();
-                loop {
-                    // An interval when one is due; between them, the machine each
-                    // second while memory pressure rises.
-                    let said = if std::time::Instant::now() >= next {
-                        next += every;
-                        recording.tick(&server.watcher.view())
-                    } else {
-                        recording.pressure_tick(&root, &server.watcher.view(), || {
-                            server.watcher.sample_now()
-                        })
-                    };
-                    for line in said {
-                        // The exporter's stderr is its log; a closed one loses only this.
-                        let _ = writeln!(std::io::stderr(), "memtriage serve: record: {line}");
-                    }
+                let stopped = |wait| {
                     let (flag, cv) = &*stopped;
                     let guard = flag.lock().unwrap_or_else(|e| e.into_inner());
                     let (guard, _) = cv
-                        .wait_timeout_while(guard, PRESSURE_CHECK, |s| !*s)
+                        .wait_timeout_while(guard, wait, |s| !*s)
                         .unwrap_or_else(|e| e.into_inner());
-                    if *guard {
-                        return;
-                    }
-                }
+                    *guard
+                };
+                // The exporter's stderr is its log; a closed one loses only the line.
+                recording.record_until(&root, &server.watcher, every, stopped, |line| {
+                    let _ = writeln!(std::io::stderr(), "memtriage serve: record: {line}");
+                });
             })
             .context("cannot start the recording thread")?;
         Ok(RecordThread { stop, thread })

@@ -3,7 +3,7 @@
 //! sample in the middle has no tree PSS (a missed reading).
 
 use memtriage_core::model::run::Timeline;
-use memtriage_core::usecase::report::parse_recording;
+use memtriage_core::usecase::report::parse_timeline;
 
 fn sample(t: f64, rss_mib: u64, pss_mib: Option<u64>, minor: f64) -> String {
     let rss = rss_mib << 20;
@@ -34,5 +34,5 @@ pub fn oom_recording_text() -> String {
 }
 
 pub fn oom_recording() -> Timeline {
-    parse_recording(&oom_recording_text()).expect("the fixture is a valid recording")
+    parse_timeline(&oom_recording_text()).expect("the fixture is a valid recording")
 }

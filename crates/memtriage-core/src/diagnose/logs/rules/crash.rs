@@ -2,9 +2,9 @@
 //! exceptions, and Python's faulthandler output of them.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::diagnose::ids;
 use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::Error;
+use crate::model::ids;
 
 pub(super) static RULES: &[Rule] = &[
     // ---- native crashes ----------------------------------------------------------

@@ -2,8 +2,8 @@
 //! device-side assertions.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::diagnose::ids;
 use crate::model::finding::Severity::Error;
+use crate::model::ids;
 
 pub(super) static RULES: &[Rule] = &[
     // ---- CUDA --------------------------------------------------------------------

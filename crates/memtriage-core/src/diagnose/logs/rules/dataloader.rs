@@ -2,8 +2,8 @@
 //! a signal.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::diagnose::ids;
 use crate::model::finding::Severity::Error;
+use crate::model::ids;
 
 pub(super) static RULES: &[Rule] = &[
     // ---- DataLoader workers ------------------------------------------------------

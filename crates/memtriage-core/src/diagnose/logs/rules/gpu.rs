@@ -1,9 +1,10 @@
 //! The GPU driver's Xid errors (and what each means) and NCCL's collectives.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::diagnose::{ids, xid};
+use crate::diagnose::xid;
 use crate::model::finding::CauseKind::Hardware;
 use crate::model::finding::Severity::{Error, Warn};
+use crate::model::ids;
 
 /// The meaning of the Xid, from the catalogue.
 fn extract_xid(_msg: &str, out: &mut Vec<(String, String)>) -> bool {

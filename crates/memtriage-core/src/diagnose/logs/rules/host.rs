@@ -3,10 +3,10 @@
 //! and busy.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::diagnose::ids;
 use crate::model::finding::CauseKind::{Capacity, Configuration, UserCode};
 use crate::model::finding::Certainty::{Likely, Possible};
 use crate::model::finding::Severity::{Error, Warn};
+use crate::model::ids;
 use crate::model::units::iec;
 
 /// Swap this full (of its size) is a machine that thrashes when pages move.

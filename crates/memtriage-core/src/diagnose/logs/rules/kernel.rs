@@ -1,8 +1,8 @@
 //! The kernel itself: stalled reclaim, failed page allocations, oopses and panics.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::diagnose::ids;
 use crate::model::finding::Severity::{Error, Warn};
+use crate::model::ids;
 
 pub(super) static RULES: &[Rule] = &[
     // ---- kernel memory pressure and faults --------------------------------------

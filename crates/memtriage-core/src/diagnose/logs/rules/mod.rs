@@ -169,7 +169,7 @@ pub struct ClassInfo {
     pub class: FailureClass,
     /// The serde name, e.g. `oom_kill`.
     pub name: &'static str,
-    /// The finding id from `diagnose::ids`, `log.<name in kebab case>`.
+    /// The finding id from `model::ids`, `log.<name in kebab case>`.
     pub id: &'static str,
     /// Used when the best rule's title cannot be filled in.
     pub title: &'static str,
@@ -316,7 +316,7 @@ mod tests {
                 CLASSES[i].id,
                 format!("log.{}", CLASSES[i].name.replace('_', "-"))
             );
-            assert!(crate::diagnose::ids::ALL.contains(&CLASSES[i].id));
+            assert!(crate::model::ids::ALL.contains(&CLASSES[i].id));
         }
     }
 

@@ -2,10 +2,11 @@
 //! or an exit code of 137 report it.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::diagnose::{ids, oom};
+use crate::diagnose::oom;
 use crate::model::finding::CauseKind::{Capacity, Configuration};
 use crate::model::finding::Certainty::{Likely, Possible};
 use crate::model::finding::Severity::{Error, Info, Warn};
+use crate::model::ids;
 use crate::model::system::OomConstraint;
 use crate::model::units::iec;
 use crate::parse::kmsg;

@@ -3,10 +3,10 @@
 //! statuses and Python's own report.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::diagnose::ids;
 use crate::model::finding::CauseKind::{Driver, UserCode};
 use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::Error;
+use crate::model::ids;
 
 /// The module named as the cause, and whom it points at: the NVIDIA driver, RAM (the
 /// kernel itself, or WinDbg's `memory_corruption`), or the program.
