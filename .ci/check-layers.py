@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Data flows one way through the engine (DESIGN.md, the README's layout):
+"""Data flows one way through the engine (DESIGN.md, the README's layout). Each
+layer may name only those listed for it in ALLOWED below:
 
-    model  <-  parse  <-  probe  <-  sampler, pagecache  <-  supervise, watch  <-  history
-      ^          ^                                                                   ^
-      '------ diagnose (pure rules over the model and parsed text) ------------------'
-                                          usecase names any of them; front ends name
-                                          only usecase and model (and the error type).
+    error, model                    nothing (the error type; plain data)
+    parse                           model
+    probe                           parse, model
+    diagnose                        parse, model (pure rules: they read nothing)
+    sampler, pagecache              probe and below
+    history                         probe, diagnose and below
+    supervise, watch                sampler (watch: pagecache too), diagnose and below
+    usecase                         any of them: the engine's API, with model
+    front ends                      usecase and model (and the error type, Root)
 
 This fails when a module names one that its layer may not: a lower layer naming a
 higher one, a rule reaching for the system, or a front end (the CLI, the Python crate,
@@ -40,7 +45,7 @@ ALLOWED = {
     "pagecache": {"error", "model", "parse", "probe"},
     "supervise": {"error", "model", "parse", "probe", "diagnose", "sampler"},
     "watch": {"error", "model", "parse", "probe", "diagnose", "sampler", "pagecache"},
-    "history": {"error", "model", "parse", "probe", "diagnose", "watch"},
+    "history": {"error", "model", "parse", "probe", "diagnose"},
     "usecase": set(LAYERS) - {"usecase", "fuzz"},
     "fuzz": {"error", "model", "parse", "diagnose"},
 }

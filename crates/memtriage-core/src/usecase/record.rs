@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
-use crate::history::intervals::{
-    interval_from, machine_now, now_ms, pressure_rising, taken, Earlier, Taken,
-};
 use crate::history::store::Store;
 use crate::model::history::{Interval, MachineRow};
 use crate::probe::root::Root;
 use crate::probe::system::has_capability;
+use crate::watch::intervals::{
+    interval_from, machine_now, now_ms, pressure_rising, taken, Earlier, Taken,
+};
 use crate::watch::{MachineView, Watcher};
 
 /// How often the machine is read between intervals, and recorded while memory

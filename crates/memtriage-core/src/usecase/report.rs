@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::history::store::Store;
 use crate::model::run::Timeline;
 
-pub use crate::history::intervals::now_ms;
+pub use crate::watch::intervals::now_ms;
 
 /// The recording `run --record` wrote, from its text (JSON lines), whole or cut
 /// short; the error says where and why it is not one.

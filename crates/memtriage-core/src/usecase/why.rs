@@ -8,9 +8,9 @@ use crate::error::Result;
 use crate::history::store::Store;
 use crate::history::why::record_notes;
 
-pub use crate::history::intervals::now_ms;
 pub use crate::history::why::WhyRequest;
 pub use crate::model::why::{Death, Growth, WhyReport, WHY_SCHEMA};
+pub use crate::watch::intervals::now_ms;
 
 /// What the history holds about the death asked for.
 #[derive(Debug)]

@@ -16,12 +16,14 @@
 //! - `files`: page-cache residency of watched files
 //! - `processes`: every process as a live view shows it (`top`): rates, growth,
 //!   history, findings
+//! - `intervals`: the view as one interval of the machine's history
 
 mod cgroup_names;
 mod cgroups;
 mod files;
 mod groups;
 mod identity;
+pub mod intervals;
 pub mod largest;
 mod live;
 mod oom;

@@ -1,14 +1,14 @@
 //! What one recorded interval holds, taken from the watch's view: the machine, each
 //! job, each memory cgroup, the largest processes, and each OOM kill since the last
-//! interval with a snapshot of that moment, as `store` writes them.
+//! interval with a snapshot of that moment, as the history's store writes them.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::{KillRecord, MachineView};
 use crate::model::history::{
     CgroupRow, FaultRow, Interval, JobRow, KillRow, KillSnapshot, MachineRow, ProcessBrief,
 };
 use crate::probe::system::{read_meminfo, read_pressure, read_thp_setting, shm_usage, THP_ENABLED};
-use crate::watch::{KillRecord, MachineView};
 use crate::Root;
 
 /// The largest processes of an earlier sample, and when it was taken.
