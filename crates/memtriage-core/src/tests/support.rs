@@ -10,38 +10,21 @@ use std::process::{Child, Command, Stdio};
 
 #[path = "built.rs"]
 mod built;
+#[path = "roots.rs"]
+mod roots;
 #[path = "skip.rs"]
 mod skip;
 // Each of the two test binaries uses a part.
 #[allow(unused_imports)]
 pub use built::fake_nvml;
 #[allow(unused_imports)]
+pub use roots::{copy_tree, write};
+#[allow(unused_imports)]
 pub use skip::{skip, skip_by_chance};
 
 /// `crates/memtriage-core/tests/fixtures`: captured system trees, kernel output, logs.
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// Writes `bytes` at `rel` below `root` (a leading `/` is ignored), creating directories.
-pub fn write(root: &Path, rel: &str, bytes: impl AsRef<[u8]>) {
-    let path = root.join(rel.trim_start_matches('/'));
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("create dirs");
-    std::fs::write(path, bytes).expect("write file");
-}
-
-/// Copies a captured tree into a test's own root, so one test can change a file.
-pub fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("dir entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy file");
-        }
-    }
 }
 
 /// A child killed and reaped when dropped, so a failed assertion leaves nothing behind.

@@ -13,11 +13,15 @@ use std::time::{Duration, Instant};
 // Shared with the engine's tests.
 #[path = "../../../../memtriage-core/src/tests/built.rs"]
 mod built;
+#[path = "../../../../memtriage-core/src/tests/roots.rs"]
+mod roots;
 #[path = "../../../../memtriage-core/src/tests/skip.rs"]
 mod skip;
 // The harness binary, which includes this module too, uses a part.
 #[allow(unused_imports)]
 pub use built::fake_nvml;
+#[allow(unused_imports)]
+pub use roots::{copy_tree, write};
 #[allow(unused_imports)]
 pub use skip::{skip, skip_by_chance};
 
@@ -180,27 +184,6 @@ pub fn u(v: &serde_json::Value, path: &str) -> u64 {
     }
     cur.as_u64()
         .unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
-}
-
-/// Writes `bytes` at `rel` below `root`, creating directories.
-pub fn write(root: &Path, rel: &str, bytes: &[u8]) {
-    let path = root.join(rel.trim_start_matches('/'));
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("create dirs");
-    std::fs::write(path, bytes).expect("write file");
-}
-
-/// Copies a captured tree into a test's own root, so one test can change a file.
-pub fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("dir entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy file");
-        }
-    }
 }
 
 /// The JSON report `memtriage run --json` prints last on stderr, after the job's own
