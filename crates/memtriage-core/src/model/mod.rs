@@ -7,11 +7,12 @@
 //! subject: a process (`process`), its maps (`maps`), a process tree (`tree`), the
 //! machine (`system`), a supervised run (`run`) and how its memory grew (`growth`),
 //! the machine's recorded history (`history`) and `why`'s report of a death in it
-//! (`why`), NVIDIA GPUs (`gpu`), a PyTorch CUDA memory snapshot explained
+//! (`why`), `bench load`'s report (`bench`), NVIDIA GPUs (`gpu`), a PyTorch CUDA memory snapshot explained
 //! (`cuda_snapshot`), findings (`finding`) and the registry of their ids (`ids`), the
 //! one IEC size formatter, size parser and table of units (`units`), and command lines
 //! quoted for display (`shell`).
 
+pub mod bench;
 pub mod cuda_snapshot;
 pub mod finding;
 pub mod gpu;

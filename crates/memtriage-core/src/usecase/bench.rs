@@ -1,4 +1,4 @@
 //! `bench load`: loading a checkpoint each way people do (read, mmap, prefetch, huge
-//! pages), cold and hot, against the machine's own ceilings measured in the same run.
+//! pages), cold and hot, against the machine's own ceilings measured in the same run. The report is [`crate::model::bench::LoadBench`].
 
-pub use crate::pagecache::bench::{generate, run, LoadBench, Measurement, Method, BENCH_SCHEMA};
+pub use crate::pagecache::bench::{generate, run};

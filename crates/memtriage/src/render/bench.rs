@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use memtriage_core::usecase::bench::{LoadBench, Measurement, Method};
+use memtriage_core::model::bench::{LoadBench, Measurement, Method};
 
 use super::table;
 use memtriage_core::model::units::iec;
