@@ -51,9 +51,7 @@ impl JobOutput {
             scanner: LogScanner::with_source(stream),
         }
     }
-}
 
-impl JobOutput {
     /// Whether the stream had Python frames (faulthandler's): its findings show them.
     fn python_frames(&self) -> bool {
         self.scanner

@@ -299,13 +299,37 @@ fn a_database_from_a_newer_memtriage_is_refused_and_left_alone() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("newer memtriage (schema 7") && err.contains("history.db"),
+        err.contains("newer memtriage (schema 7")
+            && err.contains("history.db")
+            && err.contains("(--db PATH names the database)"),
         "{err}"
     );
     assert!(
         std::fs::read(&db).unwrap() == before,
         "the database was changed"
     );
+}
+
+/// A history that is not there: `why` and `report --db` say so, and the CLI names
+/// its option (the engine's message names none: Python has no `--db`).
+#[test]
+fn a_missing_history_is_a_clear_error_that_names_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    for args in [
+        vec!["why", "--db"],
+        vec!["report", "--html", "/dev/null", "--db"],
+    ] {
+        let out = memtriage().args(&args).arg(&db).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("none.db: no such database")
+                && err.contains("(--db PATH names the database)"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!db.exists(), "reading made a database");
 }
 
 fn count(db: &std::path::Path, table: &str) -> u64 {
