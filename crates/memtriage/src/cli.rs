@@ -293,13 +293,20 @@ pub struct RunArgs {
     #[arg(long)]
     pub perf: bool,
 
-    /// Do not put memtriage's startup hook on the job's PYTHONPATH. By default a
-    /// Python job that imports torch records the CUDA allocator's history from CUDA's
-    /// first use and, on a CUDA out-of-memory, saves its snapshot (beside --record
-    /// FILE, in FILE.cuda-oom/, else in a temporary directory) for the summary to
-    /// explain. The job's code is never changed.
+    /// No CUDA out-of-memory snapshot. By default memtriage's startup hook (first on
+    /// the job's PYTHONPATH) makes a Python job that imports torch record the CUDA
+    /// allocator's history from CUDA's first use and, on a CUDA out-of-memory, save
+    /// its snapshot (beside --record FILE, in FILE.cuda-oom/, else in a temporary
+    /// directory) for the summary to explain. The job's code is never changed.
     #[arg(long)]
     pub no_cuda_snapshot: bool,
+
+    /// Do not measure where each Python process's memory grew, line by line. By
+    /// default the startup hook does, in every Python process of the job (forked and
+    /// spawned workers, ranks), and the summary names the lines that grew most, even
+    /// for a process the kernel killed.
+    #[arg(long)]
+    pub no_python_lines: bool,
 
     /// The command and its arguments, after `--`.
     #[arg(required = true, value_name = "CMD", allow_hyphen_values = true)]

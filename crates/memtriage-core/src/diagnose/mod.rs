@@ -6,6 +6,8 @@
 //! - [`run`]: why a supervised job ended, confirmed from the system.
 //! - [`growth`]: steady growth of a run's memory (leak-like), and what grew before a kill.
 //! - [`cow`]: copy-on-write growth of forked workers (a tree or a run).
+//! - [`lines`]: where a run's Python processes' memory went, line by line: each
+//!   line's kind (leak, peak, copy-on-write, held), evidence and fix.
 //! - [`oom`]: one OOM kill described, and its fix, for all of the above; and the
 //!   one `run.oom-killed` finding, `run`'s and `why`'s.
 //! - [`signal`]: a process ended by a signal (segfault, bus error, …), [`shm`]: a full
@@ -18,6 +20,7 @@ pub mod cuda_snapshot;
 pub mod doctor;
 pub mod gpu;
 pub mod growth;
+pub mod lines;
 pub mod logs;
 pub mod oom;
 pub mod pressure;

@@ -7,7 +7,7 @@ use crate::diagnose::oom::{self, Limit, OomKilled};
 use crate::diagnose::pressure::{self, MajorFaults, Swapping};
 use crate::diagnose::shm::{self, ShmUse};
 use crate::diagnose::signal::{self, PythonFrames, SignalEnd};
-use crate::diagnose::{cow, gpu, growth};
+use crate::diagnose::{cow, gpu, growth, lines};
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
@@ -34,8 +34,11 @@ pub struct Inputs<'a> {
 pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     let r = inputs.report;
     let mut findings = Vec::new();
-    let oom = oom_kill(&inputs);
+    let mut oom = oom_kill(&inputs);
     let oom_seen = oom.is_some();
+    if let Some(f) = oom.as_mut() {
+        lines::sharpen(f, r, &killed_with_lines(&inputs));
+    }
     findings.extend(oom);
     let frames = if inputs.python_frames {
         PythonFrames::Shown
@@ -44,16 +47,28 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     };
     findings.extend(signal_ends(r, oom_seen, frames));
     findings.extend(shm_full(r));
-    findings.extend(near_limit(r, oom_seen));
+    let mut near = near_limit(r, oom_seen);
+    if let Some(f) = near.as_mut() {
+        lines::sharpen(f, r, &[]);
+    }
+    let warned = near.is_some();
+    findings.extend(near);
     findings.extend(copy_on_write(r));
     findings.extend(major_fault_storm(r));
     findings.extend(thrashing(r));
     findings.extend(r.gpu.as_ref().map(gpu::run_events).unwrap_or_default());
-    findings.extend(
-        r.growth
-            .as_ref()
-            .and_then(|g| growth::leak_like_growth(g, &r.outcome, r.wall_seconds)),
-    );
+    let mut leak_like = r
+        .growth
+        .as_ref()
+        .and_then(|g| growth::leak_like_growth(g, &r.outcome, r.wall_seconds));
+    if let Some(f) = leak_like.as_mut() {
+        lines::sharpen(f, r, &[]);
+    }
+    let warned = warned || leak_like.is_some();
+    findings.extend(leak_like);
+    if !oom_seen && !warned {
+        findings.extend(lines::leak_without_kill(r));
+    }
     // Text findings add what only the output says (CUDA, NCCL, Python frames); where
     // the system already confirmed the same failure, its finding comes first and the
     // text's evidence joins it.
@@ -279,6 +294,24 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
         grew_until_killed: None,
         evidence,
     }))
+}
+
+/// The processes an OOM kill ended whose lines were measured; none (every process's
+/// lines then) where the victim was not Python or had none.
+fn killed_with_lines(inputs: &Inputs<'_>) -> Vec<i32> {
+    let r = inputs.report;
+    let killed = inputs.kernel_oom_kills.iter().map(|k| k.pid).chain(
+        r.processes
+            .iter()
+            .filter(|p| p.outcome.and_then(|o| o.signal) == Some(libc::SIGKILL))
+            .map(|p| p.pid),
+    );
+    let mut pids: Vec<i32> = killed
+        .filter(|pid| r.memory_by_line.iter().any(|l| l.pid == *pid))
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids
 }
 
 /// Each signal that ended a process of the job, once per kind of finding.

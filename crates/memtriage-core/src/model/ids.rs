@@ -100,6 +100,7 @@ pub const RUN_NEAR_LIMIT: &str = "run.near-limit";
 pub const RUN_MAJOR_FAULT_STORM: &str = "run.major-fault-storm";
 pub const RUN_SWAP_THRASHING: &str = "run.swap-thrashing";
 pub const RUN_LEAK_LIKE_GROWTH: &str = "run.leak-like-growth";
+pub const RUN_PYTHON_LEAK: &str = "run.python-leak";
 
 // ---- fork: copy-on-write after fork (a tree or a run)
 pub const FORK_COPY_ON_WRITE: &str = "fork.copy-on-write";
@@ -235,6 +236,7 @@ pub const ALL: &[&str] = &[
     RUN_MAJOR_FAULT_STORM,
     RUN_SWAP_THRASHING,
     RUN_LEAK_LIKE_GROWTH,
+    RUN_PYTHON_LEAK,
     FORK_COPY_ON_WRITE,
     FORK_COPY_ON_WRITE_UNKNOWN,
     LOG_OOM_KILL,

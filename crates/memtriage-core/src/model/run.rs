@@ -326,6 +326,11 @@ pub struct RunReport {
     /// (`memtriage explain-snapshot FILE` reads each).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cuda_snapshots: Vec<String>,
+    /// Where each Python process's memory grew, line by line (`run`'s startup hook),
+    /// the lines' kinds told by the diagnosis. Empty where the hook was off or the
+    /// job ran no Python; the notes say which Python processes have no lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_by_line: Vec<super::lines::ProcessLines>,
     pub findings: Vec<Finding>,
     /// What could not be measured, and why.
     pub notes: Vec<String>,

@@ -5,7 +5,8 @@ use super::child::Reaped;
 use super::sample::Sampled;
 use super::start::Job;
 use super::tally::RunTally;
-use super::{cuda_hook, gpu_events, limit, perf, timeline_file, Config, RunResult};
+use super::{gpu_events, limit, perf, python_hook, timeline_file, Config, RunResult};
+use crate::model::lines::ProcessLines;
 use crate::model::run::{
     EnclosingCgroup, FaultStats, LeftRunning, LimitInfo, PerfCounts, ProcessSummary, RunGpu,
     RunReport, RUN_SCHEMA,
@@ -41,7 +42,7 @@ pub(super) fn collect<O>(
         started_boot_seconds,
         cgroup,
         timeline_writer,
-        cuda_hook,
+        python_hook,
         perf,
         tree_watch,
         forwarder: _,
@@ -76,6 +77,18 @@ pub(super) fn collect<O>(
         notes.push("PSS was not read: the job ended before every process had a reading".into());
     }
     let gpu = run_gpu(root, tally.gpu.take(), around.gpu_events);
+    let measured_lines = python_hook.as_ref().is_some_and(|h| h.measures_lines());
+    let hook = python_hook
+        .map(python_hook::PythonHook::finish)
+        .unwrap_or_default();
+    notes.extend(
+        hook.unreadable
+            .iter()
+            .map(|u| format!("a process's lines could not be read: {u}")),
+    );
+    if measured_lines {
+        notes.extend(lines_not_measured(&processes, &hook.lines));
+    }
     let cgroup_oom_kills = cgroup_oom_kills(&tally, limit.as_ref());
     let report = RunReport {
         schema: RUN_SCHEMA.into(),
@@ -116,6 +129,7 @@ pub(super) fn collect<O>(
         near_ceiling,
         gpu,
         cuda_snapshots: Vec::new(),
+        memory_by_line: hook.lines,
         findings: Vec::new(),
         notes,
     };
@@ -128,10 +142,31 @@ pub(super) fn collect<O>(
         started_boot_seconds,
         reaped: ended.reaped,
         timeline_writer,
-        cuda_snapshots: cuda_hook
-            .map(cuda_hook::CudaHook::finish)
-            .unwrap_or_default(),
+        cuda_snapshots: hook.cuda_snapshots,
     }
+}
+
+/// Python processes of the job with no lines, and why: nothing is invented for them.
+fn lines_not_measured(processes: &[ProcessSummary], lines: &[ProcessLines]) -> Vec<String> {
+    processes
+        .iter()
+        .filter(|p| looks_like_python(p) && !lines.iter().any(|l| l.pid == p.pid))
+        .map(|p| {
+            format!(
+                "{}: no lines: its Python did not load memtriage's hook (python -I or -S, \
+                 a PYTHONPATH the job reset, or it exited before the hook started)",
+                p.label()
+            )
+        })
+        .collect()
+}
+
+fn looks_like_python(p: &ProcessSummary) -> bool {
+    let named = |s: &str| {
+        let base = s.rsplit('/').next().unwrap_or(s);
+        base.starts_with("python") || base.starts_with("pypy")
+    };
+    named(&p.comm) || p.exe.as_deref().is_some_and(named)
 }
 
 /// The job's own cgroup, read for the report, then removed unless processes the job

@@ -1,7 +1,8 @@
 //! Supervising a job (`memtriage run`): spawn it (`child`), pass its output through
 //! byte for byte to observers (`passthrough`), forward signals (`signals`), follow its
 //! process tree with the engine's sampler and tally what `run` reports of it
-//! (`tally`), warn before its memory reaches its ceiling (`growth`), reap every
+//! (`tally`), measure where its Python processes' memory grew (`python_hook`), warn
+//! before its memory reaches its ceiling (`growth`), reap every
 //! process, optionally under a memory limit (`limit`), with perf counters (`perf`)
 //! and its timeline written to a file (`timeline_file`). [`run`] hands everything seen to
 //! the caller; `usecase::run` diagnoses it.
@@ -12,7 +13,6 @@
 //! the job left, and the report).
 
 pub mod child;
-pub mod cuda_hook;
 pub mod descendants;
 pub mod gpu_events;
 pub mod growth;
@@ -20,6 +20,7 @@ pub mod limit;
 pub mod oom_score;
 pub mod passthrough;
 pub mod perf;
+pub mod python_hook;
 pub mod signals;
 pub mod tally;
 pub mod timeline_file;
@@ -55,9 +56,10 @@ pub struct Config {
     pub oom_score_adj: Option<i32>,
     /// Where the early warning before an OOM kill goes, one line without a prefix.
     pub on_warning: Option<Box<growth::WarningSink>>,
-    /// Where a Python job's CUDA out-of-memory snapshots go (the zero-code hook,
-    /// `supervise::cuda_hook`); `None` installs no hook.
-    pub cuda_snapshots: Option<PathBuf>,
+    /// What the startup hook does in the job's Python processes
+    /// (`supervise::python_hook`): CUDA out-of-memory snapshots, and where memory grew
+    /// line by line. Nothing asked: no hook.
+    pub python_hook: python_hook::HookParts,
 }
 
 /// Everything a run saw, for diagnosis and rendering.
@@ -75,7 +77,7 @@ pub struct RunResult<O> {
     /// report once it is diagnosed ([`timeline_file::TimelineWriter::finish`]).
     pub timeline_writer: Option<timeline_file::TimelineWriter>,
     /// CUDA out-of-memory snapshots the job's Python processes saved.
-    pub cuda_snapshots: Vec<cuda_hook::SavedSnapshot>,
+    pub cuda_snapshots: Vec<python_hook::SavedSnapshot>,
 }
 
 /// What the run loop waits on.

@@ -1,13 +1,13 @@
 //! The first step of a run: what is set up before the job's first instruction (the
 //! subreaper, the signal forwarder, its cgroup under `limit`, the recording, perf
-//! counters, the process-tree watch, the CUDA hook), then the job itself.
+//! counters, the process-tree watch, the Python hook), then the job itself.
 
 use std::os::fd::OwnedFd;
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
 use super::{
-    child, cuda_hook, descendants, limit, oom_score, perf, signals, timeline_file, Config, Event,
+    child, descendants, limit, oom_score, perf, python_hook, signals, timeline_file, Config, Event,
 };
 use crate::error::Result;
 use crate::probe::root::Root;
@@ -23,7 +23,7 @@ pub(super) struct Job {
     /// Its own cgroup, under `Config::limit`.
     pub cgroup: Option<limit::JobCgroup>,
     pub timeline_writer: Option<timeline_file::TimelineWriter>,
-    pub cuda_hook: Option<cuda_hook::CudaHook>,
+    pub python_hook: Option<python_hook::PythonHook>,
     pub perf: Option<perf::Perf>,
     pub tree_watch: descendants::DescendantWatch,
     pub forwarder: signals::Forwarder,
@@ -70,10 +70,10 @@ pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Res
         )
     };
     let mut notes = Vec::new();
-    let cuda_hook = install_cuda_hook(config, &mut notes);
-    let job_env = cuda_hook
+    let python_hook = install_python_hook(config, &mut notes);
+    let job_env = python_hook
         .as_ref()
-        .map(cuda_hook::CudaHook::env)
+        .map(python_hook::PythonHook::env)
         .unwrap_or_default();
     let started_boot_seconds = uptime_seconds(root).ok();
     let start = Instant::now();
@@ -89,7 +89,7 @@ pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Res
             if let Some(cg) = cgroup {
                 cg.remove();
             }
-            if let Some(hook) = cuda_hook {
+            if let Some(hook) = python_hook {
                 hook.finish();
             }
             return Err(e);
@@ -105,7 +105,7 @@ pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Res
         started_boot_seconds,
         cgroup,
         timeline_writer,
-        cuda_hook,
+        python_hook,
         perf,
         tree_watch,
         forwarder,
@@ -115,12 +115,16 @@ pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Res
 }
 
 /// The hook is an aid: where it cannot be written, the job runs without it.
-fn install_cuda_hook(config: &Config, notes: &mut Vec<String>) -> Option<cuda_hook::CudaHook> {
-    let dir = config.cuda_snapshots.as_deref()?;
-    match cuda_hook::CudaHook::install(dir) {
-        Ok(h) => Some(h),
+fn install_python_hook(
+    config: &Config,
+    notes: &mut Vec<String>,
+) -> Option<python_hook::PythonHook> {
+    match python_hook::PythonHook::install(&config.python_hook) {
+        Ok(h) => h,
         Err(e) => {
-            notes.push(format!("no CUDA snapshot on out-of-memory: {e}"));
+            notes.push(format!(
+                "no Python hook (no CUDA snapshot on out-of-memory, no lines): {e}"
+            ));
             None
         }
     }

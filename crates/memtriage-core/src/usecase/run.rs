@@ -8,12 +8,13 @@ use crate::error::{Error, Result};
 use crate::model::finding::{Evidence, Finding};
 use crate::model::run::RunReport;
 use crate::probe::root::Root;
-use crate::supervise::cuda_hook::SavedSnapshot;
 use crate::supervise::passthrough::OutputObserver;
+use crate::supervise::python_hook::SavedSnapshot;
 use crate::supervise::{self, Tail};
 use crate::usecase::explain_snapshot;
 
 pub use crate::sampler::DEFAULT_INTERVAL;
+pub use crate::supervise::python_hook::HookParts;
 pub use crate::supervise::Config;
 
 /// Why a memory limit is too small to run a job under (the cgroup would kill it
@@ -145,6 +146,7 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
         Ok(k) => (k, None),
         Err(e) => (Vec::new(), Some(e.to_string())),
     };
+    crate::diagnose::lines::classify(&mut result.report.memory_by_line);
     let findings = diagnose(Inputs {
         report: &result.report,
         kernel_oom_kills: &kills,

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use memtriage_core::model::run::RunReport;
 use memtriage_core::usecase::run;
-use memtriage_core::usecase::run::Config;
+use memtriage_core::usecase::run::{Config, HookParts};
 
 use super::Context;
 use crate::cli::RunArgs;
@@ -27,19 +27,22 @@ pub fn run(ctx: &Context, args: &RunArgs, p: &mut Printer) -> anyhow::Result<Exi
         on_warning: Some(Box::new(|line: &str| {
             let _ = writeln!(std::io::stderr().lock(), "memtriage: {line}");
         })),
-        cuda_snapshots: (!args.no_cuda_snapshot).then(|| match &args.record {
-            Some(record) => {
-                let mut dir = record.clone().into_os_string();
-                dir.push(".cuda-oom");
-                dir.into()
-            }
-            // A name nobody can guess ahead: the hook's code runs in the job.
-            None => std::env::temp_dir().join(format!(
-                "memtriage-cuda-oom-{}-{:016x}",
-                std::process::id(),
-                unguessable()
-            )),
-        }),
+        python_hook: HookParts {
+            cuda_snapshots: (!args.no_cuda_snapshot).then(|| match &args.record {
+                Some(record) => {
+                    let mut dir = record.clone().into_os_string();
+                    dir.push(".cuda-oom");
+                    dir.into()
+                }
+                // A name nobody can guess ahead: the hook's code runs in the job.
+                None => std::env::temp_dir().join(format!(
+                    "memtriage-cuda-oom-{}-{:016x}",
+                    std::process::id(),
+                    unguessable()
+                )),
+            }),
+            lines: !args.no_python_lines,
+        },
     };
     let outcome = match run::run(&ctx.root, &config) {
         Ok(outcome) => outcome,

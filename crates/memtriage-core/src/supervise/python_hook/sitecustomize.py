@@ -1,6 +1,9 @@
-# Written by `memtriage run` into a directory it puts first on the job's PYTHONPATH
-# (opt out: `memtriage run --no-cuda-snapshot`). It never imports torch itself and
-# never changes what the job computes. When the job imports torch, it asks torch to
+# Written by `memtriage run` into a directory it puts first on the job's PYTHONPATH,
+# with memtriage_lines.py beside it, which measures where each Python process's memory
+# grows, line by line (opt out: `--no-python-lines`; see that file).
+#
+# The CUDA out-of-memory snapshot (opt out: `memtriage run --no-cuda-snapshot`) never
+# imports torch itself and never changes what the job computes. When the job imports torch, it asks torch to
 # run two calls at CUDA's first use (torch.cuda._lazy_call: nothing initialises CUDA
 # early, so forked DataLoader workers stay CUDA-free):
 #   - record the caching allocator's history: Python stacks only, a bounded number
@@ -140,8 +143,24 @@ def _memtriage_chain():
         sys.modules.setdefault("sitecustomize", mine)
 
 
-try:
-    _memtriage_install()
-except Exception as _e:  # never the job's failure
-    _memtriage_note("hook failed: %r" % (_e,))
+def _memtriage_lines():
+    if not os.environ.get("MEMTRIAGE_LINES_DIR"):
+        return
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(
+        "_memtriage_lines", os.path.join(here, "memtriage_lines.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_memtriage_lines"] = module
+    spec.loader.exec_module(module)
+    module.install()
+
+
+for _part in (_memtriage_lines, _memtriage_install):
+    try:
+        _part()
+    except Exception as _e:  # never the job's failure
+        _memtriage_note("hook failed: %r" % (_e,))
 _memtriage_chain()

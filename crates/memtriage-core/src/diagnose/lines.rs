@@ -1,0 +1,290 @@
+//! Where a job's memory went, line by line: each line the startup hook measured is
+//! told a leak, a peak, copy-on-write or memory held, and the lines that explain a
+//! process's memory become evidence, and the fix, of the finding about it.
+
+use crate::model::finding::{
+    Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
+};
+use crate::model::ids;
+use crate::model::lines::{LineGrowth, LineKind, ProcessLines, PythonStart};
+use crate::model::run::RunReport;
+use crate::model::units::iec;
+
+/// Less than this under a line is not worth a kind: allocator noise, imports.
+pub const SIGNIFICANT: u64 = 16 << 20;
+/// A leak is still rising in the second half of the line's life: at least this share
+/// of what it holds came then.
+const LATE_SHARE: f64 = 0.25;
+/// Lines shown per process.
+pub const SHOWN: usize = 3;
+
+/// Tells each line's kind.
+pub fn classify(processes: &mut [ProcessLines]) {
+    for p in processes {
+        let end = p.last_seconds.unwrap_or(0.0);
+        let forked = p.started == PythonStart::Fork;
+        for line in &mut p.lines {
+            line.kind = kind_of(line, end, forked);
+        }
+    }
+}
+
+fn kind_of(line: &LineGrowth, end: f64, forked: bool) -> Option<LineKind> {
+    let kept = line.anon.kept + line.shmem.kept;
+    let grown = line.anon.grown + line.shmem.grown;
+    if forked && line.copied_after_fork >= SIGNIFICANT && line.copied_after_fork >= kept {
+        return Some(LineKind::CopyOnWrite);
+    }
+    if kept >= SIGNIFICANT && still_rising(line, end) && kept * 2 >= grown {
+        return Some(LineKind::Leak);
+    }
+    if grown >= SIGNIFICANT && kept * 2 < grown {
+        return Some(LineKind::Peak);
+    }
+    (line.held() >= SIGNIFICANT).then_some(LineKind::Held)
+}
+
+/// Whether what the line holds kept rising: in the second half of its life (from its
+/// first growth to the process's last measurement), it took a real share, and it grew
+/// in more than a few measurements. A working set taken at the start does not.
+fn still_rising(line: &LineGrowth, end: f64) -> bool {
+    let Some(last) = line.series.last() else {
+        return false;
+    };
+    let start = line.first_seconds;
+    if end - start < 1.0 || line.ticks < 4 || last.1 <= 0 {
+        return false;
+    }
+    let middle = start + (end - start) / 2.0;
+    let at_middle = line
+        .series
+        .iter()
+        .take_while(|p| p.0 <= middle)
+        .last()
+        .map_or(0, |p| p.1);
+    (last.1 - at_middle) as f64 >= LATE_SHARE * last.1 as f64
+}
+
+/// The lines worth naming in a process, most held first (a peak by what it took).
+pub fn shown(p: &ProcessLines) -> Vec<&LineGrowth> {
+    let mut lines: Vec<&LineGrowth> = p.lines.iter().filter(|l| l.kind.is_some()).collect();
+    lines.sort_by_key(|l| std::cmp::Reverse(weight(l)));
+    lines.truncate(SHOWN);
+    lines
+}
+
+fn weight(l: &LineGrowth) -> u64 {
+    match l.kind {
+        Some(LineKind::Peak) => l.grown() / 2,
+        _ => l.held(),
+    }
+}
+
+/// `pid 4412 (python3, DataLoader worker 1 of 2)`.
+pub fn process_name(report: &RunReport, p: &ProcessLines) -> String {
+    let comm = report
+        .processes
+        .iter()
+        .find(|s| s.pid == p.pid)
+        .map(|s| s.comm.as_str())
+        .unwrap_or("python");
+    let label = report.label_of(p.pid, comm);
+    match &p.role {
+        Some(role) if !label.contains(role.as_str()) => {
+            format!("{}, {role})", label.trim_end_matches(')'))
+        }
+        _ => label,
+    }
+}
+
+/// What a line did, in a sentence's middle: `a leak: kept 540 MiB (of 545 MiB grown)
+/// from 0.4 s to 12.5 s`.
+pub fn describe(l: &LineGrowth) -> String {
+    let span = format!("from {:.1} s to {:.1} s", l.first_seconds, l.last_seconds);
+    let faults = match l.major_faults {
+        0 => String::new(),
+        n => format!("; {n} major faults"),
+    };
+    let body = match l.kind {
+        Some(LineKind::Leak) => format!(
+            "a leak: kept {} of {} it took, {span}",
+            iec(l.anon.kept + l.shmem.kept),
+            iec(l.anon.grown + l.shmem.grown)
+        ),
+        Some(LineKind::Peak) => format!(
+            "a peak: took {} and gave back {}, {span}",
+            iec(l.anon.grown + l.shmem.grown),
+            iec((l.anon.grown + l.shmem.grown).saturating_sub(l.anon.kept + l.shmem.kept))
+        ),
+        Some(LineKind::CopyOnWrite) => format!(
+            "copy-on-write: about {} of its parent's pages copied where it touched them, {span}",
+            iec(l.copied_after_fork)
+        ),
+        _ => format!("holds {}, taken {span}", iec(l.held())),
+    };
+    let file = match l.file.kept {
+        0 => String::new(),
+        b => format!("; {} of mapped files", iec(b)),
+    };
+    let shm = match l.shmem.kept {
+        0 => String::new(),
+        b => format!("; {} of it shared memory (/dev/shm or pinned)", iec(b)),
+    };
+    let text =
+        l.at.text
+            .as_deref()
+            .map(|t| format!(": `{t}`"))
+            .unwrap_or_default();
+    format!("{body}{file}{shm}{faults}{text}")
+}
+
+/// The path that led to the line, `train.py:40 in main → frames.py:17 in __getitem__`,
+/// when there is more than the line itself.
+pub fn path(l: &LineGrowth) -> Option<String> {
+    (l.path.len() > 1).then(|| {
+        l.path
+            .iter()
+            .map(|c| c.short())
+            .collect::<Vec<_>>()
+            .join(" → ")
+    })
+}
+
+/// Evidence of the lines that explain the memory of the processes `pids` (every
+/// Python process when empty), most held first.
+pub fn evidence(report: &RunReport, pids: &[i32]) -> Vec<Evidence> {
+    let mut lines: Vec<(&ProcessLines, &LineGrowth)> = report
+        .memory_by_line
+        .iter()
+        .filter(|p| pids.is_empty() || pids.contains(&p.pid))
+        .flat_map(|p| shown(p).into_iter().map(move |l| (p, l)))
+        .collect();
+    lines.sort_by_key(|(_, l)| std::cmp::Reverse(weight(l)));
+    lines
+        .into_iter()
+        .map(|(p, l)| {
+            let mut value = describe(l);
+            if let Some(path) = path(l) {
+                value.push_str(&format!(" (via {path})"));
+            }
+            Evidence::text(
+                format!("{}: {}", process_name(report, p), l.at.short()),
+                value,
+                "memtriage's Python hook",
+            )
+            .with_quantity(Quantity::Bytes(weight(l)))
+        })
+        .collect()
+}
+
+/// The most telling line of the processes `pids` (all when empty): a leak before
+/// anything else, then what holds the most.
+pub fn headline<'a>(
+    report: &'a RunReport,
+    pids: &[i32],
+) -> Option<(&'a ProcessLines, &'a LineGrowth)> {
+    report
+        .memory_by_line
+        .iter()
+        .filter(|p| pids.is_empty() || pids.contains(&p.pid))
+        .flat_map(|p| shown(p).into_iter().map(move |l| (p, l)))
+        .max_by_key(|(_, l)| (l.kind == Some(LineKind::Leak), weight(l)))
+}
+
+/// The fix a line's kind calls for.
+pub fn fix(l: &LineGrowth) -> String {
+    let at = l.at.short();
+    match l.kind {
+        Some(LineKind::Leak) => format!(
+            "{at} keeps what it allocates: memory taken there is never given back and rises with \
+             every item or step. Stop keeping it: a list or dict that grows per item, a cache \
+             without a bound, tensors logged with their graph (log `loss.item()`, keep \
+             `t.detach().cpu()`)."
+        ),
+        Some(LineKind::Peak) => format!(
+            "{at} takes {} at a time and gives it back: the step's peak, not a leak. Lower the \
+             peak: a smaller batch (batch_size), fewer activations kept (torch.utils.checkpoint; \
+             `torch.no_grad()` outside training), or free a step's buffers before the next.",
+            iec(l.anon.grown.max(l.shmem.grown) / l.ticks.max(1))
+        ),
+        Some(LineKind::CopyOnWrite) => format!(
+            "{at} touches Python objects the worker inherited from its parent, and each touch \
+             copies their page into the worker. Keep the dataset out of Python objects: numpy \
+             arrays, Arrow tables or a memory-mapped file (np.memmap) that every worker shares, \
+             instead of lists of dicts."
+        ),
+        _ => format!(
+            "{at} holds {}: the job's working set. More memory, or less of it resident (a smaller \
+             model or dataset in memory, a memory-mapped file), is the lever.",
+            iec(l.held())
+        ),
+    }
+}
+
+/// Adds to a finding about processes `pids` (all when empty, or when none of them has
+/// a line worth naming) the lines that explain their memory; where one leaks, the
+/// fix names it and the cause is the code.
+pub fn sharpen(finding: &mut Finding, report: &RunReport, pids: &[i32]) {
+    let mut evidence = evidence(report, pids);
+    let pids = if evidence.is_empty() && !pids.is_empty() {
+        evidence = self::evidence(report, &[]);
+        &[]
+    } else {
+        pids
+    };
+    if evidence.is_empty() {
+        return;
+    }
+    finding.evidence.append(&mut evidence);
+    if let Some((_, line)) = headline(report, pids) {
+        if line.kind == Some(LineKind::Leak) || line.kind == Some(LineKind::CopyOnWrite) {
+            finding.fix = format!("{}\n{}", fix(line), finding.fix);
+            finding.assessment = Some(Assessment {
+                certainty: Certainty::Likely,
+                cause: CauseKind::UserCode,
+                confirm: "memtriage run --limit SIZE again: the same line grows first".into(),
+            });
+        }
+    }
+}
+
+/// `run.python-leak`: a job that did not die of it, but whose Python lines leaked.
+pub fn leak_without_kill(report: &RunReport) -> Option<Finding> {
+    let (p, line) = headline(report, &[])?;
+    if line.kind != Some(LineKind::Leak) {
+        return None;
+    }
+    let mut evidence = Vec::new();
+    for q in &report.memory_by_line {
+        for l in q.of_kind(LineKind::Leak).take(SHOWN) {
+            evidence.push(
+                Evidence::text(
+                    format!("{}: {}", process_name(report, q), l.at.short()),
+                    describe(l),
+                    "memtriage's Python hook",
+                )
+                .with_quantity(Quantity::Bytes(l.anon.kept + l.shmem.kept)),
+            );
+        }
+    }
+    Some(Finding {
+        id: ids::RUN_PYTHON_LEAK.into(),
+        severity: Severity::Warn,
+        title: format!(
+            "{} grew {} under {} and never gave it back",
+            process_name(report, p),
+            iec(line.anon.kept + line.shmem.kept),
+            line.at.short()
+        ),
+        evidence,
+        why: "Memory that rises with every item or step and is never given back ends in an OOM \
+              kill on a longer run or a larger dataset."
+            .into(),
+        fix: fix(line),
+        assessment: Some(Assessment {
+            certainty: Certainty::Likely,
+            cause: CauseKind::UserCode,
+            confirm: "A longer run: the same line keeps growing.".into(),
+        }),
+    })
+}

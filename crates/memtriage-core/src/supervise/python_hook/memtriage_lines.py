@@ -1,0 +1,703 @@
+# Written by `memtriage run` beside its sitecustomize (opt out: `--no-python-lines`).
+# In every Python process of the job (a forked child starts its own), a daemon thread
+# measures, 25 times a second, what the process's memory did since the last time
+# (anonymous, file-backed and shared resident memory from /proc/self/status; minor and
+# major faults from getrusage) and charges it to the Python lines that made it grow:
+#
+# - The main thread's lines, from its page faults: the kernel counts them
+#   (perf_event_open) and signals the thread every `period` faults; faulthandler's
+#   signal-safe handler writes the thread's Python stack, at the fault, into a pipe
+#   that the thread here reads. Native allocations (numpy, torch CPU tensors) thus
+#   land on the Python line that called them, inside the call.
+# - What those samples do not cover (other threads, or a kernel that refuses the
+#   counter), from where each thread is when measured, shared by their faults.
+#
+# Memory given back is credited to the lines that grew most recently (last in, first
+# out), so a line whose growth is never given back is told from one that rises and
+# falls with each step. In a forked child, faults that added no resident memory are
+# pages copied on write, charged to the line that touched them.
+#
+# The table is written to MEMTRIAGE_LINES_DIR/<pid>.json (a new file renamed over the
+# old, every half second, and at exit, os._exit included), so what a SIGKILLed process
+# measured is still there for `memtriage run` to read. Nothing here changes what the
+# job computes; a failure stops the measurement, never the job.
+import os
+import sys
+import threading
+import time
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+_TOP_LINES = 60
+_PATH_DEPTH = 12
+_SERIES_POINTS = 64
+_LIFO_SEGMENTS = 4096
+_KINDS = ("anon", "file", "shmem")
+# Fault samples a second, at most: past it, the period doubles.
+_MAX_SAMPLES_PER_SECOND = 100
+
+
+class _Line:
+    """One line's figures: growth per kind, what of it was given back, faults."""
+
+    __slots__ = (
+        "grown", "returned", "copied", "minflt", "majflt", "ticks",
+        "first", "last", "paths", "series", "thread",
+    )
+
+    def __init__(self, t):
+        self.grown = [0, 0, 0]
+        self.returned = [0, 0, 0]
+        self.copied = 0
+        self.minflt = 0
+        self.majflt = 0
+        self.ticks = 0
+        self.first = t
+        self.last = t
+        self.paths = {}
+        self.series = []
+        self.thread = None
+
+    def kept(self, k):
+        return self.grown[k] - self.returned[k]
+
+
+class _Sampler:
+    def __init__(self, out_dir, epoch, started, parent, inherited=frozenset()):
+        self.out_dir = out_dir
+        self.inherited = inherited
+        self.epoch = epoch
+        self.started = started
+        self.parent = parent
+        self.pid = os.getpid()
+        try:
+            self.interval = max(0.005, 1.0 / float(os.environ.get("MEMTRIAGE_LINES_HZ", "25")))
+        except ValueError:
+            self.interval = 0.04
+        self.lines = {}
+        self.locations = {}
+        self.lifo = ([], [], [])
+        self.prev_threads = {}
+        self.ticks = 0
+        self.first_t = None
+        self.last_t = None
+        self.dirty = True
+        self.next_flush = 0.0
+        self.flushes = 0
+        self.failed = None
+        self.thread = None
+        self.cpu = 0.0
+        self.measuring = threading.Lock()
+        self.busy = False
+        self.done = False
+        self.samples = 0
+        self.pace_since = time.monotonic()
+        self.pace_samples = 0
+        self.status_fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        # From here: what a forked child does is its own.
+        self.prev = self.counters()
+        self.faults = _FaultStacks()
+
+    # -- reading the process ---------------------------------------------------------
+
+    def counters(self):
+        """Resident anonymous, file and shared bytes, and the fault counters."""
+        text = os.pread(self.status_fd, 8192, 0)
+        rss = [0, 0, 0]
+        for i, key in enumerate((b"RssAnon:", b"RssFile:", b"RssShmem:")):
+            at = text.find(key)
+            if at >= 0:
+                rss[i] = int(text[at + len(key):text.index(b"kB", at)]) * 1024
+        ru = _resource.getrusage(_resource.RUSAGE_SELF)
+        return rss, ru.ru_minflt, ru.ru_majflt
+
+    def thread_faults(self, tids):
+        """Minor plus major faults of each thread, by native id."""
+        out = {}
+        for tid in tids:
+            try:
+                with open("/proc/self/task/%d/stat" % tid, "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                out[tid] = int(fields[7]) + int(fields[9])
+            except (OSError, IndexError, ValueError):
+                pass
+        return out
+
+    def measure(self):
+        """What the process's memory did since the last measurement: the kinds'
+        growth (what shrank is given back to the latest growers), the pages copied on
+        write, the faults; `None` when nothing moved."""
+        rss, minflt, majflt = self.counters()
+        t = time.monotonic() - self.epoch
+        if self.first_t is None:
+            self.first_t = t
+        self.last_t = t
+        prev = self.prev
+        self.prev = (rss, minflt, majflt)
+        delta = [rss[k] - prev[0][k] for k in range(3)]
+        dmin = minflt - prev[1]
+        dmaj = majflt - prev[2]
+        for k in range(3):
+            if delta[k] < 0:
+                self.give_back(k, -delta[k])
+        grown = [max(0, d) for d in delta]
+        if not any(grown) and dmin == 0 and dmaj == 0:
+            return None
+        copied = 0
+        if self.started == "fork" and min(delta) >= 0:
+            # Faults that added no resident memory: pages copied on write. Where
+            # something shrank meanwhile, refaults of freed memory look the same:
+            # nothing is counted then.
+            copied = max(0, dmin * _PAGE - sum(grown))
+        self.dirty = True
+        return t, grown, copied, dmin, dmaj
+
+    # -- charging --------------------------------------------------------------------
+
+    def tick(self):
+        if not self.measuring.acquire(False):
+            return
+        try:
+            self.ticks += 1
+            stacks = self.faults.read()
+            self.busy = bool(stacks)
+            moved = self.measure()
+            self.pace(len(stacks))
+            if moved is None:
+                return
+            t, grown, copied, dmin, dmaj = moved
+            rest = 1.0
+            if stacks and dmin + dmaj > 0:
+                covered = min(1.0, len(stacks) * self.faults.period / (dmin + dmaj))
+                each = covered / len(stacks)
+                main = threading.main_thread().name
+                for stack in stacks:
+                    where, path = _where(stack, self.inherited)
+                    if where is not None:
+                        self.charge(t, where, path, main, each, grown, copied, dmin, dmaj)
+                rest -= covered
+            if rest > 0.01:
+                self.charge_threads(rest, t, grown, copied, dmin, dmaj)
+        finally:
+            self.measuring.release()
+
+    def pace(self, samples):
+        """At most about _MAX_SAMPLES_PER_SECOND fault samples: a job that faults
+        faster is sampled every more faults."""
+        self.samples += samples
+        now = time.monotonic()
+        if now - self.pace_since >= 1.0:
+            if self.samples - self.pace_samples > _MAX_SAMPLES_PER_SECOND:
+                self.faults.slower()
+            self.pace_since = now
+            self.pace_samples = self.samples
+
+    def charge_threads(self, scale, t, grown, copied, dmin, dmaj):
+        """Charges a share `scale` of what moved to where the threads are now, each
+        thread by its share of the faults."""
+        me = threading.get_ident()
+        frames = {ident: f for ident, f in sys._current_frames().items() if ident != me}
+        if not frames:
+            return
+        names = {}
+        natives = {}
+        for th in threading.enumerate():
+            if th.ident in frames:
+                names[th.ident] = th.name
+                natives[th.ident] = getattr(th, "native_id", None)
+        shares = {}
+        if len(frames) > 1:
+            now = self.thread_faults([n for n in natives.values() if n])
+            moved = {}
+            for ident, tid in natives.items():
+                if tid in now:
+                    moved[ident] = max(0, now[tid] - self.prev_threads.get(tid, now[tid]))
+            self.prev_threads = now
+            total = sum(moved.values())
+            if total > 0:
+                shares = {i: m / total for i, m in moved.items() if m > 0}
+        if not shares:
+            main = threading.main_thread().ident
+            shares = {main if main in frames else next(iter(frames)): 1.0}
+        for ident, share in shares.items():
+            frame = frames.get(ident)
+            if frame is None:
+                continue
+            where, path = _where(_frames(frame), self.inherited)
+            if where is not None:
+                self.charge(t, where, path, names.get(ident), share * scale, grown, copied, dmin, dmaj)
+
+    def charge(self, t, where, path, thread_name, share, grown, copied, minflt, majflt):
+        entry = self.lines.get(where)
+        if entry is None:
+            entry = self.lines[where] = _Line(t)
+        entry.last = t
+        entry.ticks += 1
+        for k in range(3):
+            g = int(grown[k] * share)
+            if g > 0:
+                entry.grown[k] += g
+                self.push(k, where, g)
+        entry.copied += int(copied * share)
+        entry.minflt += int(minflt * share)
+        entry.majflt += int(majflt * share)
+        entry.paths[path] = entry.paths.get(path, 0) + 1
+        entry.thread = thread_name
+
+    def push(self, k, where, amount):
+        stack = self.lifo[k]
+        if stack and stack[-1][0] == where:
+            stack[-1][1] += amount
+            return
+        stack.append([where, amount])
+        if len(stack) > _LIFO_SEGMENTS:
+            # The oldest growth is the least likely to be given back: it stays kept.
+            del stack[0]
+
+    def give_back(self, k, amount):
+        stack = self.lifo[k]
+        while amount > 0 and stack:
+            where, held = stack[-1]
+            taken = min(held, amount)
+            self.lines[where].returned[k] += taken
+            amount -= taken
+            if taken == held:
+                stack.pop()
+            else:
+                stack[-1][1] = held - taken
+
+    # -- writing ---------------------------------------------------------------------
+
+    def role(self):
+        info = None
+        worker = sys.modules.get("torch.utils.data._utils.worker")
+        if worker is not None:
+            info = getattr(worker, "_worker_info", None)
+        rank = os.environ.get("RANK")
+        of_rank = " of rank %s" % rank if rank is not None else ""
+        if info is not None:
+            try:
+                return "DataLoader worker %d of %d%s" % (info.id, info.num_workers, of_rank)
+            except Exception:
+                pass
+        mp = sys.modules.get("multiprocessing.process")
+        if mp is not None:
+            try:
+                name = mp.current_process().name
+                if name != "MainProcess":
+                    return name + of_rank
+            except Exception:
+                pass
+        if rank is not None:
+            return "rank %s" % rank
+        return None
+
+    def location(self, loc):
+        shown = self.locations.get(loc)
+        if shown is None:
+            text = None
+            try:
+                text = _linecache.getline(loc[0], loc[1]).strip() or None
+            except Exception:
+                pass
+            shown = self.locations[loc] = {
+                "file": loc[0], "line": loc[1], "function": loc[2], "text": text,
+            }
+        return shown
+
+    def table(self, final):
+        def weight(e):
+            return (
+                max(e.kept(0), 0) + max(e.kept(1), 0) + max(e.kept(2), 0) + e.copied
+                + sum(e.grown) // 4 + (e.majflt + e.minflt // 8) * _PAGE
+            )
+
+        ranked = sorted(self.lines.items(), key=lambda kv: weight(kv[1]), reverse=True)
+        lines = []
+        for where, e in ranked[:_TOP_LINES]:
+            series = e.series
+            kept_now = e.kept(0) + e.kept(2) + e.copied
+            if not series or series[-1][1] != kept_now:
+                series.append([round(self.last_t, 3), kept_now])
+                if len(series) > _SERIES_POINTS:
+                    # Halve the resolution, keeping the last point.
+                    last = series[-1]
+                    del series[1::2]
+                    if series[-1] is not last:
+                        series.append(last)
+            path = max(e.paths.items(), key=lambda kv: kv[1])[0]
+            entry = {
+                "at": self.location(where),
+                "path": [self.location(p) for p in path],
+                "thread": e.thread,
+                "copied_after_fork": e.copied,
+                "minor_faults": e.minflt,
+                "major_faults": e.majflt,
+                "ticks": e.ticks,
+                "first_seconds": round(e.first, 3),
+                "last_seconds": round(e.last, 3),
+                "series": series,
+            }
+            for k, name in enumerate(_KINDS):
+                entry[name] = {"grown": e.grown[k], "kept": max(e.kept(k), 0)}
+            lines.append(entry)
+        return {
+            "pid": self.pid,
+            "ppid": self.parent,
+            "started": self.started,
+            "role": self.role(),
+            "python": "%d.%d.%d" % sys.version_info[:3],
+            "interval_ms": int(self.interval * 1000),
+            "ticks": self.ticks,
+            "first_seconds": self.first_t,
+            "last_seconds": self.last_t,
+            "hook_cpu_seconds": round(self.cpu, 4),
+            "complete": final,
+            "lines_not_kept": max(0, len(self.lines) - _TOP_LINES),
+            "lines": lines,
+            "failed": self.failed,
+            "fault_signals": self.samples,
+            "fault_period": self.faults.period if self.faults.unavailable is None else None,
+            "fault_signals_unavailable": self.faults.unavailable,
+        }
+
+    def flush(self, final=False):
+        path = os.path.join(self.out_dir, "%d.json" % self.pid)
+        part = path + ".part"
+        data = _json.dumps(self.table(final), separators=(",", ":"))
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, data.encode())
+        finally:
+            os.close(fd)
+        os.replace(part, path)
+        self.dirty = False
+        self.flushes += 1
+
+    def loop(self):
+        try:
+            self.flush()
+            while True:
+                # While the main thread faults, shorter: each fault sample then shares
+                # its measurement with fewer others.
+                time.sleep(self.interval / 8 if self.busy else self.interval)
+                if os.getpid() != self.pid:
+                    return  # a fork's copy of this thread cannot exist, but be sure
+                if self.done:
+                    return
+                self.tick()
+                self.cpu = time.thread_time()
+                now = time.monotonic()
+                if self.dirty and now >= self.next_flush:
+                    self.flush()
+                    # The first seconds count most for short processes.
+                    self.next_flush = now + (0.1 if self.flushes < 5 else 0.5)
+        except Exception as e:  # never the job's failure
+            self.failed = "%s: %s" % (type(e).__name__, e)
+            try:
+                self.flush()
+            except Exception:
+                pass
+
+    def start(self):
+        self.thread = threading.Thread(target=self.loop, name="memtriage-lines", daemon=True)
+        self.thread.start()
+
+
+
+class _FaultStacks:
+    """The main thread's Python stack every `period` of its page faults: the kernel's
+    software page-fault counter (perf_event_open) signals the thread on overflow, and
+    faulthandler's handler (C, signal-safe: it only reads the frames and writes) dumps
+    the stack into a non-blocking pipe, at the fault, inside the call that faulted.
+    Where the kernel refuses the counter (kernel.perf_event_paranoid, a container's
+    seccomp), lines are charged by where the threads are when measured, and the
+    table says why."""
+
+    _NR = {"x86_64": 298, "aarch64": 241, "ppc64le": 319, "s390x": 331}
+    _F_SETSIG = 10
+    _F_SETOWN_EX = 15
+    _F_SETPIPE_SZ = 1031
+    _IOC_PERIOD = 0x40082404
+    _MAX_PERIOD = 1 << 16
+
+    def __init__(self):
+        self.fd = None
+        self.pipe = None
+        self.signum = None
+        self.pending = b""
+        try:
+            self.period = max(1, int(os.environ.get("MEMTRIAGE_LINES_FAULT_PERIOD", "64")))
+        except ValueError:
+            self.period = 64
+        self.unavailable = None
+        try:
+            self.unavailable = self.open()
+        except Exception as e:
+            self.stop("%s: %s" % (type(e).__name__, e))
+
+    def open(self):
+        """Why the counter could not be set up, or None once it is."""
+        import ctypes
+        import fcntl
+        import faulthandler
+        import signal
+        import struct
+
+        if threading.current_thread() is not threading.main_thread():
+            return "the process forked from a thread other than its main one"
+        nr = self._NR.get(os.uname().machine)
+        if nr is None:
+            return "perf_event_open's number is not known on " + os.uname().machine
+        signum = signal.SIGRTMAX - 3
+        if signal.getsignal(signum) not in (signal.SIG_DFL, None):
+            return "signal %d is the job's own" % signum
+        attr = ctypes.create_string_buffer(128)
+        # type=SOFTWARE, size, config=PAGE_FAULTS, sample_period; exclude_kernel and
+        # exclude_hv (what an unprivileged user may count); a wakeup per overflow.
+        struct.pack_into("IIQQQQQI", attr, 0, 1, 128, 2, self.period, 0, 0, (1 << 5) | (1 << 6), 1)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        fd = libc.syscall(nr, attr, 0, -1, -1, ctypes.c_ulong(8))  # this thread; CLOEXEC
+        if fd < 0:
+            return "perf_event_open refused: %s (kernel.perf_event_paranoid is %s)" % (
+                os.strerror(ctypes.get_errno()),
+                _first_line("/proc/sys/kernel/perf_event_paranoid"),
+            )
+        self.fd = fd
+        self.ioctl = libc.ioctl
+        read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self.pipe = (read_end, write_end)
+        try:
+            fcntl.fcntl(write_end, self._F_SETPIPE_SZ, 1 << 20)
+        except OSError:
+            pass  # the default 64 KiB: dumps past it are dropped, never blocking
+        faulthandler.register(signum, file=write_end, all_threads=False, chain=False)
+        self.signum = signum
+        fcntl.fcntl(fd, self._F_SETSIG, signum)
+        fcntl.fcntl(fd, self._F_SETOWN_EX, struct.pack("ii", 0, threading.get_native_id()))
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
+        return None
+
+    def read(self):
+        """The stacks dumped since the last read, innermost frame first; a dump cut by
+        the read is kept for the next."""
+        if self.pipe is None:
+            return []
+        chunks = [self.pending]
+        while True:
+            try:
+                chunk = os.read(self.pipe[0], 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        dumps = data.split(b"Stack (most recent call first):\n")
+        # The last dump may still be being written: wait for the next header, unless
+        # nothing came since the last read.
+        self.pending = b"" if len(chunks) == 1 else b"Stack (most recent call first):\n" + dumps[-1]
+        complete = dumps[1:] if len(chunks) == 1 else dumps[1:-1]
+        return [_parse_dump(d) for d in complete]
+
+    def slower(self):
+        import ctypes
+
+        if self.fd is None or self.period >= self._MAX_PERIOD:
+            return
+        self.period *= 2
+        self.ioctl(self.fd, ctypes.c_ulong(self._IOC_PERIOD), ctypes.byref(ctypes.c_uint64(self.period)))
+
+    def stop(self, reason):
+        """No more samples; lines are charged by where the threads are from here."""
+        self.unavailable = reason
+        self.close()
+
+    def close(self):
+        """No more signals. faulthandler keeps its handler: a signal still queued
+        finds it, never the default action that would end the process."""
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
+
+    def forget_parents(self):
+        """In a forked child: the counter counts the parent's thread and the pipe is
+        the parent's; both closed here (the child opens its own)."""
+        self.close()
+        if self.pipe is not None:
+            for end in self.pipe:
+                try:
+                    os.close(end)
+                except OSError:
+                    pass
+            self.pipe = None
+
+
+def _parse_dump(dump):
+    """`  File "x.py", line 11 in __getitem__` lines into (file, line, function)."""
+    frames = []
+    for raw in dump.split(b"\n"):
+        if not raw.startswith(b'  File "'):
+            continue
+        head, sep, func = raw.rpartition(b" in ")
+        name, sep2, line = head.rpartition(b'", line ')
+        if not sep or not sep2:
+            continue
+        try:
+            frames.append((name[8:].decode("utf-8", "replace"), int(line), func.decode("utf-8", "replace")))
+        except ValueError:
+            continue
+    return frames
+
+
+def _frames(frame):
+    """A frame's stack as (file, line, function), innermost first."""
+    out = []
+    while frame is not None and len(out) < 256:
+        code = frame.f_code
+        out.append((code.co_filename, frame.f_lineno or 0, code.co_name))
+        frame = frame.f_back
+    return out
+
+
+def _where(stack, inherited):
+    """The innermost frame in the user's code (or the innermost at all), and the
+    user's frames that led to it, outermost first. In a forked child, the frames it
+    inherited from the parent's fork (`inherited`) are not where it runs."""
+    user = []
+    for here in stack:
+        if here in inherited:
+            break
+        if not _is_library(here[0]):
+            user.append(here)
+            if len(user) >= _PATH_DEPTH:
+                break
+    if user:
+        return user[0], tuple(reversed(user))
+    if stack:
+        return stack[0], (stack[0],)
+    return None, ()
+
+
+def _first_line(path):
+    try:
+        with open(path) as f:
+            return f.readline().strip()
+    except OSError:
+        return "unreadable"
+
+
+def _library_dirs():
+    """Where code that is not the user's lives: the standard library, site-packages,
+    this hook."""
+    import sysconfig
+
+    dirs = set()
+    paths = sysconfig.get_paths()
+    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+        if paths.get(name):
+            dirs.add(os.path.realpath(paths[name]))
+    for p in sys.path:
+        if p and ("site-packages" in p or "dist-packages" in p):
+            dirs.add(os.path.realpath(p))
+    dirs.add(os.path.dirname(os.path.realpath(__file__)))
+    return tuple(sorted(d.rstrip("/") + "/" for d in dirs))
+
+
+_LIBRARY = ()
+_resource = None
+_json = None
+_linecache = None
+_sampler = None
+_is_library_cache = {}
+
+
+def _is_library(filename):
+    hit = _is_library_cache.get(filename)
+    if hit is None:
+        if filename.startswith("<"):
+            # <frozen importlib._bootstrap> is Python's own; <string> and <stdin> the user's.
+            hit = filename.startswith("<frozen")
+        else:
+            try:
+                hit = os.path.realpath(filename).startswith(_LIBRARY)
+            except Exception:
+                hit = False
+        _is_library_cache[filename] = hit
+    return hit
+
+
+def _at_exit():
+    s = _sampler
+    if s is not None and s.pid == os.getpid() and s.failed is None and not s.done:
+        s.done = True
+        try:
+            s.faults.close()
+            s.tick()
+            s.flush(final=True)
+        except Exception:
+            pass
+
+
+def _exit_flushed(real_exit):
+    """os._exit, which multiprocessing's children end with (atexit does not run
+    then): the last figures are written first."""
+
+    def _exit(code):
+        _at_exit()
+        real_exit(code)
+
+    _exit.__doc__ = real_exit.__doc__
+    return _exit
+
+
+def _after_fork_in_child():
+    global _sampler
+    parent = os.getppid()
+    if _sampler is not None:
+        parent = _sampler.pid
+        _sampler.faults.forget_parents()
+        _sampler = None
+    # The frames below the fork (the parent's, up to os.fork) are not the child's.
+    inherited = frozenset(_frames(sys._getframe(1)))
+    _begin("fork", parent, inherited)
+
+
+def _begin(started, parent, inherited=frozenset()):
+    global _sampler
+    out_dir = os.environ.get("MEMTRIAGE_LINES_DIR")
+    if not out_dir:
+        return
+    try:
+        epoch = float(os.environ.get("MEMTRIAGE_LINES_EPOCH", "nan"))
+    except ValueError:
+        epoch = float("nan")
+    if epoch != epoch:
+        epoch = time.monotonic()
+    s = _Sampler(out_dir, epoch, started, parent, inherited)
+    _sampler = s
+    s.start()
+
+
+def install():
+    global _LIBRARY, _resource, _json, _linecache
+    if not os.environ.get("MEMTRIAGE_LINES_DIR"):
+        return
+    # Imported here, never by the thread: an import in progress at a fork is the
+    # child's to untangle.
+    import atexit
+    import json
+    import linecache
+    import resource
+
+    _resource, _json, _linecache = resource, json, linecache
+    _LIBRARY = _library_dirs()
+    atexit.register(_at_exit)
+    os._exit = _exit_flushed(os._exit)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+    _begin("exec", os.getppid())
