@@ -15,6 +15,9 @@ pub const SIGNIFICANT: u64 = 16 << 20;
 /// A leak is still rising in the second half of the line's life: at least this share
 /// of what it holds came then.
 const LATE_SHARE: f64 = 0.25;
+/// A leak grows again and again: a line that grew in fewer episodes is one long
+/// call (a working set read in at once), however long it took.
+const MIN_EPISODES: u64 = 4;
 /// Lines shown per process.
 pub const SHOWN: usize = 3;
 
@@ -23,19 +26,25 @@ pub fn classify(processes: &mut [ProcessLines]) {
     for p in processes {
         let end = p.last_seconds.unwrap_or(0.0);
         let forked = p.started == PythonStart::Fork;
+        // Killed (or still running): its last figures are from just before the end.
+        let cut_short = !p.complete;
         for line in &mut p.lines {
-            line.kind = kind_of(line, end, forked);
+            line.kind = kind_of(line, end, forked, cut_short);
         }
     }
 }
 
-fn kind_of(line: &LineGrowth, end: f64, forked: bool) -> Option<LineKind> {
+fn kind_of(line: &LineGrowth, end: f64, forked: bool, cut_short: bool) -> Option<LineKind> {
     let kept = line.anon.kept + line.shmem.kept;
     let grown = line.anon.grown + line.shmem.grown;
     if forked && line.copied_after_fork >= SIGNIFICANT && line.copied_after_fork >= kept {
         return Some(LineKind::CopyOnWrite);
     }
-    if kept >= SIGNIFICANT && still_rising(line, end) && kept * 2 >= grown {
+    if kept >= SIGNIFICANT
+        && kept * 2 >= grown
+        && line.episodes >= MIN_EPISODES
+        && still_rising(line, end, cut_short)
+    {
         return Some(LineKind::Leak);
     }
     if grown >= SIGNIFICANT && kept * 2 < grown {
@@ -44,15 +53,22 @@ fn kind_of(line: &LineGrowth, end: f64, forked: bool) -> Option<LineKind> {
     (line.held() >= SIGNIFICANT).then_some(LineKind::Held)
 }
 
-/// Whether what the line holds kept rising: in the second half of its life (from its
-/// first growth to the process's last measurement), it took a real share, and it grew
-/// in more than a few measurements. A working set taken at the start does not.
-fn still_rising(line: &LineGrowth, end: f64) -> bool {
+/// Whether what the line holds kept rising: it was growing when its process was
+/// killed, or in the second half of its life (from its first growth to the process's
+/// last measurement) it took a real share. A working set taken at the start does not.
+fn still_rising(line: &LineGrowth, end: f64, cut_short: bool) -> bool {
     let Some(last) = line.series.last() else {
         return false;
     };
+    if line.ticks < 4 || last.1 <= 0 {
+        return false;
+    }
+    // Growing when the process was killed: it grew until the kill.
+    if cut_short && end - line.last_seconds <= 0.5 {
+        return true;
+    }
     let start = line.first_seconds;
-    if end - start < 1.0 || line.ticks < 4 || last.1 <= 0 {
+    if line.last_seconds - start < 1.0 || end - start < 1.0 {
         return false;
     }
     let middle = start + (end - start) / 2.0;
@@ -159,7 +175,8 @@ pub fn evidence(report: &RunReport, pids: &[i32]) -> Vec<Evidence> {
         .filter(|p| pids.is_empty() || pids.contains(&p.pid))
         .flat_map(|p| shown(p).into_iter().map(move |l| (p, l)))
         .collect();
-    lines.sort_by_key(|(_, l)| std::cmp::Reverse(weight(l)));
+    // A leak first: it is what the finding is about; then what holds the most.
+    lines.sort_by_key(|(_, l)| std::cmp::Reverse((l.kind == Some(LineKind::Leak), weight(l))));
     lines
         .into_iter()
         .map(|(p, l)| {
@@ -183,12 +200,38 @@ pub fn headline<'a>(
     report: &'a RunReport,
     pids: &[i32],
 ) -> Option<(&'a ProcessLines, &'a LineGrowth)> {
-    report
-        .memory_by_line
-        .iter()
-        .filter(|p| pids.is_empty() || pids.contains(&p.pid))
+    most_telling(
+        report
+            .memory_by_line
+            .iter()
+            .filter(|p| pids.is_empty() || pids.contains(&p.pid)),
+    )
+}
+
+fn most_telling<'a>(
+    processes: impl Iterator<Item = &'a ProcessLines>,
+) -> Option<(&'a ProcessLines, &'a LineGrowth)> {
+    processes
         .flat_map(|p| shown(p).into_iter().map(move |l| (p, l)))
         .max_by_key(|(_, l)| (l.kind == Some(LineKind::Leak), weight(l)))
+}
+
+/// `frames.py:17 in __getitem__ (pid 4412, DataLoader worker 1 of 2: a leak, 386 MiB)`,
+/// for a line written while the job runs (no report yet).
+pub fn headline_text(processes: &[ProcessLines]) -> Option<String> {
+    let (p, l) = most_telling(processes.iter())?;
+    let role = p
+        .role
+        .as_deref()
+        .map(|r| format!(", {r}"))
+        .unwrap_or_default();
+    let kind = l.kind.map_or("grew", LineKind::as_str);
+    Some(format!(
+        "{} (pid {}{role}: {kind}, {})",
+        l.at.short(),
+        p.pid,
+        iec(weight(l))
+    ))
 }
 
 /// The fix a line's kind calls for.
@@ -239,10 +282,15 @@ pub fn sharpen(finding: &mut Finding, report: &RunReport, pids: &[i32]) {
     if let Some((_, line)) = headline(report, pids) {
         if line.kind == Some(LineKind::Leak) || line.kind == Some(LineKind::CopyOnWrite) {
             finding.fix = format!("{}\n{}", fix(line), finding.fix);
+            // What happened stays as sure as it was; why it happened is the code.
+            let certainty = finding
+                .assessment
+                .as_ref()
+                .map_or(Certainty::Likely, |a| a.certainty);
             finding.assessment = Some(Assessment {
-                certainty: Certainty::Likely,
+                certainty,
                 cause: CauseKind::UserCode,
-                confirm: "memtriage run --limit SIZE again: the same line grows first".into(),
+                confirm: "Run it again under memtriage run: the same line grows first.".into(),
             });
         }
     }

@@ -88,7 +88,7 @@ pub struct GrowthSummary {
 
 /// One process of the tree near the ceiling: its regions grouped by kind and the
 /// files (and anonymous memory) that hold the most.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SnapshotProcess {
     pub pid: i32,
     pub comm: String,
@@ -97,6 +97,9 @@ pub struct SnapshotProcess {
     pub by_kind: Vec<KindGroup>,
     /// The largest mapped files, by resident size.
     pub by_file: Vec<FileGroup>,
+    /// Where its memory went then, line by line (its Python hook's figures so far).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<super::lines::LineGrowth>,
 }
 
 /// The tree read in full once, when its memory reached 90% of the ceiling, so the

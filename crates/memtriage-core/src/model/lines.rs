@@ -94,6 +94,10 @@ pub struct LineGrowth {
     pub major_faults: u64,
     /// Measurements that charged it.
     pub ticks: u64,
+    /// Times it grew again after another line had, or after a pause: a loop's line
+    /// has many, one long call one.
+    #[serde(default)]
+    pub episodes: u64,
     /// When it first and last grew, seconds since the job started.
     pub first_seconds: f64,
     pub last_seconds: f64,

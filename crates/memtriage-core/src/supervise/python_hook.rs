@@ -63,6 +63,21 @@ pub struct SavedSnapshot {
     pub oom: Option<KnownOom>,
 }
 
+/// Reads the lines the job's Python processes have written so far.
+#[derive(Debug, Clone)]
+pub struct LinesReader {
+    dir: PathBuf,
+}
+
+impl LinesReader {
+    /// Every process's lines, their kinds told.
+    pub fn read(&self) -> LinesRead {
+        let mut read = lines_files::read(&self.dir);
+        crate::diagnose::lines::classify(&mut read.processes);
+        read
+    }
+}
+
 /// What the hook left once the job ended.
 #[derive(Debug, Default)]
 pub struct HookResults {
@@ -166,10 +181,17 @@ impl PythonHook {
 
     /// What the job's processes have written so far (while they run).
     pub fn read_lines(&self) -> LinesRead {
-        if !self.lines {
-            return LinesRead::default();
+        match self.lines_reader() {
+            Some(r) => r.read(),
+            None => LinesRead::default(),
         }
-        lines_files::read(&self.dir.join("lines"))
+    }
+
+    /// A reader of the processes' lines for whoever watches the job while it runs.
+    pub fn lines_reader(&self) -> Option<LinesReader> {
+        self.lines.then(|| LinesReader {
+            dir: self.dir.join("lines"),
+        })
     }
 
     /// The snapshots saved, oldest name first, and every process's lines; the hook

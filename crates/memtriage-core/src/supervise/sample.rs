@@ -95,6 +95,7 @@ impl<'a> Sampling<'a> {
                 job.pid,
                 config.limit,
                 config.on_warning.as_deref(),
+                job.python_hook.as_ref().and_then(|h| h.lines_reader()),
             ),
             last_exec_sample: None,
             kept: Around {

@@ -11,6 +11,7 @@ mod cgroup;
 mod doctor;
 mod explain_logs;
 mod fuzz_replay;
+mod lines_kinds;
 mod maps_live;
 mod parsers_never_panic;
 mod sampler_live;

@@ -377,7 +377,27 @@ fn torchrun_rank_oom_killed_under_a_limit_is_confirmed() {
     let report = run_report(&out.stderr);
     let oom = finding(&report, "run.oom-killed");
     assert_eq!(oom["certainty"], "confirmed", "{oom}");
-    assert_eq!(oom["cause"], "capacity", "{oom}");
+    // Rank 1 kept every tensor it made: the line that did is named, and the cause is
+    // the code, not the machine's size.
+    assert_eq!(oom["cause"], "user_code", "{oom}");
+    let first_line = oom["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["source"] == "memtriage's Python hook")
+        .unwrap_or_else(|| panic!("the rank's lines are evidence: {oom}"));
+    assert!(
+        first_line["label"]
+            .as_str()
+            .unwrap()
+            .ends_with("torchrun_rank_oom.py:12 in <module>")
+            && first_line["label"].as_str().unwrap().contains("rank 1"),
+        "{first_line}"
+    );
+    assert!(
+        first_line["value"].as_str().unwrap().starts_with("a leak"),
+        "{first_line}"
+    );
     // torchrun's own words are evidence of the same failure, not a second one.
     let text = oom.to_string();
     assert!(

@@ -16,7 +16,9 @@ pub mod watch;
 
 pub use watch::GrowthWatch;
 
+use super::python_hook::LinesReader;
 use super::timeline_file::TimelineWriter;
+use crate::diagnose::lines;
 use crate::model::growth::{CeilingSnapshot, GrowthSummary};
 use crate::model::units::iec;
 use crate::probe::root::Root;
@@ -33,6 +35,10 @@ pub struct Monitor<'a> {
     job: i32,
     on_warning: Option<&'a WarningSink>,
     snapshot: Option<CeilingSnapshot>,
+    /// The Python processes' lines, for the warning and the snapshot to name.
+    lines: Option<LinesReader>,
+    /// What the last warning said of the lines.
+    warning_lines: Option<String>,
 }
 
 impl<'a> Monitor<'a> {
@@ -42,6 +48,7 @@ impl<'a> Monitor<'a> {
         job: i32,
         job_limit: Option<u64>,
         on_warning: Option<&'a WarningSink>,
+        lines: Option<LinesReader>,
     ) -> Self {
         Monitor {
             watch: GrowthWatch::new(job, ceiling::discover(root, job_limit, job)),
@@ -49,6 +56,8 @@ impl<'a> Monitor<'a> {
             job,
             on_warning,
             snapshot: None,
+            lines,
+            warning_lines: None,
         }
     }
 
@@ -56,7 +65,15 @@ impl<'a> Monitor<'a> {
         let tick = self.watch.feed(sample);
         let mut timeline_writer = timeline_writer;
         if let Some(warning) = tick.warning {
-            let line = warning.message();
+            let mut line = warning.message();
+            let lines = self.lines.as_ref().map(LinesReader::read);
+            if let Some(most) = lines
+                .as_ref()
+                .and_then(|l| lines::headline_text(&l.processes))
+            {
+                line.push_str(&format!("; most under {most}"));
+                self.warning_lines = Some(most);
+            }
             if let Some(sink) = self.on_warning {
                 sink(&line);
             }
@@ -65,7 +82,12 @@ impl<'a> Monitor<'a> {
             }
         }
         if let Some(near) = tick.near_ceiling {
-            let snapshot = snapshot::take(&self.root, sample, near);
+            let lines = self
+                .lines
+                .as_ref()
+                .map(LinesReader::read)
+                .unwrap_or_default();
+            let snapshot = snapshot::take(&self.root, sample, near, &lines.processes);
             if let Some(r) = timeline_writer {
                 let label = format!(
                     "the tree read in full at {} of its {} ceiling",
@@ -80,6 +102,13 @@ impl<'a> Monitor<'a> {
 
     /// What the run's report keeps: the growth summary and the snapshot near the ceiling.
     pub fn finish(self) -> (Option<GrowthSummary>, Option<CeilingSnapshot>) {
-        (self.watch.summary(), self.snapshot)
+        let mut summary = self.watch.summary();
+        if let (Some(w), Some(most)) = (
+            summary.as_mut().and_then(|s| s.warning.as_mut()),
+            self.warning_lines,
+        ) {
+            w.message.push_str(&format!("; most under {most}"));
+        }
+        (summary, self.snapshot)
     }
 }

@@ -3,6 +3,7 @@
 //! `smaps` walks each process's page tables, so it is done for a few processes, once.
 
 use crate::model::growth::{CeilingSnapshot, SnapshotProcess};
+use crate::model::lines::ProcessLines;
 use crate::probe::maps;
 use crate::probe::root::Root;
 use crate::sampler::Sample;
@@ -14,7 +15,12 @@ pub const PROCESSES: usize = 3;
 /// Files kept per process.
 pub const FILES: usize = 8;
 
-pub fn take(root: &Root, sample: &Sample, near: NearCeiling) -> CeilingSnapshot {
+pub fn take(
+    root: &Root,
+    sample: &Sample,
+    near: NearCeiling,
+    lines: &[ProcessLines],
+) -> CeilingSnapshot {
     let mut largest: Vec<_> = sample.processes.iter().collect();
     largest.sort_by(|a, b| b.rss.cmp(&a.rss).then(a.pid.cmp(&b.pid)));
     let mut processes = Vec::new();
@@ -27,6 +33,16 @@ pub fn take(root: &Root, sample: &Sample, near: NearCeiling) -> CeilingSnapshot 
                 rss: p.rss,
                 by_kind: report.by_kind,
                 by_file: report.by_file.into_iter().take(FILES).collect(),
+                lines: lines
+                    .iter()
+                    .find(|l| l.pid == p.pid)
+                    .map(|l| {
+                        crate::diagnose::lines::shown(l)
+                            .into_iter()
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             }),
             Err(e) => unreadable.push(format!("pid {}: {e}", p.pid)),
         }

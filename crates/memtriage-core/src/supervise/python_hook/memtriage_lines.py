@@ -41,7 +41,7 @@ class _Line:
 
     __slots__ = (
         "grown", "returned", "copied", "minflt", "majflt", "ticks",
-        "first", "last", "paths", "series", "thread",
+        "first", "last", "paths", "series", "thread", "episodes",
     )
 
     def __init__(self, t):
@@ -56,6 +56,7 @@ class _Line:
         self.paths = {}
         self.series = []
         self.thread = None
+        self.episodes = 0
 
     def kept(self, k):
         return self.grown[k] - self.returned[k]
@@ -88,6 +89,8 @@ class _Sampler:
         self.cpu = 0.0
         self.measuring = threading.Lock()
         self.busy = False
+        self.known_role = None
+        self.last_charged = None
         self.done = False
         self.samples = 0
         self.pace_since = time.monotonic()
@@ -230,6 +233,11 @@ class _Sampler:
         entry = self.lines.get(where)
         if entry is None:
             entry = self.lines[where] = _Line(t)
+        # A line run again (another line grew meanwhile, or it paused) is a new
+        # episode: a loop's line has many, one long call one.
+        if self.last_charged is not where or t - entry.last > 0.03 or entry.episodes == 0:
+            entry.episodes += 1
+        self.last_charged = where
         entry.last = t
         entry.ticks += 1
         for k in range(3):
@@ -268,10 +276,15 @@ class _Sampler:
     # -- writing ---------------------------------------------------------------------
 
     def role(self):
-        info = None
+        """What the process is to the job, as soon as it is known; kept once known
+        (a DataLoader worker forgets it when its loop ends)."""
+        if self.known_role is None or self.known_role.startswith(("Fork", "Spawn", "Process")):
+            self.known_role = self.find_role() or self.known_role
+        return self.known_role
+
+    def find_role(self):
         worker = sys.modules.get("torch.utils.data._utils.worker")
-        if worker is not None:
-            info = getattr(worker, "_worker_info", None)
+        info = getattr(worker, "_worker_info", None) if worker is not None else None
         rank = os.environ.get("RANK")
         of_rank = " of rank %s" % rank if rank is not None else ""
         if info is not None:
@@ -333,6 +346,7 @@ class _Sampler:
                 "minor_faults": e.minflt,
                 "major_faults": e.majflt,
                 "ticks": e.ticks,
+                "episodes": e.episodes,
                 "first_seconds": round(e.first, 3),
                 "last_seconds": round(e.last, 3),
                 "series": series,

@@ -1,0 +1,119 @@
+//! The kinds the diagnosis tells lines apart by, on the figures a hook writes.
+
+use crate::diagnose::lines::classify;
+use crate::model::lines::{
+    CodeLocation, HeldAt, KindGrowth, LineGrowth, LineKind, ProcessLines, PythonStart,
+};
+
+const MIB: u64 = 1 << 20;
+
+fn line(
+    grown: u64,
+    kept: u64,
+    first: f64,
+    last: f64,
+    episodes: u64,
+    series: &[(f64, i64)],
+) -> LineGrowth {
+    LineGrowth {
+        at: CodeLocation {
+            file: "/job/train.py".into(),
+            line: 17,
+            function: "__getitem__".into(),
+            text: None,
+        },
+        path: Vec::new(),
+        thread: None,
+        kind: None,
+        anon: KindGrowth { grown, kept },
+        file: KindGrowth::default(),
+        shmem: KindGrowth::default(),
+        copied_after_fork: 0,
+        minor_faults: 0,
+        major_faults: 0,
+        ticks: 20,
+        episodes,
+        first_seconds: first,
+        last_seconds: last,
+        series: series.iter().map(|(t, b)| HeldAt(*t, *b)).collect(),
+    }
+}
+
+fn process(lines: Vec<LineGrowth>, complete: bool, started: PythonStart) -> ProcessLines {
+    ProcessLines {
+        pid: 7,
+        ppid: 1,
+        started,
+        role: None,
+        python: "3.11.7".into(),
+        interval_ms: 40,
+        ticks: 250,
+        first_seconds: Some(0.0),
+        last_seconds: Some(10.0),
+        hook_cpu_seconds: None,
+        complete,
+        fault_signals: 0,
+        fault_period: Some(64),
+        fault_signals_unavailable: None,
+        lines_not_kept: 0,
+        failed: None,
+        lines,
+    }
+}
+
+fn kind(l: LineGrowth, complete: bool, started: PythonStart) -> Option<LineKind> {
+    let mut ps = vec![process(vec![l], complete, started)];
+    classify(&mut ps);
+    ps[0].lines[0].kind
+}
+
+#[test]
+fn a_line_that_keeps_rising_is_a_leak_and_a_working_set_taken_once_is_held() {
+    let rising = [(1.0, 50), (5.0, 250), (9.9, 500)].map(|(t, m)| (t, m * MIB as i64));
+    let leak = line(500 * MIB, 500 * MIB, 0.5, 9.9, 200, &rising);
+    assert_eq!(kind(leak, true, PythonStart::Exec), Some(LineKind::Leak));
+
+    let once = [(0.4, 600 * MIB as i64)];
+    let held = line(600 * MIB, 600 * MIB, 0.2, 0.4, 1, &once);
+    assert_eq!(kind(held, true, PythonStart::Exec), Some(LineKind::Held));
+
+    // Read in slowly (a loaded machine), but in one call: still held.
+    let slow = [(1.0, 200), (3.0, 400), (6.0, 600)].map(|(t, m)| (t, m * MIB as i64));
+    let slow_once = line(600 * MIB, 600 * MIB, 0.2, 6.0, 1, &slow);
+    assert_eq!(
+        kind(slow_once, true, PythonStart::Exec),
+        Some(LineKind::Held)
+    );
+}
+
+#[test]
+fn a_line_that_gives_back_what_it_takes_is_a_peak() {
+    let flat = [(9.0, 2 * MIB as i64)];
+    let peak = line(800 * MIB, 2 * MIB, 0.5, 9.9, 300, &flat);
+    assert_eq!(kind(peak, true, PythonStart::Exec), Some(LineKind::Peak));
+}
+
+#[test]
+fn growing_until_the_kill_is_a_leak_even_when_short() {
+    let series = [(3.7, 128), (4.0, 268)].map(|(t, m)| (t, m * MIB as i64));
+    let mut cache = line(268 * MIB, 268 * MIB, 3.7, 9.9, 8, &series);
+    cache.last_seconds = 9.8;
+    assert_eq!(
+        kind(cache.clone(), false, PythonStart::Exec),
+        Some(LineKind::Leak)
+    );
+    // The same figures in a process that ended well are not enough to tell.
+    assert_ne!(kind(cache, true, PythonStart::Exec), Some(LineKind::Leak));
+}
+
+#[test]
+fn copies_after_fork_are_copy_on_write_and_small_lines_get_no_kind() {
+    let mut touch = line(MIB, MIB, 0.5, 9.0, 50, &[(9.0, MIB as i64)]);
+    touch.copied_after_fork = 120 * MIB;
+    assert_eq!(
+        kind(touch, true, PythonStart::Fork),
+        Some(LineKind::CopyOnWrite)
+    );
+    let small = line(MIB, MIB, 0.5, 9.0, 50, &[(9.0, MIB as i64)]);
+    assert_eq!(kind(small, true, PythonStart::Exec), None);
+}

@@ -1,0 +1,337 @@
+//! Where the memory went, line by line: real Python jobs under `memtriage run`, each
+//! with a planted line (marked in its script), and the line the report names. The
+//! torch ones are skipped, saying so, where torch is not installed (a failure under
+//! CI, which installs it).
+
+use std::process::Stdio;
+
+use serde_json::Value;
+
+use crate::support::{
+    disk_scratch, finding, finding_ids, memtriage, python_can_import, root_or_skip, run_report,
+    skip,
+};
+
+fn script(name: &str) -> String {
+    format!("{}/tests/lines/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The number of the line of `name` that carries `marker`.
+fn marked_line(name: &str, marker: &str) -> u64 {
+    let text = std::fs::read_to_string(script(name)).unwrap();
+    let at = text
+        .lines()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("{name} has no {marker}"));
+    at as u64 + 1
+}
+
+fn torch_available() -> bool {
+    let ok = python_can_import("torch");
+    if !ok {
+        skip("PyTorch is not installed for python3 (pip install torch)");
+    }
+    ok
+}
+
+/// `memtriage run --json --limit LIMIT -- python3 SCRIPT ARGS…`.
+fn run_limited(limit: &str, args: &[&str]) -> (std::process::Output, Value) {
+    let mut cmd = memtriage();
+    cmd.args(["run", "--json", "--interval", "200ms"]);
+    if !limit.is_empty() {
+        cmd.args(["--limit", limit]);
+    }
+    let out = cmd
+        .arg("--")
+        .arg("python3")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report = run_report(&out.stderr);
+    (out, report)
+}
+
+/// The lines of the process `pid`, as the report has them.
+fn lines_of(report: &Value, pid: i64) -> &Vec<Value> {
+    report["memory_by_line"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no memory_by_line: {}", report["notes"]))
+        .iter()
+        .find(|p| p["pid"].as_i64() == Some(pid))
+        .unwrap_or_else(|| panic!("no lines for pid {pid}: {}", report["memory_by_line"]))["lines"]
+        .as_array()
+        .unwrap()
+}
+
+/// The OOM finding's first line from the hook: `(label, value)`.
+fn first_named_line(report: &Value) -> (String, String) {
+    let oom = finding(report, "run.oom-killed");
+    let e = oom["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["source"] == "memtriage's Python hook")
+        .unwrap_or_else(|| panic!("no line in the OOM finding: {oom}"));
+    (
+        e["label"].as_str().unwrap().to_string(),
+        e["value"].as_str().unwrap().to_string(),
+    )
+}
+
+/// The OOM-killed process's pid, from the kernel's record in the finding.
+fn killed_pids(report: &Value) -> Vec<i64> {
+    report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["outcome"]["signal"] == 9)
+        .filter_map(|p| p["pid"].as_i64())
+        .collect()
+}
+
+#[test]
+fn a_forked_workers_kept_samples_are_named_after_the_oom_kill() {
+    if !torch_available() || !root_or_skip("--limit needs root to make a cgroup") {
+        return;
+    }
+    let line = marked_line("worker_leak.py", "# LEAK");
+    let (out, report) = run_limited("1200M", &[&script("worker_leak.py")]);
+    assert_ne!(out.status.code(), Some(0));
+    let (label, value) = first_named_line(&report);
+    assert!(
+        label.contains("DataLoader worker")
+            && label.ends_with(&format!("worker_leak.py:{line} in __getitem__")),
+        "{label}: {value}"
+    );
+    assert!(value.starts_with("a leak"), "{label}: {value}");
+    let oom = finding(&report, "run.oom-killed");
+    assert_eq!(oom["cause"], "user_code", "{oom}");
+    assert!(
+        oom["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("worker_leak.py:{line} in __getitem__ keeps")),
+        "{}",
+        oom["fix"]
+    );
+    // The killed worker's own figures survived its SIGKILL.
+    let killed = killed_pids(&report);
+    let worker = report["memory_by_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| killed.contains(&p["pid"].as_i64().unwrap()) && p["started"] == "fork")
+        .unwrap_or_else(|| panic!("no lines of a killed worker ({killed:?})"));
+    assert_eq!(
+        worker["complete"], false,
+        "it was killed: {}",
+        worker["pid"]
+    );
+    let top = &worker["lines"][0];
+    assert_eq!(top["at"]["line"].as_u64(), Some(line), "{top}");
+    assert_eq!(top["kind"], "leak", "{top}");
+    assert!(top["anon"]["kept"].as_u64().unwrap() >= 64 << 20, "{top}");
+}
+
+#[test]
+fn spawned_workers_keeping_batches_in_collate_fn_are_named() {
+    if !torch_available() || !root_or_skip("--limit needs root to make a cgroup") {
+        return;
+    }
+    let line = marked_line("spawn_collate_leak.py", "# LEAK");
+    let (out, report) = run_limited("1500M", &[&script("spawn_collate_leak.py")]);
+    assert_ne!(out.status.code(), Some(0));
+    let (label, value) = first_named_line(&report);
+    assert!(
+        label.contains("DataLoader worker")
+            && label.ends_with(&format!("spawn_collate_leak.py:{line} in keep_collate")),
+        "{label}: {value}"
+    );
+    let spawned = report["memory_by_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["started"] == "exec" && p["pid"] != report["pid"])
+        .count();
+    assert!(
+        spawned >= 2,
+        "the spawned workers ran the hook: {}",
+        report["memory_by_line"]
+    );
+}
+
+#[test]
+fn a_main_loop_keeping_each_steps_output_is_named() {
+    if !torch_available() || !root_or_skip("--limit needs root to make a cgroup") {
+        return;
+    }
+    let line = marked_line("main_activations.py", "# LEAK");
+    let (out, report) = run_limited("1000M", &[&script("main_activations.py")]);
+    assert_eq!(out.status.code(), Some(137), "the kernel killed it");
+    let (label, value) = first_named_line(&report);
+    assert!(
+        label.ends_with(&format!("main_activations.py:{line} in <module>")),
+        "{label}: {value}"
+    );
+    assert!(value.starts_with("a leak"), "{label}: {value}");
+    let main = lines_of(&report, report["pid"].as_i64().unwrap());
+    assert_eq!(main[0]["at"]["line"].as_u64(), Some(line), "{:?}", main[0]);
+}
+
+#[test]
+fn a_steady_working_set_is_held_not_blamed() {
+    if !python_can_import("numpy") {
+        skip("numpy is not installed for python3");
+        return;
+    }
+    let line = marked_line("steady.py", "# WORKING SET");
+    let (out, report) = run_limited("", &[&script("steady.py")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !finding_ids(&report)
+            .iter()
+            .any(|id| id == "run.python-leak"),
+        "{:?}",
+        finding_ids(&report)
+    );
+    let main = lines_of(&report, report["pid"].as_i64().unwrap());
+    let set = main
+        .iter()
+        .find(|l| l["at"]["line"].as_u64() == Some(line))
+        .unwrap_or_else(|| panic!("the working set's line: {main:?}"));
+    assert_eq!(set["kind"], "held", "{set}");
+    assert!(main.iter().all(|l| l["kind"] != "leak"), "{main:?}");
+}
+
+#[test]
+fn a_leak_in_a_job_that_ends_well_is_a_warning_with_its_line() {
+    let code = "import time\nkept = []\nfor i in range(60):\n    kept.append(bytearray(2 << 20))\n    time.sleep(0.03)\n";
+    let (out, report) = run_limited("", &["-c", code]);
+    assert_eq!(out.status.code(), Some(0));
+    let f = finding(&report, "run.python-leak");
+    assert_eq!(f["severity"], "warn");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("<string>:4 in <module>"),
+        "{}",
+        f["title"]
+    );
+}
+
+#[test]
+fn a_forked_worker_touching_its_parents_objects_copies_them_on_write() {
+    if !torch_available() {
+        return;
+    }
+    let script = format!("{}/tests/torch/cow_objects.py", env!("CARGO_MANIFEST_DIR"));
+    let (out, report) = run_limited("", &[&script]);
+    assert_eq!(out.status.code(), Some(0));
+    let workers: Vec<&Value> = report["memory_by_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["started"] == "fork")
+        .collect();
+    assert_eq!(workers.len(), 2, "{}", report["memory_by_line"]);
+    for w in workers {
+        let top = &w["lines"][0];
+        assert_eq!(top["kind"], "copy_on_write", "{w}");
+        assert_eq!(top["at"]["function"], "__getitem__", "{top}");
+        assert!(
+            top["copied_after_fork"].as_u64().unwrap() >= 32 << 20,
+            "{top}"
+        );
+        assert!(
+            w["role"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("DataLoader worker"),
+            "{}",
+            w["role"]
+        );
+    }
+}
+
+#[test]
+fn a_mapped_checkpoints_major_faults_are_charged_to_the_line_that_read_it() {
+    let dir = disk_scratch();
+    let line = marked_line("mapped_checkpoint.py", "# FIRST USE");
+    let (out, report) = run_limited(
+        "",
+        &[
+            &script("mapped_checkpoint.py"),
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let main = lines_of(&report, report["pid"].as_i64().unwrap());
+    let most = main
+        .iter()
+        .max_by_key(|l| l["major_faults"].as_u64().unwrap())
+        .unwrap();
+    assert_eq!(most["at"]["line"].as_u64(), Some(line), "{main:?}");
+    assert!(most["major_faults"].as_u64().unwrap() >= 1000, "{most}");
+    assert!(
+        most["file"]["grown"].as_u64().unwrap() >= 64 << 20,
+        "{most}"
+    );
+}
+
+#[test]
+fn a_python_that_cannot_load_the_hook_is_said_to_have_no_lines() {
+    let (out, report) = run_limited("", &["-I", "-c", "import time; time.sleep(0.6)"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(report.get("memory_by_line").is_none(), "{report}");
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("no lines: its Python did not load memtriage's hook"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn three_hundred_short_forks_with_closed_stdio_each_leave_their_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let hook_file = dir.path().join("hook");
+    let (out, report) = run_limited("", &[&script("many_forks.py"), hook_file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let forked = report["memory_by_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["started"] == "fork")
+        .count();
+    assert_eq!(forked, 300, "every child wrote its lines");
+    let hook = std::fs::read_to_string(&hook_file).unwrap();
+    assert!(hook.contains("memtriage-hook-"), "{hook}");
+    assert!(
+        !std::path::Path::new(&hook).exists(),
+        "the hook is removed: {hook}"
+    );
+}
+
+#[test]
+fn no_python_lines_turns_the_measurement_off() {
+    let out = memtriage()
+        .args(["run", "--json", "--no-python-lines", "--", "python3", "-c"])
+        .arg("import os; print(os.environ.get('MEMTRIAGE_LINES_DIR'))")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "None");
+    let report = run_report(&out.stderr);
+    assert!(report.get("memory_by_line").is_none(), "{report}");
+}
