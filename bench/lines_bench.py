@@ -5,8 +5,8 @@ and whether they name the same top line.
 
 The job is bench/lines_train.py (torch on the CPU, a small MLP on synthetic data, a
 Dataset that builds each sample with numpy, 150 steps after a warm-up of 20; one
-line of its main loop keeps a 2 MiB buffer each step, the job's dominant allocation).
-It measures itself: median and mean step time after the warm-up, and VmHWM of the
+line of its main loop keeps a buffer each step, about 340 MiB in all: the dominant
+allocation). It measures itself: median and mean step time after the warm-up, and VmHWM of the
 main process and of each worker (written from inside the Dataset). Modes, run
 interleaved (ABCDEF ABCDEF ...) for --repeats rounds so drift hits all alike:
 
@@ -365,6 +365,8 @@ def summarise(names, runs):
             "mean_ms": med([r["result"]["mean_ms"] for r in ok]),
             "wall_s": med([r["wall_s"] for r in ok]),
             "main_mib": med([r["result"]["main_hwm_kib"] / 1024 for r in ok]),
+            "main_mib_range": [min(r["result"]["main_hwm_kib"] for r in ok) / 1024,
+                               max(r["result"]["main_hwm_kib"] for r in ok) / 1024],
             "workers_mib": {str(k): med(v) for k, v in sorted(workers.items(), key=lambda kv: str(kv[0]))},
         }
     base = rows.get("alone", {})
@@ -455,6 +457,12 @@ def print_table(info, names, rows, runs, tg, skipped):
         if note:
             print(f"  note, {name}: {note}")
 
+    a = rows.get("alone", {})
+    if a.get("runs", 0) > 1:
+        lo, hi = a["main_mib_range"]
+        print(f"  alone's main VmHWM ranged {lo:.0f}-{hi:.0f} MiB over {a['runs']} runs: "
+              "the noise under 'extra MiB main'")
+
     print("\ntop line of the main process")
     first = lambda mode: next((r for r in runs if r["mode"] == mode and r["ok"]), None)  # noqa: E731
     t = tg["top_line"]
@@ -513,7 +521,7 @@ MODES = []
 
 
 def main():
-    global MODES
+    global MODES, MEMTRIAGE
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1 repeat, 40 steps: checks that it runs, not how fast")
     ap.add_argument("--repeats", type=int, help="interleaved rounds of all modes (default 3)")
@@ -523,7 +531,9 @@ def main():
                     help="seconds a run may take (default: 10x the first run alone, at least 60)")
     ap.add_argument("--only", help="comma-separated modes to run (alone always runs)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--memtriage", default=MEMTRIAGE, help="the binary (default: %(default)s)")
     args = ap.parse_args()
+    MEMTRIAGE = args.memtriage
     repeats = args.repeats or (1 if args.quick else 3)
     steps = args.steps or (40 if args.quick else 150)
     warmup = args.warmup if args.warmup is not None else (10 if args.quick else 20)
@@ -534,22 +544,35 @@ def main():
         MODES = [m for m in MODES if m[0] in wanted]
     names = [m[0] for m in MODES]
     skipped = {m[0]: m[2] for m in MODES if m[2]}
-    env = dict(os.environ, LINES_STEPS=str(steps), LINES_WARMUP=str(warmup))
+    # The kept buffer holds about 340 MiB at the end whatever the steps, so the
+    # dominant line stays well above the next ones (imports, optimizer set-up).
+    keep_mib = max(2.0, 340.0 / (steps + warmup))
+    env = dict(os.environ, LINES_STEPS=str(steps), LINES_WARMUP=str(warmup),
+               LINES_KEEP_MIB=f"{keep_mib:.2f}")
     runs, dead = [], {}
     timeout = args.timeout
     with tempfile.TemporaryDirectory(prefix="lines_bench_") as tmp:
+        # One run alone first, not counted: the page cache warm (torch's libraries)
+        # for every mode alike, and the timeout from it.
+        d = os.path.join(tmp, "warm")
+        os.makedirs(d)
+        warm = run_one("alone", [PY, TRAIN], d, env, timeout or 600.0)
+        if not warm["ok"]:
+            log(f"the job fails alone: {warm['error']}\n" + "\n".join(warm["stderr_tail"]))
+            return 1
+        if timeout is None:
+            timeout = max(60.0, 10 * warm["wall_s"])
+        log(f"warm-up run alone: {warm['wall_s']:.1f} s; timeout per run {timeout:.0f} s")
+        shutil.rmtree(d, ignore_errors=True)
         for rep in range(repeats):
             for name, make, skip, _ in MODES:
                 if skip or name in dead:
                     continue
                 d = os.path.join(tmp, f"{rep}-{name.replace(' ', '_')}")
                 os.makedirs(d)
-                # Until a run alone has set it: 10 minutes.
-                run = run_one(name, make(d), d, env, timeout or 600.0)
+                run = run_one(name, make(d), d, env, timeout)
                 run["repeat"] = rep
                 if run["ok"]:
-                    if name == "alone" and timeout is None:
-                        timeout = max(60.0, 10 * run["wall_s"])
                     if not any(r["mode"] == name and r["ok"] for r in runs):
                         analyse(run, d)  # the top lines are the same each time
                     log(f"repeat {rep + 1}/{repeats} {name:<28} {run['result']['median_ms']:7.1f} ms/step"
@@ -561,8 +584,8 @@ def main():
                 shutil.rmtree(d, ignore_errors=True)
     rows = summarise(names, runs)
     tg = targets(rows, runs)
-    info = (f"{repeats} interleaved repeat(s) of {steps} steps after {warmup} warm-up; "
-            f"median of the per-run median step time; VmHWM medians; "
+    info = (f"{repeats} interleaved repeat(s) of {steps} steps after {warmup} warm-up, "
+            f"{keep_mib:.1f} MiB kept a step; median of the per-run median step time; VmHWM medians; "
             f"{os.cpu_count()} CPUs, kernel {os.uname().release}")
     if args.json:
         json.dump({"info": info, "steps": steps, "warmup": warmup, "repeats": repeats,

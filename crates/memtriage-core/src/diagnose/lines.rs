@@ -114,7 +114,23 @@ pub fn process_name(report: &RunReport, p: &ProcessLines) -> String {
 }
 
 /// What a line did, in a sentence's middle: `a leak: kept 540 MiB (of 545 MiB grown)
-/// from 0.4 s to 12.5 s`.
+/// from 0.4 s to 12.5 s`. Shared memory is called pinned where the process's torch
+/// held pinned host memory: it is not /dev/shm.
+pub fn describe_in(p: &ProcessLines, l: &LineGrowth) -> String {
+    let text = describe(l);
+    match p.pinned_host.filter(|h| h.peak > 0) {
+        Some(h) => text.replace(
+            "of it shared memory (/dev/shm or pinned)",
+            &format!(
+                "of it pinned host memory (cudaHostAlloc; torch's pinned allocator peaked at {})",
+                iec(h.peak)
+            ),
+        ),
+        None => text,
+    }
+}
+
+/// [`describe_in`] without the process: shared memory is /dev/shm or pinned.
 pub fn describe(l: &LineGrowth) -> String {
     let span = format!("from {:.1} s to {:.1} s", l.first_seconds, l.last_seconds);
     let faults = match l.major_faults {
@@ -180,7 +196,7 @@ pub fn evidence(report: &RunReport, pids: &[i32]) -> Vec<Evidence> {
     lines
         .into_iter()
         .map(|(p, l)| {
-            let mut value = describe(l);
+            let mut value = describe_in(p, l);
             if let Some(path) = path(l) {
                 value.push_str(&format!(" (via {path})"));
             }
@@ -308,7 +324,7 @@ pub fn leak_without_kill(report: &RunReport) -> Option<Finding> {
             evidence.push(
                 Evidence::text(
                     format!("{}: {}", process_name(report, q), l.at.short()),
-                    describe(l),
+                    describe_in(q, l),
                     "memtriage's Python hook",
                 )
                 .with_quantity(Quantity::Bytes(l.anon.kept + l.shmem.kept)),

@@ -119,6 +119,13 @@ impl LineGrowth {
     }
 }
 
+/// Bytes torch's pinned host allocator held (`torch.cuda.host_memory_stats()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinnedHost {
+    pub current: u64,
+    pub peak: u64,
+}
+
 /// How a process of the job started its Python.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -164,6 +171,10 @@ pub struct ProcessLines {
     /// Why the fault signals were not used: lines are then charged by time alone.
     #[serde(default)]
     pub fault_signals_unavailable: Option<String>,
+    /// torch's pinned host memory (cudaHostAlloc) where the process used CUDA: it is
+    /// resident as shared memory (`shmem`), never in /dev/shm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_host: Option<PinnedHost>,
     /// Lines measured beyond those kept (the smallest).
     #[serde(default)]
     pub lines_not_kept: u64,

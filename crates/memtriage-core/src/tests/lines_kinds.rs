@@ -55,6 +55,7 @@ fn process(lines: Vec<LineGrowth>, complete: bool, started: PythonStart) -> Proc
         fault_signals: 0,
         fault_period: Some(64),
         fault_signals_unavailable: None,
+        pinned_host: None,
         lines_not_kept: 0,
         failed: None,
         lines,

@@ -369,6 +369,7 @@ class _Sampler:
             "lines_not_kept": max(0, len(self.lines) - _TOP_LINES),
             "lines": lines,
             "failed": self.failed,
+            "pinned_host": _pinned_host(),
             "fault_signals": self.samples,
             "fault_period": self.faults.period if self.faults.unavailable is None else None,
             "fault_signals_unavailable": self.faults.unavailable,
@@ -598,6 +599,24 @@ def _where(stack, inherited):
     return None, ()
 
 
+def _pinned_host():
+    """torch's pinned host allocator (cudaHostAlloc), where CUDA is already in use:
+    its pages count as shared memory (RssShmem), never /dev/shm. Never initialises
+    CUDA."""
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None) if torch is not None else None
+    try:
+        if cuda is None or not cuda.is_initialized():
+            return None
+        stats = cuda.host_memory_stats()
+        return {
+            "current": int(stats.get("allocated_bytes.current", 0)),
+            "peak": int(stats.get("allocated_bytes.peak", 0)),
+        }
+    except Exception:
+        return None
+
+
 def _first_line(path):
     try:
         with open(path) as f:
@@ -619,7 +638,8 @@ def _library_dirs():
     for p in sys.path:
         if p and ("site-packages" in p or "dist-packages" in p):
             dirs.add(os.path.realpath(p))
-    dirs.add(os.path.dirname(os.path.realpath(__file__)))
+    if os.path.isfile(__file__):
+        dirs.add(os.path.dirname(os.path.realpath(__file__)))
     return tuple(sorted(d.rstrip("/") + "/" for d in dirs))
 
 
