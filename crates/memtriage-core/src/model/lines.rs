@@ -117,6 +117,27 @@ impl LineGrowth {
     pub fn grown(&self) -> u64 {
         self.anon.grown + self.file.grown + self.shmem.grown + self.copied_after_fork
     }
+
+    /// What the line counts for when lines are ranked: what it holds, and for a peak
+    /// (which gave back what it took) half of what it took.
+    pub fn weight(&self) -> u64 {
+        match self.kind {
+            Some(LineKind::Peak) => self.grown() / 2,
+            _ => self.held(),
+        }
+    }
+
+    /// The path that led to the line, `train.py:40 in main → frames.py:17 in
+    /// __getitem__`, when there is more to it than the line itself.
+    pub fn path_text(&self) -> Option<String> {
+        (self.path.len() > 1).then(|| {
+            self.path
+                .iter()
+                .map(CodeLocation::short)
+                .collect::<Vec<_>>()
+                .join(" → ")
+        })
+    }
 }
 
 /// Bytes torch's pinned host allocator held (`torch.cuda.host_memory_stats()`).
@@ -189,5 +210,90 @@ impl ProcessLines {
     /// The lines of a kind, most held first.
     pub fn of_kind(&self, kind: LineKind) -> impl Iterator<Item = &LineGrowth> {
         self.lines.iter().filter(move |l| l.kind == Some(kind))
+    }
+
+    /// The lines the diagnosis told a kind, weightiest first ([`LineGrowth::weight`]).
+    pub fn told(&self) -> Vec<&LineGrowth> {
+        let mut lines: Vec<&LineGrowth> = self.lines.iter().filter(|l| l.kind.is_some()).collect();
+        lines.sort_by_key(|l| std::cmp::Reverse(l.weight()));
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(file: &str, line: u32, function: &str) -> CodeLocation {
+        CodeLocation {
+            file: file.into(),
+            line,
+            function: function.into(),
+            text: None,
+        }
+    }
+
+    fn line(n: u32, kind: Option<LineKind>, kept: u64, grown: u64) -> LineGrowth {
+        LineGrowth {
+            at: at("/srv/job/train.py", n, "step"),
+            path: vec![at("/srv/job/train.py", n, "step")],
+            thread: None,
+            kind,
+            anon: KindGrowth { grown, kept },
+            file: KindGrowth::default(),
+            shmem: KindGrowth::default(),
+            copied_after_fork: 0,
+            minor_faults: 0,
+            major_faults: 0,
+            ticks: 1,
+            first_seconds: 0.0,
+            last_seconds: 1.0,
+            series: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn told_lines_have_a_kind_and_a_peak_weighs_half_of_what_it_took() {
+        let p = ProcessLines {
+            pid: 7,
+            ppid: 1,
+            started: PythonStart::Exec,
+            role: None,
+            python: "3.11".into(),
+            interval_ms: 40,
+            ticks: 10,
+            first_seconds: None,
+            last_seconds: None,
+            hook_cpu_seconds: None,
+            complete: true,
+            fault_signals: 0,
+            fault_period: None,
+            fault_signals_unavailable: None,
+            lines_not_kept: 0,
+            failed: None,
+            lines: vec![
+                line(1, None, 900 << 20, 900 << 20),
+                line(2, Some(LineKind::Held), 100 << 20, 100 << 20),
+                line(3, Some(LineKind::Peak), 0, 300 << 20),
+                line(4, Some(LineKind::Leak), 200 << 20, 200 << 20),
+            ],
+        };
+        let order: Vec<u32> = p.told().iter().map(|l| l.at.line).collect();
+        assert_eq!(
+            order,
+            [4, 3, 2],
+            "no kind, no place; the peak weighs 150 MiB"
+        );
+    }
+
+    #[test]
+    fn a_path_is_told_only_when_it_is_more_than_the_line() {
+        let mut l = line(17, Some(LineKind::Leak), 1, 1);
+        assert_eq!(l.path_text(), None);
+        l.path.insert(0, at("/srv/job/train.py", 40, "main"));
+        assert_eq!(
+            l.path_text().as_deref(),
+            Some("train.py:40 in main → train.py:17 in step")
+        );
     }
 }

@@ -11,6 +11,7 @@ pub mod explain;
 pub mod findings;
 pub mod html;
 pub mod inspect;
+pub mod lines;
 pub mod metrics;
 pub mod printer;
 pub mod progress;

@@ -75,6 +75,7 @@ pub fn write(
     for n in &r.notes {
         row(out, "note", n.clone())?;
     }
+    super::lines::write_rows(out, r)?;
     writeln!(out)?;
     write_verdict(out, style, r, last_stderr)
 }

@@ -45,7 +45,7 @@ fn html_report_is_one_self_contained_page_with_charts_and_the_outcome() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.starts_with("<!doctype html>"));
     assert_eq!(
-        page.matches("<svg").count(),
+        page.matches("<svg class=\"chart\"").count(),
         2,
         "a memory chart and a fault chart"
     );
@@ -194,4 +194,108 @@ fn a_recorded_crash_is_reported_with_its_diagnosis() {
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("segmentation fault"), "{text}");
+}
+
+/// A job that keeps 4 MiB more every step at line 4, whose source text needs escaping.
+/// It sleeps on the same line: where the kernel refuses the fault counter, lines are
+/// charged by where the thread is when measured.
+const LEAK: &str = "\
+import time
+kept = []
+for i in range(80):
+    kept.append(bytearray(4 << 20)); time.sleep(0.02)  # a <leak> & \"more\"
+print(len(kept))
+";
+
+/// A real run of `LEAK` (a script: `python3 -c` code has no source text to show),
+/// recorded; the recording's path.
+fn record_leak(dir: &std::path::Path) -> std::path::PathBuf {
+    let script = dir.join("leak.py");
+    std::fs::write(&script, LEAK).unwrap();
+    let path = dir.join("leak.jsonl");
+    let status = memtriage()
+        .args(["run", "--interval", "50ms", "--record"])
+        .arg(&path)
+        .args(["--", "python3"])
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    path
+}
+
+#[test]
+fn html_report_shows_where_the_memory_went_with_the_leaking_line_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_leak(dir.path());
+    let html = dir.path().join("leak.html");
+    memtriage()
+        .args(["report", rec.to_str().unwrap(), "--html"])
+        .arg(&html)
+        .output_ok();
+    let page = std::fs::read_to_string(&html).unwrap();
+    let section = page
+        .split("<h2>Where the memory went</h2>")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no section: {page}"));
+    let section = section.split("<h2>").next().unwrap();
+    // The first line shown, the weightiest, is the planted one, told a leak.
+    let first = section
+        .split("<tr><td class=\"at\">")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no line: {section}"));
+    let first = first.split("</tr>").next().unwrap();
+    assert!(
+        first.contains(">leak.py:4</code> in <code>&lt;module&gt;</code>"),
+        "{first}"
+    );
+    assert!(first.contains("<td class=\"kind leak\""), "{first}");
+    assert!(
+        first.contains(
+            "<code class=\"src\">kept.append(bytearray(4 &lt;&lt; 20)); time.sleep(0.02)  \
+             # a &lt;leak&gt; &amp; &quot;more&quot;</code>"
+        ),
+        "{first}"
+    );
+    assert!(first.contains("<svg class=\"held\""), "its chart: {first}");
+    assert!(!page.contains("<leak>"), "the job's text is escaped");
+    // Kept: at least 200 of the 320 MiB it took (the rest may be after the last write).
+    let anon = first.split("</td><td>").nth(1).unwrap();
+    let kept = anon.split(" / ").next().unwrap();
+    assert!(kept.ends_with(" MiB"), "{anon}");
+    let mib: f64 = kept.trim_end_matches(" MiB").parse().unwrap();
+    assert!((200.0..=330.0).contains(&mib), "kept {kept}");
+}
+
+#[test]
+fn text_report_names_the_leaking_line_as_run_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_leak(dir.path());
+    let out = memtriage()
+        .args(["report", rec.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .output_ok();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  lines      "))
+        .collect();
+    let first = rows
+        .first()
+        .unwrap_or_else(|| panic!("no lines row: {text}"));
+    assert!(first.contains("leak.py:4 in <module>"), "{first}");
+    assert!(first.contains("leak, kept "), "{first}");
+    // Its source text, cut at 60 characters (the page has it whole).
+    assert!(
+        first.ends_with("`kept.append(bytearray(4 << 20)); time.sleep(0.02)  # a <leak…`"),
+        "{first}"
+    );
+    assert!(rows.len() <= 3, "one process, at most 3 lines: {rows:#?}");
+    // The rows are the summary's, before the blank line and the verdict.
+    let summary = text.trim_start().split("\n\n").next().unwrap();
+    assert!(summary.starts_with("memtriage: python3 "), "{text}");
+    assert!(summary.contains(first), "{text}");
 }

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use memtriage_core::model::lines::HeldAt;
 use memtriage_core::model::run::Timeline;
 
 use super::esc;
@@ -422,6 +423,76 @@ pub fn gpu(r: &Timeline, time: &TimeAxis, markers: &[Marker]) -> Option<String> 
     Some(svg)
 }
 
+/// A line's small chart, in user units: the plot's width is the big charts' (the
+/// same x for the same moment), its height this.
+const SMALL_HEIGHT: f64 = 60.0;
+
+/// What one Python line held over time (`series`), small, on the page's time axis:
+/// the moment a line grew sits under the same moment of the memory chart. The last
+/// point holds `until` the process's last measurement. Its scale is its own (the
+/// table beside it has the figures); the tooltip says its top.
+pub fn held(series: &[HeldAt], until: Option<f64>, time: &TimeAxis) -> String {
+    let mut points: Vec<(f64, u64)> = series
+        .iter()
+        .filter(|p| p.0.is_finite())
+        .map(|p| (p.0, p.1.max(0) as u64))
+        .collect();
+    if let (Some(&(t, v)), Some(until)) = (points.last(), until) {
+        if until.is_finite() && until > t {
+            points.push((until, v));
+        }
+    }
+    let top = points.iter().map(|p| p.1).max().unwrap_or(0);
+    let scale = ticks::bytes(top as f64);
+    let y = |v: u64| {
+        let share = if scale.top > 0.0 {
+            (v as f64 / scale.top).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        SMALL_HEIGHT - 2.0 - (SMALL_HEIGHT - 4.0) * share
+    };
+    let plot_width = WIDTH - LEFT - RIGHT;
+    let mut svg = format!(
+        r##"<svg class="held" viewBox="{LEFT} 0 {plot_width} {SMALL_HEIGHT}" preserveAspectRatio="none" role="img" aria-label="held over time"><title>held up to {}</title><line x1="{LEFT}" x2="{}" y1="{:.1}" y2="{:.1}" stroke="#ccc" vector-effect="non-scaling-stroke"/>"##,
+        memtriage_core::model::units::iec(top),
+        WIDTH - RIGHT,
+        y(0),
+        y(0),
+    );
+    match points.as_slice() {
+        [] => {}
+        [(t, v)] => {
+            let _ = write!(
+                svg,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}" stroke="#e15759" stroke-width="2" vector-effect="non-scaling-stroke"/>"##,
+                y(0),
+                y(*v),
+                x = time.x(*t)
+            );
+        }
+        [first, .., last] => {
+            // The area down to the baseline under the line, each point held until the next.
+            let mut area = format!("{:.1},{:.1}", time.x(first.0), y(0));
+            for (t, v) in &points {
+                let _ = write!(area, " {:.1},{:.1}", time.x(*t), y(*v));
+            }
+            let _ = write!(area, " {:.1},{:.1}", time.x(last.0), y(0));
+            let line: Vec<String> = points
+                .iter()
+                .map(|(t, v)| format!("{:.1},{:.1}", time.x(*t), y(*v)))
+                .collect();
+            let _ = write!(
+                svg,
+                r##"<polygon points="{area}" fill="#e15759" fill-opacity="0.2"/><polyline points="{}" fill="none" stroke="#e15759" stroke-width="1.5" vector-effect="non-scaling-stroke"/>"##,
+                line.join(" ")
+            );
+        }
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,6 +613,47 @@ mod tests {
         assert!(
             mem.contains(">60 MiB<") || mem.contains(">64 MiB<"),
             "{mem}"
+        );
+    }
+
+    #[test]
+    fn a_line_s_held_chart_is_on_the_page_s_time_axis_with_its_own_scale() {
+        let r = oom_recording();
+        let time = TimeAxis::of(&r);
+        let svg = held(&[HeldAt(0.5, 1 << 20), HeldAt(1.15, 40 << 20)], None, &time);
+        let line = svg.split("<polyline points=\"").nth(1).unwrap();
+        let points: Vec<(f64, f64)> = line
+            .split('"')
+            .next()
+            .unwrap()
+            .split(' ')
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
+        assert_eq!(
+            xs,
+            [time.x(0.5), time.x(1.15)].map(|x| (x * 10.0).round() / 10.0)
+        );
+        assert_eq!(xs[1], 510.0, "1.15 s is the middle of 2.3 s, 80 to 940");
+        assert!(points[1].1 < points[0].1, "higher held is drawn higher");
+        assert!(points[1].1 >= 2.0, "40 MiB under a rounded top");
+        assert!(svg.contains("<title>held up to 40.0 MiB</title>"), "{svg}");
+        for nothing in [held(&[], None, &time), held(&[HeldAt(1.0, 0)], None, &time)] {
+            assert!(
+                !nothing.contains("NaN") && !nothing.contains("inf"),
+                "{nothing}"
+            );
+        }
+        // Held since 0.5 s until the process's end at 1.15 s: a flat line to there.
+        let flat = held(&[HeldAt(0.5, 40 << 20)], Some(1.15), &time);
+        let line = flat.split("<polyline points=\"").nth(1).unwrap();
+        let line = line.split('"').next().unwrap();
+        assert!(
+            line.ends_with(&format!("510.0,{:.1}", points[1].1)),
+            "{flat}"
         );
     }
 

@@ -1,11 +1,13 @@
 //! `memtriage report --html`: a recorded run as one self-contained HTML page with
 //! SVG charts (no scripts, no fonts or files from elsewhere). `charts` draws memory
 //! and page faults on one time axis, `markers` puts the run's events on it, `ticks`
-//! rounds the axes' labels.
+//! rounds the axes' labels, `lines` shows where a Python job's memory went, line by
+//! line.
 
 mod charts;
 #[cfg(test)]
-mod fixture;
+pub(crate) mod fixture;
+mod lines;
 mod markers;
 mod ticks;
 
@@ -109,6 +111,7 @@ fn page_with(r: &Timeline, heading: Option<&str>) -> String {
     );
     body.push_str(&events_list(&marks));
     if let Some(s) = &r.summary {
+        body.push_str(&lines::section(s, &time));
         body.push_str("<h2>Diagnosis</h2>");
         if s.findings.is_empty() {
             body.push_str("<p>No memory problem found.</p>");
@@ -160,6 +163,15 @@ table.events i {{ display: inline-block; width: 3px; height: 0.9em; margin-right
 .finding {{ border-left: 4px solid #999; padding: 0 1em; margin: 1em 0; }}
 .finding.error {{ border-color: #c00; }} .finding.warn {{ border-color: #e90; }}
 small {{ color: #777; }}
+table.lines {{ border-collapse: collapse; width: 100%; font-size: 13px; table-layout: fixed; }}
+table.lines th {{ text-align: left; font-weight: 600; color: #555; border-bottom: 1px solid #ccc; }}
+table.lines th, table.lines td {{ padding: 3px 0.5em 3px 0; vertical-align: top; overflow-wrap: anywhere; }}
+table.lines th:first-child {{ width: 32%; }} table.lines th:last-child {{ width: 16%; }}
+table.lines tr + tr td {{ border-top: 1px solid #eee; }}
+table.lines td.t {{ white-space: nowrap; }}
+table.lines code.src {{ color: #333; background: #f4f4f4; padding: 0 3px; }}
+table.lines td.kind.leak {{ color: #c00; font-weight: 600; }}
+svg.held {{ width: 100%; height: 36px; }}
 </style></head>
 <body><h1>{h1}</h1>{body}</body></html>
 "#
