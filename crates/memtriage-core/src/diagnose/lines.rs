@@ -81,19 +81,11 @@ fn still_rising(line: &LineGrowth, end: f64, cut_short: bool) -> bool {
     (last.1 - at_middle) as f64 >= LATE_SHARE * last.1 as f64
 }
 
-/// The lines worth naming in a process, most held first (a peak by what it took).
+/// The lines worth naming in a process, weightiest first.
 pub fn shown(p: &ProcessLines) -> Vec<&LineGrowth> {
-    let mut lines: Vec<&LineGrowth> = p.lines.iter().filter(|l| l.kind.is_some()).collect();
-    lines.sort_by_key(|l| std::cmp::Reverse(weight(l)));
+    let mut lines = p.told();
     lines.truncate(SHOWN);
     lines
-}
-
-fn weight(l: &LineGrowth) -> u64 {
-    match l.kind {
-        Some(LineKind::Peak) => l.grown() / 2,
-        _ => l.held(),
-    }
 }
 
 /// `pid 4412 (python3, DataLoader worker 1 of 2)`.
@@ -170,18 +162,6 @@ pub fn describe(l: &LineGrowth) -> String {
     format!("{body}{file}{shm}{faults}{text}")
 }
 
-/// The path that led to the line, `train.py:40 in main → frames.py:17 in __getitem__`,
-/// when there is more than the line itself.
-pub fn path(l: &LineGrowth) -> Option<String> {
-    (l.path.len() > 1).then(|| {
-        l.path
-            .iter()
-            .map(|c| c.short())
-            .collect::<Vec<_>>()
-            .join(" → ")
-    })
-}
-
 /// Evidence of the lines that explain the memory of the processes `pids` (every
 /// Python process when empty), most held first.
 pub fn evidence(report: &RunReport, pids: &[i32]) -> Vec<Evidence> {
@@ -192,12 +172,12 @@ pub fn evidence(report: &RunReport, pids: &[i32]) -> Vec<Evidence> {
         .flat_map(|p| shown(p).into_iter().map(move |l| (p, l)))
         .collect();
     // A leak first: it is what the finding is about; then what holds the most.
-    lines.sort_by_key(|(_, l)| std::cmp::Reverse((l.kind == Some(LineKind::Leak), weight(l))));
+    lines.sort_by_key(|(_, l)| std::cmp::Reverse((l.kind == Some(LineKind::Leak), l.weight())));
     lines
         .into_iter()
         .map(|(p, l)| {
             let mut value = describe_in(p, l);
-            if let Some(path) = path(l) {
+            if let Some(path) = l.path_text() {
                 value.push_str(&format!(" (via {path})"));
             }
             Evidence::text(
@@ -205,7 +185,7 @@ pub fn evidence(report: &RunReport, pids: &[i32]) -> Vec<Evidence> {
                 value,
                 "memtriage's Python hook",
             )
-            .with_quantity(Quantity::Bytes(weight(l)))
+            .with_quantity(Quantity::Bytes(l.weight()))
         })
         .collect()
 }
@@ -229,7 +209,7 @@ fn most_telling<'a>(
 ) -> Option<(&'a ProcessLines, &'a LineGrowth)> {
     processes
         .flat_map(|p| shown(p).into_iter().map(move |l| (p, l)))
-        .max_by_key(|(_, l)| (l.kind == Some(LineKind::Leak), weight(l)))
+        .max_by_key(|(_, l)| (l.kind == Some(LineKind::Leak), l.weight()))
 }
 
 /// `frames.py:17 in __getitem__ (pid 4412, DataLoader worker 1 of 2: a leak, 386 MiB)`,
@@ -246,7 +226,7 @@ pub fn headline_text(processes: &[ProcessLines]) -> Option<String> {
         "{} (pid {}{role}: {kind}, {})",
         l.at.short(),
         p.pid,
-        iec(weight(l))
+        iec(l.weight())
     ))
 }
 

@@ -246,6 +246,7 @@ mod tests {
             minor_faults: 0,
             major_faults: 0,
             ticks: 1,
+            episodes: 1,
             first_seconds: 0.0,
             last_seconds: 1.0,
             series: Vec::new(),
@@ -269,6 +270,7 @@ mod tests {
             fault_signals: 0,
             fault_period: None,
             fault_signals_unavailable: None,
+            pinned_host: None,
             lines_not_kept: 0,
             failed: None,
             lines: vec![
