@@ -6,9 +6,10 @@ and whether they name the same top line.
 The job is bench/lines_train.py (torch on the CPU, a small MLP on synthetic data, a
 Dataset that builds each sample with numpy, 150 steps after a warm-up of 20; one
 line of its main loop keeps a buffer each step, about 340 MiB in all: the dominant
-allocation). It measures itself: median and mean step time after the warm-up, and VmHWM of the
-main process and of each worker (written from inside the Dataset). Modes, run
-interleaved (ABCDEF ABCDEF ...) for --repeats rounds so drift hits all alike:
+allocation). It measures itself: median and mean step time after the warm-up, and
+VmHWM of the main process and of each worker (written from inside the Dataset).
+Modes, run interleaved (ABCDEF ABCDEF ...) for --repeats rounds so drift hits all
+alike:
 
   alone          python3 lines_train.py
   memtriage      memtriage run --report R -- python3 lines_train.py  (lines on by default)
@@ -26,6 +27,11 @@ is what a line memory grew under and kept is compared with; `memray stats` (byte
 allocated in all, freed or not, by innermost frame) is shown beside it. Targets:
 memtriage <= 1.02x the step time alone, <= 10 MiB extra per process, and its main
 top line == memray's.
+
+Every mode runs with MALLOC_MMAP_THRESHOLD_=131072 (glibc's threshold fixed at its
+default), so that VmHWM repeats to the MiB and 'extra MiB' measures the tool; glibc's
+dynamic threshold (--malloc-default) moves the main process's VmHWM by 10-30 MiB
+from run to run of the same job.
 
 A benchmark, not a test: timings on a shared or small machine drift; the ratios,
 measured side by side, hold. Needs torch, numpy, and for the profilers `pip install
@@ -531,6 +537,8 @@ def main():
                     help="seconds a run may take (default: 10x the first run alone, at least 60)")
     ap.add_argument("--only", help="comma-separated modes to run (alone always runs)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--malloc-default", action="store_true",
+                    help="leave glibc's mmap threshold dynamic (VmHWM then varies by 10-30 MiB)")
     ap.add_argument("--memtriage", default=MEMTRIAGE, help="the binary (default: %(default)s)")
     args = ap.parse_args()
     MEMTRIAGE = args.memtriage
@@ -549,6 +557,11 @@ def main():
     keep_mib = max(2.0, 340.0 / (steps + warmup))
     env = dict(os.environ, LINES_STEPS=str(steps), LINES_WARMUP=str(warmup),
                LINES_KEEP_MIB=f"{keep_mib:.2f}")
+    if not args.malloc_default:
+        # glibc's mmap threshold moves with what was freed, so the heap and VmHWM
+        # differ by 10-30 MiB from run to run of the same job; fixed, VmHWM repeats
+        # to the MiB, and 'extra MiB' measures the tool, not the allocator.
+        env["MALLOC_MMAP_THRESHOLD_"] = "131072"
     runs, dead = [], {}
     timeout = args.timeout
     with tempfile.TemporaryDirectory(prefix="lines_bench_") as tmp:
@@ -585,7 +598,8 @@ def main():
     rows = summarise(names, runs)
     tg = targets(rows, runs)
     info = (f"{repeats} interleaved repeat(s) of {steps} steps after {warmup} warm-up, "
-            f"{keep_mib:.1f} MiB kept a step; median of the per-run median step time; VmHWM medians; "
+            f"{keep_mib:.1f} MiB kept a step; "
+            f"{'dynamic' if args.malloc_default else 'fixed (128 KiB)'} glibc mmap threshold; median of the per-run median step time; VmHWM medians; "
             f"{os.cpu_count()} CPUs, kernel {os.uname().release}")
     if args.json:
         json.dump({"info": info, "steps": steps, "warmup": warmup, "repeats": repeats,

@@ -22,6 +22,7 @@ profiler stopped it).
 
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -123,6 +124,8 @@ def main():
                     workers.append(json.load(f))
             except (OSError, ValueError):
                 pass
+    if not os.environ.get("LINES_HWM_DIR"):
+        shutil.rmtree(hwm_dir, ignore_errors=True)
     workers.sort(key=lambda w: (w.get("worker") is None, w.get("worker"), w["pid"]))
     here = os.path.abspath(__file__)
     with open(here) as f:

@@ -35,6 +35,11 @@ pub fn classify(processes: &mut [ProcessLines]) {
 }
 
 fn kind_of(line: &LineGrowth, end: f64, forked: bool, cut_short: bool) -> Option<LineKind> {
+    if line.at.line == 0 || is_import(line) {
+        // A thread's growth placed only by where it waited, or a module's import
+        // (however long it ran, even until a kill): shown, never blamed.
+        return (line.held() >= SIGNIFICANT).then_some(LineKind::Held);
+    }
     let kept = line.anon.kept + line.shmem.kept;
     let grown = line.anon.grown + line.shmem.grown;
     if forked && line.copied_after_fork >= SIGNIFICANT && line.copied_after_fork >= kept {
@@ -51,6 +56,12 @@ fn kind_of(line: &LineGrowth, end: f64, forked: bool, cut_short: bool) -> Option
         return Some(LineKind::Peak);
     }
     (line.held() >= SIGNIFICANT).then_some(LineKind::Held)
+}
+
+fn is_import(line: &LineGrowth) -> bool {
+    line.at.text.as_deref().is_some_and(|t| {
+        t.starts_with("import ") || (t.starts_with("from ") && t.contains(" import "))
+    })
 }
 
 /// Whether what the line holds kept rising: it was growing when its process was

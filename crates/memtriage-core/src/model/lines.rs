@@ -9,7 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A place in the code: `frames.py:17 in __getitem__`.
+/// A place in the code: `frames.py:17 in __getitem__`. Line 0 is a thread's growth
+/// that no frame of the job's code could be charged with (`<thread NAME>`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CodeLocation {
     pub file: String,
@@ -24,6 +25,11 @@ impl CodeLocation {
     /// `frames.py:17 in __getitem__`: the file's name without its directory.
     pub fn short(&self) -> String {
         let name = self.file.rsplit('/').next().unwrap_or(&self.file);
+        if self.line == 0 {
+            // `<thread QueueFeederThread> outside the job's code`: growth placed only by
+            // where a thread waited.
+            return format!("{name} {}", self.function);
+        }
         format!("{name}:{} in {}", self.line, self.function)
     }
 }

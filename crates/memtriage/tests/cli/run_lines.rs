@@ -96,7 +96,7 @@ fn a_forked_workers_kept_samples_are_named_after_the_oom_kill() {
         return;
     }
     let line = marked_line("worker_leak.py", "# LEAK");
-    let (out, report) = run_limited("1200M", &[&script("worker_leak.py")]);
+    let (out, report) = run_limited("1500M", &[&script("worker_leak.py")]);
     assert_ne!(out.status.code(), Some(0));
     let (label, value) = first_named_line(&report);
     assert!(
@@ -140,7 +140,7 @@ fn spawned_workers_keeping_batches_in_collate_fn_are_named() {
         return;
     }
     let line = marked_line("spawn_collate_leak.py", "# LEAK");
-    let (out, report) = run_limited("1500M", &[&script("spawn_collate_leak.py")]);
+    let (out, report) = run_limited("2500M", &[&script("spawn_collate_leak.py")]);
     assert_ne!(out.status.code(), Some(0));
     let (label, value) = first_named_line(&report);
     assert!(

@@ -21,6 +21,7 @@
 # old, every half second, and at exit, os._exit included), so what a SIGKILLed process
 # measured is still there for `memtriage run` to read. Nothing here changes what the
 # job computes; a failure stops the measurement, never the job.
+import bisect
 import os
 import sys
 import threading
@@ -90,7 +91,7 @@ class _Sampler:
         self.measuring = threading.Lock()
         self.busy = False
         self.known_role = None
-        self.last_charged = None
+        self.last_charged = {}
         self.done = False
         self.samples = 0
         self.pace_since = time.monotonic()
@@ -99,6 +100,8 @@ class _Sampler:
         # From here: what a forked child does is its own.
         self.prev = self.counters()
         self.faults = _FaultStacks()
+        self.pages = _FollowedPages(self.lines)
+        self.forked_pages = _ParentsPages(started == "fork")
 
     # -- reading the process ---------------------------------------------------------
 
@@ -139,20 +142,16 @@ class _Sampler:
         delta = [rss[k] - prev[0][k] for k in range(3)]
         dmin = minflt - prev[1]
         dmaj = majflt - prev[2]
-        for k in range(3):
-            if delta[k] < 0:
-                self.give_back(k, -delta[k])
         grown = [max(0, d) for d in delta]
-        if not any(grown) and dmin == 0 and dmaj == 0:
-            return None
         copied = 0
         if self.started == "fork" and min(delta) >= 0:
             # Faults that added no resident memory: pages copied on write. Where
             # something shrank meanwhile, refaults of freed memory look the same:
             # nothing is counted then.
             copied = max(0, dmin * _PAGE - sum(grown))
-        self.dirty = True
-        return t, grown, copied, dmin, dmaj
+        if any(delta) or dmin or dmaj:
+            self.dirty = True
+        return t, delta, grown, copied, dmin, dmaj
 
     # -- charging --------------------------------------------------------------------
 
@@ -161,27 +160,59 @@ class _Sampler:
             return
         try:
             self.ticks += 1
-            stacks = self.faults.read()
-            self.busy = bool(stacks)
-            moved = self.measure()
-            self.pace(len(stacks))
-            if moved is None:
+            samples = self.faults.read()
+            self.busy = bool(samples)
+            t, delta, grown, copied, dmin, dmaj = self.measure()
+            self.pace(len(samples))
+            shrank = [max(0, -d) for d in delta]
+            freed = self.pages.check(t, force=False) if any(shrank) else [0, 0, 0]
+            for k in range(3):
+                # What the tracked pages do not explain goes back to the latest growers.
+                if shrank[k] > freed[k]:
+                    self.give_back(k, shrank[k] - freed[k])
+            if not any(grown) and dmin == 0 and dmaj == 0:
                 return
-            t, grown, copied, dmin, dmaj = moved
             rest = 1.0
-            if stacks and dmin + dmaj > 0:
-                covered = min(1.0, len(stacks) * self.faults.period / (dmin + dmaj))
-                each = covered / len(stacks)
-                main = threading.main_thread().name
-                for stack in stacks:
-                    where, path = _where(stack, self.inherited)
-                    if where is not None:
-                        self.charge(t, where, path, main, each, grown, copied, dmin, dmaj)
-                rest -= covered
+            if samples and dmin + dmaj > 0:
+                rest -= self.charge_samples(t, samples, grown, copied, dmin, dmaj)
             if rest > 0.01:
                 self.charge_threads(rest, t, grown, copied, dmin, dmaj)
         finally:
             self.measuring.release()
+
+    def charge_samples(self, t, samples, grown, copied, dmin, dmaj):
+        """Charges the main thread's fault samples, each `period` faults of the
+        line it names, split into kinds as the measurement splits the faults; a
+        sample's page, where known, is followed until it is given back. Returns the
+        share of the faults the samples covered."""
+        faults = dmin + dmaj
+        period = self.faults.period
+        covered = min(1.0, len(samples) * period / faults)
+        each = covered / len(samples)
+        sample_bytes = period * _PAGE
+        fault_bytes = faults * _PAGE
+        # Of a sample's bytes: copies (after fork), file and shared growth, the
+        # rest anonymous (first touches of fresh memory). A sample whose page is known
+        # is a copy exactly when the page was the parent's at the fork.
+        copy_part = min(1.0, copied / fault_bytes)
+        kind_part = [0.0, min(1.0, grown[1] / fault_bytes), min(1.0, grown[2] / fault_bytes)]
+        growth_part = max(0.0, 1.0 - kind_part[1] - kind_part[2])
+        main = threading.main_thread().name
+        for stack, page in samples:
+            where, path = _where(stack, self.inherited)
+            if where is None:
+                continue
+            if page is None:
+                share = [growth_part - copy_part, kind_part[1], kind_part[2]]
+                copy = int(sample_bytes * copy_part)
+            elif self.forked_pages.holds(page):
+                share, copy = [0.0, 0.0, 0.0], sample_bytes
+            else:
+                share, copy = [growth_part, kind_part[1], kind_part[2]], 0
+            taken = [int(sample_bytes * max(0.0, f)) for f in share]
+            self.charge(t, where, path, main, each, taken, copy,
+                        dmin, dmaj, share_growth=False, page=page)
+        return covered
 
     def pace(self, samples):
         """At most about _MAX_SAMPLES_PER_SECOND fault samples: a job that faults
@@ -226,26 +257,37 @@ class _Sampler:
             if frame is None:
                 continue
             where, path = _where(_frames(frame), self.inherited)
+            if where is not None and (_is_library(where[0]) or where in self.inherited):
+                # Only where a thread waits now, not where it grew: said as such.
+                where = ("<thread %s>" % names.get(ident, "?"), 0, "outside the job's code")
+                path = (where,)
             if where is not None:
                 self.charge(t, where, path, names.get(ident), share * scale, grown, copied, dmin, dmaj)
 
-    def charge(self, t, where, path, thread_name, share, grown, copied, minflt, majflt):
+    def charge(self, t, where, path, thread_name, share, grown, copied, minflt, majflt,
+               share_growth=True, page=None):
+        """Charges `share` of what moved to `where` (the growth itself when
+        `share_growth` is false: a sample's own bytes). Growth on a followed `page`
+        is given back when the page goes; other growth through the LIFO."""
         entry = self.lines.get(where)
         if entry is None:
             entry = self.lines[where] = _Line(t)
         # A line run again (another line grew meanwhile, or it paused) is a new
         # episode: a loop's line has many, one long call one.
-        if self.last_charged is not where or t - entry.last > 0.03 or entry.episodes == 0:
+        last = self.last_charged.get(thread_name)
+        if last is not where or t - entry.last > 0.03 or entry.episodes == 0:
             entry.episodes += 1
-        self.last_charged = where
+        self.last_charged[thread_name] = where
         entry.last = t
         entry.ticks += 1
+        scale = share if share_growth else 1.0
+        taken = [int(grown[k] * scale) for k in range(3)]
         for k in range(3):
-            g = int(grown[k] * share)
-            if g > 0:
-                entry.grown[k] += g
-                self.push(k, where, g)
-        entry.copied += int(copied * share)
+            if taken[k] > 0:
+                entry.grown[k] += taken[k]
+                if page is None or not self.pages.follow(page, where, taken, t):
+                    self.push(k, where, taken[k])
+        entry.copied += int(copied * scale)
         entry.minflt += int(minflt * share)
         entry.majflt += int(majflt * share)
         entry.paths[path] = entry.paths.get(path, 0) + 1
@@ -376,6 +418,11 @@ class _Sampler:
         }
 
     def flush(self, final=False):
+        if self.measuring.acquire(False):
+            try:
+                self.pages.check(self.last_t or 0.0, force=True)
+            finally:
+                self.measuring.release()
         path = os.path.join(self.out_dir, "%d.json" % self.pid)
         part = path + ".part"
         data = _json.dumps(self.table(final), separators=(",", ":"))
@@ -419,6 +466,99 @@ class _Sampler:
 
 
 
+class _ParentsPages:
+    """In a forked child: the private writable mappings it had at the fork, which
+    were its parent's. A fault there copies a parent's page; anywhere else it is
+    memory of the child's own."""
+
+    def __init__(self, forked):
+        self.starts, self.ends = [], []
+        if not forked:
+            return
+        try:
+            with open("/proc/self/maps", "rb") as f:
+                for row in f:
+                    fields = row.split()
+                    if len(fields) < 2 or not fields[1].startswith(b"rw") or fields[1][3:4] != b"p":
+                        continue
+                    lo, hi = fields[0].split(b"-")
+                    self.starts.append(int(lo, 16))
+                    self.ends.append(int(hi, 16))
+        except (OSError, ValueError):
+            self.starts, self.ends = [], []
+
+    def holds(self, page):
+        i = bisect.bisect_right(self.starts, page) - 1
+        return i >= 0 and page < self.ends[i]
+
+
+class _FollowedPages:
+    """The pages the fault samples landed on, followed for a few seconds: a page no
+    longer present (/proc/self/pagemap) was given back, and so was the growth its
+    sample stands for. What stays past `SETTLE_SECONDS` is kept for good. This tells
+    the line that keeps memory from one beside it that frees its own, even when both
+    grow in the same measurement."""
+
+    SETTLE_SECONDS = 5.0
+    MOST = 4096
+    CHECK_EVERY = 0.05
+
+    def __init__(self, lines):
+        try:
+            self.fd = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.fd = None
+        self.lines = lines
+        self.live = {}
+        self.checked = 0.0
+
+    def follow(self, page, where, taken, t):
+        if self.fd is None:
+            return False
+        if page in self.live:
+            # A fault on a followed page: it had been given back meanwhile.
+            self.give_back(page)
+        if len(self.live) >= self.MOST:
+            self.live.pop(next(iter(self.live)))  # the oldest: kept for good
+        self.live[page] = (where, taken, t)
+        return True
+
+    def give_back(self, page):
+        where, taken, _ = self.live.pop(page)
+        line = self.lines.get(where)
+        if line is not None:
+            for k in range(3):
+                line.returned[k] += taken[k]
+        return taken
+
+    def check(self, t, force):
+        """Gives back the growth of the followed pages no longer present; returns
+        the bytes given back by kind."""
+        freed = [0, 0, 0]
+        now = time.monotonic()
+        if self.fd is None or not self.live or (not force and now - self.checked < self.CHECK_EVERY):
+            return freed
+        self.checked = now
+        settled = []
+        for page, (where, taken, since) in self.live.items():
+            try:
+                entry = int.from_bytes(os.pread(self.fd, 8, (page // _PAGE) * 8), "little")
+            except OSError:
+                entry = 1 << 63
+            if not entry >> 62:
+                settled.append((page, True))
+            elif t - since > self.SETTLE_SECONDS:
+                settled.append((page, False))
+        for page, given_back in settled:
+            if given_back:
+                taken = self.give_back(page)
+                for k in range(3):
+                    freed[k] += taken[k]
+            else:
+                del self.live[page]
+        return freed
+
+
 class _FaultStacks:
     """The main thread's Python stack every `period` of its page faults: the kernel's
     software page-fault counter (perf_event_open) signals the thread on overflow, and
@@ -433,13 +573,16 @@ class _FaultStacks:
     _F_SETOWN_EX = 15
     _F_SETPIPE_SZ = 1031
     _IOC_PERIOD = 0x40082404
+    _IOC_DISABLE = 0x2401
     _MAX_PERIOD = 1 << 16
+    _RING_PAGES = 8
 
     def __init__(self):
         self.fd = None
         self.pipe = None
         self.signum = None
         self.pending = b""
+        self.ring = None
         try:
             self.period = max(1, int(os.environ.get("MEMTRIAGE_LINES_FAULT_PERIOD", "64")))
         except ValueError:
@@ -469,7 +612,8 @@ class _FaultStacks:
         attr = ctypes.create_string_buffer(128)
         # type=SOFTWARE, size, config=PAGE_FAULTS, sample_period; exclude_kernel and
         # exclude_hv (what an unprivileged user may count); a wakeup per overflow.
-        struct.pack_into("IIQQQQQI", attr, 0, 1, 128, 2, self.period, 0, 0, (1 << 5) | (1 << 6), 1)
+        # sample_type ADDR: each sample's record in the ring holds the faulting address.
+        struct.pack_into("IIQQQQQI", attr, 0, 1, 128, 2, self.period, 1 << 3, 0, (1 << 5) | (1 << 6), 1)
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
         fd = libc.syscall(nr, attr, 0, -1, -1, ctypes.c_ulong(8))  # this thread; CLOEXEC
@@ -480,6 +624,13 @@ class _FaultStacks:
             )
         self.fd = fd
         self.ioctl = libc.ioctl
+        import mmap
+
+        try:
+            self.ring = mmap.mmap(fd, (1 + self._RING_PAGES) * _PAGE, mmap.MAP_SHARED,
+                                  mmap.PROT_READ | mmap.PROT_WRITE)
+        except (OSError, ValueError):
+            self.ring = None  # stacks without their pages
         read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self.pipe = (read_end, write_end)
         try:
@@ -494,28 +645,64 @@ class _FaultStacks:
         return None
 
     def read(self):
-        """The stacks dumped since the last read, innermost frame first; a dump cut by
-        the read is kept for the next."""
+        """The samples since the last read: each the stack dumped (innermost frame
+        first) and the page that faulted, where the ring told it (else None). A dump
+        cut by the read is kept for the next."""
         if self.pipe is None:
             return []
         chunks = [self.pending]
         while True:
             try:
                 chunk = os.read(self.pipe[0], 1 << 16)
-            except BlockingIOError:
-                break
             except OSError:
                 break
             if not chunk:
                 break
             chunks.append(chunk)
         data = b"".join(chunks)
-        dumps = data.split(b"Stack (most recent call first):\n")
+        dumps = data.split(_HEADER)
         # The last dump may still be being written: wait for the next header, unless
         # nothing came since the last read.
-        self.pending = b"" if len(chunks) == 1 else b"Stack (most recent call first):\n" + dumps[-1]
+        self.pending = b"" if len(chunks) == 1 else _HEADER + dumps[-1]
         complete = dumps[1:] if len(chunks) == 1 else dumps[1:-1]
-        return [_parse_dump(d) for d in complete]
+        stacks = [_parse_dump(d) for d in complete]
+        pages = self.read_ring(len(stacks))
+        return list(zip(stacks, pages))
+
+    def read_ring(self, wanted):
+        """The pages of the last `wanted` samples in the ring, oldest first; Nones
+        where the ring and the dumps do not line up (a dump dropped, a record lost)."""
+        import struct
+
+        ring = self.ring
+        if ring is None:
+            return [None] * wanted
+        head = struct.unpack_from("Q", ring, 1024)[0]
+        tail = struct.unpack_from("Q", ring, 1032)[0]
+        size = self._RING_PAGES * _PAGE
+        pages, lost = [], False
+        while tail + 8 <= head:
+            kind, _misc, length = struct.unpack("IHH", self.ring_bytes(tail, 8, size))
+            if length < 8:
+                break
+            if kind == 9 and length >= 16:  # PERF_RECORD_SAMPLE: the address
+                addr = struct.unpack("Q", self.ring_bytes(tail + 8, 8, size))[0]
+                pages.append(addr - addr % _PAGE)
+            elif kind == 2:  # PERF_RECORD_LOST
+                lost = True
+            tail += length
+        struct.pack_into("Q", ring, 1032, tail)
+        if lost or len(pages) != wanted:
+            return [None] * wanted
+        return pages
+
+    def ring_bytes(self, at, n, size):
+        start = _PAGE + at % size
+        end = start + n
+        if end <= _PAGE + size:
+            return self.ring[start:end]
+        first = self.ring[start:_PAGE + size]
+        return first + self.ring[_PAGE:_PAGE + n - len(first)]
 
     def slower(self):
         import ctypes
@@ -531,19 +718,45 @@ class _FaultStacks:
         self.close()
 
     def close(self):
-        """No more signals. faulthandler keeps its handler: a signal still queued
-        finds it, never the default action that would end the process."""
+        """No more signals: the counter disabled first (its ring's mapping would keep
+        it counting past the close), then unmapped and closed. faulthandler keeps its
+        handler: a signal still queued finds it, never the default action that would
+        end the process."""
+        if self.fd is None:
+            return
+        try:
+            import ctypes
+
+            self.ioctl(self.fd, ctypes.c_ulong(self._IOC_DISABLE), 0)
+        except Exception:
+            pass
+        if self.ring is not None:
+            try:
+                self.ring.close()
+            except Exception:
+                pass
+            self.ring = None
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+        self.fd = None
+
+    def forget_parents(self):
+        """In a forked child: the counter counts the parent's thread and the pipe is
+        the parent's; their descriptors are closed here (the child opens its own),
+        never the counter itself, which is still the parent's. The ring was not
+        copied by the fork (the kernel maps it VM_DONTCOPY): its object is kept, never
+        used, so that nothing unmaps what the child may later map at that address."""
+        if self.ring is not None:
+            _ORPHANED_RINGS.append(self.ring)
+            self.ring = None
         if self.fd is not None:
             try:
                 os.close(self.fd)
             except OSError:
                 pass
             self.fd = None
-
-    def forget_parents(self):
-        """In a forked child: the counter counts the parent's thread and the pipe is
-        the parent's; both closed here (the child opens its own)."""
-        self.close()
         if self.pipe is not None:
             for end in self.pipe:
                 try:
@@ -551,6 +764,10 @@ class _FaultStacks:
                 except OSError:
                     pass
             self.pipe = None
+
+
+_HEADER = b"Stack (most recent call first):\n"
+_ORPHANED_RINGS = []
 
 
 def _parse_dump(dump):
@@ -649,19 +866,25 @@ _json = None
 _linecache = None
 _sampler = None
 _is_library_cache = {}
+_MULTIPROCESSING_BOOTSTRAP = any(
+    a.startswith("from multiprocessing") for a in getattr(sys, "orig_argv", ())
+)
 
 
 def _is_library(filename):
+    if filename.startswith("<"):
+        # <frozen importlib._bootstrap> is Python's own; <string> and <stdin> the
+        # user's, except multiprocessing's own `-c` that starts a spawned child, its
+        # resource tracker or forkserver (sys.argv is the parent's there).
+        return filename.startswith("<frozen") or (
+            filename == "<string>" and _MULTIPROCESSING_BOOTSTRAP
+        )
     hit = _is_library_cache.get(filename)
     if hit is None:
-        if filename.startswith("<"):
-            # <frozen importlib._bootstrap> is Python's own; <string> and <stdin> the user's.
-            hit = filename.startswith("<frozen")
-        else:
-            try:
-                hit = os.path.realpath(filename).startswith(_LIBRARY)
-            except Exception:
-                hit = False
+        try:
+            hit = os.path.realpath(filename).startswith(_LIBRARY)
+        except Exception:
+            hit = False
         _is_library_cache[filename] = hit
     return hit
 
