@@ -21,7 +21,7 @@ const MIN_EPISODES: u64 = 4;
 /// Lines shown per process.
 pub const SHOWN: usize = 3;
 
-/// Tells each line's kind.
+/// Tells each line's kind, and orders the lines by it.
 pub fn classify(processes: &mut [ProcessLines]) {
     for p in processes {
         let end = p.last_seconds.unwrap_or(0.0);
@@ -31,6 +31,15 @@ pub fn classify(processes: &mut [ProcessLines]) {
         for line in &mut p.lines {
             line.kind = kind_of(line, end, forked, cut_short);
         }
+        // The report's order: the lines told a kind, weightiest first, then the rest.
+        p.lines.sort_by_key(|l| {
+            std::cmp::Reverse((
+                l.kind.is_some(),
+                l.kind == Some(LineKind::Leak),
+                l.user_code,
+                l.weight(),
+            ))
+        });
     }
 }
 
@@ -38,6 +47,16 @@ fn kind_of(line: &LineGrowth, end: f64, forked: bool, cut_short: bool) -> Option
     if line.at.line == 0 || is_import(line) {
         // A thread's growth placed only by where it waited, or a module's import
         // (however long it ran, even until a kill): shown, never blamed.
+        return (line.held() >= SIGNIFICANT).then_some(LineKind::Held);
+    }
+    if !line.user_code {
+        // A library's line (no frame of the job's own was running): its memory is
+        // often the next step's, reused at the same addresses, which reads as kept.
+        // Shown as what it holds or takes, never blamed as a leak.
+        let grown = line.anon.grown + line.shmem.grown;
+        if grown >= SIGNIFICANT && (line.anon.kept + line.shmem.kept) * 2 < grown {
+            return Some(LineKind::Peak);
+        }
         return (line.held() >= SIGNIFICANT).then_some(LineKind::Held);
     }
     let kept = line.anon.kept + line.shmem.kept;
@@ -255,7 +274,7 @@ pub fn fix(l: &LineGrowth) -> String {
             "{at} takes {} at a time and gives it back: the step's peak, not a leak. Lower the \
              peak: a smaller batch (batch_size), fewer activations kept (torch.utils.checkpoint; \
              `torch.no_grad()` outside training), or free a step's buffers before the next.",
-            iec(l.anon.grown.max(l.shmem.grown) / l.ticks.max(1))
+            iec(l.rise())
         ),
         Some(LineKind::CopyOnWrite) => format!(
             "{at} touches Python objects the worker inherited from its parent, and each touch \

@@ -79,6 +79,10 @@ pub struct LineGrowth {
     /// The innermost frame in the user's code (the innermost frame at all where no
     /// frame was the user's).
     pub at: CodeLocation,
+    /// Whether `at` is in the job's own code; `false` where no frame was (the
+    /// innermost frame then: a library's, as torch's collate in a DataLoader worker).
+    #[serde(default = "in_the_jobs_code")]
+    pub user_code: bool,
     /// The user's frames that led there, outermost first, ending at `at`: the path
     /// charged most often.
     #[serde(default)]
@@ -125,12 +129,17 @@ impl LineGrowth {
     }
 
     /// What the line counts for when lines are ranked: what it holds, and for a peak
-    /// (which gave back what it took) half of what it took.
+    /// (which gave back what it took) what it takes at a time.
     pub fn weight(&self) -> u64 {
         match self.kind {
-            Some(LineKind::Peak) => self.grown() / 2,
+            Some(LineKind::Peak) => self.rise(),
             _ => self.held(),
         }
+    }
+
+    /// What it takes at a time: its growth over the times it grew.
+    pub fn rise(&self) -> u64 {
+        self.grown() / self.episodes.max(1)
     }
 
     /// The path that led to the line, `train.py:40 in main → frames.py:17 in
@@ -151,6 +160,10 @@ impl LineGrowth {
 pub struct PinnedHost {
     pub current: u64,
     pub peak: u64,
+}
+
+fn in_the_jobs_code() -> bool {
+    true
 }
 
 /// How a process of the job started its Python.
@@ -241,6 +254,7 @@ mod tests {
 
     fn line(n: u32, kind: Option<LineKind>, kept: u64, grown: u64) -> LineGrowth {
         LineGrowth {
+            user_code: true,
             at: at("/srv/job/train.py", n, "step"),
             path: vec![at("/srv/job/train.py", n, "step")],
             thread: None,
@@ -260,8 +274,8 @@ mod tests {
     }
 
     #[test]
-    fn told_lines_have_a_kind_and_a_peak_weighs_half_of_what_it_took() {
-        let p = ProcessLines {
+    fn told_lines_have_a_kind_and_a_peak_weighs_what_it_takes_at_a_time() {
+        let mut p = ProcessLines {
             pid: 7,
             ppid: 1,
             started: PythonStart::Exec,
@@ -282,15 +296,16 @@ mod tests {
             lines: vec![
                 line(1, None, 900 << 20, 900 << 20),
                 line(2, Some(LineKind::Held), 100 << 20, 100 << 20),
-                line(3, Some(LineKind::Peak), 0, 300 << 20),
+                line(3, Some(LineKind::Peak), 0, 3000 << 20),
                 line(4, Some(LineKind::Leak), 200 << 20, 200 << 20),
             ],
         };
+        p.lines[2].episodes = 20;
         let order: Vec<u32> = p.told().iter().map(|l| l.at.line).collect();
         assert_eq!(
             order,
             [4, 3, 2],
-            "no kind, no place; the peak weighs 150 MiB"
+            "no kind, no place; the peak weighs the 150 MiB it takes at a time"
         );
     }
 

@@ -16,6 +16,7 @@ fn line(
     series: &[(f64, i64)],
 ) -> LineGrowth {
     LineGrowth {
+        user_code: true,
         at: CodeLocation {
             file: "/job/train.py".into(),
             line: 17,

@@ -138,6 +138,7 @@ pub(crate) mod fixture {
             text: Some(text.into()),
         };
         LineGrowth {
+            user_code: true,
             at: at.clone(),
             path: vec![at],
             thread: None,

@@ -101,7 +101,8 @@ class _Sampler:
         self.prev = self.counters()
         self.faults = _FaultStacks()
         self.pages = _FollowedPages(self.lines)
-        self.forked_pages = _ParentsPages(started == "fork")
+        # Fault samples without and with their page.
+        self.sample_pages = [0, 0]
 
     # -- reading the process ---------------------------------------------------------
 
@@ -191,25 +192,27 @@ class _Sampler:
         each = covered / len(samples)
         sample_bytes = period * _PAGE
         fault_bytes = faults * _PAGE
-        # Of a sample's bytes: copies (after fork), file and shared growth, the
-        # rest anonymous (first touches of fresh memory). A sample whose page is known
-        # is a copy exactly when the page was the parent's at the fork.
+        # Of a sample's bytes: copies after a fork (faults that added nothing
+        # resident), file and shared growth, the rest anonymous (first touches of
+        # fresh memory). (A page in a mapping the parent had is not a copy for that:
+        # malloc reuses the inherited heap's free space.)
         copy_part = min(1.0, copied / fault_bytes)
         kind_part = [0.0, min(1.0, grown[1] / fault_bytes), min(1.0, grown[2] / fault_bytes)]
-        growth_part = max(0.0, 1.0 - kind_part[1] - kind_part[2])
+        growth_part = max(0.0, 1.0 - copy_part - kind_part[1] - kind_part[2])
         main = threading.main_thread().name
         for stack, page in samples:
             where, path = _where(stack, self.inherited)
             if where is None:
                 continue
+            self.sample_pages[page is not None] += 1
             if page is None:
-                share = [growth_part - copy_part, kind_part[1], kind_part[2]]
-                copy = int(sample_bytes * copy_part)
-            elif self.forked_pages.holds(page):
-                share, copy = [0.0, 0.0, 0.0], sample_bytes
-            else:
-                share, copy = [growth_part, kind_part[1], kind_part[2]], 0
-            taken = [int(sample_bytes * max(0.0, f)) for f in share]
+                # Not followed: its share of what the measurement saw grow, which
+                # only a later shrink gives back.
+                self.charge(t, where, path, main, each, grown, copied, dmin, dmaj)
+                continue
+            share = [growth_part, kind_part[1], kind_part[2]]
+            copy = int(sample_bytes * copy_part)
+            taken = [int(sample_bytes * f) for f in share]
             self.charge(t, where, path, main, each, taken, copy,
                         dmin, dmaj, share_growth=False, page=page)
         return covered
@@ -361,9 +364,11 @@ class _Sampler:
 
     def table(self, final):
         def weight(e):
+            # What it holds, then what it takes at a time (a peak's rise) and its
+            # major faults, so that lines that rose and fell or read files stay too.
             return (
                 max(e.kept(0), 0) + max(e.kept(1), 0) + max(e.kept(2), 0) + e.copied
-                + sum(e.grown) // 4 + (e.majflt + e.minflt // 8) * _PAGE
+                + sum(e.grown) // max(1, e.episodes) + e.majflt * _PAGE
             )
 
         ranked = sorted(self.lines.items(), key=lambda kv: weight(kv[1]), reverse=True)
@@ -382,6 +387,7 @@ class _Sampler:
             path = max(e.paths.items(), key=lambda kv: kv[1])[0]
             entry = {
                 "at": self.location(where),
+                "user_code": not _is_library(where[0]) and where[1] != 0,
                 "path": [self.location(p) for p in path],
                 "thread": e.thread,
                 "copied_after_fork": e.copied,
@@ -413,6 +419,8 @@ class _Sampler:
             "failed": self.failed,
             "pinned_host": _pinned_host(),
             "fault_signals": self.samples,
+            "fault_samples_followed": self.sample_pages[1],
+            "fault_samples_unfollowed": self.sample_pages[0],
             "fault_period": self.faults.period if self.faults.unavailable is None else None,
             "fault_signals_unavailable": self.faults.unavailable,
         }
@@ -441,7 +449,7 @@ class _Sampler:
             while True:
                 # While the main thread faults, shorter: each fault sample then shares
                 # its measurement with fewer others.
-                time.sleep(self.interval / 8 if self.busy else self.interval)
+                time.sleep(self.interval / 2 if self.busy else self.interval)
                 if os.getpid() != self.pid:
                     return  # a fork's copy of this thread cannot exist, but be sure
                 if self.done:
@@ -451,8 +459,10 @@ class _Sampler:
                 now = time.monotonic()
                 if self.dirty and now >= self.next_flush:
                     self.flush()
-                    # The first seconds count most for short processes.
-                    self.next_flush = now + (0.1 if self.flushes < 5 else 0.5)
+                    # The first seconds count most for short processes, and the last
+                    # before a kill for a process that grows fast: written more often.
+                    often = self.flushes < 5 or self.busy
+                    self.next_flush = now + (0.1 if often else 0.5)
         except Exception as e:  # never the job's failure
             self.failed = "%s: %s" % (type(e).__name__, e)
             try:
@@ -466,42 +476,24 @@ class _Sampler:
 
 
 
-class _ParentsPages:
-    """In a forked child: the private writable mappings it had at the fork, which
-    were its parent's. A fault there copies a parent's page; anywhere else it is
-    memory of the child's own."""
-
-    def __init__(self, forked):
-        self.starts, self.ends = [], []
-        if not forked:
-            return
-        try:
-            with open("/proc/self/maps", "rb") as f:
-                for row in f:
-                    fields = row.split()
-                    if len(fields) < 2 or not fields[1].startswith(b"rw") or fields[1][3:4] != b"p":
-                        continue
-                    lo, hi = fields[0].split(b"-")
-                    self.starts.append(int(lo, 16))
-                    self.ends.append(int(hi, 16))
-        except (OSError, ValueError):
-            self.starts, self.ends = [], []
-
-    def holds(self, page):
-        i = bisect.bisect_right(self.starts, page) - 1
-        return i >= 0 and page < self.ends[i]
-
-
 class _FollowedPages:
     """The pages the fault samples landed on, followed for a few seconds: a page no
     longer present (/proc/self/pagemap) was given back, and so was the growth its
     sample stands for. What stays past `SETTLE_SECONDS` is kept for good. This tells
     the line that keeps memory from one beside it that frees its own, even when both
-    grow in the same measurement."""
+    grow in the same measurement.
 
-    SETTLE_SECONDS = 5.0
+    Freed memory is often faulted in again at the same addresses (the next step's
+    buffers, a new mapping in the hole an old one left), after which its old pages
+    read as present. A new fault at a page shows where that is happening: the
+    followed pages around it (`NEAR` bytes) are checked then, before the refill
+    reaches most of them."""
+
+    SETTLE_SECONDS = 2.0
     MOST = 4096
-    CHECK_EVERY = 0.05
+    NEAR = 1 << 20
+    # Pages checked around a new one, at most: each read of pagemap costs ~10 µs.
+    NEAREST = 8
 
     def __init__(self, lines):
         try:
@@ -510,21 +502,43 @@ class _FollowedPages:
             self.fd = None
         self.lines = lines
         self.live = {}
+        self.order = []  # the live pages, sorted
         self.checked = 0.0
+        self.cost = 0.0
+
+    def gone_now(self, page):
+        """Neither present nor swapped out."""
+        try:
+            entry = int.from_bytes(os.pread(self.fd, 8, (page // _PAGE) * 8), "little")
+        except OSError:
+            return False
+        return not entry >> 62
 
     def follow(self, page, where, taken, t):
         if self.fd is None:
             return False
-        if page in self.live:
-            # A fault on a followed page: it had been given back meanwhile.
-            self.give_back(page)
+        at = bisect.bisect_left(self.order, page)
+        lo = max(bisect.bisect_left(self.order, page - self.NEAR), at - self.NEAREST // 2)
+        hi = min(bisect.bisect_right(self.order, page + self.NEAR), at + self.NEAREST // 2)
+        for near in self.order[lo:hi]:
+            # The page itself faulted again: it had been given back meanwhile.
+            if near == page or self.gone_now(near):
+                self.give_back(near)
         if len(self.live) >= self.MOST:
-            self.live.pop(next(iter(self.live)))  # the oldest: kept for good
+            self.forget(next(iter(self.live)))  # the oldest: kept for good
         self.live[page] = (where, taken, t)
+        bisect.insort(self.order, page)
         return True
 
+    def forget(self, page):
+        held = self.live.pop(page)
+        i = bisect.bisect_left(self.order, page)
+        if i < len(self.order) and self.order[i] == page:
+            del self.order[i]
+        return held
+
     def give_back(self, page):
-        where, taken, _ = self.live.pop(page)
+        where, taken, _ = self.forget(page)
         line = self.lines.get(where)
         if line is not None:
             for k in range(3):
@@ -532,30 +546,25 @@ class _FollowedPages:
         return taken
 
     def check(self, t, force):
-        """Gives back the growth of the followed pages no longer present; returns
-        the bytes given back by kind."""
+        """Gives back the growth of the followed pages no longer there, and settles
+        those past `SETTLE_SECONDS`; returns the bytes given back by kind. Called
+        when memory shrank, unless checking has taken more than a hundredth of the
+        time, and before each write."""
         freed = [0, 0, 0]
         now = time.monotonic()
-        if self.fd is None or not self.live or (not force and now - self.checked < self.CHECK_EVERY):
+        if self.fd is None or not self.live:
+            return freed
+        if not force and now - self.checked < self.cost * 100:
             return freed
         self.checked = now
-        settled = []
-        for page, (where, taken, since) in self.live.items():
-            try:
-                entry = int.from_bytes(os.pread(self.fd, 8, (page // _PAGE) * 8), "little")
-            except OSError:
-                entry = 1 << 63
-            if not entry >> 62:
-                settled.append((page, True))
-            elif t - since > self.SETTLE_SECONDS:
-                settled.append((page, False))
-        for page, given_back in settled:
-            if given_back:
+        for page, (_, _, since) in list(self.live.items()):
+            if self.gone_now(page):
                 taken = self.give_back(page)
                 for k in range(3):
                     freed[k] += taken[k]
-            else:
-                del self.live[page]
+            elif t - since > self.SETTLE_SECONDS:
+                self.forget(page)
+        self.cost = time.monotonic() - now
         return freed
 
 
@@ -574,6 +583,7 @@ class _FaultStacks:
     _F_SETPIPE_SZ = 1031
     _IOC_PERIOD = 0x40082404
     _IOC_DISABLE = 0x2401
+    _IOC_ENABLE = 0x2400
     _MAX_PERIOD = 1 << 16
     _RING_PAGES = 8
 
@@ -583,6 +593,7 @@ class _FaultStacks:
         self.signum = None
         self.pending = b""
         self.ring = None
+        self.backlog = []
         try:
             self.period = max(1, int(os.environ.get("MEMTRIAGE_LINES_FAULT_PERIOD", "64")))
         except ValueError:
@@ -613,7 +624,10 @@ class _FaultStacks:
         # type=SOFTWARE, size, config=PAGE_FAULTS, sample_period; exclude_kernel and
         # exclude_hv (what an unprivileged user may count); a wakeup per overflow.
         # sample_type ADDR: each sample's record in the ring holds the faulting address.
-        struct.pack_into("IIQQQQQI", attr, 0, 1, 128, 2, self.period, 1 << 3, 0, (1 << 5) | (1 << 6), 1)
+        # Made disabled, and enabled once the signal is in place: a record without its
+        # dump would pair every later stack with the page before its own.
+        flags = 1 | (1 << 5) | (1 << 6)
+        struct.pack_into("IIQQQQQI", attr, 0, 1, 128, 2, self.period, 1 << 3, 0, flags, 1)
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
         fd = libc.syscall(nr, attr, 0, -1, -1, ctypes.c_ulong(8))  # this thread; CLOEXEC
@@ -642,6 +656,7 @@ class _FaultStacks:
         fcntl.fcntl(fd, self._F_SETSIG, signum)
         fcntl.fcntl(fd, self._F_SETOWN_EX, struct.pack("ii", 0, threading.get_native_id()))
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
+        libc.ioctl(fd, ctypes.c_ulong(self._IOC_ENABLE), 0)
         return None
 
     def read(self):
@@ -666,12 +681,13 @@ class _FaultStacks:
         self.pending = b"" if len(chunks) == 1 else _HEADER + dumps[-1]
         complete = dumps[1:] if len(chunks) == 1 else dumps[1:-1]
         stacks = [_parse_dump(d) for d in complete]
-        pages = self.read_ring(len(stacks))
+        pages = self.read_ring(len(stacks), held_back=bool(self.pending))
         return list(zip(stacks, pages))
 
-    def read_ring(self, wanted):
-        """The pages of the last `wanted` samples in the ring, oldest first; Nones
-        where the ring and the dumps do not line up (a dump dropped, a record lost)."""
+    def read_ring(self, wanted, held_back):
+        """The pages of the `wanted` samples whose dumps were read, oldest first (the
+        record of a dump `held_back` is kept for the next read); Nones where the ring
+        and the dumps do not line up (a dump dropped, a record lost)."""
         import struct
 
         ring = self.ring
@@ -680,7 +696,7 @@ class _FaultStacks:
         head = struct.unpack_from("Q", ring, 1024)[0]
         tail = struct.unpack_from("Q", ring, 1032)[0]
         size = self._RING_PAGES * _PAGE
-        pages, lost = [], False
+        pages, lost = self.backlog, False
         while tail + 8 <= head:
             kind, _misc, length = struct.unpack("IHH", self.ring_bytes(tail, 8, size))
             if length < 8:
@@ -692,9 +708,14 @@ class _FaultStacks:
                 lost = True
             tail += length
         struct.pack_into("Q", ring, 1032, tail)
-        if lost or len(pages) != wanted:
+        # A dump still being written has its record already: kept for the next read.
+        # Any other difference: a dump was dropped or a record lost, and from here
+        # nothing lines up; the ring starts again empty.
+        if lost or len(pages) != wanted + held_back:
+            self.backlog = []
             return [None] * wanted
-        return pages
+        self.backlog = pages[wanted:]
+        return pages[:wanted]
 
     def ring_bytes(self, at, n, size):
         start = _PAGE + at % size
@@ -770,21 +791,15 @@ _HEADER = b"Stack (most recent call first):\n"
 _ORPHANED_RINGS = []
 
 
+_FRAME = None
+
+
 def _parse_dump(dump):
     """`  File "x.py", line 11 in __getitem__` lines into (file, line, function)."""
-    frames = []
-    for raw in dump.split(b"\n"):
-        if not raw.startswith(b'  File "'):
-            continue
-        head, sep, func = raw.rpartition(b" in ")
-        name, sep2, line = head.rpartition(b'", line ')
-        if not sep or not sep2:
-            continue
-        try:
-            frames.append((name[8:].decode("utf-8", "replace"), int(line), func.decode("utf-8", "replace")))
-        except ValueError:
-            continue
-    return frames
+    return [
+        (f.decode("utf-8", "replace"), int(n), fn.decode("utf-8", "replace"))
+        for f, n, fn in _FRAME.findall(dump)
+    ]
 
 
 def _frames(frame):
@@ -893,12 +908,13 @@ def _at_exit():
     s = _sampler
     if s is not None and s.pid == os.getpid() and s.failed is None and not s.done:
         s.done = True
-        try:
-            s.faults.close()
-            s.tick()
-            s.flush(final=True)
-        except Exception:
-            pass
+        # Each step on its own: the figures are written even if the last
+        # measurement fails.
+        for step in (s.faults.close, s.tick, lambda: s.flush(final=True)):
+            try:
+                step()
+            except Exception as e:
+                s.failed = s.failed or "at exit: %s: %s" % (type(e).__name__, e)
 
 
 def _exit_flushed(real_exit):
@@ -952,6 +968,10 @@ def install():
     import linecache
     import resource
 
+    import re
+
+    global _FRAME
+    _FRAME = re.compile(rb'^  File "(.*)", line (\d+) in (.*)$', re.M)
     _resource, _json, _linecache = resource, json, linecache
     _LIBRARY = _library_dirs()
     atexit.register(_at_exit)
