@@ -6,7 +6,7 @@ use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
 use crate::model::ids;
-use crate::model::lines::{LineGrowth, LineKind, ProcessLines, PythonStart};
+use crate::model::lines::{HeldAt, LineGrowth, LineKind, ProcessLines, PythonStart};
 use crate::model::run::RunReport;
 use crate::model::units::iec;
 
@@ -28,8 +28,12 @@ pub fn classify(processes: &mut [ProcessLines]) {
         let forked = p.started == PythonStart::Fork;
         // Killed (or still running): its last figures are from just before the end.
         let cut_short = !p.complete;
+        let process = p.held_series.clone();
         for line in &mut p.lines {
             line.kind = kind_of(line, end, forked, cut_short);
+            if line.kind == Some(LineKind::Leak) && !process_rose_with(line, &process) {
+                line.kind = Some(LineKind::Held);
+            }
         }
         // The report's order: the lines told a kind, weightiest first, then the rest.
         p.lines.sort_by_key(|l| {
@@ -59,7 +63,7 @@ fn kind_of(line: &LineGrowth, end: f64, forked: bool, cut_short: bool) -> Option
         }
         return (line.held() >= SIGNIFICANT).then_some(LineKind::Held);
     }
-    let kept = line.anon.kept + line.shmem.kept;
+    let kept = most_kept(line);
     let grown = line.anon.grown + line.shmem.grown;
     if forked && line.copied_after_fork >= SIGNIFICANT && line.copied_after_fork >= kept {
         return Some(LineKind::CopyOnWrite);
@@ -75,6 +79,40 @@ fn kind_of(line: &LineGrowth, end: f64, forked: bool, cut_short: bool) -> Option
         return Some(LineKind::Peak);
     }
     (line.held() >= SIGNIFICANT).then_some(LineKind::Held)
+}
+
+/// Whether the process itself grew, from the line's first growth to its most, by at
+/// least half of what the line claims to keep then. Memory freed and taken again at
+/// the same addresses reads as kept by the line that had it first; a steady
+/// process, whose memory does not rise, has no leak whatever its lines read.
+fn process_rose_with(line: &LineGrowth, process: &[HeldAt]) -> bool {
+    // Copies after a fork are not the process's growth: RSS had them already.
+    let most = most_kept(line) as i64;
+    if process.is_empty() {
+        return true; // a hook that did not write it: nothing to hold it against
+    }
+    let at = |t: f64| {
+        process
+            .iter()
+            .take_while(|p| p.0 <= t)
+            .last()
+            .or(process.first())
+            .map_or(0, |p| p.1)
+    };
+    let top = process
+        .iter()
+        .filter(|p| p.0 >= line.first_seconds)
+        .map(|p| p.1)
+        .max()
+        .unwrap_or(0);
+    top - at(line.first_seconds) >= most / 2
+}
+
+/// What the line kept at its most (anonymous and shared memory): a process that ended
+/// well gave back at its exit what it had kept.
+fn most_kept(line: &LineGrowth) -> u64 {
+    let most = line.series.iter().map(|p| p.1).max().unwrap_or(0).max(0) as u64;
+    (line.anon.kept + line.shmem.kept).max(most.saturating_sub(line.copied_after_fork))
 }
 
 fn is_import(line: &LineGrowth) -> bool {
@@ -347,7 +385,7 @@ pub fn leak_without_kill(report: &RunReport) -> Option<Finding> {
         title: format!(
             "{} grew {} under {} and never gave it back",
             process_name(report, p),
-            iec(line.anon.kept + line.shmem.kept),
+            iec(most_kept(line)),
             line.at.short()
         ),
         evidence,

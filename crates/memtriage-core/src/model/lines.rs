@@ -221,6 +221,10 @@ pub struct ProcessLines {
     /// Why the measurement stopped early, where it did.
     #[serde(default)]
     pub failed: Option<String>,
+    /// The process's own anonymous and shared memory over time (at most 64
+    /// points): no line can have kept more than the process grew.
+    #[serde(default)]
+    pub held_series: Vec<HeldAt>,
     /// Most held first.
     pub lines: Vec<LineGrowth>,
 }
@@ -292,6 +296,7 @@ mod tests {
             fault_signals_unavailable: None,
             pinned_host: None,
             lines_not_kept: 0,
+            held_series: Vec::new(),
             failed: None,
             lines: vec![
                 line(1, None, 900 << 20, 900 << 20),

@@ -58,6 +58,7 @@ fn process(lines: Vec<LineGrowth>, complete: bool, started: PythonStart) -> Proc
         fault_signals_unavailable: None,
         pinned_host: None,
         lines_not_kept: 0,
+        held_series: Vec::new(),
         failed: None,
         lines,
     }
@@ -118,4 +119,27 @@ fn copies_after_fork_are_copy_on_write_and_small_lines_get_no_kind() {
     );
     let small = line(MIB, MIB, 0.5, 9.0, 50, &[(9.0, MIB as i64)]);
     assert_eq!(kind(small, true, PythonStart::Exec), None);
+}
+
+#[test]
+fn a_line_cannot_keep_more_than_its_process_grew() {
+    // What the line reads as kept rises (pages freed and taken again at the same
+    // addresses), but the process's own memory stays flat: no leak.
+    let rising = [(1.0, 50), (5.0, 250), (9.9, 500)].map(|(t, m)| (t, m * MIB as i64));
+    let stale = line(500 * MIB, 500 * MIB, 0.5, 9.9, 200, &rising);
+    let mut flat = process(vec![stale.clone()], true, PythonStart::Exec);
+    flat.held_series = [(0.5, 900), (5.0, 905), (9.9, 902)]
+        .map(|(t, m)| HeldAt(t, m * MIB as i64))
+        .to_vec();
+    let mut ps = vec![flat];
+    classify(&mut ps);
+    assert_eq!(ps[0].lines[0].kind, Some(LineKind::Held));
+    // The same line in a process that grew as much is a leak.
+    let mut grew = process(vec![stale], true, PythonStart::Exec);
+    grew.held_series = [(0.5, 400), (5.0, 650), (9.9, 900)]
+        .map(|(t, m)| HeldAt(t, m * MIB as i64))
+        .to_vec();
+    let mut ps = vec![grew];
+    classify(&mut ps);
+    assert_eq!(ps[0].lines[0].kind, Some(LineKind::Leak));
 }

@@ -178,6 +178,7 @@ pub(crate) mod fixture {
             fault_signals_unavailable: None,
             pinned_host: None,
             lines_not_kept: 0,
+            held_series: Vec::new(),
             failed: None,
             lines,
         }

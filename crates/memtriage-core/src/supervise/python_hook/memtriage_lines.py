@@ -33,7 +33,7 @@ _PATH_DEPTH = 12
 _SERIES_POINTS = 64
 _LIFO_SEGMENTS = 4096
 _KINDS = ("anon", "file", "shmem")
-# Fault samples a second, at most: past it, the period doubles.
+# Fault samples a second, at most: past it, the period doubles until it is not.
 _MAX_SAMPLES_PER_SECOND = 100
 
 
@@ -99,6 +99,7 @@ class _Sampler:
         self.status_fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
         # From here: what a forked child does is its own.
         self.prev = self.counters()
+        self.held_series = []
         self.faults = _FaultStacks()
         self.pages = _FollowedPages(self.lines)
         # Fault samples without and with their page.
@@ -190,7 +191,6 @@ class _Sampler:
         period = self.faults.period
         covered = min(1.0, len(samples) * period / faults)
         each = covered / len(samples)
-        sample_bytes = period * _PAGE
         fault_bytes = faults * _PAGE
         # Of a sample's bytes: copies after a fork (faults that added nothing
         # resident), file and shared growth, the rest anonymous (first touches of
@@ -200,16 +200,18 @@ class _Sampler:
         kind_part = [0.0, min(1.0, grown[1] / fault_bytes), min(1.0, grown[2] / fault_bytes)]
         growth_part = max(0.0, 1.0 - copy_part - kind_part[1] - kind_part[2])
         main = threading.main_thread().name
-        for stack, page in samples:
+        for stack, taken_at in samples:
             where, path = _where(stack, self.inherited)
             if where is None:
                 continue
-            self.sample_pages[page is not None] += 1
-            if page is None:
+            self.sample_pages[taken_at is not None] += 1
+            if taken_at is None:
                 # Not followed: its share of what the measurement saw grow, which
                 # only a later shrink gives back.
                 self.charge(t, where, path, main, each, grown, copied, dmin, dmaj)
                 continue
+            page, faults_of_it = taken_at
+            sample_bytes = faults_of_it * _PAGE
             share = [growth_part, kind_part[1], kind_part[2]]
             copy = int(sample_bytes * copy_part)
             taken = [int(sample_bytes * f) for f in share]
@@ -223,8 +225,11 @@ class _Sampler:
         self.samples += samples
         now = time.monotonic()
         if now - self.pace_since >= 1.0:
-            if self.samples - self.pace_samples > _MAX_SAMPLES_PER_SECOND:
-                self.faults.slower()
+            rate = (self.samples - self.pace_samples) / (now - self.pace_since)
+            # Each sample costs the main thread a stack dump: past the rate, the
+            # period grows by as much as it was over, at once.
+            while rate > _MAX_SAMPLES_PER_SECOND and self.faults.slower():
+                rate /= 2
             self.pace_since = now
             self.pace_samples = self.samples
 
@@ -285,10 +290,11 @@ class _Sampler:
         entry.ticks += 1
         scale = share if share_growth else 1.0
         taken = [int(grown[k] * scale) for k in range(3)]
+        followed = any(taken) and page is not None and self.pages.follow(page, where, taken, t)
         for k in range(3):
             if taken[k] > 0:
                 entry.grown[k] += taken[k]
-                if page is None or not self.pages.follow(page, where, taken, t):
+                if not followed:
                     self.push(k, where, taken[k])
         entry.copied += int(copied * scale)
         entry.minflt += int(minflt * share)
@@ -402,7 +408,19 @@ class _Sampler:
             for k, name in enumerate(_KINDS):
                 entry[name] = {"grown": e.grown[k], "kept": max(e.kept(k), 0)}
             lines.append(entry)
+        # The process's own anonymous and shared memory over time: no line can have
+        # kept more than the process grew.
+        now_held = self.prev[0][0] + self.prev[0][2]
+        held = self.held_series
+        if self.last_t is not None and (not held or held[-1][1] != now_held):
+            held.append([round(self.last_t, 3), now_held])
+            if len(held) > _SERIES_POINTS:
+                last = held[-1]
+                del held[1::2]
+                if held[-1] is not last:
+                    held.append(last)
         return {
+            "held_series": held,
             "pid": self.pid,
             "ppid": self.parent,
             "started": self.started,
@@ -661,8 +679,9 @@ class _FaultStacks:
 
     def read(self):
         """The samples since the last read: each the stack dumped (innermost frame
-        first) and the page that faulted, where the ring told it (else None). A dump
-        cut by the read is kept for the next."""
+        first) and, where the ring told it (else None), the page that faulted and the
+        faults the sample stands for (the period as the record was read). A dump cut
+        by the read is kept for the next."""
         if self.pipe is None:
             return []
         chunks = [self.pending]
@@ -703,7 +722,7 @@ class _FaultStacks:
                 break
             if kind == 9 and length >= 16:  # PERF_RECORD_SAMPLE: the address
                 addr = struct.unpack("Q", self.ring_bytes(tail + 8, 8, size))[0]
-                pages.append(addr - addr % _PAGE)
+                pages.append((addr - addr % _PAGE, self.period))
             elif kind == 2:  # PERF_RECORD_LOST
                 lost = True
             tail += length
@@ -729,9 +748,10 @@ class _FaultStacks:
         import ctypes
 
         if self.fd is None or self.period >= self._MAX_PERIOD:
-            return
+            return False
         self.period *= 2
         self.ioctl(self.fd, ctypes.c_ulong(self._IOC_PERIOD), ctypes.byref(ctypes.c_uint64(self.period)))
+        return True
 
     def stop(self, reason):
         """No more samples; lines are charged by where the threads are from here."""
@@ -954,7 +974,11 @@ def _begin(started, parent, inherited=frozenset()):
         epoch = time.monotonic()
     s = _Sampler(out_dir, epoch, started, parent, inherited)
     _sampler = s
-    s.start()
+    try:
+        s.start()
+    except Exception as e:  # no thread (a process or thread limit): said in its file
+        s.failed = "the measuring thread did not start: %s: %s" % (type(e).__name__, e)
+        s.flush()
 
 
 def install():
