@@ -107,8 +107,11 @@ def test_snapshots_carry_the_values_and_order_of_inspect_json():
             assert a == b, (where, a, b)
 
     # Others' processes starting and exiting move the shares of the pages sleep maps
-    # with them (PSS) and the cgroup's usage; the rest of a stopped process holds still.
-    for moving in ("pss", "pss_anon", "pss_file", "pss_shmem", "swap_pss"):
+    # with them (PSS; and whether a clean file page counts as shared or private: a
+    # page is shared while another process maps it) and the cgroup's usage; the rest
+    # of a stopped process holds still.
+    for moving in ("pss", "pss_anon", "pss_file", "pss_shmem", "swap_pss",
+                   "shared_clean", "private_clean"):
         assert type(py["rollup"][moving]) is type(cli["rollup"][moving])
         py["rollup"][moving] = cli["rollup"][moving]
     if cli["cgroup"] is not None:
