@@ -228,6 +228,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cache::cache_proactive_reclaim, m)?)?;
     m.add_class::<cache::CacheLock>()?;
     m.add_class::<track::Tracker>()?;
+    m.add_function(wrap_pyfunction!(track::line_sampler_source, m)?)?;
+    m.add_function(wrap_pyfunction!(track::tell_lines, m)?)?;
     m.add(
         "PROCESS_SCHEMA",
         memtriage_core::model::process::PROCESS_SCHEMA,

@@ -84,3 +84,16 @@ impl Tracker {
         self.running.is_some()
     }
 }
+
+/// The line sampler's Python source (`memtriage_core::usecase::track`), which the
+/// Python package loads as a module for `track(lines=True)`.
+#[pyfunction]
+pub fn line_sampler_source() -> &'static str {
+    memtriage_core::usecase::track::PYTHON_LINE_SAMPLER
+}
+
+/// A block's line table (JSON) with each line's kind told, as `run` tells them.
+#[pyfunction]
+pub fn tell_lines(table: &str) -> PyResult<String> {
+    guard(|| memtriage_core::usecase::track::tell_lines(table).map_err(crate::errors::to_py_err))
+}

@@ -93,3 +93,30 @@ def test_bad_interval_is_a_value_error():
         memtriage.track(interval=0)
     with pytest.raises(ValueError, match="interval"):
         memtriage.track(interval=float("nan"))
+
+
+def test_lines_name_the_line_that_kept_the_memory():
+    # A leak is told by its rise over more than a second.
+    kept = []
+    with memtriage.track() as t:
+        for _ in range(40):
+            kept.append(bytearray(4 << 20))  # KEPT
+            time.sleep(0.04)
+    keeper = next(n for n, text in enumerate(open(__file__), 1) if "# KEPT" in text and "next(" not in text)
+    assert t.lines_unavailable is None, t.lines_unavailable
+    first = next(line for line in t.lines if line["kind"])
+    assert first["line"] == keeper and first["file"] == __file__, t.lines[:3]
+    assert first["kind"] == "leak", first
+    assert 100 * MIB <= first["anon_kept"] <= 200 * MIB, first
+    assert "most under test_track.py:" in t.summary(), t.summary()
+
+
+def test_a_nested_block_says_why_it_has_no_lines():
+    with memtriage.track() as outer:
+        with memtriage.track() as inner:
+            pass
+    assert inner.lines is None and "around this one" in inner.lines_unavailable
+    assert outer.lines is not None
+    with memtriage.track(lines=False) as off:
+        pass
+    assert off.lines is None and off.lines_unavailable == "lines=False"

@@ -186,3 +186,17 @@ fn faults() -> (u64, u64) {
     };
     (usage.ru_minflt as u64, usage.ru_majflt as u64)
 }
+
+/// The line measurement `memtriage run` puts in a job's Python processes, as Python
+/// source, for a process to measure its own blocks line by line (`measure_block()`
+/// in it starts one; the returned sampler's `stop()` gives the block's table).
+pub const PYTHON_LINE_SAMPLER: &str = include_str!("../supervise/python_hook/memtriage_lines.py");
+
+/// Tells the kinds of a block's lines (the table `stop()` gave, as JSON) and orders
+/// them as `run`'s report does; the same table back, as JSON.
+pub fn tell_lines(table: &str) -> Result<String> {
+    let mut process: crate::model::lines::ProcessLines = serde_json::from_str(table)
+        .map_err(|e| crate::error::Error::bad_input("the line table", e.to_string()))?;
+    crate::diagnose::lines::classify(std::slice::from_mut(&mut process));
+    serde_json::to_string(&process).map_err(|e| crate::error::Error::internal(e.to_string()))
+}

@@ -64,7 +64,7 @@ class _Line:
 
 
 class _Sampler:
-    def __init__(self, out_dir, epoch, started, parent, inherited=frozenset()):
+    def __init__(self, out_dir, epoch, started, parent, inherited=frozenset(), signal_below_max=3):
         self.out_dir = out_dir
         self.inherited = inherited
         self.epoch = epoch
@@ -100,7 +100,7 @@ class _Sampler:
         # From here: what a forked child does is its own.
         self.prev = self.counters()
         self.held_series = []
-        self.faults = _FaultStacks()
+        self.faults = _FaultStacks(signal_below_max)
         self.pages = _FollowedPages(self.lines)
         # Fault samples without and with their page.
         self.sample_pages = [0, 0]
@@ -444,6 +444,12 @@ class _Sampler:
         }
 
     def flush(self, final=False):
+        if self.out_dir is None:
+            # A block measured in-process: nothing written (stop() returns the
+            # table), but the series over time are kept as for a file.
+            self.table(final)
+            self.dirty = False
+            return
         if self.measuring.acquire(False):
             try:
                 self.pages.check(self.last_t or 0.0, force=True)
@@ -487,6 +493,18 @@ class _Sampler:
                 self.flush()
             except Exception:
                 pass
+
+    def stop(self):
+        """The figures of a block measured in-process (`memtriage.track()`): the
+        counter disabled, its signal handed back, the last measurement taken."""
+        self.done = True
+        self.faults.close()
+        self.faults.release()
+        self.tick()
+        if self.thread is not None:
+            self.thread.join(timeout=2 * self.interval + 1.0)
+        self.pages.check(self.last_t or 0.0, force=True)
+        return self.table(final=True)
 
     def start(self):
         self.thread = threading.Thread(target=self.loop, name="memtriage-lines", daemon=True)
@@ -605,10 +623,11 @@ class _FaultStacks:
     _MAX_PERIOD = 1 << 16
     _RING_PAGES = 8
 
-    def __init__(self):
+    def __init__(self, signal_below_max=3):
         self.fd = None
         self.pipe = None
         self.signum = None
+        self.signal_below_max = signal_below_max
         self.pending = b""
         self.ring = None
         self.backlog = []
@@ -635,7 +654,7 @@ class _FaultStacks:
         nr = self._NR.get(os.uname().machine)
         if nr is None:
             return "perf_event_open's number is not known on " + os.uname().machine
-        signum = signal.SIGRTMAX - 3
+        signum = signal.SIGRTMAX - self.signal_below_max
         if signal.getsignal(signum) not in (signal.SIG_DFL, None):
             return "signal %d is the job's own" % signum
         attr = ctypes.create_string_buffer(128)
@@ -783,6 +802,25 @@ class _FaultStacks:
             pass
         self.fd = None
 
+    def release(self):
+        """For a block: faulthandler's handler removed (the counter is closed, so no
+        signal comes any more) and the pipe closed."""
+        if self.signum is not None:
+            try:
+                import faulthandler
+
+                faulthandler.unregister(self.signum)
+            except Exception:
+                pass
+            self.signum = None
+        if self.pipe is not None:
+            for end in self.pipe:
+                try:
+                    os.close(end)
+                except OSError:
+                    pass
+            self.pipe = None
+
     def forget_parents(self):
         """In a forked child: the counter counts the parent's thread and the pipe is
         the parent's; their descriptors are closed here (the child opens its own),
@@ -911,7 +949,7 @@ def _is_library(filename):
         # <frozen importlib._bootstrap> is Python's own; <string> and <stdin> the
         # user's, except multiprocessing's own `-c` that starts a spawned child, its
         # resource tracker or forkserver (sys.argv is the parent's there).
-        return filename.startswith("<frozen") or (
+        return filename.startswith(("<frozen", "<memtriage")) or (
             filename == "<string>" and _MULTIPROCESSING_BOOTSTRAP
         )
     hit = _is_library_cache.get(filename)
@@ -981,23 +1019,38 @@ def _begin(started, parent, inherited=frozenset()):
         s.flush()
 
 
-def install():
-    global _LIBRARY, _resource, _json, _linecache
-    if not os.environ.get("MEMTRIAGE_LINES_DIR"):
+def _prepare():
+    """What the measuring thread uses, imported here, never by the thread: an import
+    in progress at a fork is the child's to untangle."""
+    global _LIBRARY, _resource, _json, _linecache, _FRAME
+    if _resource is not None:
         return
-    # Imported here, never by the thread: an import in progress at a fork is the
-    # child's to untangle.
-    import atexit
     import json
     import linecache
+    import re
     import resource
 
-    import re
-
-    global _FRAME
     _FRAME = re.compile(rb'^  File "(.*)", line (\d+) in (.*)$', re.M)
     _resource, _json, _linecache = resource, json, linecache
     _LIBRARY = _library_dirs()
+
+
+def measure_block():
+    """A sampler for a block of this process's own code (`memtriage.track()`), on a
+    signal of its own so that `memtriage run`'s hook, if any, goes on; `stop()` ends
+    it and returns its figures."""
+    _prepare()
+    s = _Sampler(None, time.monotonic(), "exec", os.getppid(), signal_below_max=4)
+    s.start()
+    return s
+
+
+def install():
+    if not os.environ.get("MEMTRIAGE_LINES_DIR"):
+        return
+    import atexit
+
+    _prepare()
     atexit.register(_at_exit)
     os._exit = _exit_flushed(os._exit)
     os.register_at_fork(after_in_child=_after_fork_in_child)
