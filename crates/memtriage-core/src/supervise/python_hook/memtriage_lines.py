@@ -813,13 +813,7 @@ class _FaultStacks:
             except Exception:
                 pass
             self.signum = None
-        if self.pipe is not None:
-            for end in self.pipe:
-                try:
-                    os.close(end)
-                except OSError:
-                    pass
-            self.pipe = None
+        self.close_pipe()
 
     def forget_parents(self):
         """In a forked child: the counter counts the parent's thread and the pipe is
@@ -831,18 +825,22 @@ class _FaultStacks:
             _ORPHANED_RINGS.append(self.ring)
             self.ring = None
         if self.fd is not None:
-            try:
-                os.close(self.fd)
-            except OSError:
-                pass
+            _close_quietly(self.fd)
             self.fd = None
+        self.close_pipe()
+
+    def close_pipe(self):
         if self.pipe is not None:
             for end in self.pipe:
-                try:
-                    os.close(end)
-                except OSError:
-                    pass
+                _close_quietly(end)
             self.pipe = None
+
+
+def _close_quietly(fd):
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 _HEADER = b"Stack (most recent call first):\n"
