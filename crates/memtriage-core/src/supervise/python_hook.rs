@@ -243,9 +243,12 @@ fn saved_snapshots(s: SnapshotDir) -> Vec<SavedSnapshot> {
     saved
 }
 
-/// `$TMPDIR/memtriage-hook-PID-RANDOM`, made new (never one that exists).
+/// `$TMPDIR/memtriage-hook-PID-RANDOM`, made new (never one that exists). Those
+/// that runs killed before they could remove theirs (their pid gone) are removed
+/// first, when they are this user's.
 fn new_private_dir() -> Result<PathBuf> {
     let tmp = std::env::temp_dir();
+    remove_left_behind(&tmp);
     let mut last = None;
     for _ in 0..8 {
         let dir = tmp.join(format!(
@@ -259,6 +262,28 @@ fn new_private_dir() -> Result<PathBuf> {
         }
     }
     Err(last.unwrap_or_else(|| Error::internal("no directory for the Python hook")))
+}
+
+fn remove_left_behind(tmp: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    for entry in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("memtriage-hook-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let ours =
+            std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == me);
+        let alive = std::path::Path::new(&format!("/proc/{pid}")).exists();
+        if ours && !alive {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// 64 random bits from the standard library's per-process hash keys (seeded by the OS).

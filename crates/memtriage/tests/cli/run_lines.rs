@@ -355,3 +355,29 @@ fn no_python_lines_turns_the_measurement_off() {
     let report = run_report(&out.stderr);
     assert!(report.get("memory_by_line").is_none(), "{report}");
 }
+
+#[test]
+fn a_hook_directory_a_killed_run_left_is_removed_by_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A pid that no longer exists: a child already reaped.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let left = tmp
+        .path()
+        .join(format!("memtriage-hook-{dead}-0123456789abcdef"));
+    std::fs::create_dir_all(left.join("lines")).unwrap();
+    let mine = tmp
+        .path()
+        .join(format!("memtriage-hook-{}-x", std::process::id()));
+    std::fs::create_dir_all(&mine).unwrap();
+    let out = memtriage()
+        .env("TMPDIR", tmp.path())
+        .args(["run", "--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!left.exists(), "a dead run's hook is removed");
+    assert!(mine.exists(), "a live process's is not");
+}
