@@ -334,7 +334,19 @@ fn three_hundred_short_forks_with_closed_stdio_each_leave_their_lines() {
         .iter()
         .filter(|p| p["started"] == "fork")
         .count();
-    assert_eq!(forked, 300, "every child wrote its lines");
+    assert_eq!(
+        forked,
+        300,
+        "every child wrote its lines; notes: {}; failed: {:?}",
+        report["notes"],
+        report["memory_by_line"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| !p["failed"].is_null())
+            .map(|p| p["failed"].to_string())
+            .collect::<Vec<_>>()
+    );
     let hook = std::fs::read_to_string(&hook_file).unwrap();
     assert!(hook.contains("memtriage-hook-"), "{hook}");
     assert!(

@@ -146,10 +146,10 @@ class _Sampler:
         dmaj = majflt - prev[2]
         grown = [max(0, d) for d in delta]
         copied = 0
-        if self.started == "fork" and min(delta) >= 0:
+        if self.started == "fork" and min(delta) >= 0 and sum(grown) * 10 < dmin * _PAGE:
             # Faults that added no resident memory: pages copied on write. Where
-            # something shrank meanwhile, refaults of freed memory look the same:
-            # nothing is counted then.
+            # memory shrank or grew meanwhile, refaults of freed memory look the
+            # same: nothing is counted then.
             copied = max(0, dmin * _PAGE - sum(grown))
         if any(delta) or dmin or dmaj:
             self.dirty = True
@@ -993,8 +993,29 @@ def _after_fork_in_child():
         _sampler.faults.forget_parents()
         _sampler = None
     # The frames below the fork (the parent's, up to os.fork) are not the child's.
-    inherited = frozenset(_frames(sys._getframe(1)))
-    _begin("fork", parent, inherited)
+    try:
+        inherited = frozenset(_frames(sys._getframe(1)))
+        _begin("fork", parent, inherited)
+    except Exception as e:  # said in the child's file, never the job's failure
+        _failed_to_begin(parent, e)
+
+
+def _failed_to_begin(parent, error):
+    out_dir = os.environ.get("MEMTRIAGE_LINES_DIR")
+    if not out_dir:
+        return
+    table = {
+        "pid": os.getpid(), "ppid": parent, "started": "fork", "python": "%d.%d.%d" % sys.version_info[:3],
+        "interval_ms": 0, "ticks": 0, "complete": False, "lines": [],
+        "failed": "the measurement did not start: %s: %s" % (type(error).__name__, error),
+    }
+    try:
+        path = os.path.join(out_dir, "%d.json" % os.getpid())
+        with open(path + ".part", "w") as f:
+            f.write(_json.dumps(table))
+        os.replace(path + ".part", path)
+    except Exception:
+        pass
 
 
 def _begin(started, parent, inherited=frozenset()):
