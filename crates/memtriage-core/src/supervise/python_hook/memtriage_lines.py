@@ -33,6 +33,8 @@ _PATH_DEPTH = 12
 _SERIES_POINTS = 64
 _LIFO_SEGMENTS = 4096
 _KINDS = ("anon", "file", "shmem")
+# Growth since the last write that makes the next write at once.
+_WRITE_AFTER_GROWTH = 32 << 20
 # Fault samples a second, at most: past it, the period doubles until it is not.
 _MAX_SAMPLES_PER_SECOND = 100
 
@@ -100,6 +102,7 @@ class _Sampler:
         # From here: what a forked child does is its own.
         self.prev = self.counters()
         self.held_series = []
+        self.held_at_flush = self.prev[0][0] + self.prev[0][2]
         self.faults = _FaultStacks(signal_below_max)
         self.pages = _FollowedPages(self.lines)
         # Fault samples without and with their page.
@@ -481,8 +484,12 @@ class _Sampler:
                 self.tick()
                 self.cpu = time.thread_time()
                 now = time.monotonic()
-                if self.dirty and now >= self.next_flush:
+                # A process growing this much since its last write may be killed
+                # before the next: written now.
+                grew = self.prev[0][0] + self.prev[0][2] - self.held_at_flush
+                if self.dirty and (now >= self.next_flush or grew >= _WRITE_AFTER_GROWTH):
                     self.flush()
+                    self.held_at_flush = self.prev[0][0] + self.prev[0][2]
                     # The first seconds count most for short processes, and the last
                     # before a kill for a process that grows fast: written more often.
                     often = self.flushes < 5 or self.busy
