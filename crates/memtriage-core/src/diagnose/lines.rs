@@ -156,23 +156,6 @@ pub fn shown(p: &ProcessLines) -> Vec<&LineGrowth> {
     lines
 }
 
-/// `pid 4412 (python3, DataLoader worker 1 of 2)`.
-pub fn process_name(report: &RunReport, p: &ProcessLines) -> String {
-    let comm = report
-        .processes
-        .iter()
-        .find(|s| s.pid == p.pid)
-        .map(|s| s.comm.as_str())
-        .unwrap_or("python");
-    let label = report.label_of(p.pid, comm);
-    match &p.role {
-        Some(role) if !label.contains(role.as_str()) => {
-            format!("{}, {role})", label.trim_end_matches(')'))
-        }
-        _ => label,
-    }
-}
-
 /// What a line did, in a sentence's middle: `a leak: kept 540 MiB (of 545 MiB grown)
 /// from 0.4 s to 12.5 s`. Shared memory is called pinned where the process's torch
 /// held pinned host memory: it is not /dev/shm.
@@ -249,7 +232,7 @@ pub fn evidence(report: &RunReport, pids: &[i32]) -> Vec<Evidence> {
                 value.push_str(&format!(" (via {path})"));
             }
             Evidence::text(
-                format!("{}: {}", process_name(report, p), l.at.short()),
+                format!("{}: {}", report.label_of_lines(p), l.at.short()),
                 value,
                 "memtriage's Python hook",
             )
@@ -371,7 +354,7 @@ pub fn leak_without_kill(report: &RunReport) -> Option<Finding> {
         for l in q.of_kind(LineKind::Leak).take(SHOWN) {
             evidence.push(
                 Evidence::text(
-                    format!("{}: {}", process_name(report, q), l.at.short()),
+                    format!("{}: {}", report.label_of_lines(q), l.at.short()),
                     describe_in(q, l),
                     "memtriage's Python hook",
                 )
@@ -384,7 +367,7 @@ pub fn leak_without_kill(report: &RunReport) -> Option<Finding> {
         severity: Severity::Warn,
         title: format!(
             "{} grew {} under {} and never gave it back",
-            process_name(report, p),
+            report.label_of_lines(p),
             iec(most_kept(line)),
             line.at.short()
         ),

@@ -484,6 +484,23 @@ impl RunReport {
         process_label(pid, comm, rank)
     }
 
+    /// A Python process whose lines were measured: `pid 4412 (pt_data_worker,
+    /// DataLoader worker 1 of 2)`, its role in the job where its hook knew it.
+    pub fn label_of_lines(&self, p: &super::lines::ProcessLines) -> String {
+        let comm = self
+            .processes
+            .iter()
+            .find(|s| s.pid == p.pid)
+            .map_or("python", |s| s.comm.as_str());
+        let label = self.label_of(p.pid, comm);
+        match &p.role {
+            Some(role) if !label.contains(role.as_str()) => {
+                format!("{}, {role})", label.trim_end_matches(')'))
+            }
+            _ => label,
+        }
+    }
+
     /// Share of the job's anonymous memory in transparent huge pages, over the
     /// latest PSS reading of each process.
     pub fn huge_page_coverage(&self) -> Option<f64> {

@@ -38,20 +38,6 @@ pub fn shown(
     (told, more)
 }
 
-/// `pid 4412 (DataLoader worker 1 of 2)`, `pid 4410 (python3)`, `pid 9234 (python3,
-/// rank 0)`: its role in the job where the hook knew it.
-pub fn process_name(r: &RunReport, p: &ProcessLines) -> String {
-    if let Some(role) = &p.role {
-        return format!("pid {} ({role})", p.pid);
-    }
-    let comm = r
-        .processes
-        .iter()
-        .find(|s| s.pid == p.pid)
-        .map_or("python", |s| s.comm.as_str());
-    r.label_of(p.pid, comm)
-}
-
 /// `leak, kept 540 MiB`: the kind and the figure that tells it.
 pub fn amount(l: &LineGrowth) -> String {
     let (kept, grown) = (l.anon.kept + l.shmem.kept, l.anon.grown + l.shmem.grown);
@@ -94,7 +80,7 @@ pub fn write_rows(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
     let rows: Vec<[String; 4]> = shown
         .iter()
         .flat_map(|(p, lines)| {
-            let name = process_name(r, p);
+            let name = r.label_of_lines(p);
             lines.iter().map(move |l| {
                 let text =
                     l.at.text
@@ -236,8 +222,8 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "  lines      pid 11 (DataLoader worker 1 of 2)  frames.py:17 in __getitem__  leak, kept 540 MiB    `self.seen.append(frame)`",
-                "  lines      pid 10 (python)                    frames.py:3 in __getitem__   held, holds 20.0 MiB  `model = load()`",
+                "  lines      pid 11 (python, DataLoader worker 1 of 2)  frames.py:17 in __getitem__  leak, kept 540 MiB    `self.seen.append(frame)`",
+                "  lines      pid 10 (python)                            frames.py:3 in __getitem__   held, holds 20.0 MiB  `model = load()`",
             ]
         );
     }

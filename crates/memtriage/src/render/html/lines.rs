@@ -11,7 +11,7 @@ use memtriage_core::model::units::iec;
 
 use super::charts::{self, TimeAxis};
 use super::esc;
-use crate::render::lines::{amount, process_name, shown};
+use crate::render::lines::{amount, shown};
 
 /// Processes the page shows, and lines of each (the JSON has every one).
 const PROCESSES: usize = 8;
@@ -77,7 +77,7 @@ fn process_table(
          <tr><th>line</th><th>kind</th><th>anon kept / grown</th><th>file kept / grown</th>\
          <th>shmem kept / grown</th><th>copied after fork</th><th>faults major / minor</th>\
          <th>grew</th><th>held over time</th></tr>",
-        esc(&process_name(r, p)),
+        esc(&r.label_of_lines(p)),
         process_about(p),
         p.pid
     );
@@ -173,7 +173,10 @@ mod tests {
         let html = section(&r, &TimeAxis::of(&rec));
         assert!(html.starts_with("<h2>Where the memory went</h2>"), "{html}");
         assert_eq!(html.matches("<table class=\"lines\"").count(), 1, "{html}");
-        assert!(html.contains("pid 31 (DataLoader worker 0 of 1)"), "{html}");
+        assert!(
+            html.contains("pid 31 (python, DataLoader worker 0 of 1)"),
+            "{html}"
+        );
         assert!(html.contains(
             "<code class=\"src\">seen.append(x) if a &lt; b and c &gt; d else &quot;&amp;&quot;</code>"
         ));
