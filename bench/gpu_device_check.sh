@@ -1,27 +1,49 @@
 #!/usr/bin/env bash
-# The GPU paths on a real NVIDIA GPU, in one go: the wheel's tests that need CUDA
-# (crates/memtriage-py/tests/test_gpu_real.py: inspect, run, explain_oom, serve, top)
-# and real outputs kept as fixtures (NVML through inspect, doctor, serve's exposition,
-# top's frame, with a process holding a known 2 GiB).
+# The GPU paths on a real NVIDIA GPU, in one go, most wanted first (a lent machine's
+# time is short; each step tees its output into OUTDIR as it goes):
+#   1. `run`'s Python lines on a GPU: pinned host memory told as pinned, a GPU job's
+#      host leak named by its line (test_gpu_real.py -k lines);
+#   2. the cost of `run`'s hooks (lines and the CUDA snapshot) on a GPU training step,
+#      and on the CPU one, side by side with memray where its wheel was carried
+#      (bench/lines_bench.py --device cuda, then cpu);
+#   3. the rest of the wheel's tests that need CUDA (crates/memtriage-py/tests/
+#      test_gpu_real.py: inspect, run, explain_oom, serve, top);
+#   4. real outputs kept as fixtures (NVML through inspect, doctor, serve's exposition,
+#      top's frame, with a process holding a known 2 GiB).
 #
-#   bench/gpu_device_check.sh WHEEL OUTDIR
+#   bench/gpu_device_check.sh WHEEL OUTDIR [WHEELS_DIR]
 #
-# Needs python3 with torch and pytest, and a CUDA device. Changes nothing on the card.
+# Needs python3 with torch and pytest, a CUDA device, target/release/memtriage for the
+# bench; WHEELS_DIR holds memray's wheels for it (else the bench runs without memray).
+# Changes nothing on the card.
 set -uo pipefail
-wheel=${1:?usage: gpu_device_check.sh WHEEL OUTDIR}
-out=${2:?usage: gpu_device_check.sh WHEEL OUTDIR}
+wheel=${1:?usage: gpu_device_check.sh WHEEL OUTDIR [WHEELS_DIR]}
+out=${2:?usage: gpu_device_check.sh WHEEL OUTDIR [WHEELS_DIR]}
+extra=${3:-}
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,persistence_mode \
   --format=csv | tee "$out/nvidia-smi.csv"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/memtriage-site "$wheel" || exit 1
+if [ -n "$extra" ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/memtriage-site "$extra"/*.whl
+fi
 export PYTHONPATH=/tmp/memtriage-site PYTHONUNBUFFERED=1
 python3 -c 'import memtriage, torch; print("memtriage", memtriage.__file__, "torch", torch.__version__)'
+tests=crates/memtriage-py/tests/test_gpu_real.py
 
-timeout 420 python3 -m pytest crates/memtriage-py/tests/test_gpu_real.py -v -ra -p no:cacheprovider \
-  2>&1 | tee "$out/pytest.log"
+MEMTRIAGE_GPU_FIXTURES="$out/lines" timeout 150 \
+  python3 -m pytest "$tests" -k "pinned or host_leak" -v -rA -p no:cacheprovider \
+  2>&1 | tee "$out/pytest-lines.log"
 status=${PIPESTATUS[0]}
+for device in cuda cpu; do
+  timeout 170 python3 bench/lines_bench.py --device $device --repeats 2 --timeout 60 \
+    --only "memtriage,memtriage --no-python-lines,memray" 2>&1 | tee "$out/lines-bench-$device.txt"
+done
+timeout 200 python3 -m pytest "$tests" -k "not pinned and not host_leak" -v -ra -p no:cacheprovider \
+  2>&1 | tee "$out/pytest.log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 # Real outputs, with a process holding 2 GiB on device 0.
 python3 - "$out" <<'EOF'

@@ -38,7 +38,7 @@ measured side by side, hold. Needs torch, numpy, and for the profilers `pip inst
 memray scalene`; uses target/release/memtriage as built (cargo build --release -p
 memtriage). Run from the repository root:
 
-  python3 bench/lines_bench.py [--quick] [--repeats N] [--json]
+  python3 bench/lines_bench.py [--quick] [--repeats N] [--json] [--device cuda]
 """
 
 import argparse
@@ -540,6 +540,8 @@ def main():
     ap.add_argument("--malloc-default", action="store_true",
                     help="leave glibc's mmap threshold dynamic (VmHWM then varies by 10-30 MiB)")
     ap.add_argument("--memtriage", default=MEMTRIAGE, help="the binary (default: %(default)s)")
+    ap.add_argument("--device", default="cpu",
+                    help="where the model trains: cpu (default) or cuda (batches pinned by the DataLoader)")
     args = ap.parse_args()
     MEMTRIAGE = args.memtriage
     repeats = args.repeats or (1 if args.quick else 3)
@@ -556,7 +558,7 @@ def main():
     # dominant line stays well above the next ones (imports, optimizer set-up).
     keep_mib = max(2.0, 340.0 / (steps + warmup))
     env = dict(os.environ, LINES_STEPS=str(steps), LINES_WARMUP=str(warmup),
-               LINES_KEEP_MIB=f"{keep_mib:.2f}")
+               LINES_KEEP_MIB=f"{keep_mib:.2f}", LINES_DEVICE=args.device)
     if not args.malloc_default:
         # glibc's mmap threshold moves with what was freed, so the heap and VmHWM
         # differ by 10-30 MiB from run to run of the same job; fixed, VmHWM repeats
@@ -600,7 +602,7 @@ def main():
     info = (f"{repeats} interleaved repeat(s) of {steps} steps after {warmup} warm-up, "
             f"{keep_mib:.1f} MiB kept a step; "
             f"{'dynamic' if args.malloc_default else 'fixed (128 KiB)'} glibc mmap threshold; median of the per-run median step time; VmHWM medians; "
-            f"{os.cpu_count()} CPUs, kernel {os.uname().release}")
+            f"{os.cpu_count()} CPUs, kernel {os.uname().release}, model on {args.device}")
     if args.json:
         json.dump({"info": info, "steps": steps, "warmup": warmup, "repeats": repeats,
                    "skipped": skipped, "notes": {m[0]: m[3] for m in MODES if m[3]},

@@ -17,7 +17,8 @@ Environment: LINES_RESULT (JSON result file; or argv[1]), LINES_HWM_DIR (worker
 files; default: a fresh temporary directory), LINES_STEPS (150), LINES_WARMUP (20),
 LINES_BATCH (512), LINES_KEEP_MIB (2), LINES_THREADS (torch threads in the main
 process, 1), LINES_PROGRESS (1: a line on stderr every 10 steps, to see where a
-profiler stopped it).
+profiler stopped it), LINES_DEVICE (cpu; cuda: the model and each batch on the GPU,
+the batches pinned by the DataLoader, as a GPU training job has them).
 """
 
 import json
@@ -39,6 +40,7 @@ BATCH = int(os.environ.get("LINES_BATCH", "512"))
 KEEP_MIB = float(os.environ.get("LINES_KEEP_MIB", "2"))
 THREADS = int(os.environ.get("LINES_THREADS", "1"))
 PROGRESS = os.environ.get("LINES_PROGRESS") == "1"
+DEVICE = os.environ.get("LINES_DEVICE", "cpu")
 FEATURES, HIDDEN, CLASSES = 512, 1024, 10
 
 
@@ -90,10 +92,10 @@ def main():
     torch.set_num_threads(THREADS)
     total = STEPS + WARMUP
     loader = DataLoader(Synthetic(total * BATCH, hwm_dir), batch_size=BATCH,
-                        num_workers=2, shuffle=False)
+                        num_workers=2, shuffle=False, pin_memory=DEVICE != "cpu")
     model = nn.Sequential(nn.Linear(FEATURES, HIDDEN), nn.ReLU(),
                           nn.Linear(HIDDEN, HIDDEN), nn.ReLU(),
-                          nn.Linear(HIDDEN, CLASSES))
+                          nn.Linear(HIDDEN, CLASSES)).to(DEVICE)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     keep_floats = int(KEEP_MIB * (1 << 20)) // 4
@@ -103,6 +105,7 @@ def main():
     t = time.perf_counter()
     for step in range(total):
         x, y = next(it)
+        x, y = x.to(DEVICE, non_blocking=True), y.to(DEVICE, non_blocking=True)
         opt.zero_grad(set_to_none=False)
         loss = loss_fn(model(x), y)
         loss.backward()
@@ -133,7 +136,7 @@ def main():
     result = {
         "pid": os.getpid(),
         "steps": STEPS, "warmup": WARMUP, "batch": BATCH, "keep_mib": KEEP_MIB,
-        "threads": THREADS,
+        "threads": THREADS, "device": DEVICE,
         "median_ms": statistics.median(times) * 1e3,
         "mean_ms": statistics.fmean(times) * 1e3,
         "main_hwm_kib": main_hwm,

@@ -224,3 +224,89 @@ def test_top_shows_the_device_and_ranks_the_holder_by_gpu_memory():
     assert 3 * GIB <= row["gpu"] <= 3 * GIB + 1536 * MIB, row
     holders = [p for p in frame["processes"] if p.get("gpu")]
     assert max(holders, key=lambda p: p["gpu"])["pid"] == h.pid, holders
+
+
+def run_summary(tmp_path, *args):
+    """`run` as a user sees it (its summary on stderr), with its JSON report; both
+    kept as fixtures in MEMTRIAGE_GPU_FIXTURES, where it is set, under the test's name."""
+    path = tmp_path / "report.json"
+    out = memtriage("run", "--interval", "100ms", "--report", str(path), *args, check=False)
+    keep = os.environ.get("MEMTRIAGE_GPU_FIXTURES")
+    if keep:
+        name = os.environ["PYTEST_CURRENT_TEST"].split("::")[-1].split(" ")[0]
+        os.makedirs(keep, exist_ok=True)
+        with open(os.path.join(keep, f"{name}.report.json"), "w") as f:
+            f.write(path.read_text())
+        with open(os.path.join(keep, f"{name}.stderr.txt"), "w") as f:
+            f.write(out.stderr)
+    return out, json.loads(path.read_text())
+
+
+def run_job(tmp_path, name, source):
+    """A job written to `name` and run under `run_summary`; it must end well."""
+    job = tmp_path / name
+    job.write_text(source)
+    out, report = run_summary(tmp_path, "--", sys.executable, str(job))
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out, report
+
+
+def main_lines(report):
+    """The main process's lines (the one started by exec) in `run`'s report."""
+    procs = report.get("memory_by_line") or []
+    main = [p for p in procs if p["started"] == "exec"]
+    assert main, [(p["pid"], p["started"], p.get("failed")) for p in procs]
+    return main[0]
+
+
+def test_pinned_host_memory_is_told_as_pinned_not_dev_shm(tmp_path):
+    # torch's pinned allocator (cudaHostAlloc): its pages count as shared memory in
+    # /proc/PID/status; the line that pinned them is named, and it is not /dev/shm.
+    out, report = run_job(
+        tmp_path,
+        "pin.py",
+        "import time, torch\n"
+        "torch.cuda.init()\n"
+        "bufs = []\n"
+        "for i in range(16):\n"
+        "    bufs.append(torch.empty(128 << 20, dtype=torch.uint8, pin_memory=True))  # PINNED\n"
+        "time.sleep(1.5)\n",
+    )
+    main = main_lines(report)
+    assert main["pinned_host"] and main["pinned_host"]["peak"] >= 2 * GIB, main.get("pinned_host")
+    pinned = [l for l in main["lines"] if l["at"]["line"] == 5 and l["at"]["file"].endswith("pin.py")]
+    assert pinned, [(l["at"], l["anon"], l["shmem"]) for l in main["lines"][:5]]
+    print(json.dumps({k: pinned[0][k] for k in ("anon", "file", "shmem", "kind", "episodes")}))
+    assert pinned[0]["shmem"]["grown"] + pinned[0]["anon"]["grown"] >= GIB, pinned[0]
+    print(out.stderr[-3000:])
+    ids = [f["id"] for f in report["findings"]]
+    assert not [i for i in ids if "shm" in i], ids
+
+
+def test_a_gpu_jobs_host_leak_is_named_by_its_line(tmp_path):
+    # A GPU training loop that copies each step's gradient to the host and keeps it:
+    # the line is named first in the main process, as a leak.
+    out, report = run_job(
+        tmp_path,
+        "train_gpu.py",
+        "import torch\n"
+        "from torch import nn\n"
+        "model = nn.Linear(2048, 2048).cuda()\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+        "kept = []\n"
+        "for step in range(90):\n"
+        "    x = torch.randn(512, 2048, device='cuda')\n"
+        "    loss = model(x).square().mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "    kept.append(model.weight.grad.cpu())  # LEAK: 16 MiB a step\n",
+    )
+    lines = main_lines(report)["lines"]
+    first = lines[0]
+    assert first["at"]["file"].endswith("train_gpu.py") and first["at"]["line"] == 10, first["at"]
+    assert first["kind"] == "leak", first
+    ids = [f["id"] for f in report["findings"]]
+    assert "run.python-leak" in ids, ids
+    assert "train_gpu.py:10" in out.stderr, out.stderr[-3000:]
+    # The first optimizer's lazy imports (seconds on the stack) are held, not a leak.
+    loading = [l for l in lines if l["at"]["line"] == 4 and l["at"]["file"].endswith("train_gpu.py")]
+    assert not loading or loading[0]["kind"] != "leak", loading[0]

@@ -115,10 +115,13 @@ fn most_kept(line: &LineGrowth) -> u64 {
     (line.anon.kept + line.shmem.kept).max(most.saturating_sub(line.copied_after_fork))
 }
 
+/// An import statement, or a line that grew mostly while importing (the first
+/// `torch.optim.SGD(...)` or `model.compile()` loads modules and their libraries).
 fn is_import(line: &LineGrowth) -> bool {
-    line.at.text.as_deref().is_some_and(|t| {
+    let statement = line.at.text.as_deref().is_some_and(|t| {
         t.starts_with("import ") || (t.starts_with("from ") && t.contains(" import "))
-    })
+    });
+    statement || line.grown_importing * 2 >= line.grown().max(1)
 }
 
 /// Whether what the line holds kept rising: it was growing when its process was

@@ -108,6 +108,10 @@ pub struct LineGrowth {
     /// has many, one long call one.
     #[serde(default)]
     pub episodes: u64,
+    /// Of what grew under it, what grew while a module was being imported (importlib
+    /// inside the line): a line that runs an import is loading code, however long.
+    #[serde(default)]
+    pub grown_importing: u64,
     /// When it first and last grew, seconds since the job started.
     pub first_seconds: f64,
     pub last_seconds: f64,
@@ -271,6 +275,7 @@ mod tests {
             major_faults: 0,
             ticks: 1,
             episodes: 1,
+            grown_importing: 0,
             first_seconds: 0.0,
             last_seconds: 1.0,
             series: Vec::new(),

@@ -34,6 +34,7 @@ fn line(
         major_faults: 0,
         ticks: 20,
         episodes,
+        grown_importing: 0,
         first_seconds: first,
         last_seconds: last,
         series: series.iter().map(|(t, b)| HeldAt(*t, *b)).collect(),
@@ -87,6 +88,22 @@ fn a_line_that_keeps_rising_is_a_leak_and_a_working_set_taken_once_is_held() {
         kind(slow_once, true, PythonStart::Exec),
         Some(LineKind::Held)
     );
+}
+
+#[test]
+fn a_line_that_grew_mostly_while_importing_is_held_not_a_leak() {
+    // The first `torch.optim.SGD(...)` on a GPU: six seconds of lazy imports, the
+    // line on the stack the whole time (seen on an H200, gpu-real/h200).
+    let rising = [(4.4, 10), (7.0, 60), (10.6, 102)].map(|(t, m)| (t, m * MIB as i64));
+    let mut loading = line(102 * MIB, 102 * MIB, 4.4, 10.6, 60, &rising);
+    loading.grown_importing = 90 * MIB;
+    assert_eq!(
+        kind(loading.clone(), true, PythonStart::Exec),
+        Some(LineKind::Held)
+    );
+    // A loop's line that imported once on its first pass and leaks after.
+    loading.grown_importing = 10 * MIB;
+    assert_eq!(kind(loading, true, PythonStart::Exec), Some(LineKind::Leak));
 }
 
 #[test]

@@ -38,8 +38,10 @@ pub fn shown(
     (told, more)
 }
 
-/// `leak, kept 540 MiB`: the kind and the figure that tells it.
-pub fn amount(l: &LineGrowth) -> String {
+/// `leak, kept 540 MiB`: the kind and the figure that tells it, and how much of what
+/// it holds is shared memory: pinned host memory where the process's torch pinned
+/// some (cudaHostAlloc pages count as shared memory), never called /dev/shm then.
+pub fn amount(p: &ProcessLines, l: &LineGrowth) -> String {
     let (kept, grown) = (l.anon.kept + l.shmem.kept, l.anon.grown + l.shmem.grown);
     let mut text = match l.kind {
         Some(LineKind::Leak) => format!("leak, kept {}", iec(kept)),
@@ -54,6 +56,11 @@ pub fn amount(l: &LineGrowth) -> String {
             iec(l.held())
         ),
     };
+    if l.shmem.kept > 0 {
+        let pinned = p.pinned_host.is_some_and(|h| h.peak > 0);
+        let what = if pinned { "pinned" } else { "shared" };
+        text.push_str(&format!(" ({} {what})", iec(l.shmem.kept)));
+    }
     if l.major_faults > 0 {
         text.push_str(&format!(
             ", {}",
@@ -87,7 +94,7 @@ pub fn write_rows(out: &mut dyn Write, r: &RunReport) -> io::Result<()> {
                         .as_deref()
                         .map(|t| format!("`{}`", text_cut(t)))
                         .unwrap_or_default();
-                [name.clone(), l.at.short(), amount(l), text]
+                [name.clone(), l.at.short(), amount(p, l), text]
             })
         })
         .collect();
@@ -140,6 +147,7 @@ pub(crate) mod fixture {
             major_faults: 0,
             ticks: 5,
             episodes: 1,
+            grown_importing: 0,
             first_seconds: 0.5,
             last_seconds: 2.0,
             series: Vec::new(),
@@ -244,6 +252,35 @@ mod tests {
         assert!(rows[0].contains("pid 105 ") && rows[0].contains("frames.py:5 "));
         assert!(rows[11].contains("pid 102 ") && rows[11].contains("frames.py:3 "));
         assert!(rows[12].ends_with("and 2 more processes with lines of a kind (all in --json)"));
+    }
+
+    #[test]
+    fn shared_memory_is_called_pinned_where_torch_pinned_host_memory() {
+        use memtriage_core::model::lines::PinnedHost;
+        let mut l = line(5, Some(LineKind::Held), 0, "bufs.append(pinned)");
+        l.shmem.grown = 2 << 30;
+        l.shmem.kept = 2 << 30;
+        let mut p = process(10, None, vec![l.clone()]);
+        assert_eq!(amount(&p, &l), "held, holds 2.0 GiB (2.0 GiB shared)");
+        p.pinned_host = Some(PinnedHost {
+            current: 2 << 30,
+            peak: 2 << 30,
+        });
+        assert_eq!(amount(&p, &l), "held, holds 2.0 GiB (2.0 GiB pinned)");
+    }
+
+    #[test]
+    fn a_real_pinned_run_on_a_gpu_says_pinned() {
+        // `run` of 16 torch.empty(128 MiB, pin_memory=True) on an H200.
+        let text = include_str!(
+            "../../../memtriage-core/tests/fixtures/gpu-real/h200/pinned-run.report.json"
+        );
+        let r: RunReport = serde_json::from_str(text).unwrap();
+        let rows = rows(&r);
+        assert!(
+            rows[0].contains("pin.py:5 in <module>") && rows[0].contains("GiB pinned)"),
+            "{rows:#?}"
+        );
     }
 
     #[test]

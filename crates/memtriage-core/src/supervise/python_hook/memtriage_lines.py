@@ -1,6 +1,6 @@
 # Written by `memtriage run` beside its sitecustomize (opt out: `--no-python-lines`).
 # In every Python process of the job (a forked child starts its own), a daemon thread
-# measures, 25 times a second, what the process's memory did since the last time
+# measures, 10 times a second, what the process's memory did since the last time
 # (anonymous, file-backed and shared resident memory from /proc/self/status; minor and
 # major faults from getrusage) and charges it to the Python lines that made it grow:
 #
@@ -37,6 +37,7 @@ _KINDS = ("anon", "file", "shmem")
 _WRITE_AFTER_GROWTH = 32 << 20
 # Fault samples a second, at most: past it, the period doubles until it is not.
 _MAX_SAMPLES_PER_SECOND = 100
+_DUMPS_REMEMBERED = 4096
 
 
 class _Line:
@@ -44,7 +45,7 @@ class _Line:
 
     __slots__ = (
         "grown", "returned", "copied", "minflt", "majflt", "ticks",
-        "first", "last", "paths", "series", "thread", "episodes",
+        "first", "last", "paths", "series", "thread", "episodes", "importing",
     )
 
     def __init__(self, t):
@@ -60,6 +61,9 @@ class _Line:
         self.series = []
         self.thread = None
         self.episodes = 0
+        # Of `grown`, what grew while a module was being imported (its code, its
+        # libraries): a line that runs an import, however long, is not a leak.
+        self.importing = 0
 
     def kept(self, k):
         return self.grown[k] - self.returned[k]
@@ -74,9 +78,9 @@ class _Sampler:
         self.parent = parent
         self.pid = os.getpid()
         try:
-            self.interval = max(0.005, 1.0 / float(os.environ.get("MEMTRIAGE_LINES_HZ", "25")))
+            self.interval = max(0.005, 1.0 / float(os.environ.get("MEMTRIAGE_LINES_HZ", "10")))
         except ValueError:
-            self.interval = 0.04
+            self.interval = 0.1
         self.lines = {}
         self.locations = {}
         self.lifo = ([], [], [])
@@ -91,13 +95,14 @@ class _Sampler:
         self.thread = None
         self.cpu = 0.0
         self.measuring = threading.Lock()
-        self.busy = False
         self.known_role = None
         self.last_charged = {}
+        self.last_at = {}
         self.done = False
         self.samples = 0
         self.pace_since = time.monotonic()
         self.pace_samples = 0
+        self.dumped = {}
         self.status_fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
         # From here: what a forked child does is its own.
         self.prev = self.counters()
@@ -112,7 +117,7 @@ class _Sampler:
 
     def counters(self):
         """Resident anonymous, file and shared bytes, and the fault counters."""
-        text = os.pread(self.status_fd, 8192, 0)
+        text = _pread(self.status_fd, 8192, 0)
         rss = [0, 0, 0]
         for i, key in enumerate((b"RssAnon:", b"RssFile:", b"RssShmem:")):
             at = text.find(key)
@@ -166,7 +171,6 @@ class _Sampler:
         try:
             self.ticks += 1
             samples = self.faults.read()
-            self.busy = bool(samples)
             t, delta, grown, copied, dmin, dmaj = self.measure()
             self.pace(len(samples))
             shrank = [max(0, -d) for d in delta]
@@ -203,15 +207,16 @@ class _Sampler:
         kind_part = [0.0, min(1.0, grown[1] / fault_bytes), min(1.0, grown[2] / fault_bytes)]
         growth_part = max(0.0, 1.0 - copy_part - kind_part[1] - kind_part[2])
         main = threading.main_thread().name
-        for stack, taken_at in samples:
-            where, path = _where(stack, self.inherited)
+        for dump, taken_at in samples:
+            where, path, importing = self.where_dumped(dump)
             if where is None:
                 continue
             self.sample_pages[taken_at is not None] += 1
             if taken_at is None:
                 # Not followed: its share of what the measurement saw grow, which
                 # only a later shrink gives back.
-                self.charge(t, where, path, main, each, grown, copied, dmin, dmaj)
+                self.charge(t, where, path, main, each, grown, copied, dmin, dmaj,
+                            importing=importing)
                 continue
             page, faults_of_it = taken_at
             sample_bytes = faults_of_it * _PAGE
@@ -219,16 +224,30 @@ class _Sampler:
             copy = int(sample_bytes * copy_part)
             taken = [int(sample_bytes * f) for f in share]
             self.charge(t, where, path, main, each, taken, copy,
-                        dmin, dmaj, share_growth=False, page=page)
+                        dmin, dmaj, share_growth=False, page=page, importing=importing)
         return covered
+
+    def where_dumped(self, dump):
+        """The line and path of a dumped stack: a loop dumps the same few stacks
+        over and over, each parsed once."""
+        hit = self.dumped.get(dump)
+        if hit is None:
+            if len(self.dumped) >= _DUMPS_REMEMBERED:
+                self.dumped.clear()
+            hit = self.dumped[dump] = _where(_parse_dump(dump), self.inherited)
+        return hit
 
     def pace(self, samples):
         """At most about _MAX_SAMPLES_PER_SECOND fault samples: a job that faults
         faster is sampled every more faults."""
         self.samples += samples
         now = time.monotonic()
-        if now - self.pace_since >= 1.0:
-            rate = (self.samples - self.pace_samples) / (now - self.pace_since)
+        window = now - self.pace_since
+        taken = self.samples - self.pace_samples
+        # Judged each quarter of a second, or as soon as a quarter second's samples
+        # came: importing torch alone faults a hundred thousand pages.
+        if window >= 0.25 or taken > _MAX_SAMPLES_PER_SECOND / 4:
+            rate = taken / max(window, 0.01)
             # Each sample costs the main thread a stack dump: past the rate, the
             # period grows by as much as it was over, at once.
             while rate > _MAX_SAMPLES_PER_SECOND and self.faults.slower():
@@ -240,7 +259,8 @@ class _Sampler:
         """Charges a share `scale` of what moved to where the threads are now, each
         thread by its share of the faults."""
         me = threading.get_ident()
-        frames = {ident: f for ident, f in sys._current_frames().items() if ident != me}
+        sampler = self.thread.ident if self.thread is not None else me
+        frames = {ident: f for ident, f in sys._current_frames().items() if ident != sampler}
         if not frames:
             return
         names = {}
@@ -267,16 +287,25 @@ class _Sampler:
             frame = frames.get(ident)
             if frame is None:
                 continue
-            where, path = _where(_frames(frame), self.inherited)
+            if ident == me:
+                # Measured from this very thread (its exit, the end of a block): it is
+                # in memtriage's code now, so where it last grew stands for it.
+                where, path = self.last_at.get(names.get(ident), (None, ()))
+                if where is not None:
+                    self.charge(t, where, path, names.get(ident), share * scale, grown, copied,
+                                dmin, dmaj)
+                continue
+            where, path, importing = _where(_frames(frame), self.inherited)
             if where is not None and (_is_library(where[0]) or where in self.inherited):
                 # Only where a thread waits now, not where it grew: said as such.
                 where = ("<thread %s>" % names.get(ident, "?"), 0, "outside the job's code")
                 path = (where,)
             if where is not None:
-                self.charge(t, where, path, names.get(ident), share * scale, grown, copied, dmin, dmaj)
+                self.charge(t, where, path, names.get(ident), share * scale, grown, copied,
+                            dmin, dmaj, importing=importing)
 
     def charge(self, t, where, path, thread_name, share, grown, copied, minflt, majflt,
-               share_growth=True, page=None):
+               share_growth=True, page=None, importing=False):
         """Charges `share` of what moved to `where` (the growth itself when
         `share_growth` is false: a sample's own bytes). Growth on a followed `page`
         is given back when the page goes; other growth through the LIFO."""
@@ -289,11 +318,14 @@ class _Sampler:
         if last is not where or t - entry.last > 0.03 or entry.episodes == 0:
             entry.episodes += 1
         self.last_charged[thread_name] = where
+        self.last_at[thread_name] = (where, path)
         entry.last = t
         entry.ticks += 1
         scale = share if share_growth else 1.0
         taken = [int(grown[k] * scale) for k in range(3)]
         followed = any(taken) and page is not None and self.pages.follow(page, where, taken, t)
+        if importing:
+            entry.importing += sum(taken)
         for k in range(3):
             if taken[k] > 0:
                 entry.grown[k] += taken[k]
@@ -404,6 +436,7 @@ class _Sampler:
                 "major_faults": e.majflt,
                 "ticks": e.ticks,
                 "episodes": e.episodes,
+                "grown_importing": e.importing,
                 "first_seconds": round(e.first, 3),
                 "last_seconds": round(e.last, 3),
                 "series": series,
@@ -474,9 +507,7 @@ class _Sampler:
         try:
             self.flush()
             while True:
-                # While the main thread faults, shorter: each fault sample then shares
-                # its measurement with fewer others.
-                time.sleep(self.interval / 2 if self.busy else self.interval)
+                time.sleep(self.interval)
                 if os.getpid() != self.pid:
                     return  # a fork's copy of this thread cannot exist, but be sure
                 if self.done:
@@ -490,10 +521,9 @@ class _Sampler:
                 if self.dirty and (now >= self.next_flush or grew >= _WRITE_AFTER_GROWTH):
                     self.flush()
                     self.held_at_flush = self.prev[0][0] + self.prev[0][2]
-                    # The first seconds count most for short processes, and the last
-                    # before a kill for a process that grows fast: written more often.
-                    often = self.flushes < 5 or self.busy
-                    self.next_flush = now + (0.1 if often else 0.5)
+                    # The first seconds count most for short processes: written more
+                    # often. (A process that grows fast is written by its growth.)
+                    self.next_flush = now + (0.1 if self.flushes < 5 else 0.5)
         except Exception as e:  # never the job's failure
             self.failed = "%s: %s" % (type(e).__name__, e)
             try:
@@ -552,7 +582,7 @@ class _FollowedPages:
     def gone_now(self, page):
         """Neither present nor swapped out."""
         try:
-            entry = int.from_bytes(os.pread(self.fd, 8, (page // _PAGE) * 8), "little")
+            entry = int.from_bytes(_pread(self.fd, 8, (page // _PAGE) * 8), "little")
         except OSError:
             return False
         return not entry >> 62
@@ -704,8 +734,8 @@ class _FaultStacks:
         return None
 
     def read(self):
-        """The samples since the last read: each the stack dumped (innermost frame
-        first) and, where the ring told it (else None), the page that faulted and the
+        """The samples since the last read: each the stack dumped (faulthandler's
+        text, innermost frame first) and, where the ring told it (else None), the page that faulted and the
         faults the sample stands for (the period as the record was read). A dump cut
         by the read is kept for the next."""
         if self.pipe is None:
@@ -713,7 +743,7 @@ class _FaultStacks:
         chunks = [self.pending]
         while True:
             try:
-                chunk = os.read(self.pipe[0], 1 << 16)
+                chunk = _read(self.pipe[0], 1 << 16)
             except OSError:
                 break
             if not chunk:
@@ -725,9 +755,8 @@ class _FaultStacks:
         # nothing came since the last read.
         self.pending = b"" if len(chunks) == 1 else _HEADER + dumps[-1]
         complete = dumps[1:] if len(chunks) == 1 else dumps[1:-1]
-        stacks = [_parse_dump(d) for d in complete]
-        pages = self.read_ring(len(stacks), held_back=bool(self.pending))
-        return list(zip(stacks, pages))
+        pages = self.read_ring(len(complete), held_back=bool(self.pending))
+        return list(zip(complete, pages))
 
     def read_ring(self, wanted, held_back):
         """The pages of the `wanted` samples whose dumps were read, oldest first (the
@@ -876,22 +905,26 @@ def _frames(frame):
 
 
 def _where(stack, inherited):
-    """The innermost frame in the user's code (or the innermost at all), and the
-    user's frames that led to it, outermost first. In a forked child, the frames it
-    inherited from the parent's fork (`inherited`) are not where it runs."""
+    """The innermost frame in the user's code (or the innermost at all), the user's
+    frames that led to it, outermost first, and whether a module was being imported
+    (importlib's frames inside it). In a forked child, the frames it inherited from
+    the parent's fork (`inherited`) are not where it runs."""
     user = []
+    importing = False
     for here in stack:
         if here in inherited:
             break
+        if not user and here[0] == "<frozen importlib._bootstrap>":
+            importing = True
         if not _is_library(here[0]):
             user.append(here)
             if len(user) >= _PATH_DEPTH:
                 break
     if user:
-        return user[0], tuple(reversed(user))
+        return user[0], tuple(reversed(user)), importing
     if stack:
-        return stack[0], (stack[0],)
-    return None, ()
+        return stack[0], (stack[0],), importing
+    return None, (), False
 
 
 def _pinned_host():
@@ -910,6 +943,24 @@ def _pinned_host():
         }
     except Exception:
         return None
+
+
+def _pread(fd, size, offset):
+    """os.pread without letting go of the GIL: a read of /proc takes microseconds,
+    and each time this thread let go of the GIL and took it back, it could make the
+    job's own thread wait for it."""
+    got = _libc.pread(fd, _buffer, min(size, len(_buffer)), offset)
+    if got < 0:
+        raise OSError(_ctypes.get_errno(), os.strerror(_ctypes.get_errno()))
+    return _ctypes.string_at(_buffer, got)
+
+
+def _read(fd, size):
+    """os.read, likewise (a non-blocking pipe's)."""
+    got = _libc.read(fd, _buffer, min(size, len(_buffer)))
+    if got < 0:
+        raise OSError(_ctypes.get_errno(), os.strerror(_ctypes.get_errno()))
+    return _ctypes.string_at(_buffer, got)
 
 
 def _first_line(path):
@@ -939,9 +990,12 @@ def _library_dirs():
 
 
 _LIBRARY = ()
+_libc = None
+_buffer = None
 _resource = None
 _json = None
 _linecache = None
+_ctypes = None
 _sampler = None
 _is_library_cache = {}
 _MULTIPROCESSING_BOOTSTRAP = any(
@@ -1048,14 +1102,22 @@ def _begin(started, parent, inherited=frozenset()):
 def _prepare():
     """What the measuring thread uses, imported here, never by the thread: an import
     in progress at a fork is the child's to untangle."""
-    global _LIBRARY, _resource, _json, _linecache, _FRAME
+    global _LIBRARY, _resource, _json, _linecache, _FRAME, _libc, _buffer, _ctypes
     if _resource is not None:
         return
+    import ctypes
     import json
     import linecache
     import re
     import resource
 
+    # PyDLL: its calls keep the GIL.
+    libc = ctypes.PyDLL(None, use_errno=True)
+    for name, args in (("pread", (ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_long)),
+                       ("read", (ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t))):
+        getattr(libc, name).argtypes = args
+        getattr(libc, name).restype = ctypes.c_ssize_t
+    _libc, _buffer, _ctypes = libc, ctypes.create_string_buffer(1 << 16), ctypes
     _FRAME = re.compile(rb'^  File "(.*)", line (\d+) in (.*)$', re.M)
     _resource, _json, _linecache = resource, json, linecache
     _LIBRARY = _library_dirs()

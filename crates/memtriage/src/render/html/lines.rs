@@ -82,7 +82,7 @@ fn process_table(
         p.pid
     );
     for l in lines {
-        line_row(html, l, p.last_seconds, time);
+        line_row(html, p, l, time);
     }
     html.push_str("</table>");
 }
@@ -94,7 +94,8 @@ fn kept_grown(k: KindGrowth) -> String {
     format!("{} / {}", iec(k.kept), iec(k.grown))
 }
 
-fn line_row(html: &mut String, l: &LineGrowth, until: Option<f64>, time: &TimeAxis) {
+fn line_row(html: &mut String, p: &ProcessLines, l: &LineGrowth, time: &TimeAxis) {
+    let until = p.last_seconds;
     let name = l.at.file.rsplit('/').next().unwrap_or(&l.at.file);
     let _ = write!(
         html,
@@ -114,7 +115,7 @@ fn line_row(html: &mut String, l: &LineGrowth, until: Option<f64>, time: &TimeAx
     let _ = write!(
         html,
         "</td><td class=\"kind {kind}\" title=\"{}\">{kind}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td class=\"t\">{:.1}–{:.1} s</td><td class=\"spark\">{}</td></tr>",
-        esc(&amount(l)),
+        esc(&amount(p, l)),
         kept_grown(l.anon),
         kept_grown(l.file),
         kept_grown(l.shmem),
