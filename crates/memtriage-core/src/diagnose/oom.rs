@@ -55,6 +55,9 @@ pub struct OomKilled {
     pub limit_hit: Option<LimitHit>,
     /// A steady growth that went on until the kill (bytes a second), where measured.
     pub grew_until_killed: Option<f64>,
+    /// Seen by `run`: what grew is already in its figures, so the fix points there
+    /// instead of at running `run`.
+    pub supervised: bool,
     pub evidence: Vec<Evidence>,
 }
 
@@ -74,14 +77,19 @@ pub fn killed(kill: OomKilled) -> Finding {
         (Limit::Machine, _) => format!("{what} (the machine ran out of memory)"),
         (Limit::Unknown, _) => what,
     };
+    let limit_fix = if kill.supervised {
+        fix(kill.limit).replacen(see_what_grew!(), WHAT_GREW_IN_THIS_RUN, 1)
+    } else {
+        fix(kill.limit).to_string()
+    };
     let fix = match kill.grew_until_killed.filter(|r| *r > 0.0) {
         Some(rate) => format!(
             "Its memory grew steadily until it was killed, {}: more room only delays a growth \
              like this; find what grows (in Python, compare two `tracemalloc` snapshots).\n{}",
             growth::rate(rate),
-            fix(kill.limit)
+            limit_fix
         ),
-        None => fix(kill.limit).into(),
+        None => limit_fix,
     };
     Finding {
         id: ids::RUN_OOM_KILLED.into(),
@@ -257,6 +265,11 @@ macro_rules! unknown_limit_fix {
 }
 pub(crate) use {lower_the_peak, raise_the_limit, see_what_grew, unknown_limit_fix};
 
+/// In place of [`see_what_grew`] inside `run`: the user is already there.
+const WHAT_GREW_IN_THIS_RUN: &str = "What grew, and when, is in this run's figures: the \
+     processes above and, for Python, the lines they grew under (`--record FILE` keeps them; \
+     `memtriage report FILE --html` draws them over time).";
+
 /// The one fix for an OOM kill.
 pub const fn fix(limit: Limit) -> &'static str {
     match limit {
@@ -348,6 +361,7 @@ mod tests {
             limit,
             limit_hit,
             grew_until_killed: grew,
+            supervised: false,
             evidence: Vec::new(),
         };
         let hit = LimitHit {
@@ -383,5 +397,24 @@ mod tests {
             killed(by_oomd).title,
             "out of memory: systemd-oomd killed python3 (pid 7)"
         );
+    }
+
+    #[test]
+    fn inside_run_the_fix_points_at_its_figures_not_at_running_run() {
+        let kill = OomKilled {
+            victim: "python3 (pid 7)".into(),
+            userspace_killer: None,
+            limit: Limit::Cgroup,
+            limit_hit: None,
+            grew_until_killed: None,
+            supervised: true,
+            evidence: Vec::new(),
+        };
+        let f = killed(kill);
+        assert!(!f.fix.contains("memtriage run --"), "{}", f.fix);
+        assert!(f
+            .fix
+            .starts_with("What grew, and when, is in this run's figures"));
+        assert!(f.fix.contains("raise it above the peak"), "{}", f.fix);
     }
 }

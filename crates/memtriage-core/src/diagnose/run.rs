@@ -3,10 +3,11 @@
 //! records, the cgroup's counters, /dev/shm use), and joined with what the job's
 //! output said (the log scanner's findings, passed in).
 
+use crate::diagnose::logs::{frame_location, INNERMOST_USER_FRAME, MAPPED_FILE_READER};
 use crate::diagnose::oom::{self, Limit, OomKilled};
 use crate::diagnose::pressure::{self, MajorFaults, Swapping};
 use crate::diagnose::shm::{self, ShmUse};
-use crate::diagnose::signal::{self, PythonFrames, SignalEnd};
+use crate::diagnose::signal::{self, CrashSite, PythonFrames, SignalEnd};
 use crate::diagnose::{cow, gpu, growth, lines};
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
@@ -29,6 +30,9 @@ pub struct Inputs<'a> {
     /// Whether the job's output had Python frames (faulthandler's) that those
     /// findings show.
     pub python_frames: bool,
+    /// The source text of the innermost frame in the job's code of a crash those
+    /// frames show, where its file could be read.
+    pub crash_line: Option<String>,
 }
 
 pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
@@ -45,7 +49,7 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     } else {
         PythonFrames::NotShown
     };
-    findings.extend(signal_ends(r, oom_seen, frames));
+    findings.extend(signal_ends(r, oom_seen, frames, &crash_site(&inputs)));
     findings.extend(shm_full(r));
     let mut near = near_limit(r, oom_seen);
     if let Some(f) = near.as_mut() {
@@ -292,6 +296,7 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
         },
         limit_hit: None,
         grew_until_killed: None,
+        supervised: true,
         evidence,
     }))
 }
@@ -314,8 +319,37 @@ fn killed_with_lines(inputs: &Inputs<'_>) -> Vec<i32> {
     pids
 }
 
+/// Where the job's output (faulthandler's frames, and the source line of the innermost
+/// one in the job's code) places its crash.
+fn crash_site(inputs: &Inputs<'_>) -> CrashSite {
+    let evidence = |label: &str| {
+        inputs
+            .text_findings
+            .iter()
+            .flat_map(|f| &f.evidence)
+            .find(|e| e.label == label)
+            .map(|e| e.value.to_string())
+    };
+    let raised_at = evidence(INNERMOST_USER_FRAME)
+        .zip(inputs.crash_line.as_deref())
+        .and_then(|(frame, line)| {
+            let (file, n) = frame_location(&frame)?;
+            let name = file.rsplit('/').next().unwrap_or(file);
+            CrashSite::raised(&format!("{name}:{n}"), line)
+        });
+    CrashSite {
+        raised_at,
+        mapped_file_reader: evidence(MAPPED_FILE_READER),
+    }
+}
+
 /// Each signal that ended a process of the job, once per kind of finding.
-fn signal_ends(r: &RunReport, oom_seen: bool, frames: PythonFrames) -> Vec<Finding> {
+fn signal_ends(
+    r: &RunReport,
+    oom_seen: bool,
+    frames: PythonFrames,
+    site: &CrashSite,
+) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let ended = std::iter::once((
         "the job",
@@ -349,6 +383,7 @@ fn signal_ends(r: &RunReport, oom_seen: bool, frames: PythonFrames) -> Vec<Findi
             shm: peak_shm(r),
             frames,
             oom_kill_seen: oom_seen,
+            site: site.clone(),
             evidence,
         });
         if let Some(f) = finding {
@@ -547,6 +582,7 @@ mod tests {
             kernel_oom_kills: kills,
             text_findings: Vec::new(),
             python_frames: false,
+            crash_line: None,
         })
     }
 

@@ -19,6 +19,36 @@ pub enum PythonFrames {
     NotSupervised,
 }
 
+/// Where the job's own output places a fatal signal (faulthandler's frames).
+#[derive(Debug, Clone, Default)]
+pub struct CrashSite {
+    /// The job's line that raised the signal itself (`x.py:3: os.kill(os.getpid(),
+    /// signal.SIGBUS)`): no fault of memory or of the machine.
+    pub raised_at: Option<String>,
+    /// A frame that was reading a memory-mapped file (numpy.memmap, safetensors,
+    /// torch.load with mmap): a bus error there is the mapped file's.
+    pub mapped_file_reader: Option<String>,
+}
+
+impl CrashSite {
+    /// The site of a crash whose innermost frame in the job's code is `frame` (`x.py:3`)
+    /// with the source text `line`: raised there when the line sends a signal.
+    pub fn raised(frame: &str, line: &str) -> Option<String> {
+        const RAISERS: [&str; 6] = [
+            "os.kill(",
+            "os.killpg(",
+            "signal.raise_signal(",
+            "signal.pthread_kill(",
+            "os.abort(",
+            "raise_signal(",
+        ];
+        RAISERS
+            .iter()
+            .any(|r| line.contains(r))
+            .then(|| format!("{frame}: `{line}`"))
+    }
+}
+
 /// What the finding about a process ended by a signal is built from.
 #[derive(Debug, Clone)]
 pub struct SignalEnd {
@@ -31,7 +61,38 @@ pub struct SignalEnd {
     pub frames: PythonFrames,
     /// The kernel's OOM killer was seen acting: a SIGKILL is its, and its finding's.
     pub oom_kill_seen: bool,
+    pub site: CrashSite,
     pub evidence: Vec<Evidence>,
+}
+
+/// A fault signal (as the kernel sends for bad memory, an abort, an illegal
+/// instruction) that the job raised itself.
+fn raised_by_itself(signal: i32, subject: &str, at: &str) -> Option<Finding> {
+    let fault = [
+        libc::SIGSEGV,
+        libc::SIGBUS,
+        libc::SIGABRT,
+        libc::SIGILL,
+        libc::SIGFPE,
+    ];
+    fault.contains(&signal).then(|| Finding {
+        id: ids::RUN_SIGNAL.into(),
+        severity: Severity::Error,
+        title: format!(
+            "ended by {} that it raised itself ({subject})",
+            signal_name(signal)
+        ),
+        evidence: vec![Evidence::text(
+            "raised by the job's own line",
+            at,
+            "faulthandler and the job's source",
+        )],
+        why: "The job sent the signal to itself (os.kill, signal.raise_signal, os.abort): it is \
+              not a fault of memory, of a mapped file or of the machine."
+            .into(),
+        fix: format!("See {at}: the job's own code ended it."),
+        assessment: confirmed(CauseKind::UserCode),
+    })
 }
 
 /// How sure a finding about a signal is, and what it points at.
@@ -56,8 +117,16 @@ pub fn ended_by(end: SignalEnd) -> Option<Finding> {
         shm,
         frames,
         oom_kill_seen,
-        evidence,
+        site,
+        mut evidence,
     } = end;
+    if let Some(f) = site
+        .raised_at
+        .as_deref()
+        .and_then(|at| raised_by_itself(signal, &subject, at))
+    {
+        return Some(f);
+    }
     let name = signal_name(signal);
     let (id, severity, title, why, fix, assessment) = match signal {
         libc::SIGSEGV => (
@@ -69,7 +138,7 @@ pub fn ended_by(end: SignalEnd) -> Option<Finding> {
                 "{}{NATIVE_STACK}",
                 match frames {
                     PythonFrames::Shown => "The Python frames above show where the crash happened. ",
-                    PythonFrames::NotShown => "Rerun under memtriage with PYTHONFAULTHANDLER=1 (set by default) to see the Python frames. ",
+                    PythonFrames::NotShown => "No Python frames were printed (not a Python process, or its faulthandler was turned off: `run` sets PYTHONFAULTHANDLER=1). ",
                     PythonFrames::NotSupervised => "Rerun it under `memtriage run` to see the Python frames (it sets PYTHONFAULTHANDLER=1). ",
                 }
             ),
@@ -91,14 +160,39 @@ pub fn ended_by(end: SignalEnd) -> Option<Finding> {
             GIVE_SHM_ROOM.into(),
             confirmed(CauseKind::Configuration),
         ),
-        libc::SIGBUS => (
-            ids::RUN_BUS_ERROR_MMAP,
-            Severity::Error,
-            format!("bus error on a memory-mapped file ({subject})"),
-            "SIGBUS on a mapped file means a page past the file's end (it was truncated or replaced while mapped) or a disk read error; the kernel also sends it for memory it found corrupt.",
-            "Do not rewrite checkpoints in place while they are loaded (write a new file and rename it); check `dmesg` for I/O and hardware memory errors.".into(),
-            confirmed(CauseKind::Configuration),
-        ),
+        libc::SIGBUS => {
+            // Only the job's frames show that a mapped file was being read; without
+            // them it is the likeliest cause, not a confirmed one.
+            let assessment = match &site.mapped_file_reader {
+                Some(frame) => {
+                    evidence.push(Evidence::text(
+                        crate::diagnose::logs::MAPPED_FILE_READER,
+                        frame.as_str(),
+                        "faulthandler",
+                    ));
+                    confirmed(CauseKind::Configuration)
+                }
+                None => Some(Assessment {
+                    certainty: Certainty::Likely,
+                    cause: CauseKind::Configuration,
+                    confirm: "Which file: the Python frames of the crash (faulthandler) or \
+                              `dmesg` for I/O and memory errors at that time."
+                        .into(),
+                }),
+            };
+            let title = match site.mapped_file_reader {
+                Some(_) => format!("bus error on a memory-mapped file ({subject})"),
+                None => format!("bus error, most likely on a memory-mapped file ({subject})"),
+            };
+            (
+                ids::RUN_BUS_ERROR_MMAP,
+                Severity::Error,
+                title,
+                "SIGBUS on a mapped file means a page past the file's end (it was truncated or replaced while mapped) or a disk read error; the kernel also sends it for memory it found corrupt.",
+                "Do not rewrite checkpoints in place while they are loaded (write a new file and rename it); check `dmesg` for I/O and hardware memory errors.".into(),
+                assessment,
+            )
+        }
         libc::SIGKILL if oom_kill_seen => return None,
         libc::SIGKILL => (
             ids::RUN_KILLED,
@@ -159,6 +253,7 @@ mod tests {
             shm,
             frames,
             oom_kill_seen: false,
+            site: CrashSite::default(),
             evidence: Vec::new(),
         }
     }
@@ -178,16 +273,56 @@ mod tests {
             assert_eq!(f.id, ids::RUN_BUS_ERROR_MMAP);
             assert_eq!(
                 f.title,
-                "bus error on a memory-mapped file (python3 (pid 7))"
+                "bus error, most likely on a memory-mapped file (python3 (pid 7))"
             );
+            assert_eq!(f.assessment.unwrap().certainty, Certainty::Likely);
         }
+        // The job's frames show the mapped file being read: confirmed, with the frame.
+        let mut reading = end(libc::SIGBUS, None, PythonFrames::Shown);
+        reading.site.mapped_file_reader =
+            Some(r#"File "/venv/numpy/core/memmap.py", line 268 in __getitem__"#.into());
+        let f = ended_by(reading).unwrap();
+        assert_eq!(
+            f.title,
+            "bus error on a memory-mapped file (python3 (pid 7))"
+        );
+        assert_eq!(f.assessment.unwrap().certainty, Certainty::Confirmed);
+        assert!(f
+            .evidence
+            .iter()
+            .any(|e| e.label == crate::diagnose::logs::MAPPED_FILE_READER));
+    }
+
+    #[test]
+    fn a_fault_signal_the_job_raised_itself_is_said_so() {
+        let at = CrashSite::raised("job.py:3", "os.kill(os.getpid(), signal.SIGBUS)");
+        assert_eq!(
+            at.as_deref(),
+            Some("job.py:3: `os.kill(os.getpid(), signal.SIGBUS)`")
+        );
+        assert_eq!(
+            CrashSite::raised("job.py:3", "x = np.memmap(path)[0]"),
+            None
+        );
+        for signal in [libc::SIGBUS, libc::SIGSEGV] {
+            let mut raised = end(signal, None, PythonFrames::Shown);
+            raised.site.raised_at = at.clone();
+            let f = ended_by(raised).unwrap();
+            assert_eq!(f.id, ids::RUN_SIGNAL);
+            assert!(f.title.contains("that it raised itself"), "{}", f.title);
+            assert!(f.fix.contains("job.py:3"), "{}", f.fix);
+        }
+        // A request to stop that the job sent itself is still a request to stop.
+        let mut term = end(libc::SIGTERM, None, PythonFrames::Shown);
+        term.site.raised_at = at;
+        assert_eq!(ended_by(term).unwrap().id, ids::RUN_TERMINATED);
     }
 
     #[test]
     fn a_segfaults_fix_says_where_the_python_frames_are() {
         let fix = |frames| ended_by(end(libc::SIGSEGV, None, frames)).unwrap().fix;
         assert!(fix(PythonFrames::Shown).starts_with("The Python frames above"));
-        assert!(fix(PythonFrames::NotShown).starts_with("Rerun under memtriage"));
+        assert!(fix(PythonFrames::NotShown).starts_with("No Python frames were printed"));
         assert!(fix(PythonFrames::NotSupervised).contains("`memtriage run`"));
         for frames in [
             PythonFrames::Shown,

@@ -23,6 +23,7 @@ pub mod proc_events;
 pub mod procdir;
 pub mod process;
 pub(crate) mod root;
+pub mod source;
 pub mod system;
 pub mod tree;
 pub mod users;

@@ -100,6 +100,17 @@ fn text_findings(stdout: &JobOutput, stderr: &JobOutput) -> Vec<Finding> {
     all
 }
 
+/// The source line of a crash's innermost frame in the job's code, read from its file
+/// (the job's output names the frame, not what the line did).
+fn crash_line(text_findings: &[Finding]) -> Option<String> {
+    let frame = text_findings
+        .iter()
+        .flat_map(|f| &f.evidence)
+        .find(|e| e.label == crate::diagnose::logs::INNERMOST_USER_FRAME)?;
+    let (file, n) = crate::diagnose::logs::frame_location(&frame.value)?;
+    crate::probe::source::line(std::path::Path::new(file), n)
+}
+
 /// Each CUDA snapshot the job saved, explained; its findings join the run's, most
 /// severe first, with where the snapshot is.
 fn explain_snapshots(report: &mut RunReport, saved: &[SavedSnapshot]) {
@@ -147,11 +158,14 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
         Err(e) => (Vec::new(), Some(e.to_string())),
     };
     crate::diagnose::lines::classify(&mut result.report.memory_by_line);
+    let text_findings = text_findings(&result.stdout, &result.stderr);
+    let crash_line = crash_line(&text_findings);
     let findings = diagnose(Inputs {
         report: &result.report,
         kernel_oom_kills: &kills,
-        text_findings: text_findings(&result.stdout, &result.stderr),
+        text_findings,
         python_frames: result.stdout.python_frames() || result.stderr.python_frames(),
+        crash_line,
     });
     let mut report = result.report;
     report.findings = findings;

@@ -84,6 +84,12 @@ fn exceeding_limit_is_an_oom_kill_confirmed_by_the_kernel_and_the_cgroup_is_remo
         "{}",
         f["title"]
     );
+    // The user is already under `run`: the fix points at its figures.
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        !fix.contains("memtriage run --") && fix.contains("in this run's figures"),
+        "{fix}"
+    );
     let evidence = f["evidence"].to_string();
     assert!(
         evidence.contains("kernel killed pid"),
@@ -136,6 +142,41 @@ fn sigbus_from_a_truncated_mapped_file_is_diagnosed() {
     assert_eq!(out.status.code(), Some(128 + 7));
     let f = finding(&report, "run.bus-error-mmap");
     assert!(f["why"].as_str().unwrap().contains("truncated"));
+}
+
+#[test]
+fn a_bus_error_the_job_raised_itself_is_said_so_not_blamed_on_a_mapped_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.py");
+    std::fs::write(
+        &job,
+        "import os, signal\nos.kill(os.getpid(), signal.SIGBUS)\n",
+    )
+    .unwrap();
+    let (out, report) = run(&["--", "python3", job.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(128 + 7));
+    let ids: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.contains(&"run.bus-error-mmap"), "{ids:?}");
+    let f = finding(&report, "run.signal");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("that it raised itself"),
+        "{f}"
+    );
+    assert!(
+        f["fix"]
+            .as_str()
+            .unwrap()
+            .contains("job.py:2: `os.kill(os.getpid(), signal.SIGBUS)`"),
+        "{f}"
+    );
 }
 
 #[test]

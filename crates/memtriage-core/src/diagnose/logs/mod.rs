@@ -50,6 +50,22 @@ pub const KEEP_LAST: usize = 8;
 /// The label of the innermost Python frame in a finding's evidence: present when the
 /// log held a faulthandler stack.
 pub const INNERMOST_FRAME: &str = "frame 1 (innermost)";
+/// The label of the innermost of those frames that is the job's own code.
+pub const INNERMOST_USER_FRAME: &str = "innermost frame in your code";
+/// The label of a frame reading a memory-mapped file, in a bus error's evidence.
+pub const MAPPED_FILE_READER: &str = "reading a memory-mapped file in";
+
+/// A Python frame's file and line, as the evidence shows it (`/job/x.py:3 in <module>`)
+/// or as faulthandler prints it (`File "/job/x.py", line 3 in <module>`).
+pub fn frame_location(frame: &str) -> Option<(&str, u32)> {
+    let frame = frame.trim_start();
+    let (file, rest) = match frame.strip_prefix("File \"") {
+        Some(quoted) => quoted.split_once("\", line ")?,
+        None => frame.split_once(" in ")?.0.rsplit_once(':')?,
+    };
+    let digits = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+    Some((file, digits.parse().ok()?))
+}
 
 /// One line a rule recognised.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -711,6 +727,23 @@ mod tests {
         assert!(std::str::from_utf8(c).is_ok());
         // Deciding from MAX_LINE + 1 bytes gives what the whole line gives.
         assert_eq!(clip(&line[..MAX_LINE + 1]), (c, true));
+    }
+
+    #[test]
+    fn a_frame_gives_its_file_and_line() {
+        assert_eq!(
+            frame_location(r#"File "/job/x.py", line 3 in <module>"#),
+            Some(("/job/x.py", 3))
+        );
+        assert_eq!(
+            frame_location(r#"  File "<string>", line 12 in crash  [your code]"#),
+            Some(("<string>", 12))
+        );
+        assert_eq!(
+            frame_location("/tmp/job.py:2 in <module>  [your code]"),
+            Some(("/tmp/job.py", 2))
+        );
+        assert_eq!(frame_location("job.py line 3"), None);
     }
 
     #[test]

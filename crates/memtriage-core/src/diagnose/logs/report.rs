@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::rules::{oom as oom_rules, FailureClass, Rule, RULES};
-use super::{LogMatch, RuleCount, INNERMOST_FRAME};
+use super::{LogMatch, RuleCount, INNERMOST_FRAME, INNERMOST_USER_FRAME, MAPPED_FILE_READER};
 use crate::diagnose::oom;
 use crate::diagnose::xid;
 use crate::model::finding::{
@@ -616,21 +616,13 @@ fn frame_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) {
         ));
     }
     if let Some(user) = frames.iter().find(|f| frame_origin(f) == Origin::User) {
-        out.push(Evidence::text(
-            "innermost frame in your code",
-            *user,
-            src.clone(),
-        ));
+        out.push(Evidence::text(INNERMOST_USER_FRAME, *user, src.clone()));
     }
     if m.capture("error")
         .is_some_and(|e| e.starts_with("Bus error"))
     {
         if let Some(f) = frames.iter().find(|f| is_mapped_file_reader(f)) {
-            out.push(Evidence::text(
-                "reading a memory-mapped file in",
-                *f,
-                src.clone(),
-            ));
+            out.push(Evidence::text(MAPPED_FILE_READER, *f, src.clone()));
         }
     }
 }

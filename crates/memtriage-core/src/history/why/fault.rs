@@ -2,7 +2,7 @@
 //! instruction): `run`'s finding for that signal, with what the record held then.
 
 use crate::diagnose::shm::ShmUse;
-use crate::diagnose::signal::{self, PythonFrames, SignalEnd};
+use crate::diagnose::signal::{self, CrashSite, PythonFrames, SignalEnd};
 use crate::error::Result;
 use crate::model::finding::{Evidence, Quantity};
 use crate::model::history::{FaultRow, KillSource, KERNEL_KILLER};
@@ -58,6 +58,7 @@ pub(super) fn explain(store: &Store, f: FaultRow) -> Result<WhyReport> {
         shm,
         frames: PythonFrames::NotSupervised,
         oom_kill_seen: false,
+        site: CrashSite::default(),
         evidence,
     });
     Ok(WhyReport {

@@ -227,6 +227,7 @@ fn report(
             bytes: context.limit.bytes(),
         }),
         grew_until_killed: context.grew.as_ref().map(|g| g.growth.bytes_per_second),
+        supervised: false,
         evidence: evidence(&kill, &death, snapshot, &context),
     });
     let mut findings = vec![finding];
