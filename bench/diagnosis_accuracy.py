@@ -15,6 +15,11 @@ warn or error finding, or when the binary and the wheel disagree on any excerpt.
 
   python3 bench/diagnosis_accuracy.py            # table for the binary and the wheel
   python3 bench/diagnosis_accuracy.py --check    # as test.sh runs it
+  python3 bench/diagnosis_accuracy.py --batch corpus/unseen/2026-11-28 --split train
+                                                 # a batch kept outside the corpus, one split
+
+A batch's `set-aside` split is scored once, when the rules written from its `train`
+split are done: that first figure is the one to report (see the batch's README).
 """
 
 import argparse
@@ -30,13 +35,21 @@ CORPUS = os.path.join(ROOT, "corpus")
 FLOOR = 0.95
 
 
-def load_index():
+def load_index(batch=None, split=None):
+    """The excerpts, each with `path`: the corpus's, or a batch's (one split or all)."""
+    if batch:
+        paths, base = [os.path.join(batch, "index.jsonl")], batch
+    else:
+        paths, base = sorted(glob.glob(os.path.join(CORPUS, "index", "*.jsonl"))), CORPUS
     out = []
-    for path in sorted(glob.glob(os.path.join(CORPUS, "index", "*.jsonl"))):
+    for path in paths:
         with open(path, encoding="utf-8") as f:
             for line in f:
                 if line.strip():
-                    out.append(json.loads(line))
+                    e = json.loads(line)
+                    if split is None or e.get("split") == split:
+                        e["path"] = os.path.join(base, e["file"])
+                        out.append(e)
     return out
 
 
@@ -80,7 +93,7 @@ def evaluate(name, excerpts, findings_of, gaps):
     confusion = collections.defaultdict(collections.Counter)
     alarms, problems, verdicts = [], [], {}
     for e in excerpts:
-        findings = findings_of(os.path.join(CORPUS, e["file"]))
+        findings = findings_of(e["path"])
         got = verdict(findings)
         verdicts[e["file"]] = got
         right = got == e["class"] or got in e.get("also", [])
@@ -119,14 +132,22 @@ def main():
     ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "memtriage"))
     ap.add_argument("--no-wheel", action="store_true", help="only the binary")
     ap.add_argument("--check", action="store_true", help="exit 1 on a class under its floor")
+    ap.add_argument("--batch", help="a batch directory with its own index.jsonl (corpus/unseen/...)")
+    ap.add_argument("--split", help="only the excerpts of this split of the batch (train, set-aside)")
+    ap.add_argument("--misses", action="store_true", help="list each excerpt scored wrong")
     args = ap.parse_args()
     if not os.access(args.binary, os.X_OK):
         raise SystemExit(f"{args.binary}: not built (cargo build --release -p memtriage)")
-    excerpts = load_index()
+    excerpts = load_index(args.batch, args.split)
     gaps = load_gaps()
     problems = []
     by_binary, p = evaluate(f"release binary ({args.binary})", excerpts, lambda f: binary_findings(args.binary, f), gaps)
     problems += p
+    if args.misses:
+        for e in excerpts:
+            got = by_binary[e["file"]]
+            if got != e["class"] and got not in e.get("also", []):
+                print(f"  miss: {e['file']}: {e['class']}, said {got}  ({e['source']})")
     if not args.no_wheel:
         import memtriage
 

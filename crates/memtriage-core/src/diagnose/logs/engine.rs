@@ -23,6 +23,9 @@ pub(crate) struct Engine {
     /// For each rule, the index of the rule that reads the table rows it heads.
     pub(super) table_rows: Vec<Option<usize>>,
     pub(super) prefix: Regex,
+    /// The placeholders people put for the values they anonymise (`pid XXX`,
+    /// `<pid>`, `NGB`), read as [`PLACEHOLDER`].
+    pub(super) placeholder: Regex,
     pub(super) frame: Regex,
     pub(super) task_row: Regex,
 }
@@ -105,10 +108,23 @@ fn build_engine() -> Result<Engine, String> {
         table_rows,
         // Prefixes that launchers and log collectors put before a program's own line:
         // torchrun's `[rank3]:` / `[default0]:`, mpirun's `[1,0]<stderr>:`, srun
-        // --label's `3: `, and `kubectl logs --timestamps`' RFC 3339 time.
+        // --label's `3: `, and `kubectl logs --timestamps`' RFC 3339 time; and the last
+        // state of a tqdm progress bar, which redraws its line with `\r` and so ends up
+        // before whatever was printed next once the log is copied
+        // (`Epoch 0: |   | 4540/? [07:57<00:00, 9.51it/s]Fatal Python error: ...`).
         prefix: fixed(
             "prefix",
-            r"^(?:\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,5}: |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+)",
+            r"^(?:\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,5}: |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+|.{0,300}?\|\s*\d+/[\d?]+\s*\[\d+:\d\d(?::\d\d)?<[^\]]{0,120}\]\s*)",
+        )?,
+        placeholder: fixed(
+            "placeholder",
+            r"(?x)
+              \b[Xx]{3,}\b                                           # pid XXX, 0xXXXX
+            | <(?i:pid|tid|uid|n|num|number|id|size|bytes|count|value|addr|address|ptr|hex)>
+            | \{(?i:pid|n|num|size)\}                                # {pid}
+            | \bN(?P<unit>\s?(?:[KMGTP]i?B|kB))\b                    # NGB, N MiB, NkB
+            | (?P<key>\b(?i:pid|tid|process|task)[:=\ ]\s?)N\b       # pid N, task N
+            ",
         )?,
         frame: fixed(
             "frame",
@@ -124,7 +140,12 @@ fn build_engine() -> Result<Engine, String> {
     })
 }
 
-/// The message of a line: without a kernel-log, journal or launcher prefix.
+/// What a placeholder becomes in a line's message: rules take it where they take a
+/// number ([`rules::expand`]), and a value read from it is unknown, never a number.
+pub const PLACEHOLDER: &str = "<n>";
+
+/// The message of a line: without a kernel-log, journal or launcher prefix, its
+/// placeholders made one.
 pub(super) fn normalize(engine: &Engine, text: &str) -> String {
     // A line quoted in markdown (`> `) is read as the line.
     let mut text = text;
@@ -140,7 +161,14 @@ pub(super) fn normalize(engine: &Engine, text: &str) -> String {
             _ => break,
         }
     }
-    msg.to_string()
+    let replaced = engine
+        .placeholder
+        .replace_all(msg, |c: &regex::Captures<'_>| {
+            let key = c.name("key").map_or("", |m| m.as_str());
+            let unit = c.name("unit").map_or("", |m| m.as_str());
+            format!("{key}{PLACEHOLDER}{unit}")
+        });
+    replaced.into_owned()
 }
 
 #[cfg(test)]
@@ -167,6 +195,59 @@ mod tests {
             normalize(e, "loss=0.3 killed_frac=0.1"),
             "loss=0.3 killed_frac=0.1"
         );
+        assert_eq!(
+            normalize(
+                e,
+                "Epoch 0: |          | 4540/? [07:57<00:00,  9.51it/s]Fatal Python error: Segmentation fault"
+            ),
+            "Fatal Python error: Segmentation fault"
+        );
+        // A progress bar alone leaves nothing for a rule.
+        let bar = "100%|██████████| 10/10 [00:01<00:00,  9.51it/s]";
+        assert_eq!(normalize(e, bar), "");
+    }
+
+    #[test]
+    fn placeholders_of_anonymised_values_are_made_one() {
+        let e = engine().unwrap_or_else(|_| unreachable!());
+        for (text, want) in [
+            (
+                "DataLoader worker (pid XXX) is killed",
+                "DataLoader worker (pid <n>) is killed",
+            ),
+            (
+                "DataLoader worker (pid <pid>) is killed",
+                "DataLoader worker (pid <n>) is killed",
+            ),
+            (
+                "Killed process {pid} (python)",
+                "Killed process <n> (python)",
+            ),
+            (
+                "memory: usage NkB, limit NkB",
+                "memory: usage <n>kB, limit <n>kB",
+            ),
+            (
+                "increase from NGB to N GiB",
+                "increase from <n>GB to <n> GiB",
+            ),
+            ("worker timeout (pid:N)", "worker timeout (pid:<n>)"),
+            (
+                "segfault at 0 ip <addr> sp XXXXXXXX error 4",
+                "segfault at 0 ip <n> sp <n> error 4",
+            ),
+        ] {
+            assert_eq!(normalize(e, text), want);
+        }
+        // Words and values that are not placeholders stay.
+        for text in [
+            "Xid 79 on GPU",
+            "N/A",
+            "Killed process 42 (python)",
+            "NCCL WARN x",
+        ] {
+            assert_eq!(normalize(e, text), text);
+        }
     }
 
     #[test]

@@ -217,6 +217,32 @@ fn quoted_as_example(before: &[u8]) -> bool {
         .any(|l| DOC_PHRASES.iter().any(|p| l.contains(p)))
 }
 
+/// A line of documentation that names the error while telling the reader about it
+/// (`If you encounter the error \`[Errno 24] Too many open files\`, this indicates…`,
+/// `The PAGE_FAULT_IN_NONPAGED_AREA bug check has a value of 0x00000050.`): a program
+/// that fails prints the error, never a sentence addressed to its reader about it.
+fn explains_the_error(msg: &str) -> bool {
+    let text = msg
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    const CONDITIONS: &[&str] = &["if you ", "when you ", "whenever you ", "in case you "];
+    const MEETING: &[&str] = &[
+        "encounter",
+        "get ",
+        "see ",
+        "hit ",
+        "run into",
+        "receive",
+        "experience",
+        "face ",
+    ];
+    let addressed = CONDITIONS.iter().any(|c| {
+        text.strip_prefix(c)
+            .is_some_and(|rest| MEETING.iter().any(|m| rest.trim_start().starts_with(m)))
+    });
+    addressed || text.contains("bug check has a value of")
+}
+
 impl Default for LogScanner {
     fn default() -> Self {
         Self::new()
@@ -561,7 +587,7 @@ impl LogScanner {
                     continue;
                 }
             }
-            if quoted_as_example(&self.context) {
+            if quoted_as_example(&self.context) || explains_the_error(&msg) {
                 return true;
             }
             if faulthandler::starts_block(rule) {
@@ -744,6 +770,26 @@ mod tests {
             Some(("/tmp/job.py", 2))
         );
         assert_eq!(frame_location("job.py line 3"), None);
+    }
+
+    #[test]
+    fn documentation_explaining_an_error_is_told_from_the_error() {
+        assert!(explains_the_error(
+            "+    If you encounter the error `[Errno 24] Too many open files`, this indicates"
+        ));
+        assert!(explains_the_error(
+            "The PAGE_FAULT_IN_NONPAGED_AREA bug check has a value of 0x00000050."
+        ));
+        assert!(explains_the_error(
+            "When you get CUDA out of memory, lower the batch"
+        ));
+        for error in [
+            "OSError: [Errno 24] Too many open files",
+            "*** STOP: 0x00000050 (PAGE_FAULT_IN_NONPAGED_AREA)",
+            "If the process gets killed: Killed",
+        ] {
+            assert!(!explains_the_error(error), "{error}");
+        }
     }
 
     #[test]

@@ -91,6 +91,18 @@ pub(super) static RULES: &[Rule] = &[
             "GPU Xid {xid} on {pci}: {meaning}",
         )
     },
+    Rule {
+        extract: Some(extract_xid),
+        ..rule(
+            // NVIDIA's Kubernetes device plugin, which watches the driver's Xid events.
+            "nvidia.xid-device-plugin",
+            C::GpuXid,
+            Error,
+            &["XidCriticalError"],
+            r"XidCriticalError: Xid=(?P<xid>\d+) on Device=(?P<pci>[^,\s]+)",
+            "GPU Xid {xid} on {pci}: {meaning}",
+        )
+    },
     rule(
         "nvidia.gpu-lost",
         C::GpuXid,

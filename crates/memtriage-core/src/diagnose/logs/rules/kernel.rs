@@ -36,6 +36,23 @@ pub(super) static RULES: &[Rule] = &[
         "Kernel oops: unable to handle {what} at {address}",
     ),
     rule(
+        // arm64 and 32-bit arm (and x86 before 4.x) say it without `BUG:`.
+        "kernel.unable-to-handle",
+        C::KernelOops,
+        Error,
+        &["Unable to handle kernel"],
+        r"^Unable to handle kernel (?P<what>paging request|NULL pointer dereference|execute from non-executable memory|access to user memory[\w ]*|read from unreadable memory|write to read-only memory) at (?:virtual address )?(?P<address>[0-9a-fx]+)",
+        "Kernel oops: unable to handle kernel {what} at {address}",
+    ),
+    rule(
+        "kernel.internal-error-oops",
+        C::KernelOops,
+        Error,
+        &["Internal error: Oops"],
+        r"^Internal error: Oops(?: - [\w ]+)?: (?P<detail>[0-9a-f]+ \[#\d+\].*?)\s*$",
+        "Kernel oops: {detail}",
+    ),
+    rule(
         "kernel.bug",
         C::KernelOops,
         Error,

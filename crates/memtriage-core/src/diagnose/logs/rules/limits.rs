@@ -35,8 +35,10 @@ pub(super) static RULES: &[Rule] = &[
         "mlock.failed",
         C::MemlockLimit,
         Error,
-        &["lock memory", "locking page", "mlock", "memlock"],
-        r"(?i:failed to lock memory|Error locking page|mlock(?:all)?(?:\(\))? (?:failed|errors)|memlock.{0,80}\bcurrently (?:64|8192|65536)\b)",
+        &["lock memory", "locking page", "mlock", "memlock", "Unable to lock", "Increase RLIMIT_MEMLOCK"],
+        // Elasticsearch and other JVMs: `Unable to lock JVM Memory: error=12`, then
+        // `Increase RLIMIT_MEMLOCK, soft limit: 65536`.
+        r"(?i:failed to lock memory|Error locking page|mlock(?:all)?(?:\(\))? (?:failed|errors)|memlock.{0,80}\bcurrently (?:64|8192|65536)\b|Unable to lock (?:JVM )?memory|Increase RLIMIT_MEMLOCK)",
         "Locking memory failed: the locked-memory limit is too low",
     ),
     rule(
@@ -68,7 +70,8 @@ pub(super) static RULES: &[Rule] = &[
         C::MaxMapCount,
         Error,
         &["mmap", "max_map_count"],
-        r"\bmmap(?:\(\))?(?: failed)?: Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
+        // MongoDB's and Elasticsearch's start-up check: `vm.max_map_count is too low`.
+        r"vm\.max_map_count is too low|\bmmap(?:\(\))?(?: failed)?: Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
         "mmap failed with Cannot allocate memory: the process is out of memory mappings",
     ),
 ];

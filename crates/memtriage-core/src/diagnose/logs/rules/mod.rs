@@ -246,11 +246,17 @@ const fn rule(
     }
 }
 
-const SIZE: &str = r"[\d.]+ [KMGTP]?i?B";
+const SIZE: &str = r"(?:[\d.]+|<n>) [KMGTP]?i?B";
 
-/// The capture `SIZE` stands for a size as PyTorch prints it (`2.00 GiB`).
+/// The capture `SIZE` stands for a size as PyTorch prints it (`2.00 GiB`); a number
+/// (`\d+`) or a hex value (`[0-9a-f]+`) may be a placeholder, as the message's
+/// normalisation writes it (`pid <n>`):
+/// each rule is written once, against numbers.
 pub fn expand(pattern: &str) -> String {
-    pattern.replace("SIZE", SIZE)
+    pattern
+        .replace("SIZE", SIZE)
+        .replace(r"\d+", r"(?:\d+|<n>)")
+        .replace("[0-9a-f]+", "(?:[0-9a-f]+|<n>)")
 }
 
 /// Every rule, in the order they are tried: the first that matches a line wins, so a

@@ -100,7 +100,8 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["Killed process "],
-            r"(?:^|[Oo]ut of memory(?: \([a-z_]+\))?: |\s)Killed process (?:\d+|[A-Za-z<>_#*]+) \(",
+            // 2.6.32 (RHEL 6) puts the uid between: `Killed process 11726, UID 498, (mysqld)`.
+            r"(?:^|[Oo]ut of memory(?: \([a-z_]+\))?: |\s)Killed process (?:\d+|[A-Za-z<>_#*]+)(?:, UID \d+,)? \(",
             "The kernel's OOM killer killed {comm} (pid {pid}) holding {anon_rss} of anonymous memory",
         )
     },
@@ -336,6 +337,19 @@ pub(super) static RULES: &[Rule] = &[
             &["low on resource: memory", "MemoryPressure", "Evicted", "eviction", "Eviction"],
             r"(?:The node was low on resource: memory|low on resource: memory)|Reason:\s+Evicted|\bEvicted\b.*\bmemory\b|\bmemory\b.*\bEvicted\b|(?:[Ee]viction manager|eviction_manager).*(?:memory|pod)|\bEvictionThresholdMet\b.*memory|NodeHasInsufficientMemory|\bMemoryPressure\b.*(?:True|evict)",
             "The kubelet evicted the pod: the node was low on memory",
+        )
+    },
+    Rule {
+        cause: Some(Configuration),
+        ..rule(
+            // Hadoop YARN's NodeManager ends a container over its memory (Spark's
+            // executors, TensorFlowOnSpark).
+            "yarn.container-killed",
+            C::UserspaceOomKill,
+            Error,
+            &["killed by YARN", "beyond physical memory limits", "beyond virtual memory limits"],
+            r"Container killed by YARN for exceeding memory limits|is running (?:[\d.]+\w*|<n>) beyond (?:physical|virtual) memory limits",
+            "YARN killed a container for exceeding its memory limit",
         )
     },
     Rule {
