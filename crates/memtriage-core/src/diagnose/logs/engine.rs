@@ -122,6 +122,7 @@ fn build_engine() -> Result<Engine, String> {
               \b[Xx]{3,}\b                                           # pid XXX, 0xXXXX
             | <(?i:pid|tid|uid|n|num|number|id|size|bytes|count|value|addr|address|ptr|hex)>
             | \{(?i:pid|n|num|size)\}                                # {pid}
+            | %(?:l{1,2}|z)?[du](?P<printf_unit>[KMGT]i?B)?\b          # printf's %d, %luGB
             | \bN(?P<unit>\s?(?:[KMGTP]i?B|kB))\b                    # NGB, N MiB, NkB
             | (?P<key>\b(?i:pid|tid|process|task)[:=\ ]\s?)N\b       # pid N, task N
             ",
@@ -142,7 +143,7 @@ fn build_engine() -> Result<Engine, String> {
 
 /// What a placeholder becomes in a line's message: rules take it where they take a
 /// number ([`rules::expand`]), and a value read from it is unknown, never a number.
-pub const PLACEHOLDER: &str = "<n>";
+pub(super) const PLACEHOLDER: &str = "<n>";
 
 /// The message of a line: without a kernel-log, journal or launcher prefix, its
 /// placeholders made one.
@@ -165,7 +166,10 @@ pub(super) fn normalize(engine: &Engine, text: &str) -> String {
         .placeholder
         .replace_all(msg, |c: &regex::Captures<'_>| {
             let key = c.name("key").map_or("", |m| m.as_str());
-            let unit = c.name("unit").map_or("", |m| m.as_str());
+            let unit = c
+                .name("unit")
+                .or_else(|| c.name("printf_unit"))
+                .map_or("", |m| m.as_str());
             format!("{key}{PLACEHOLDER}{unit}")
         });
     replaced.into_owned()
@@ -232,6 +236,10 @@ mod tests {
                 "increase from <n>GB to <n> GiB",
             ),
             ("worker timeout (pid:N)", "worker timeout (pid:<n>)"),
+            (
+                "you tried to allocate %dGB. Buy new RAM!",
+                "you tried to allocate <n>GB. Buy new RAM!",
+            ),
             (
                 "segfault at 0 ip <addr> sp XXXXXXXX error 4",
                 "segfault at 0 ip <n> sp <n> error 4",

@@ -721,12 +721,23 @@ impl LogScanner {
 pub const LARGEST_KILLS: usize = 5;
 
 /// Named groups that took part, `_kb` figures as IEC sizes.
+/// A capture that is only a placeholder (`<n>`, `<n> GiB`): the value it stood for.
+fn stands_for_a_value(value: &str) -> bool {
+    value
+        .strip_prefix(engine::PLACEHOLDER)
+        .is_some_and(|unit| unit.trim().chars().all(|c| c.is_ascii_alphabetic()))
+}
+
 fn push_captures(re: &Regex, caps: &regex::Captures<'_>, out: &mut Vec<(String, String)>) {
     for name in re.capture_names().flatten() {
         let Some(v) = caps.name(name) else {
             continue;
         };
         let value = v.as_str().trim();
+        if stands_for_a_value(value) {
+            // Anonymised: unknown, so the finding says it without the figure.
+            continue;
+        }
         if let Some(base) = name.strip_suffix("_kb") {
             if let Some(b) = value.parse::<u64>().ok().and_then(|k| k.checked_mul(1024)) {
                 out.push((base.to_string(), crate::model::units::iec(b)));

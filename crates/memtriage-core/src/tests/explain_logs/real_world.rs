@@ -287,3 +287,92 @@ fn memory_the_job_printed_rising_is_growth_with_its_slope() {
         .collect();
     assert!(scan(flat.as_bytes()).findings().is_empty());
 }
+
+/// Forms of known failures first met in the unseen batch of 2026-11-28 (its `train`
+/// split; the sources are in corpus/unseen/2026-11-28/index.jsonl): each line, verbatim,
+/// is its family's failure.
+#[test]
+fn forms_met_in_the_world_are_their_familys_failure() {
+    for (line, class) in [
+        // geerlingguy/raspberry-pi-pcie-devices#222 (arm64)
+        (
+            "[   88.338659] Unable to handle kernel paging request at virtual address ffffffc011d47000",
+            FailureClass::KernelOops,
+        ),
+        (
+            "[   88.339504] Internal error: Oops: 96000061 [#1] PREEMPT SMP",
+            FailureClass::KernelOops,
+        ),
+        // cPanelSSP/SSP#76 (2.6.32)
+        (
+            "Mar  2 17:35:10 server1 kernel: [2858609.598568] Killed process 11726, UID 498, (mysqld) total-vm:7823732kB, anon-rss:2539268kB, file-rss:768kB",
+            FailureClass::OomKill,
+        ),
+        // yahoo/TensorFlowOnSpark#134
+        (
+            "17/11/25 18:23:24 ERROR YarnClusterScheduler: Lost executor 9 on harrisburg.cs.colostate.edu: Container killed by YARN for exceeding memory limits. 7.2 GB of 4.2 GB virtual memory used.",
+            FailureClass::UserspaceOomKill,
+        ),
+        // NVIDIA/k8s-device-plugin#189
+        (
+            "2020/08/10 19:09:42 XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8, the device will go unhealthy.",
+            FailureClass::GpuXid,
+        ),
+        // mesos/elasticsearch#574
+        (
+            "[2016-07-19 05:02:47,664][WARN ][bootstrap                ] Unable to lock JVM Memory: error=12,reason=Cannot allocate memory",
+            FailureClass::MemlockLimit,
+        ),
+        // docker-library/mongo#575
+        (
+            "   2022-10-12T21:11:31.719+00:00: vm.max_map_count is too low",
+            FailureClass::MaxMapCount,
+        ),
+        // blakeblackshear/frigate#8470
+        (
+            "[578760.598621] systemd-journald[3639274]: Under memory pressure, flushing caches.",
+            FailureClass::MemoryPressure,
+        ),
+        // scitix/sichek#51
+        (
+            "[Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874",
+            FailureClass::GpuXid,
+        ),
+        // SakuraRiven/EAST#15 (Windows: a relative path, and an unformatted %d)
+        (
+            "RuntimeError: [enforce fail at ..\\c10\\core\\CPUAllocator.cpp:62] data. DefaultCPUAllocator: not enough memory: you tried to allocate %dGB. Buy new RAM!27",
+            FailureClass::HostAllocFailure,
+        ),
+        // datenlord/async-rdma#107
+        (
+            "2023-07-20T12:27:48.882393Z ERROR async_rdma::memory_region::raw: ibv_reg_mr err, arguments:",
+            FailureClass::MemlockLimit,
+        ),
+        // threestudio-project/threestudio#369: tqdm's last redraw before the crash
+        (
+            "Epoch 0: |                                     | 4540/? [07:57<00:00,  9.51it/s]Fatal Python error: Segmentation fault",
+            FailureClass::NativeCrash,
+        ),
+    ] {
+        let s = scan(format!("{line}\n").as_bytes());
+        only_finding(&s, class);
+    }
+}
+
+/// Values anonymised the ways people anonymise them keep the verdict, and what a
+/// placeholder stood for is unknown, never a number.
+#[test]
+fn placeholders_keep_the_verdict_and_invent_no_value() {
+    for line in [
+        "RuntimeError: DataLoader worker (pid XXX) is killed by signal: Killed.",
+        "RuntimeError: DataLoader worker (pid <pid>) is killed by signal: Killed.",
+    ] {
+        let s = scan(format!("{line}\n").as_bytes());
+        let f = only_finding(&s, FailureClass::DataloaderWorkerKilled);
+        assert!(
+            !f.title.contains("<n>") && !f.title.contains("pid 0"),
+            "{}",
+            f.title
+        );
+    }
+}

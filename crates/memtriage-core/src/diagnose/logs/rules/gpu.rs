@@ -104,6 +104,16 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // The driver's own status when a channel or the GSP can only be recovered by a
+        // GPU reset (it comes with or instead of an Xid line).
+        "nvidia.reset-required",
+        C::GpuXid,
+        Error,
+        &["NV_ERR_RESET_REQUIRED"],
+        r"NV_ERR_RESET_REQUIRED",
+        "The GPU driver needs a GPU reset (NV_ERR_RESET_REQUIRED)",
+    ),
+    rule(
         "nvidia.gpu-lost",
         C::GpuXid,
         Error,

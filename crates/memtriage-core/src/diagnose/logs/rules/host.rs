@@ -144,7 +144,7 @@ pub(super) static RULES: &[Rule] = &[
         C::HostAllocFailure,
         Error,
         &["DefaultCPUAllocator", "alloc_cpu.cpp", "CPUAllocator.cpp"],
-        r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes|\[enforce fail at (?:alloc_cpu|CPUAllocator)\.cpp:\d+\]",
+        r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes|\[enforce fail at (?:[^\]\s]*[\\/])?(?:alloc_cpu|CPUAllocator)\.cpp:\d+\]",
         "PyTorch could not allocate {bytes} bytes of host memory (DefaultCPUAllocator)",
     ),
     rule(

@@ -15,6 +15,15 @@ pub(super) static RULES: &[Rule] = &[
         "Memory reclaim stalled: {comm} was blocked for more than {seconds} s",
     ),
     rule(
+        // journald frees its caches when the kernel signals memory pressure (PSI).
+        "journald.memory-pressure",
+        C::MemoryPressure,
+        Warn,
+        &["Under memory pressure, flushing caches"],
+        r"systemd-journald(?:\[\d+\])?: Under memory pressure, flushing caches",
+        "systemd-journald flushed its caches under memory pressure",
+    ),
+    rule(
         "kernel.page-allocation-failure",
         C::MemoryPressure,
         Warn,

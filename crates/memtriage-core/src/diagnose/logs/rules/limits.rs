@@ -12,7 +12,7 @@ pub(super) static RULES: &[Rule] = &[
         C::MemlockLimit,
         Error,
         &["ibv_reg_mr"],
-        r"ibv_reg_mr.*(?:[Ff]ailed|error|Cannot allocate memory)|[Ff]ailed.*ibv_reg_mr",
+        r"ibv_reg_mr.*(?:[Ff]ailed|\berr(?:or)?\b|Cannot allocate memory)|[Ff]ailed.*ibv_reg_mr",
         "Registering memory for RDMA (ibv_reg_mr) failed: the locked-memory limit is too low",
     ),
     rule(
