@@ -23,6 +23,10 @@ pub(crate) struct Engine {
     /// For each rule, the index of the rule that reads the table rows it heads.
     pub(super) table_rows: Vec<Option<usize>>,
     pub(super) prefix: Regex,
+    /// The last state of a tqdm progress bar, which redraws its line with `\r` and so
+    /// ends up before whatever was printed next once the log is copied
+    /// (`Epoch 0: |   | 4540/? [07:57<00:00, 9.51it/s]Fatal Python error: ...`).
+    pub(super) progress: Regex,
     /// The placeholders people put for the values they anonymise (`pid XXX`,
     /// `<pid>`, `NGB`), read as [`PLACEHOLDER`].
     pub(super) placeholder: Regex,
@@ -108,13 +112,14 @@ fn build_engine() -> Result<Engine, String> {
         table_rows,
         // Prefixes that launchers and log collectors put before a program's own line:
         // torchrun's `[rank3]:` / `[default0]:`, mpirun's `[1,0]<stderr>:`, srun
-        // --label's `3: `, and `kubectl logs --timestamps`' RFC 3339 time; and the last
-        // state of a tqdm progress bar, which redraws its line with `\r` and so ends up
-        // before whatever was printed next once the log is copied
-        // (`Epoch 0: |   | 4540/? [07:57<00:00, 9.51it/s]Fatal Python error: ...`).
+        // --label's `3: `, and `kubectl logs --timestamps`' RFC 3339 time.
         prefix: fixed(
             "prefix",
-            r"^(?:\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,5}: |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+|.{0,300}?\|\s*\d+/[\d?]+\s*\[\d+:\d\d(?::\d\d)?<[^\]]{0,120}\]\s*)",
+            r"^(?:\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,5}: |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+)",
+        )?,
+        progress: fixed(
+            "progress",
+            r"^.{0,300}?\|\s*\d+/[\d?]+\s*\[\d+:\d\d(?::\d\d)?<[^\]]{0,120}\]\s*",
         )?,
         placeholder: fixed(
             "placeholder",
@@ -162,6 +167,15 @@ pub(super) fn normalize(engine: &Engine, text: &str) -> String {
             _ => break,
         }
     }
+    // Most lines have neither: the checks keep their regexes off them.
+    if msg.contains('|') && msg.contains('<') {
+        if let Some(m) = engine.progress.find(msg) {
+            msg = &msg[m.end()..];
+        }
+    }
+    if !may_hold_a_placeholder(msg) {
+        return msg.to_string();
+    }
     let replaced = engine
         .placeholder
         .replace_all(msg, |c: &regex::Captures<'_>| {
@@ -173,6 +187,26 @@ pub(super) fn normalize(engine: &Engine, text: &str) -> String {
             format!("{key}{PLACEHOLDER}{unit}")
         });
     replaced.into_owned()
+}
+
+/// Whether the placeholder regex can match: `XXX`/`xxx`, `<…>`, `{…}`, `%d`, or a lone
+/// `N` (not inside a word, `NCCL`).
+fn may_hold_a_placeholder(msg: &str) -> bool {
+    let b = msg.as_bytes();
+    if memchr::memchr3(b'<', b'{', b'%', b).is_some() || msg.contains("XXX") || msg.contains("xxx")
+    {
+        return true;
+    }
+    memchr::memchr_iter(b'N', b).any(|i| {
+        let before = i.checked_sub(1).map(|j| b[j]);
+        let after = b.get(i + 1).copied();
+        // A unit may follow it (`NGB`, `NkB`); any other letter or digit makes a word.
+        let in_a_word = |c: u8| {
+            (c.is_ascii_alphanumeric() || c == b'_')
+                && !matches!(c, b'K' | b'M' | b'G' | b'T' | b'P' | b'k')
+        };
+        !before.is_some_and(|c| c.is_ascii_alphanumeric()) && !after.is_some_and(in_a_word)
+    })
 }
 
 #[cfg(test)]

@@ -109,8 +109,8 @@ pub(super) static RULES: &[Rule] = &[
         "nvidia.reset-required",
         C::GpuXid,
         Error,
-        &["NV_ERR_RESET_REQUIRED"],
-        r"NV_ERR_RESET_REQUIRED",
+        &["Assertion failed: Reset required"],
+        r"Assertion failed: Reset required \[NV_ERR_RESET_REQUIRED\]",
         "The GPU driver needs a GPU reset (NV_ERR_RESET_REQUIRED)",
     ),
     rule(

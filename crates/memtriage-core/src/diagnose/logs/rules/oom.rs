@@ -347,7 +347,7 @@ pub(super) static RULES: &[Rule] = &[
             "yarn.container-killed",
             C::UserspaceOomKill,
             Error,
-            &["killed by YARN", "beyond physical memory limits", "beyond virtual memory limits"],
+            &["for exceeding memory limits", "beyond physical memory limits", "beyond virtual memory limits"],
             r"Container killed by YARN for exceeding memory limits|is running (?:[\d.]+\w*|<n>) beyond (?:physical|virtual) memory limits",
             "YARN killed a container for exceeding its memory limit",
         )
