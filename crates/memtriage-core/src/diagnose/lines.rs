@@ -65,7 +65,10 @@ fn kind_of(line: &LineGrowth, end: f64, forked: bool, cut_short: bool) -> Option
     }
     let kept = most_kept(line);
     let grown = line.anon.grown + line.shmem.grown;
-    if forked && line.copied_after_fork >= SIGNIFICANT && line.copied_after_fork >= kept {
+    // Touching a parent's Python objects copies their pages and also grows the
+    // child's resident memory (page tables filled, refcounts written): a line whose
+    // copies are at least half of what it kept is the copy's.
+    if forked && line.copied_after_fork >= SIGNIFICANT && line.copied_after_fork * 2 >= kept {
         return Some(LineKind::CopyOnWrite);
     }
     if kept >= SIGNIFICANT

@@ -136,6 +136,14 @@ fn copies_after_fork_are_copy_on_write_and_small_lines_get_no_kind() {
     );
     let small = line(MIB, MIB, 0.5, 9.0, 50, &[(9.0, MIB as i64)]);
     assert_eq!(kind(small, true, PythonStart::Exec), None);
+    // A DataLoader worker iterating its parent's list of dicts (seen in the CLI test):
+    // 62 MiB kept beside 48 MiB copied is the copy's, not memory held.
+    let mut iterating = line(62 * MIB, 62 * MIB, 1.6, 1.9, 65, &[(1.9, 110 * MIB as i64)]);
+    iterating.copied_after_fork = 48 * MIB;
+    assert_eq!(
+        kind(iterating, true, PythonStart::Fork),
+        Some(LineKind::CopyOnWrite)
+    );
 }
 
 #[test]
