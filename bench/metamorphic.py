@@ -31,15 +31,15 @@ This is a benchmark, not a test: it always exits 0 unless the binary fails.
 import argparse
 import collections
 import concurrent.futures
-import glob
 import json
 import os
 import re
 import subprocess
 import zlib
 
+from diagnosis_accuracy import class_of, load_index, verdict
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CORPUS = os.path.join(ROOT, "corpus")
 TARGET = 0.99
 KERNEL_FORMS = {"dmesg", "dmesg-T", "syslog", "journalctl", "kubectl", "plain"}
 LAUNCHER_FORMS = {"python-traceback", "launcher", "plain", "jupyter"}
@@ -307,35 +307,12 @@ def select_variants(spec):
 # ---------------------------------------------------------------- running and judging
 
 
-def load_index(pattern):
-    """Index entries, each with `path`: its file under corpus/ or beside its index."""
-    out = []
-    for index in sorted(glob.glob(pattern)):
-        bases = [CORPUS, os.path.dirname(os.path.dirname(index)), os.path.dirname(index)]
-        with open(index, encoding="utf-8") as f:
-            for e in (json.loads(line) for line in f if line.strip()):
-                found = [os.path.join(b, e["file"]) for b in bases if os.path.exists(os.path.join(b, e["file"]))]
-                out.append(dict(e, path=found[0] if found else os.path.join(CORPUS, e["file"])))
-    return out
-
-
 def explain(binary, text):
     data = text.encode("utf-8", "surrogateescape")
     out = subprocess.run([binary, "explain", "-", "--json"], input=data, capture_output=True)
     if out.returncode not in (0, 1):
         raise SystemExit(f"{binary} explain: exit {out.returncode}: {out.stderr.decode(errors='replace').strip()}")
     return json.loads(out.stdout)
-
-
-def class_of(finding_id):
-    return finding_id[len("log."):].replace("-", "_") if finding_id.startswith("log.") else finding_id
-
-
-def verdict(findings):
-    for f in findings:
-        if f["severity"] in ("warn", "error") or class_of(f["id"]) == "sigkill":
-            return class_of(f["id"])
-    return "healthy"
 
 
 def judge(entry, report):
@@ -453,7 +430,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "memtriage"))
     ap.add_argument("--variants", help="comma-separated variant or family names (default: all)")
-    ap.add_argument("--corpus-index", default=os.path.join(CORPUS, "index", "*.jsonl"), help="glob of index files")
+    ap.add_argument("--batch", help="a batch directory with its own index.jsonl (corpus/unseen/...) instead of the corpus")
+    ap.add_argument("--split", help="only this split of the batch (train; a set-aside split is scored once, by diagnosis_accuracy.py)")
     ap.add_argument("--limit", type=int, help="only the first N excerpts")
     ap.add_argument("--failures", type=int, default=0, help="list the first N failures")
     ap.add_argument("--jobs", type=int, default=2, help="excerpts checked at once (default 2)")
@@ -462,7 +440,7 @@ def main():
     variants = select_variants(args.variants)
     if not os.access(args.binary, os.X_OK):
         raise SystemExit(f"{args.binary}: not built (cargo build --release -p memtriage)")
-    entries = load_index(args.corpus_index)[: args.limit]
+    entries = load_index(args.batch, args.split)[: args.limit]
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(lambda e: check_excerpt(args.binary, e, variants), entries))
     summary = summarise(results, variants)

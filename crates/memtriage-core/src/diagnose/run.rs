@@ -3,7 +3,7 @@
 //! records, the cgroup's counters, /dev/shm use), and joined with what the job's
 //! output said (the log scanner's findings, passed in).
 
-use crate::diagnose::logs::{frame_location, INNERMOST_USER_FRAME, MAPPED_FILE_READER};
+use crate::diagnose::logs::MAPPED_FILE_READER;
 use crate::diagnose::oom::{self, Limit, OomKilled};
 use crate::diagnose::pressure::{self, MajorFaults, Swapping};
 use crate::diagnose::shm::{self, ShmUse};
@@ -30,9 +30,15 @@ pub struct Inputs<'a> {
     /// Whether the job's output had Python frames (faulthandler's) that those
     /// findings show.
     pub python_frames: bool,
-    /// The source text of the innermost frame in the job's code of a crash those
-    /// frames show, where its file could be read.
-    pub crash_line: Option<String>,
+    /// The innermost frame in the job's code of a crash those frames show, with its
+    /// source text, where its file could be read.
+    pub crash_line: Option<CrashLine>,
+}
+
+/// A line of the job's code where a crash happened: `job.py:2` and what it says.
+pub struct CrashLine {
+    pub at: String,
+    pub text: String,
 }
 
 pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
@@ -330,15 +336,11 @@ fn crash_site(inputs: &Inputs<'_>) -> CrashSite {
             .find(|e| e.label == label)
             .map(|e| e.value.to_string())
     };
-    let raised_at = evidence(INNERMOST_USER_FRAME)
-        .zip(inputs.crash_line.as_deref())
-        .and_then(|(frame, line)| {
-            let (file, n) = frame_location(&frame)?;
-            let name = file.rsplit('/').next().unwrap_or(file);
-            CrashSite::raised(&format!("{name}:{n}"), line)
-        });
     CrashSite {
-        raised_at,
+        raised_at: inputs
+            .crash_line
+            .as_ref()
+            .and_then(|l| CrashSite::raised(&l.at, &l.text)),
         mapped_file_reader: evidence(MAPPED_FILE_READER),
     }
 }

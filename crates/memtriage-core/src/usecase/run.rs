@@ -3,7 +3,7 @@
 //! job printed. The recording, when one was asked for, ends with this same report.
 
 use crate::diagnose::logs::LogScanner;
-use crate::diagnose::run::{diagnose, Inputs};
+use crate::diagnose::run::{diagnose, CrashLine, Inputs};
 use crate::error::{Error, Result};
 use crate::model::finding::{Evidence, Finding};
 use crate::model::run::RunReport;
@@ -100,15 +100,20 @@ fn text_findings(stdout: &JobOutput, stderr: &JobOutput) -> Vec<Finding> {
     all
 }
 
-/// The source line of a crash's innermost frame in the job's code, read from its file
-/// (the job's output names the frame, not what the line did).
-fn crash_line(text_findings: &[Finding]) -> Option<String> {
+/// A crash's innermost frame in the job's code, with its source line read from its
+/// file (the job's output names the frame, not what the line did).
+fn crash_line(text_findings: &[Finding]) -> Option<CrashLine> {
     let frame = text_findings
         .iter()
         .flat_map(|f| &f.evidence)
         .find(|e| e.label == crate::diagnose::logs::INNERMOST_USER_FRAME)?;
     let (file, n) = crate::diagnose::logs::frame_location(&frame.value)?;
-    crate::probe::source::line(std::path::Path::new(file), n)
+    let text = crate::probe::source::line(std::path::Path::new(file), n)?;
+    let name = file.rsplit('/').next().unwrap_or(file);
+    Some(CrashLine {
+        at: format!("{name}:{n}"),
+        text,
+    })
 }
 
 /// Each CUDA snapshot the job saved, explained; its findings join the run's, most

@@ -55,16 +55,10 @@ pub const INNERMOST_USER_FRAME: &str = "innermost frame in your code";
 /// The label of a frame reading a memory-mapped file, in a bus error's evidence.
 pub const MAPPED_FILE_READER: &str = "reading a memory-mapped file in";
 
-/// A Python frame's file and line, as the evidence shows it (`/job/x.py:3 in <module>`)
-/// or as faulthandler prints it (`File "/job/x.py", line 3 in <module>`).
+/// A Python frame's file and line, as the evidence shows it (`/job/x.py:3 in <module>`).
 pub fn frame_location(frame: &str) -> Option<(&str, u32)> {
-    let frame = frame.trim_start();
-    let (file, rest) = match frame.strip_prefix("File \"") {
-        Some(quoted) => quoted.split_once("\", line ")?,
-        None => frame.split_once(" in ")?.0.rsplit_once(':')?,
-    };
-    let digits = rest.split(|c: char| !c.is_ascii_digit()).next()?;
-    Some((file, digits.parse().ok()?))
+    let (file, line) = frame.split_once(" in ")?.0.rsplit_once(':')?;
+    Some((file, line.parse().ok()?))
 }
 
 /// One line a rule recognised.
@@ -769,16 +763,12 @@ mod tests {
     #[test]
     fn a_frame_gives_its_file_and_line() {
         assert_eq!(
-            frame_location(r#"File "/job/x.py", line 3 in <module>"#),
-            Some(("/job/x.py", 3))
-        );
-        assert_eq!(
-            frame_location(r#"  File "<string>", line 12 in crash  [your code]"#),
-            Some(("<string>", 12))
-        );
-        assert_eq!(
             frame_location("/tmp/job.py:2 in <module>  [your code]"),
             Some(("/tmp/job.py", 2))
+        );
+        assert_eq!(
+            frame_location("<string>:12 in crash"),
+            Some(("<string>", 12))
         );
         assert_eq!(frame_location("job.py line 3"), None);
     }

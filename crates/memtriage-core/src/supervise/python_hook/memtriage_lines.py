@@ -95,6 +95,9 @@ class _Sampler:
         self.thread = None
         self.cpu = 0.0
         self.measuring = threading.Lock()
+        # One write at a time (the thread's and the exit's), none after the last.
+        self.writing = threading.Lock()
+        self.written_final = False
         self.known_role = None
         self.last_charged = {}
         self.last_at = {}
@@ -415,16 +418,7 @@ class _Sampler:
         ranked = sorted(self.lines.items(), key=lambda kv: weight(kv[1]), reverse=True)
         lines = []
         for where, e in ranked[:_TOP_LINES]:
-            series = e.series
-            kept_now = e.kept(0) + e.kept(2) + e.copied
-            if not series or series[-1][1] != kept_now:
-                series.append([round(self.last_t, 3), kept_now])
-                if len(series) > _SERIES_POINTS:
-                    # Halve the resolution, keeping the last point.
-                    last = series[-1]
-                    del series[1::2]
-                    if series[-1] is not last:
-                        series.append(last)
+            _note_point(e.series, self.last_t, e.kept(0) + e.kept(2) + e.copied)
             path = max(e.paths.items(), key=lambda kv: kv[1])[0]
             entry = {
                 "at": self.location(where),
@@ -439,24 +433,17 @@ class _Sampler:
                 "grown_importing": e.importing,
                 "first_seconds": round(e.first, 3),
                 "last_seconds": round(e.last, 3),
-                "series": series,
+                "series": e.series,
             }
             for k, name in enumerate(_KINDS):
                 entry[name] = {"grown": e.grown[k], "kept": max(e.kept(k), 0)}
             lines.append(entry)
         # The process's own anonymous and shared memory over time: no line can have
         # kept more than the process grew.
-        now_held = self.prev[0][0] + self.prev[0][2]
-        held = self.held_series
-        if self.last_t is not None and (not held or held[-1][1] != now_held):
-            held.append([round(self.last_t, 3), now_held])
-            if len(held) > _SERIES_POINTS:
-                last = held[-1]
-                del held[1::2]
-                if held[-1] is not last:
-                    held.append(last)
+        if self.last_t is not None:
+            _note_point(self.held_series, self.last_t, self.prev[0][0] + self.prev[0][2])
         return {
-            "held_series": held,
+            "held_series": self.held_series,
             "pid": self.pid,
             "ppid": self.parent,
             "started": self.started,
@@ -491,17 +478,21 @@ class _Sampler:
                 self.pages.check(self.last_t or 0.0, force=True)
             finally:
                 self.measuring.release()
-        path = os.path.join(self.out_dir, "%d.json" % self.pid)
-        part = path + ".part"
-        data = _json.dumps(self.table(final), separators=(",", ":"))
-        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, data.encode())
-        finally:
-            os.close(fd)
-        os.replace(part, path)
-        self.dirty = False
-        self.flushes += 1
+        with self.writing:
+            if self.written_final:
+                return
+            path = os.path.join(self.out_dir, "%d.json" % self.pid)
+            part = path + ".part"
+            data = _json.dumps(self.table(final), separators=(",", ":"))
+            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, data.encode())
+            finally:
+                os.close(fd)
+            os.replace(part, path)
+            self.written_final = final
+            self.dirty = False
+            self.flushes += 1
 
     def loop(self):
         try:
@@ -870,6 +861,19 @@ class _FaultStacks:
             for end in self.pipe:
                 _close_quietly(end)
             self.pipe = None
+
+
+def _note_point(series, t, value):
+    """Adds `[t, value]` to a series where the value changed; past _SERIES_POINTS the
+    resolution is halved, keeping the last point."""
+    if series and series[-1][1] == value:
+        return
+    series.append([round(t, 3), value])
+    if len(series) > _SERIES_POINTS:
+        last = series[-1]
+        del series[1::2]
+        if series[-1] is not last:
+            series.append(last)
 
 
 def _close_quietly(fd):
