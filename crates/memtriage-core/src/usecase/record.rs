@@ -1,8 +1,8 @@
 //! `record`: the machine's memory history, one interval at a time, into a bounded
 //! SQLite database, from the watch's view ([`super::watch`]). A write that fails (a
 //! full disk) pauses recording and says so once; it resumes when writes succeed again.
-//! While memory pressure rises the machine is recorded every second, so the minute
-//! before an OOM kill is seen in detail.
+//! While memory pressure rises, and for [`PRESSURE_HOLD`] after, the machine is
+//! recorded every second, so the minute before an OOM kill is seen in detail.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,6 +22,10 @@ use crate::watch::{MachineView, Watcher};
 /// How often the machine is read between intervals, and recorded while memory
 /// pressure rises.
 pub const PRESSURE_CHECK: Duration = Duration::from_secs(1);
+/// How long the machine is still recorded each second after pressure last rose: a
+/// fall that pauses for a second (a DataLoader between batches) is one episode, and
+/// the moments after it (the kill, the swap storm) matter as much as the fall.
+pub const PRESSURE_HOLD: Duration = Duration::from_secs(10);
 
 /// Age retention runs every this many intervals (size, past the bound, at once).
 const RETAIN_EVERY: u32 = 60;
@@ -50,6 +54,10 @@ pub struct Recording {
     paused: Option<String>,
     /// The machine at the last pressure check.
     last_machine: Option<MachineRow>,
+    /// When pressure last rose: recording each second goes on for [`PRESSURE_HOLD`].
+    pressure_rose: Option<Instant>,
+    /// A sample was asked of the watch under pressure and is not yet written.
+    asked: bool,
     pub status: Arc<RecordStatus>,
 }
 
@@ -97,6 +105,8 @@ impl Recording {
                 intervals: 0,
                 paused: None,
                 last_machine: None,
+                pressure_rose: None,
+                asked: false,
                 earlier: Earlier::default(),
                 status: Arc::new(RecordStatus::default()),
             },
@@ -137,7 +147,8 @@ impl Recording {
     }
 
     /// Each second between intervals: while memory pressure rises (tasks stall on
-    /// memory, MemAvailable falls fast), the machine is recorded every second, so the
+    /// memory, MemAvailable falls fast) and for [`PRESSURE_HOLD`] after, the machine
+    /// is recorded every second, so the
     /// minute before an OOM kill is seen in detail: the machine's figures at once, and
     /// a whole interval (jobs, cgroups, the largest processes) from a sample asked of
     /// the watch (`sample_now`) for the next second. Returns what to say.
@@ -148,15 +159,28 @@ impl Recording {
         sample_now: impl FnOnce(),
     ) -> Vec<String> {
         let now = machine_now(root);
-        let rising = self
+        if self
             .last_machine
             .as_ref()
-            .is_some_and(|before| pressure_rising(before, &now));
+            .is_some_and(|before| pressure_rising(before, &now))
+        {
+            self.pressure_rose = Some(Instant::now());
+        }
         self.last_machine = Some(now.clone());
-        if !rising || self.paused.is_some() {
-            return Vec::new();
+        let under_pressure = self
+            .pressure_rose
+            .is_some_and(|rose| rose.elapsed() < PRESSURE_HOLD);
+        if !under_pressure || self.paused.is_some() {
+            // A sample asked for under pressure is written when it comes, even if a
+            // slow walk of a busy machine brings it after the pressure passed.
+            return if self.asked {
+                self.tick(view)
+            } else {
+                Vec::new()
+            };
         }
         sample_now();
+        self.asked = true;
         // The sample asked for a second ago, when it has come: the whole machine.
         if view.sampled_at.is_some() && view.sampled_at != self.last_written {
             return self.tick(view);
@@ -187,6 +211,7 @@ impl Recording {
         };
         match self.store.write(&interval) {
             Ok(()) => {
+                self.asked = false;
                 self.last_written = view.sampled_at;
                 self.taken = taken(view);
                 self.earlier = Earlier::of(view);
