@@ -12,6 +12,9 @@ the cost of an anchor grows with how often it occurs in healthy text:
     about memory), and
   - a synthetic training log (bench/explain_bench.py's generator, failures removed).
 
+The search runs over the text in ASCII lower case (rules match in any case), so
+literals, anchors and the healthy text are all folded before counting.
+
 It writes crates/memtriage-core/src/diagnose/logs/anchors.json in the order chosen
 (the engine gives each literal the first anchor it holds). Run it after adding rules
 when the engine's test `the_prefilter_takes_two_passes` fails:
@@ -39,9 +42,14 @@ SYNTHETIC_BYTES = 4_000_000
 
 def rule_literals(binary):
     table = json.loads(subprocess.check_output([binary, "explain", "--rules", "--json"]))
-    literals = sorted({lit for rule in table["rules"] for lit in rule["literals"]})
+    literals = sorted({fold(lit) for rule in table["rules"] for lit in rule["literals"]})
     # A literal that holds another is found wherever that one is.
     return [lit for lit in literals if not any(o != lit and o in lit for o in literals)]
+
+
+def fold(text):
+    """ASCII lower case, as the engine folds a region before its prefilter."""
+    return "".join(c.lower() if c.isascii() else c for c in text)
 
 
 def healthy_samples():
@@ -55,7 +63,7 @@ def healthy_samples():
         synthetic = open(path, encoding="utf-8", errors="replace").read()
     for failure in explain_bench.FAILURES:
         synthetic = synthetic.replace(failure, "")
-    return real, synthetic
+    return fold(real), fold(synthetic)
 
 
 def substrings(literal):

@@ -36,7 +36,7 @@ pub struct RuleSummary {
 
 /// The rule table; an error where it did not compile.
 pub fn rules() -> Result<RuleTable> {
-    crate::diagnose::logs::check_rules().map_err(Error::internal)?;
+    crate::diagnose::logs::compile_all_rules().map_err(Error::internal)?;
     let rules = crate::diagnose::logs::RULES
         .iter()
         .map(|r| RuleSummary {

@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 
 use super::{prefilter, rules, RULES};
 use crate::parse::kmsg;
@@ -19,7 +19,13 @@ pub(crate) struct Engine {
     pub(super) literals: AhoCorasick,
     /// For each literal, the rules that name it.
     pub(super) literal_rules: Vec<Vec<usize>>,
-    pub(super) patterns: Vec<(Regex, Vec<Regex>)>,
+    /// Each literal as its rules write it: a rule of [`rules::Rule::exact_case`] takes
+    /// only that case.
+    pub(super) literal_text: Vec<&'static str>,
+    /// Each rule's regexes, compiled when a line first holds one of its literals:
+    /// most logs reach few rules, and compiling all of them was most of the time
+    /// `explain` took on a short log.
+    patterns: Vec<OnceLock<Result<Pattern, String>>>,
     /// For each rule, the index of the rule that reads the table rows it heads.
     pub(super) table_rows: Vec<Option<usize>>,
     pub(super) prefix: Regex,
@@ -34,6 +40,36 @@ pub(crate) struct Engine {
     pub(super) task_row: Regex,
 }
 
+/// A rule's regexes: the one a line must match, and those that add captures.
+pub(super) struct Pattern {
+    pub(super) main: Regex,
+    pub(super) optional: Vec<Regex>,
+}
+
+impl Engine {
+    /// Rule `index`'s regexes, compiled on first use; the error where they do not
+    /// compile (the tests compile every rule, so a release build meets none).
+    pub(super) fn pattern(&self, index: usize) -> Result<&Pattern, &str> {
+        let Some(slot) = self.patterns.get(index) else {
+            return Err("no such rule");
+        };
+        slot.get_or_init(|| compile_rule(RULES[index]))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+fn compile_rule(r: &rules::Rule) -> Result<Pattern, String> {
+    let any_case = !r.exact_case;
+    let main = compile(r.id, &rules::expand(r.pattern), any_case)?;
+    let optional = r
+        .optional
+        .iter()
+        .map(|p| compile(r.id, &rules::expand(p), any_case))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Pattern { main, optional })
+}
+
 pub(super) fn engine() -> Result<&'static Engine, &'static str> {
     static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
     ENGINE
@@ -42,11 +78,22 @@ pub(super) fn engine() -> Result<&'static Engine, &'static str> {
         .map_err(String::as_str)
 }
 
-/// Whether the rule table compiled: a rule that does not compile is an error to
-/// report, never a rule silently skipped (a regex feature missing from a release
-/// build once dropped one that way).
+/// Whether the rule table's literals and prefilter were built (each rule's regexes
+/// are compiled when first needed; [`compile_all_rules`] compiles them all).
 pub fn check_rules() -> Result<(), String> {
     engine().map(|_| ()).map_err(str::to_string)
+}
+
+/// Compiles every rule's regexes: a rule that does not compile is an error to report,
+/// never a rule silently skipped (a regex feature missing from a release build once
+/// dropped one that way). `explain --rules` runs it, and so the tests of the release
+/// binary.
+pub fn compile_all_rules() -> Result<(), String> {
+    let engine = engine()?;
+    for i in 0..RULES.len() {
+        engine.pattern(i).map_err(str::to_string)?;
+    }
+    Ok(())
 }
 
 /// A literal that no text holds: the rule is reached only through a table its header
@@ -55,8 +102,14 @@ pub(super) fn never_occurs(literal: &str) -> bool {
     literal.starts_with('\0')
 }
 
-fn compile(what: &str, pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|e| format!("rule {what} does not compile: {e}"))
+/// A rule's regex, in any case unless the rule says otherwise: tools print the same
+/// message in several (`Out of memory`/`out of memory`, `Xid`/`XID`) and people
+/// retype it in theirs.
+fn compile(what: &str, pattern: &str, any_case: bool) -> Result<Regex, String> {
+    RegexBuilder::new(pattern)
+        .case_insensitive(any_case)
+        .build()
+        .map_err(|e| format!("rule {what} does not compile: {e}"))
 }
 
 fn build_engine() -> Result<Engine, String> {
@@ -78,19 +131,20 @@ fn build_engine() -> Result<Engine, String> {
     let ac = AhoCorasick::builder()
         .kind(Some(AhoCorasickKind::DFA))
         .match_kind(MatchKind::Standard)
+        .ascii_case_insensitive(true)
         .build(&literals)
         .map_err(|e| format!("the rules' literals: {e}"))?;
-    let prefilter = prefilter::Prefilter::new(&literals)?;
-    let mut patterns = Vec::with_capacity(RULES.len());
-    for r in RULES.iter() {
-        let main = compile(r.id, &rules::expand(r.pattern))?;
-        let optional = r
-            .optional
-            .iter()
-            .map(|p| compile(r.id, &rules::expand(p)))
-            .collect::<Result<Vec<_>, _>>()?;
-        patterns.push((main, optional));
-    }
+    // A literal is searched in its own case only where every rule naming it wants so.
+    let given: Vec<prefilter::Literal> = literals
+        .iter()
+        .zip(&literal_rules)
+        .map(|(&text, named_by)| prefilter::Literal {
+            text,
+            exact_case: named_by.iter().all(|&r| RULES[r].exact_case),
+        })
+        .collect();
+    let prefilter = prefilter::Prefilter::new(&given)?;
+    let patterns = (0..RULES.len()).map(|_| OnceLock::new()).collect();
     let mut table_rows = Vec::with_capacity(RULES.len());
     for r in RULES.iter() {
         table_rows.push(match r.table_rows {
@@ -103,11 +157,14 @@ fn build_engine() -> Result<Engine, String> {
             None => None,
         });
     }
-    let fixed = |what: &str, p: &str| compile(what, p);
+    let fixed = |what: &str, p: &str| {
+        Regex::new(p).map_err(|e| format!("rule {what} does not compile: {e}"))
+    };
     Ok(Engine {
         prefilter,
         literals: ac,
         literal_rules,
+        literal_text: literals,
         patterns,
         table_rows,
         // Prefixes that launchers and log collectors put before a program's own line:
@@ -298,10 +355,22 @@ mod tests {
         for rule in RULES.iter() {
             for lit in rule.literals.iter().filter(|l| !never_occurs(l)) {
                 let line = format!("[ 12.5] x {lit} y");
+                // In another case, unless the rule wants its own.
+                let line = if rule.exact_case {
+                    line
+                } else {
+                    line.to_ascii_uppercase()
+                };
+                let mut folded = Vec::new();
+                prefilter::fold_case(line.as_bytes(), &mut folded);
+                let region = prefilter::Region {
+                    text: line.as_bytes(),
+                    folded: &folded,
+                };
                 let found = (0..e.prefilter.groups())
-                    .filter_map(|g| e.prefilter.find(g, line.as_bytes(), 0))
+                    .filter_map(|g| e.prefilter.find(g, region, 0))
                     .min();
-                // Found where it is (or a literal inside it, which another rule names).
+                // Found where it is (or a literal inside it that another rule names).
                 assert!(
                     found.is_some_and(|at| (10..10 + lit.len()).contains(&at)),
                     "{}: {lit:?} at {found:?}",
@@ -312,16 +381,32 @@ mod tests {
     }
 
     #[test]
+    fn every_rule_compiles() {
+        compile_all_rules().unwrap();
+    }
+
+    #[test]
     fn the_prefilter_takes_two_passes() {
         // Each group of anchors is one more SIMD pass over every byte: a third would
         // cost explain a third of its speed. Choose the anchors again for the table
-        // (python3 bench/prefilter_anchors.py) when this fails.
+        // (python3 bench/prefilter_anchors.py) when this fails. The literals matched
+        // in their own case are a group apart, searched in the text itself: one
+        // literal, which memchr's memmem finds at a fraction of a Teddy pass's cost.
         let e = engine().unwrap();
+        let folded = (0..e.prefilter.groups())
+            .filter(|&g| e.prefilter.searches_folded(g))
+            .count();
         assert!(
-            e.prefilter.groups() <= 2,
+            folded <= 2,
             "{} anchors in {} groups",
             e.prefilter.anchors(),
             e.prefilter.groups()
         );
+        let exact: Vec<&str> = RULES
+            .iter()
+            .filter(|r| r.exact_case)
+            .flat_map(|r| r.literals.iter().copied())
+            .collect();
+        assert!(exact.len() <= 1, "{exact:?}");
     }
 }

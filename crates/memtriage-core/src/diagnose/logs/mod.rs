@@ -5,7 +5,8 @@
 //! one line at a time), never holds more than one line's first [`MAX_LINE`] bytes plus
 //! a bounded set of matches, and gives the same matches however the input was cut.
 //! Recognition is the rule table in `rules` (one file per family, [`RULES`] in match
-//! order), compiled once by `engine`; `report` turns matches into findings,
+//! order), built once by `engine` (a rule's regexes when a line first needs them);
+//! `report` turns matches into findings,
 //! `faulthandler` reads Python crash stacks; this module only moves bytes.
 //!
 //! The unit of matching is a *segment*: the bytes between two line ends, where `\r`
@@ -13,8 +14,9 @@
 //! an empty segment). Line numbers count `\n` only, so they agree with `wc -l` and an
 //! editor. Only the first [`MAX_LINE`] bytes of a segment are examined.
 //!
-//! Speed: `prefilter` finds the rules' literals in the whole of each chunk at once
-//! (SIMD searches of a few anchors, walked by `search`); a segment without one is
+//! Speed: `prefilter` finds the rules' literals, in any case, in the whole of each
+//! chunk at once (SIMD searches of a few anchors, run by `search` over a lower-case
+//! copy a block at a time, one part of the chunk per core); a segment without one is
 //! never looked at. Only the rare segment that holds one is decoded and tried against
 //! its rules' regexes.
 
@@ -33,10 +35,9 @@ use serde::{Serialize, Serializer};
 
 use crate::model::finding::Finding;
 use crate::parse::text::escape_bytes;
-use engine::{engine, normalize, Engine};
-use search::{next_hit, parallelism, search_in_parallel, Searched, PARALLEL_MIN};
+use engine::{engine, normalize, Engine, Pattern};
 
-pub use engine::check_rules;
+pub use engine::{check_rules, compile_all_rules};
 pub use rules::{ClassInfo, FailureClass, CLASSES, RULES};
 
 /// Bytes of a segment examined and kept; a longer line is cut here (at a UTF-8
@@ -432,14 +433,8 @@ impl LogScanner {
 
     /// `region` ends with a line end. Segments with no literal are skipped wholesale.
     fn scan_complete(&mut self, engine: &Engine, region: &[u8]) {
+        let mut hits = search::search(engine, region);
         let mut pos = 0;
-        let groups = engine.prefilter.groups();
-        let mut searched = vec![Searched::default(); groups];
-        // A large region is searched by every prefilter group at once, one thread
-        // each; then each group's answer is already known wherever it is asked.
-        if region.len() >= PARALLEL_MIN && groups > 1 && parallelism() > 1 {
-            searched = search_in_parallel(engine, region);
-        }
         while pos < region.len() {
             let end = if self.block.is_some() || self.table.is_some() || self.pending_join.is_some()
             {
@@ -450,7 +445,7 @@ impl LogScanner {
                 self.context.clear();
                 end
             } else {
-                let Some(hit) = next_hit(engine, region, pos, &mut searched) else {
+                let Some(hit) = hits.next_hit(pos) else {
                     self.newlines += count_newlines(&region[pos..]);
                     return;
                 };
@@ -540,7 +535,12 @@ impl LogScanner {
         let mut candidates = [false; 512];
         let mut any = false;
         for m in engine.literals.find_overlapping_iter(bytes) {
+            let literal = engine.literal_text[m.pattern().as_usize()];
+            let exact = bytes[m.range()] == *literal.as_bytes();
             for &r in &engine.literal_rules[m.pattern().as_usize()] {
+                if RULES[r].exact_case && !exact {
+                    continue;
+                }
                 if let Some(c) = candidates.get_mut(r) {
                     *c = true;
                     any = true;
@@ -559,7 +559,7 @@ impl LogScanner {
             if !candidates.get(i).copied().unwrap_or(false) {
                 continue;
             }
-            let Some((re, optional)) = engine.patterns.get(i) else {
+            let Ok(Pattern { main: re, optional }) = engine.pattern(i) else {
                 continue;
             };
             let Some(caps) = re.captures(&msg) else {
@@ -618,7 +618,7 @@ impl LogScanner {
         let Some(rule) = RULES.get(rule_index) else {
             return false;
         };
-        let Some((re, _)) = engine.patterns.get(rule_index) else {
+        let Ok(Pattern { main: re, .. }) = engine.pattern(rule_index) else {
             return false;
         };
         let Some(caps) = re.captures(msg) else {

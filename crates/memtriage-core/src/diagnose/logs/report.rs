@@ -214,6 +214,7 @@ pub(super) fn findings(
 const PLAIN_SIGKILL: &[&str] = &[
     oom_rules::EXIT_SIGKILL,
     "shell.killed",
+    oom_rules::SHELL_KILLED_ELSEWHERE,
     "gunicorn.perhaps-oom",
 ];
 

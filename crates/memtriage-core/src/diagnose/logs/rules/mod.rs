@@ -213,6 +213,11 @@ pub struct Rule {
     pub certainty: Certainty,
     /// Overrides the class's cause (a Slurm limit is configuration, an OOM capacity).
     pub cause: Option<CauseKind>,
+    /// The literals and pattern count only in the case written: the line is one
+    /// program's, always printed so, and its words in another case are common in
+    /// healthy text (a shell's `Killed` beside `killed_frac=0.95`). Rules match in any
+    /// case otherwise.
+    pub exact_case: bool,
 }
 
 /// Fills captures from the message of a line the rule matched; `false` when the line,
@@ -243,6 +248,7 @@ const fn rule(
         table_rows: None,
         certainty: Certainty::Confirmed,
         cause: None,
+        exact_case: false,
     }
 }
 

@@ -17,6 +17,8 @@ pub const KILLED_PROCESS: &str = "kernel.oom-killed-process";
 pub const KILL_CONSTRAINT: &str = "kernel.oom-kill-constraint";
 /// cgroup v1's `memory: usage … limit … failcnt` at the kill.
 pub const MEMCG_USAGE: &str = "kernel.memcg-usage";
+/// A shell's `Killed` in zsh's, fish's or another language's words.
+pub const SHELL_KILLED_ELSEWHERE: &str = "shell.killed-elsewhere";
 /// An exit status of 137 or -9, a launcher's report of SIGKILL.
 pub const EXIT_SIGKILL: &str = "exit.sigkill";
 /// The runtime says the container was not OOM-killed (Docker `OOMKilled: false`,
@@ -268,15 +270,31 @@ pub(super) static RULES: &[Rule] = &[
             "The process was killed by SIGKILL (exit code 137), most often the OOM killer",
         )
     },
+    // bash and sh print `Killed` in this case only, and healthy logs hold `killed`
+    // on every line (`killed_frac=0.95`): this form is matched in its case.
     Rule {
         fix: Some(SIGKILL_FIX),
         certainty: Likely,
+        exact_case: true,
         ..rule(
             "shell.killed",
             C::OomKill,
             Error,
-            &["Killed", "Getötet", "Процесс убит", "Убито", "已杀死", "已殺死", "強制終了", "Processus arrêté", "Matado", ],
-            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+)(?:Killed|Getötet|Процесс убит|Убито|已杀死|已殺死|強制終了|Processus arrêté|Matado)(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|fish: Job \d+, .* terminated by signal SIGKILL|^(?:.*?[|\]%]\s*)?(?:Killed|Getötet|Processus arrêté|Убито|Процесс убит|已杀死|已殺死|強制終了|Matado)\s*$|^\*\*Killed\*\*$",
+            &["Killed"],
+            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:\s+(?P<command>.*?))?\s*$|^(?:.*?[|\]%]\s*)?Killed\s*$|^\*\*Killed\*\*$",
+            "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
+        )
+    },
+    // zsh's and fish's words, and shells in other languages.
+    Rule {
+        fix: Some(SIGKILL_FIX),
+        certainty: Likely,
+        ..rule(
+            SHELL_KILLED_ELSEWHERE,
+            C::OomKill,
+            Error,
+            &["zsh: killed", "fish: Job", "Getötet", "Процесс убит", "Убито", "已杀死", "已殺死", "強制終了", "Processus arrêté", "Matado"],
+            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+)(?:Getötet|Процесс убит|Убито|已杀死|已殺死|強制終了|Processus arrêté|Matado)(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|fish: Job \d+, .* terminated by signal SIGKILL|^(?:.*?[|\]%]\s*)?(?:Getötet|Processus arrêté|Убито|Процесс убит|已杀死|已殺死|強制終了|Matado)\s*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },

@@ -47,6 +47,8 @@ pub(super) static RULES: &[Rule] = &[
             "Windows bug check PAGE_FAULT_IN_NONPAGED_AREA (0x50): the kernel touched memory that was not there",
         )
     },
+    // A bug check's name in words (`MEMORY MANAGEMENT`) counts only in capitals: in
+    // lower case it is English.
     Rule {
         extract: Some(extract_module),
         optional: &[r"(?:What failed|Probably caused by|IMAGE_NAME|MODULE_NAME)\s*:\s*(?P<module>\S+)"],
@@ -55,7 +57,7 @@ pub(super) static RULES: &[Rule] = &[
             C::WindowsMemoryFault,
             Error,
             &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1"],
-            r"(?i:\b(?P<check>MEMORY[_ ]MANAGEMENT|(?:DRIVER[_ ])?IRQL[_ ]NOT[_ ]LESS[_ ]OR[_ ]EQUAL|VIDEO[_ ]TDR[_ ]FAILURE)\b)|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b",
+            r"\b(?P<check>MEMORY_MANAGEMENT|(?:DRIVER_)?IRQL_NOT_LESS_OR_EQUAL|VIDEO_TDR_FAILURE|(?-i:MEMORY MANAGEMENT|(?:DRIVER )?IRQL NOT LESS OR EQUAL|VIDEO TDR FAILURE))\b|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b",
             "Windows bug check {check}",
         )
     },
