@@ -17,12 +17,13 @@ pub fn write(
     bytes: u64,
 ) -> io::Result<()> {
     findings::write(out, style, found)?;
+    let line_word = if lines == 1 { "line" } else { "lines" };
     if found.is_empty() {
-        writeln!(out, "no known failure found in {lines} lines")
+        writeln!(out, "no known failure found in {lines} {line_word}")
     } else {
         writeln!(
             out,
-            "{} finding{} in {} lines ({:.1} MB)",
+            "{} finding{} in {} {line_word} ({:.1} MB)",
             found.len(),
             if found.len() == 1 { "" } else { "s" },
             lines,

@@ -38,7 +38,7 @@ fn explains_a_file_for_people() {
     assert!(stdout.contains("fix: The caching allocator is fragmented"));
     assert!(stdout.contains("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"));
     assert!(
-        stdout.trim_end().ends_with("1 finding in 1 lines (0.0 MB)"),
+        stdout.trim_end().ends_with("1 finding in 1 line (0.0 MB)"),
         "{stdout}"
     );
 }

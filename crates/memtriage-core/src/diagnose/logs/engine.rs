@@ -169,10 +169,10 @@ fn build_engine() -> Result<Engine, String> {
         table_rows,
         // Prefixes that launchers and log collectors put before a program's own line:
         // torchrun's `[rank3]:` / `[default0]:`, mpirun's `[1,0]<stderr>:`, srun
-        // --label's `3: `, and `kubectl logs --timestamps`' RFC 3339 time.
+        // --label's `3: `, and `kubectl logs --timestamps`' RFC 3339 time, in any case.
         prefix: fixed(
             "prefix",
-            r"^(?:\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,5}: |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+)",
+            r"(?i)^(?:\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,5}: |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+)",
         )?,
         progress: fixed(
             "progress",

@@ -28,6 +28,7 @@ mod report;
 pub(crate) mod rules;
 mod search;
 mod tables;
+mod wrap;
 
 use memchr::{memchr2, memrchr2};
 use regex::Regex;
@@ -161,6 +162,10 @@ pub struct LogScanner {
     /// to it, in case a terminal or a paste wrapped the message.
     pending_join: Option<(u64, String)>,
     had_literal: bool,
+    /// The width a terminal hard-wrapped the input at, told from its start.
+    wrap: wrap::WrapWidth,
+    /// That width, while the region being read is within the input's start.
+    wrap_at: Option<usize>,
     /// Memory figures the job printed: evidence only as a series (growth), so kept
     /// apart from the matches (the first and last [`KEEP_FIRST`] of them).
     figures: Vec<LogMatch>,
@@ -265,6 +270,8 @@ impl LogScanner {
             counts: Vec::new(),
             largest_kills: Vec::new(),
             pending_join: None,
+            wrap: wrap::WrapWidth::default(),
+            wrap_at: None,
             had_literal: false,
             figures: Vec::new(),
             context: Vec::new(),
@@ -434,11 +441,21 @@ impl LogScanner {
     /// `region` ends with a line end. Segments with no literal are skipped wholesale.
     fn scan_complete(&mut self, engine: &Engine, region: &[u8]) {
         let mut hits = search::search(engine, region);
+        let wrapped = self.wrap.sample(region);
+        let wrapped_until = wrapped.map_or(0, |(_, bytes)| bytes);
+        self.wrap_at = wrapped.map(|(width, _)| width);
         let mut pos = 0;
         while pos < region.len() {
-            let end = if self.block.is_some() || self.table.is_some() || self.pending_join.is_some()
-            {
-                // Inside a faulthandler block or a table every line counts, literal or not.
+            if pos >= wrapped_until {
+                self.wrap_at = None;
+            }
+            let every_line = self.block.is_some()
+                || self.table.is_some()
+                || self.pending_join.is_some()
+                || self.wrap_at.is_some();
+            let end = if every_line {
+                // Inside a faulthandler block or a table every line counts, literal or
+                // not; in a hard-wrapped copy, a literal may be cut between two lines.
                 let end = memchr2(b'\n', b'\r', &region[pos..]).map_or(region.len(), |i| pos + i);
                 self.set_context(region, pos);
                 self.segment(engine, &region[pos..end]);
@@ -509,21 +526,33 @@ impl LogScanner {
             return;
         }
         let blank = line.trim().is_empty();
+        // A piece of a terminal's full width goes on in the next line, literal or not.
+        let columns = wrap::columns(bytes);
+        let cut_by_terminal = self.wrap_at == Some(columns);
+        if self.wrap_at.is_some_and(|w| columns > w) {
+            self.wrap.refute();
+            self.wrap_at = None;
+        }
         if let Some((prev_no, prev)) = pending {
             if blank {
                 // An empty segment between (CRLF) keeps the wrapped line waiting.
                 self.pending_join = Some((prev_no, prev));
                 return;
             }
+            // The next piece without the prefix a tool or a quote put on every line.
+            let rest = normalize(engine, &line);
             // Wrapped mid-word (`illegal me` / `mory access`) or at a space.
-            let glued = format!("{prev}{line}");
-            let spaced = format!("{prev} {}", line.trim_start());
-            for joined in [glued, spaced] {
-                if self.try_rules(engine, joined.as_bytes(), &joined, prev_no) {
+            let glued = format!("{prev}{rest}");
+            let spaced = format!("{prev} {}", rest.trim_start());
+            for joined in [&glued, &spaced] {
+                if self.try_rules(engine, joined.as_bytes(), joined, prev_no) {
                     return;
                 }
             }
-        } else if !blank && self.had_literal && line.len() >= WRAP_MIN {
+            if cut_by_terminal && glued.len() < MAX_LINE {
+                self.pending_join = Some((prev_no, glued));
+            }
+        } else if !blank && (cut_by_terminal || self.had_literal && line.len() >= WRAP_MIN) {
             self.pending_join = Some((line_no, line));
         }
     }

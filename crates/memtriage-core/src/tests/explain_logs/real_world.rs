@@ -376,3 +376,42 @@ fn placeholders_keep_the_verdict_and_invent_no_value() {
         );
     }
 }
+
+/// A terminal copy cuts every long line at its width, a literal anywhere in it.
+fn hard_wrapped(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let chars: Vec<char> = line.chars().collect();
+        for piece in chars.chunks(width) {
+            out.extend(piece);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn a_message_a_terminal_cut_mid_literal_is_read_whole() {
+    let log = "/home/usrname/torch/install/share/lua/5.1/cudnn/init.lua:118: Error in CuDNN: CUDNN_STATUS_ALLOC_FAILED (cudnnFindConvolutionForwardAlgorithm)\n\
+               The kernel for ConfidNet/confidnet/notebook/success_errors_histogram.ipynb appears to have died. It will restart automatically\n";
+    let wrapped = hard_wrapped(log, 80);
+    assert!(wrapped.contains("CU\nDNN_STATUS") && wrapped.contains("appea\nrs"));
+    let found = classes(wrapped.as_bytes());
+    assert!(found.contains(&"log.cuda-oom".to_string()), "{found:?}");
+    assert!(found.contains(&"log.oom-kill".to_string()), "{found:?}");
+    // Pasted into a markdown quote, every piece behind its `> `.
+    let quoted: String = wrapped.lines().map(|l| format!("> {l}\n")).collect();
+    assert!(classes(quoted.as_bytes()).contains(&"log.cuda-oom".to_string()));
+}
+
+#[test]
+fn a_programs_lines_of_one_width_are_not_glued() {
+    // Fixed-width lines (a table, a padded status line): glued to the next they hold
+    // a literal, but no message.
+    let mut log = String::new();
+    for i in 0..40 {
+        log.push_str(&format!("{:<76}{i:>4}\n", "epoch done, samples seen, CUDA"));
+        log.push_str(" error: none\n");
+    }
+    assert_eq!(classes(log.as_bytes()), Vec::<String>::new());
+}

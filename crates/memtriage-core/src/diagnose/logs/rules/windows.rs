@@ -11,6 +11,10 @@ use crate::model::ids;
 /// The module named as the cause, and whom it points at: the NVIDIA driver, RAM (the
 /// kernel itself, or WinDbg's `memory_corruption`), or the program.
 fn extract_module(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    // The name in words is the same check (a regex names a group once).
+    if let Some(i) = out.iter().position(|(k, _)| k == "check_words") {
+        out[i].0 = "check".into();
+    }
     let module = out
         .iter()
         .find(|(k, _)| k == "module")
@@ -47,8 +51,9 @@ pub(super) static RULES: &[Rule] = &[
             "Windows bug check PAGE_FAULT_IN_NONPAGED_AREA (0x50): the kernel touched memory that was not there",
         )
     },
-    // A bug check's name in words (`MEMORY MANAGEMENT`) counts only in capitals: in
-    // lower case it is English.
+    // A bug check's name in words (`MEMORY MANAGEMENT`) counts in capitals, alone on
+    // its line or after `Stop code:` as the blue screen shows it: otherwise it is
+    // English (a shouted sentence about memory management).
     Rule {
         extract: Some(extract_module),
         optional: &[r"(?:What failed|Probably caused by|IMAGE_NAME|MODULE_NAME)\s*:\s*(?P<module>\S+)"],
@@ -57,7 +62,7 @@ pub(super) static RULES: &[Rule] = &[
             C::WindowsMemoryFault,
             Error,
             &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1"],
-            r"\b(?P<check>MEMORY_MANAGEMENT|(?:DRIVER_)?IRQL_NOT_LESS_OR_EQUAL|VIDEO_TDR_FAILURE|(?-i:MEMORY MANAGEMENT|(?:DRIVER )?IRQL NOT LESS OR EQUAL|VIDEO TDR FAILURE))\b|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b",
+            r"\b(?P<check>MEMORY_MANAGEMENT|(?:DRIVER_)?IRQL_NOT_LESS_OR_EQUAL|VIDEO_TDR_FAILURE)\b|(?:stop code:?\s*|^\s*)(?P<check_words>(?-i:MEMORY MANAGEMENT|(?:DRIVER )?IRQL NOT LESS OR EQUAL|VIDEO TDR FAILURE))\s*$|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b",
             "Windows bug check {check}",
         )
     },
