@@ -59,3 +59,7 @@ MEMTRIAGE_WHEEL="$(realpath "$wheel")" MEMTRIAGE_FAKE_NVML="$fake_nvml" \
 # a rule from the release build while the tests passed).
 cargo build --release --locked -p memtriage -q
 "$venv/bin/python" bench/diagnosis_accuracy.py --check
+# The same excerpts rewritten the ways logs change on their way to a user (wrapped,
+# quoted, prefixed, another case, placeholders): no healthy log's variant may raise an
+# alarm, and at least the floor of excerpts must hold under every variant.
+"$venv/bin/python" bench/metamorphic.py --check 0.94

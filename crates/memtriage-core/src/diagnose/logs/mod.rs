@@ -191,12 +191,18 @@ const WRAP_MIN: usize = 40;
 const CONTEXT: usize = 400;
 
 /// Documentation quotes an error after telling the reader they may meet it; a user
-/// reporting one says what they got. Such a quote is not a failure.
-fn quoted_as_example(before: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(before).to_lowercase();
-    let lines: Vec<&str> = text
+/// reporting one says what they got. Such a quote is not a failure. The lines are read
+/// without the prefix a tool or a quote put on each (a page pasted through `kubectl
+/// logs` or into a markdown quote is still a page).
+fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(before);
+    let messages: Vec<String> = text
         .lines()
-        .map(str::trim)
+        .map(|l| normalize(engine, l).to_lowercase())
+        .collect();
+    let lines: Vec<&str> = messages
+        .iter()
+        .map(|l| l.trim())
         .filter(|l| !l.is_empty() && !l.starts_with("```"))
         .collect();
     let recent = &lines[lines.len().saturating_sub(2)..];
@@ -610,7 +616,7 @@ impl LogScanner {
                     continue;
                 }
             }
-            if quoted_as_example(&self.context) || explains_the_error(&msg) {
+            if quoted_as_example(engine, &self.context) || explains_the_error(&msg) {
                 return true;
             }
             if faulthandler::starts_block(rule) {

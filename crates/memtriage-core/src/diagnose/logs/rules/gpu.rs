@@ -45,14 +45,17 @@ fn extract_nccl_warning(msg: &str, _out: &mut Vec<(String, String)>) -> bool {
         "NCCL_SOCKET_IFNAME",
         "Unable to load library",
         "falling back",
-        "Falling back",
         "using internal implementation",
         "Using internal network plugin",
         "No IB devices found",
         "Attempt to use a closed",
         "Cuda failure 'out of memory'",
     ];
-    !RECOVERED.iter().any(|r| msg.contains(r))
+    // Rules match in any case; so does what excuses a line.
+    let msg = msg.to_ascii_lowercase();
+    !RECOVERED
+        .iter()
+        .any(|r| msg.contains(&r.to_ascii_lowercase()))
 }
 
 pub(super) static RULES: &[Rule] = &[
