@@ -70,11 +70,17 @@ def class_of(finding_id):
     return finding_id[len("log."):].replace("-", "_") if finding_id.startswith("log.") else finding_id
 
 
-def verdict(findings):
+def verdict_finding(findings):
+    """The finding that gives the verdict: the first that claims a failure."""
     for f in findings:
         if f["severity"] in ("warn", "error") or class_of(f["id"]) == "sigkill":
-            return class_of(f["id"])
-    return "healthy"
+            return f
+    return None
+
+
+def verdict(findings):
+    f = verdict_finding(findings)
+    return class_of(f["id"]) if f else "healthy"
 
 
 def binary_findings(binary, path):
@@ -91,6 +97,8 @@ def wheel_findings(memtriage, path):
 
 def evaluate(name, excerpts, findings_of, gaps):
     confusion = collections.defaultdict(collections.Counter)
+    # Per certainty of the verdict's finding: how many verdicts, how many right.
+    calibration = collections.defaultdict(lambda: [0, 0])
     alarms, problems, verdicts = [], [], {}
     for e in excerpts:
         findings = findings_of(e["path"])
@@ -98,6 +106,10 @@ def evaluate(name, excerpts, findings_of, gaps):
         verdicts[e["file"]] = got
         right = got == e["class"] or got in e.get("also", [])
         confusion[e["class"]][e["class"] if right else got] += 1
+        said = verdict_finding(findings)
+        if said is not None:
+            calibration[said["certainty"]][0] += 1
+            calibration[said["certainty"]][1] += right
         if e["class"] == "healthy":
             alarms += [f"{e['file']}: {f['id']}" for f in findings if f["severity"] in ("warn", "error")]
     classes = sorted(set(confusion) | {c for v in confusion.values() for c in v})
@@ -122,9 +134,20 @@ def evaluate(name, excerpts, findings_of, gaps):
     total = sum(sum(v.values()) for v in confusion.values())
     right = sum(v[c] for c, v in confusion.items())
     print(f"overall: {right}/{total} right ({right / total * 100:.1f}%)")
+    print_calibration(calibration)
     if alarms:
         problems.append("healthy logs raised alarms: " + ", ".join(alarms))
     return verdicts, problems
+
+
+def print_calibration(calibration):
+    """How often a verdict of each certainty is right: `confirmed` must be nearly always,
+    `possible` may be wrong often (it never warns on its own)."""
+    print(f"{'certainty of the verdict':<28} {'said':>5} {'right':>5} {'%':>7}")
+    for certainty in ("confirmed", "likely", "possible"):
+        said, right = calibration.get(certainty, (0, 0))
+        pct = f"{right / said * 100:6.1f}%" if said else "     -"
+        print(f"{certainty:<28} {said:>5} {right:>5} {pct}")
 
 
 def main():
