@@ -24,6 +24,7 @@ mod encoding;
 mod engine;
 mod faulthandler;
 mod prefilter;
+mod prose;
 mod report;
 pub(crate) mod rules;
 mod search;
@@ -166,6 +167,10 @@ pub struct LogScanner {
     wrap: wrap::WrapWidth,
     /// That width, while the region being read is within the input's start.
     wrap_at: Option<usize>,
+    /// The input's first line has been read (for an article's title).
+    title_read: bool,
+    /// The input opens with an article's title: the errors it quotes are examples.
+    article: bool,
     /// Memory figures the job printed: evidence only as a series (growth), so kept
     /// apart from the matches (the first and last [`KEEP_FIRST`] of them).
     figures: Vec<LogMatch>,
@@ -178,76 +183,11 @@ pub struct LogScanner {
     partial_context: Vec<u8>,
 }
 
-/// `## CUDA out of memory`: a document's section title names an error, it is not one.
-fn is_markdown_heading(msg: &str) -> bool {
-    let hashes = msg.bytes().take_while(|b| *b == b'#').count();
-    (1..=6).contains(&hashes) && msg.as_bytes().get(hashes) == Some(&b' ')
-}
-
 /// A line shorter than this was not wrapped by a terminal or a paste.
 const WRAP_MIN: usize = 40;
 
 /// Bytes before a matching line looked at for prose that quotes it as an example.
 const CONTEXT: usize = 400;
-
-/// Documentation quotes an error after telling the reader they may meet it; a user
-/// reporting one says what they got. Such a quote is not a failure. The lines are read
-/// without the prefix a tool or a quote put on each (a page pasted through `kubectl
-/// logs` or into a markdown quote is still a page).
-fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(before);
-    let messages: Vec<String> = text
-        .lines()
-        .map(|l| normalize(engine, l).to_lowercase())
-        .collect();
-    let lines: Vec<&str> = messages
-        .iter()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty() && !l.starts_with("```"))
-        .collect();
-    let recent = &lines[lines.len().saturating_sub(2)..];
-    const DOC_PHRASES: &[&str] = &[
-        "you may encounter",
-        "you might encounter",
-        "you may see",
-        "you might see",
-        "you will see",
-        "you'll see",
-        "you may get",
-        "you might get",
-        "you may run into",
-        "you might run into",
-    ];
-    recent
-        .iter()
-        .any(|l| DOC_PHRASES.iter().any(|p| l.contains(p)))
-}
-
-/// A line of documentation that names the error while telling the reader about it
-/// (`If you encounter the error \`[Errno 24] Too many open files\`, this indicates…`,
-/// `The PAGE_FAULT_IN_NONPAGED_AREA bug check has a value of 0x00000050.`): a program
-/// that fails prints the error, never a sentence addressed to its reader about it.
-fn explains_the_error(msg: &str) -> bool {
-    let text = msg
-        .trim_start_matches(|c: char| !c.is_alphanumeric())
-        .to_lowercase();
-    const CONDITIONS: &[&str] = &["if you ", "when you ", "whenever you ", "in case you "];
-    const MEETING: &[&str] = &[
-        "encounter",
-        "get ",
-        "see ",
-        "hit ",
-        "run into",
-        "receive",
-        "experience",
-        "face ",
-    ];
-    let addressed = CONDITIONS.iter().any(|c| {
-        text.strip_prefix(c)
-            .is_some_and(|rest| MEETING.iter().any(|m| rest.trim_start().starts_with(m)))
-    });
-    addressed || text.contains("bug check has a value of")
-}
 
 impl Default for LogScanner {
     fn default() -> Self {
@@ -278,6 +218,8 @@ impl LogScanner {
             pending_join: None,
             wrap: wrap::WrapWidth::default(),
             wrap_at: None,
+            title_read: false,
+            article: false,
             had_literal: false,
             figures: Vec::new(),
             context: Vec::new(),
@@ -447,6 +389,9 @@ impl LogScanner {
     /// `region` ends with a line end. Segments with no literal are skipped wholesale.
     fn scan_complete(&mut self, engine: &Engine, region: &[u8]) {
         let mut hits = search::search(engine, region);
+        if !self.title_read {
+            self.read_title(region);
+        }
         let wrapped = self.wrap.sample(region);
         let wrapped_until = wrapped.map_or(0, |(_, bytes)| bytes);
         self.wrap_at = wrapped.map(|(width, _)| width);
@@ -495,6 +440,20 @@ impl LogScanner {
             }
             pos = end + 1;
         }
+    }
+
+    /// Whether the input opens with an article's title: its first non-empty line.
+    fn read_title(&mut self, region: &[u8]) {
+        let text = &region[..region.len().min(MAX_LINE)];
+        let Some(first) = text
+            .split(|b| *b == b'\n')
+            .map(|l| String::from_utf8_lossy(l).trim().to_string())
+            .find(|l| !l.is_empty())
+        else {
+            return;
+        };
+        self.title_read = true;
+        self.article = prose::is_article_title(&first);
     }
 
     /// One segment, through the faulthandler block if one is open, then the rules.
@@ -587,7 +546,7 @@ impl LogScanner {
         }
         self.had_literal = true;
         let msg = normalize(engine, line);
-        if is_markdown_heading(&msg) {
+        if prose::is_markdown_heading(&msg) {
             return false;
         }
         for (i, rule) in RULES.iter().enumerate() {
@@ -616,7 +575,11 @@ impl LogScanner {
                     continue;
                 }
             }
-            if quoted_as_example(engine, &self.context) || explains_the_error(&msg) {
+            if self.article
+                || prose::quoted_as_example(engine, &self.context)
+                || prose::explains_the_error(&msg)
+                || prose::has_invented_values(line)
+            {
                 return true;
             }
             if faulthandler::starts_block(rule) {
@@ -806,26 +769,6 @@ mod tests {
             Some(("<string>", 12))
         );
         assert_eq!(frame_location("job.py line 3"), None);
-    }
-
-    #[test]
-    fn documentation_explaining_an_error_is_told_from_the_error() {
-        assert!(explains_the_error(
-            "+    If you encounter the error `[Errno 24] Too many open files`, this indicates"
-        ));
-        assert!(explains_the_error(
-            "The PAGE_FAULT_IN_NONPAGED_AREA bug check has a value of 0x00000050."
-        ));
-        assert!(explains_the_error(
-            "When you get CUDA out of memory, lower the batch"
-        ));
-        for error in [
-            "OSError: [Errno 24] Too many open files",
-            "*** STOP: 0x00000050 (PAGE_FAULT_IN_NONPAGED_AREA)",
-            "If the process gets killed: Killed",
-        ] {
-            assert!(!explains_the_error(error), "{error}");
-        }
     }
 
     #[test]

@@ -298,6 +298,15 @@ pub(super) static RULES: &[Rule] = &[
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },
+    // `docker events`: the kernel's OOM killer fired in the container's cgroup.
+    rule(
+        "docker.event-container-oom",
+        C::OomKill,
+        Error,
+        &["container oom "],
+        r"\bcontainer oom (?P<container>[0-9a-f]{12,64})\b",
+        "Docker reports an OOM kill in container {container}",
+    ),
     // ---- SIGKILL that is known not to be (or not known to be) an OOM kill ----------
     Rule {
         certainty: Possible,
@@ -366,7 +375,8 @@ pub(super) static RULES: &[Rule] = &[
             C::UserspaceOomKill,
             Error,
             &["for exceeding memory limits", "beyond physical memory limits", "beyond virtual memory limits"],
-            r"Container killed by YARN for exceeding memory limits|is running (?:[\d.]+\w*|<n>) beyond (?:physical|virtual) memory limits",
+            // Hadoop 2 says by how much; Hadoop 1 and some 2.x only that it is.
+            r"Container killed by YARN for exceeding memory limits|is running (?:(?:[\d.]+\w*|<n>) )?beyond (?:physical|virtual) memory limits",
             "YARN killed a container for exceeding its memory limit",
         )
     },
