@@ -97,31 +97,31 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
 /// titled quotes the errors it is about; a failing job's output has no title.
 pub(super) fn is_article_title(line: &str) -> bool {
     static TITLE: OnceLock<Option<Regex>> = OnceLock::new();
-    TITLE
-        .get_or_init(|| {
-            Regex::new(
-                r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions))\s*$",
-            )
-            .ok()
-        })
-        .as_ref()
-        .is_some_and(|re| re.is_match(line))
+    matches(
+        &TITLE,
+        r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions))\s*$",
+        line,
+    )
 }
 
 /// Values no system gave: the pid 1234 that pages put in their example lines (not an
-/// uptime of 12345.678: a machine up three hours and a half has that one). A user who hides theirs writes `XXX` or `<pid>` (read as
-/// placeholders, the line still counts).
+/// uptime of 12345.678: a machine up three and a half hours has that one). A user who
+/// hides theirs writes `XXX` or `<pid>` (read as placeholders, the line still counts).
 pub(super) fn has_invented_values(line: &str) -> bool {
     static INVENTED: OnceLock<Option<Regex>> = OnceLock::new();
-    INVENTED
-        .get_or_init(|| {
-            Regex::new(
-                r"(?i)\b(?:pid|process|task|tgid)\b\s*[=:]?\s*\(?(?:1234|12345|123456|1234567)\b|\b0x(?:1234|deadbeef)\b",
-            )
-            .ok()
-        })
+    matches(
+        &INVENTED,
+        r"(?i)\b(?:pid|process|task|tgid)\b\s*[=:]?\s*\(?(?:1234|12345|123456|1234567)\b|\b0x(?:1234|deadbeef)\b",
+        line,
+    )
+}
+
+/// `pattern` (compiled once into `cell`) matches `text`; a pattern that does not
+/// compile matches nothing (the tests compile both).
+fn matches(cell: &OnceLock<Option<Regex>>, pattern: &str, text: &str) -> bool {
+    cell.get_or_init(|| Regex::new(pattern).ok())
         .as_ref()
-        .is_some_and(|re| re.is_match(line))
+        .is_some_and(|re| re.is_match(text))
 }
 
 #[cfg(test)]
