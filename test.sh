@@ -58,8 +58,8 @@ MEMTRIAGE_WHEEL="$(realpath "$wheel")" MEMTRIAGE_FAKE_NVML="$fake_nvml" \
 # binary and the wheel (a regex feature that only dev-dependencies enabled once dropped
 # a rule from the release build while the tests passed).
 cargo build --release --locked -p memtriage -q
-"$venv/bin/python" bench/diagnosis_accuracy.py --check
+"$venv/bin/python" bench/diagnosis_accuracy.py --check --binary "$target/release/memtriage"
 # The same excerpts rewritten the ways logs change on their way to a user (wrapped,
 # quoted, prefixed, another case, placeholders): no healthy log's variant may raise an
 # alarm, and at least the floor of excerpts must hold under every variant.
-"$venv/bin/python" bench/metamorphic.py --check 0.94
+"$venv/bin/python" bench/metamorphic.py --check 0.94 --binary "$target/release/memtriage"
