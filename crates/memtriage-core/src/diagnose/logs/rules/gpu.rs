@@ -139,8 +139,9 @@ pub(super) static RULES: &[Rule] = &[
         "nccl.error",
         C::NcclFailure,
         Error,
-        &["unhandled system error", "unhandled cuda error", "remote process exited", "communicator was aborted", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError", "ncclRemoteError", "NCCL error", "NCCL Error", "internal error - please report"],
-        r"(?i:NCCL error).*?(?P<error>unhandled system error|unhandled cuda error|internal error|invalid usage|remote process exited or there was a network error|invalid argument)|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|NCCL communicator was aborted|(?P<error2>unhandled system error|unhandled cuda error), NCCL version",
+        &["unhandled system error", "unhandled cuda error", "remote process exited", "communicator was aborted", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError", "ncclRemoteError", "NCCL error", "NCCL Error", "NCCL failure", "internal error - please report"],
+        // nccl-tests say `Test NCCL failure common.cu:777 'unhandled system error'`.
+        r"(?i:NCCL (?:error|failure)\b).*?(?P<error>unhandled system error|unhandled cuda error|internal error|invalid usage|remote process exited or there was a network error|invalid argument)|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|NCCL communicator was aborted|(?P<error2>unhandled system error|unhandled cuda error), NCCL version",
         "NCCL failed: {error}",
     ),
     rule(

@@ -2,6 +2,7 @@
 //! sharing) and memory mappings (vm.max_map_count).
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::Error;
 use crate::model::ids;
 
@@ -31,6 +32,16 @@ pub(super) static RULES: &[Rule] = &[
         r"(?:NET/IB|ibv_|NCCL WARN.*\bIB\b).*Cannot allocate memory",
         "NCCL could not register InfiniBand memory (Cannot allocate memory): the locked-memory limit is too low",
     ),
+    // Before Linux 5.12 an io_uring's rings are charged to RLIMIT_MEMLOCK: its setup
+    // fails with ENOMEM when the limit (often 64 KiB or 8 MiB) is reached.
+    rule(
+        "io-uring.setup-enomem",
+        C::MemlockLimit,
+        Error,
+        &["io_uring_setup", "io_uring_queue_init"],
+        r"io_uring_(?:setup|queue_init).*(?:= -1 ENOMEM|Cannot allocate memory|-ENOMEM|\b-12\b)",
+        "io_uring could not be set up (ENOMEM): the locked-memory limit is too low",
+    ),
     rule(
         "mlock.failed",
         C::MemlockLimit,
@@ -57,6 +68,19 @@ pub(super) static RULES: &[Rule] = &[
         r"Too many open files",
         "Too many open files",
     ),
+    // mprotect(2) fails with ENOMEM when splitting a mapping would pass the count of
+    // mappings allowed: a JVM's stack guard pages, a runtime protecting its heap.
+    Rule {
+        certainty: Likely,
+        ..rule(
+            "mprotect.enomem",
+            C::MaxMapCount,
+            Error,
+            &["mprotect"],
+            r"(?i:\(mprotect\) failed to protect|mprotect(?:\(\))?(?: \(\d+\))?:? (?:failed[^\n]{0,40}(?:ENOMEM|Cannot allocate memory|out of memory)|(?:ENOMEM|Cannot allocate memory|out of memory)))",
+            "mprotect failed for want of memory mappings: the process is at vm.max_map_count",
+        )
+    },
     rule(
         "mmap.torch-enomem",
         C::MaxMapCount,

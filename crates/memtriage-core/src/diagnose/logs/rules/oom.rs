@@ -231,8 +231,8 @@ pub(super) static RULES: &[Rule] = &[
             "ray.memory-monitor",
             C::OomKill,
             Error,
-            &["killed due to memory pressure", "due to memory pressure", "Ray killed", "OutOfMemoryError"],
-            r"(?:Task|Worker|Actor).{0,200}?(?:killed|failed) due to (?:the node running low on |)memory pressure|ray\.exceptions\.OutOfMemoryError|Ray killed \d+ worker|(?:Task|Worker) was killed due to the node running low on memory",
+            &["killed due to memory pressure", "due to memory pressure", "Ray killed", "OutOfMemoryError", "NODE_OUT_OF_MEMORY"],
+            r"Worker exit type: NODE_OUT_OF_MEMORY|(?:Task|Worker|Actor).{0,200}?(?:killed|failed) due to (?:the node running low on |)memory pressure|ray\.exceptions\.OutOfMemoryError|Ray killed \d+ worker|(?:Task|Worker) was killed due to the node running low on memory",
             "Ray's memory monitor killed a worker: the node ran low on memory",
         )
     },

@@ -51,7 +51,9 @@ pub(super) static RULES: &[Rule] = &[
             "Windows bug check PAGE_FAULT_IN_NONPAGED_AREA (0x50): the kernel touched memory that was not there",
         )
     },
-    // A bug check's name in words (`MEMORY MANAGEMENT`) counts in capitals, alone on
+    // The bug checks of a driver's bad access (kernel-mode exceptions are access
+    // violations, c0000005, in most dumps). A bug check's name in words (`MEMORY
+    // MANAGEMENT`) counts in capitals, alone on
     // its line or after `Stop code:` as the blue screen shows it: otherwise it is
     // English (a shouted sentence about memory management).
     Rule {
@@ -61,8 +63,8 @@ pub(super) static RULES: &[Rule] = &[
             "windows.bugcheck-memory",
             C::WindowsMemoryFault,
             Error,
-            &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1"],
-            r"\b(?P<check>MEMORY_MANAGEMENT|(?:DRIVER_)?IRQL_NOT_LESS_OR_EQUAL|VIDEO_TDR_FAILURE)\b|(?:stop code:?\s*|^\s*)(?P<check_words>(?-i:MEMORY MANAGEMENT|(?:DRIVER )?IRQL NOT LESS OR EQUAL|VIDEO TDR FAILURE))\s*$|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b",
+            &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "EXCEPTION_NOT_HANDLED", "SYSTEM_SERVICE_EXCEPTION", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1"],
+            r"\b(?P<check>MEMORY_MANAGEMENT|(?:DRIVER_)?IRQL_NOT_LESS_OR_EQUAL|VIDEO_TDR_FAILURE|(?:KMODE|SYSTEM_THREAD)_EXCEPTION_NOT_HANDLED|SYSTEM_SERVICE_EXCEPTION)\b|(?:stop code:?\s*|^\s*)(?P<check_words>(?-i:MEMORY MANAGEMENT|(?:DRIVER )?IRQL NOT LESS OR EQUAL|VIDEO TDR FAILURE))\s*$|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b",
             "Windows bug check {check}",
         )
     },
