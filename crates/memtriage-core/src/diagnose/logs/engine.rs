@@ -210,11 +210,21 @@ pub(super) const PLACEHOLDER: &str = "<n>";
 /// The message of a line: without a kernel-log, journal or launcher prefix, its
 /// placeholders made one.
 pub(super) fn normalize(engine: &Engine, text: &str) -> String {
-    // A line quoted in markdown (`> `) is read as the line.
+    // A line quoted in markdown (`> `) is read as the line, and so is one glued to the
+    // fence that opens a code block (```` ```Fatal Python error: … ````).
     let mut text = text;
     while let Some(rest) = text.strip_prefix("> ").or_else(|| text.strip_prefix('>')) {
         text = rest;
     }
+    let text = text.strip_prefix("```").unwrap_or(text);
+    // Words a poster made bold (`**Segmentation fault**`) are the words.
+    let unbolded;
+    let text = if text.contains("**") {
+        unbolded = without_bold(text);
+        unbolded.as_str()
+    } else {
+        text
+    };
     let parsed = kmsg::parse_line(text);
     let mut msg = parsed.message.as_str();
     // A prefix may wrap another (a timestamped pod log of a torchrun rank).
@@ -244,6 +254,27 @@ pub(super) fn normalize(engine: &Engine, text: &str) -> String {
             format!("{key}{PLACEHOLDER}{unit}")
         });
     replaced.into_owned()
+}
+
+/// `text` without markdown's bold markers: a `**` that is not part of a longer run of
+/// asterisks (`*** Received signal 11 ***` and glibc's `*** Error in` stay).
+fn without_bold(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let pair = b[i..].starts_with(b"**");
+        let run_before = i > 0 && b[i - 1] == b'*';
+        let run_after = b.get(i + 2) == Some(&b'*');
+        if pair && !run_before && !run_after {
+            i += 2;
+            continue;
+        }
+        let ch = text[i..].chars().next().unwrap_or('*');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
 }
 
 /// Whether the placeholder regex can match: `XXX`/`xxx`, `<…>`, `{…}`, `%d`, or a lone
@@ -300,6 +331,26 @@ mod tests {
         // A progress bar alone leaves nothing for a rule.
         let bar = "100%|██████████| 10/10 [00:01<00:00,  9.51it/s]";
         assert_eq!(normalize(e, bar), "");
+    }
+
+    #[test]
+    fn markdown_around_a_line_is_not_the_line() {
+        let e = engine().unwrap();
+        assert_eq!(
+            normalize(e, "```Fatal Python error: Segmentation fault"),
+            "Fatal Python error: Segmentation fault"
+        );
+        assert_eq!(
+            normalize(
+                e,
+                "line 31: 86298 **Segmentation fault**      (core dumped) job"
+            ),
+            "line 31: 86298 Segmentation fault      (core dumped) job"
+        );
+        assert_eq!(
+            normalize(e, "*** Received signal 11 ***"),
+            "*** Received signal 11 ***"
+        );
     }
 
     #[test]

@@ -20,14 +20,17 @@ pub(super) fn is_markdown_heading(msg: &str) -> bool {
 /// logs` or into a markdown quote is still a page).
 pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
     let text = String::from_utf8_lossy(before);
+    // A code fence (```` ```text ````: the fence and a language at most) is no line.
     let messages: Vec<String> = text
         .lines()
-        .map(|l| normalize(engine, l).to_lowercase())
+        .map(|l| (l, normalize(engine, l).to_lowercase()))
+        .filter(|(raw, msg)| !raw.contains("```") || msg.trim().contains(' '))
+        .map(|(_, msg)| msg)
         .collect();
     let lines: Vec<&str> = messages
         .iter()
         .map(|l| l.trim())
-        .filter(|l| !l.is_empty() && !l.starts_with("```"))
+        .filter(|l| !l.is_empty())
         .collect();
     let recent = &lines[lines.len().saturating_sub(2)..];
     const DOC_PHRASES: &[&str] = &[
