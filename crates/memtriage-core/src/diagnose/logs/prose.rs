@@ -9,9 +9,16 @@ use regex::Regex;
 use super::engine::{normalize, Engine};
 
 /// `## CUDA out of memory`: a document's section title names an error, it is not one.
+/// A JVM's fatal-error banner also opens its lines with `# `, but its lines are
+/// sentences (`…failed to protect 16384 bytes.`) and figures (`pid=4242`); a title is
+/// neither.
 pub(super) fn is_markdown_heading(msg: &str) -> bool {
     let hashes = msg.bytes().take_while(|b| *b == b'#').count();
-    (1..=6).contains(&hashes) && msg.as_bytes().get(hashes) == Some(&b' ')
+    let title = msg[hashes..].trim_end();
+    (1..=6).contains(&hashes)
+        && msg.as_bytes().get(hashes) == Some(&b' ')
+        && !title.ends_with('.')
+        && !title.contains('=')
 }
 
 /// Documentation quotes an error after telling the reader they may meet it; a user
@@ -149,6 +156,17 @@ mod tests {
         ] {
             assert!(!explains_the_error(error), "{error}");
         }
+    }
+
+    #[test]
+    fn a_jvm_banner_is_no_heading() {
+        assert!(is_markdown_heading("## CUDA out of memory"));
+        assert!(!is_markdown_heading(
+            "# Native memory allocation (mprotect) failed to protect 16384 bytes."
+        ));
+        assert!(!is_markdown_heading(
+            "#  SIGSEGV (0xb) at pc=0x00007f3a, pid=4242, tid=4243"
+        ));
     }
 
     #[test]

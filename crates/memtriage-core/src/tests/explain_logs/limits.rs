@@ -13,6 +13,15 @@ fn max_map_count_enomem() {
     assert!(f.fix.starts_with("sysctl -w vm.max_map_count=1048576"));
     let s = scan(b"mmap failed: Cannot allocate memory\n");
     only_finding(&s, FailureClass::MaxMapCount);
+    // A JVM's mapped file, and a runtime that could not protect a page (both ENOMEM
+    // of the mapping count).
+    for line in [
+        "Caused by: java.lang.OutOfMemoryError: Map failed\n",
+        "# Native memory allocation (mprotect) failed to protect 16384 bytes.\n",
+        "loom: fault mprotect (197681): Out of memory\n",
+    ] {
+        only_finding(&scan(line.as_bytes()), FailureClass::MaxMapCount);
+    }
     // ENOMEM without mmap is not a mapping limit: the host refused memory.
     only_finding(
         &scan(b"OSError: [Errno 12] Cannot allocate memory\n"),

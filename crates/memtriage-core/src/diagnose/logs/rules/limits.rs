@@ -93,9 +93,11 @@ pub(super) static RULES: &[Rule] = &[
         "mmap.enomem",
         C::MaxMapCount,
         Error,
-        &["mmap", "max_map_count"],
-        // MongoDB's and Elasticsearch's start-up check: `vm.max_map_count is too low`.
-        r"vm\.max_map_count is too low|\bmmap(?:\(\))?(?: failed)?: Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
+        &["mmap", "max_map_count", "Map failed"],
+        // MongoDB's and Elasticsearch's start-up check: `vm.max_map_count is too low`;
+        // a JVM's FileChannel.map, whose ENOMEM it reports as `OutOfMemoryError: Map
+        // failed` (the heap has room: the mappings or the address space ran out).
+        r"vm\.max_map_count is too low|OutOfMemoryError: Map failed|\bmmap(?:\(\))?(?: failed)?: Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
         "mmap failed with Cannot allocate memory: the process is out of memory mappings",
     ),
 ];
