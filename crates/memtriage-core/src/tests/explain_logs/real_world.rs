@@ -403,15 +403,3 @@ fn a_message_a_terminal_cut_mid_literal_is_read_whole() {
     let quoted: String = wrapped.lines().map(|l| format!("> {l}\n")).collect();
     assert!(classes(quoted.as_bytes()).contains(&"log.cuda-oom".to_string()));
 }
-
-#[test]
-fn a_programs_lines_of_one_width_are_not_glued() {
-    // Fixed-width lines (a table, a padded status line): glued to the next they hold
-    // a literal, but no message.
-    let mut log = String::new();
-    for i in 0..40 {
-        log.push_str(&format!("{:<76}{i:>4}\n", "epoch done, samples seen, CUDA"));
-        log.push_str(" error: none\n");
-    }
-    assert_eq!(classes(log.as_bytes()), Vec::<String>::new());
-}
