@@ -12,7 +12,8 @@ fitting index `form` (a dmesg timestamp is not put on a Python traceback). The v
   prefix-strip                           the prefixes those tools add, removed
   wrap80, join                           hard-wrapped at 80 columns; wrapped lines joined
   markdown-quote, code-fence             quoted (`> `) or fenced under a line of prose
-  case-lower, case-upper, case-hex       case changed (lines outside Python tracebacks)
+  case-lower, case-upper, case-hex       case changed (outside Python tracebacks and a
+                                         shell's `Killed`: their emitters have one case)
   foreign-prose                          a sentence of Chinese/Russian/... before and after
   crlf                                   Windows line endings
 
@@ -226,8 +227,14 @@ def traceback_lines(lines):
     return out
 
 
+# A shell's report of a job's signal (bash's `Killed`, glibc's strsignal) is printed in
+# one case only, as a traceback is: it is not a line whose emitter varies case.
+SHELL_SIGNAL_REPORT = re.compile(r"(?<![\w-])Killed(?! process)\b")
+
+
 def case_outside_tracebacks(text, change):
-    keep = traceback_lines(text.split("\n"))
+    lines = text.split("\n")
+    keep = traceback_lines(lines) | {i for i, line in enumerate(lines) if SHELL_SIGNAL_REPORT.search(line)}
     return map_lines(text, lambda i, line: line if i in keep else change(line))
 
 

@@ -23,6 +23,9 @@ pub struct LogLine {
     pub message: String,
 }
 
+/// What syslog and the journal put before the kernel's own line.
+const KERNEL_IDENT: &[u8] = b"kernel: ";
+
 /// Never fails: a line in no known form is all message.
 pub fn parse_line(line: &str) -> LogLine {
     let line = line.trim_end_matches(['\n', '\r']);
@@ -47,7 +50,12 @@ pub fn parse_line(line: &str) -> LogLine {
     // journalctl / syslog: `Nov 21 06:16:42 host kernel: [  123.4] message`, or
     // `[  123.4] host kernel: message` (short-monotonic). Only a prefix of that shape
     // counts, so a kernel message that itself says "kernel: " is left whole.
-    if let Some(i) = rest.find("kernel: ") {
+    // The ident in any case (a post retyped in capitals).
+    if let Some(i) = rest
+        .as_bytes()
+        .windows(KERNEL_IDENT.len())
+        .position(|w| w.eq_ignore_ascii_case(KERNEL_IDENT))
+    {
         let words: Vec<&str> = rest[..i].split_whitespace().collect();
         let syslog_time = words.len() == 4 && words[2].contains(':');
         let iso_time = words.len() == 2 && words[0].contains('T') && words[0].contains(':');
@@ -61,7 +69,7 @@ pub fn parse_line(line: &str) -> LogLine {
                     out.wall_time = Some(words[0].to_string());
                 }
             }
-            rest = &rest[i + "kernel: ".len()..];
+            rest = &rest[i + KERNEL_IDENT.len()..];
             if let Some((pri, after)) = angle_priority(rest) {
                 out.priority.get_or_insert(pri);
                 rest = after;

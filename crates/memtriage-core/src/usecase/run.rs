@@ -49,7 +49,7 @@ impl JobOutput {
     fn new(stream: &str) -> Self {
         JobOutput {
             tail: Tail::default(),
-            scanner: LogScanner::with_source(stream),
+            scanner: LogScanner::live(stream),
         }
     }
 

@@ -227,6 +227,11 @@ pub(super) fn normalize(engine: &Engine, text: &str) -> String {
     };
     let parsed = kmsg::parse_line(text);
     let mut msg = parsed.message.as_str();
+    // The kernel's own indent after its prefix (`[   5.1]  Kernel panic`) is no part
+    // of the message, as it is none at the start of a line.
+    if msg.len() < text.trim_start().len() {
+        msg = msg.trim_start();
+    }
     // A prefix may wrap another (a timestamped pod log of a torchrun rank).
     for _ in 0..3 {
         match engine.prefix.find(msg) {
@@ -254,6 +259,28 @@ pub(super) fn normalize(engine: &Engine, text: &str) -> String {
             format!("{key}{PLACEHOLDER}{unit}")
         });
     replaced.into_owned()
+}
+
+/// The rest of a line after the prefix a tool or a quote put before it, its own
+/// leading spaces kept: a terminal may have cut the message at one.
+pub(super) fn after_prefix<'a>(engine: &Engine, text: &'a str) -> &'a str {
+    let mut text = text;
+    while let Some(rest) = text.strip_prefix("> ").or_else(|| text.strip_prefix('>')) {
+        text = rest;
+    }
+    let message = kmsg::parse_line(text).message;
+    let mut rest = if message.len() < text.trim_start().len() && text.ends_with(&message) {
+        &text[text.len() - message.len()..]
+    } else {
+        text
+    };
+    for _ in 0..3 {
+        match engine.prefix.find(rest) {
+            Some(m) if m.end() > 0 => rest = &rest[m.end()..],
+            _ => break,
+        }
+    }
+    rest
 }
 
 /// `text` without markdown's bold markers: a `**` that is not part of a longer run of

@@ -23,6 +23,7 @@
 mod encoding;
 mod engine;
 mod faulthandler;
+mod join;
 mod prefilter;
 mod prose;
 mod report;
@@ -38,6 +39,7 @@ use serde::{Serialize, Serializer};
 use crate::model::finding::Finding;
 use crate::parse::text::escape_bytes;
 use engine::{engine, normalize, Engine, Pattern};
+use join::PendingJoin;
 
 pub use engine::{check_rules, compile_all_rules};
 pub use rules::{ClassInfo, FailureClass, CLASSES, RULES};
@@ -159,9 +161,9 @@ pub struct LogScanner {
     counts: Vec<RuleCount>,
     /// The OOM kills that freed the most memory, whether kept in `matches` or not.
     largest_kills: Vec<LogMatch>,
-    /// A line that held a literal but matched no rule: the next line is read joined
-    /// to it, in case a terminal or a paste wrapped the message.
-    pending_join: Option<(u64, String)>,
+    /// A line that held a literal but matched no rule, or the pieces of a line a
+    /// terminal cut: the next line is read joined to it.
+    pending_join: Option<PendingJoin>,
     had_literal: bool,
     /// The width a terminal hard-wrapped the input at, told from its start.
     wrap: wrap::WrapWidth,
@@ -176,6 +178,9 @@ pub struct LogScanner {
     figures: Vec<LogMatch>,
     /// Up to [`CONTEXT`] bytes before the line being read.
     context: Vec<u8>,
+    /// The input's start, held until the terminal width it shows (if any) is told
+    /// from all of it: the answer must not depend on how the input was cut in chunks.
+    head: Option<Vec<u8>>,
     /// The last [`CONTEXT`] bytes of the input read so far, so a line at the start of
     /// a chunk has the context it would have had in one piece.
     recent: Vec<u8>,
@@ -225,7 +230,17 @@ impl LogScanner {
             context: Vec::new(),
             recent: Vec::new(),
             partial_context: Vec::new(),
+            head: Some(Vec::new()),
         }
+    }
+
+    /// A program's output read as it is written (`run`'s streams): what is seen is
+    /// matched at once, and no terminal cut its lines, so no width is looked for.
+    pub fn live(source: impl Into<String>) -> Self {
+        let mut scanner = Self::with_source(source);
+        scanner.head = None;
+        scanner.wrap.refute();
+        scanner
     }
 
     /// Bytes fed so far.
@@ -261,6 +276,27 @@ impl LogScanner {
     }
 
     fn feed_utf8(&mut self, chunk: &[u8]) {
+        let Some(head) = &mut self.head else {
+            self.scan_chunk(chunk);
+            return;
+        };
+        head.extend_from_slice(chunk);
+        // The whole sample and the end of the line it ends in.
+        let held_enough =
+            head.len() > wrap::SAMPLE && memchr::memchr(b'\n', &head[wrap::SAMPLE..]).is_some();
+        if held_enough {
+            self.release_head();
+        }
+    }
+
+    /// Reads the input's start held so far.
+    fn release_head(&mut self) {
+        if let Some(head) = self.head.take() {
+            self.scan_chunk(&head);
+        }
+    }
+
+    fn scan_chunk(&mut self, chunk: &[u8]) {
         if chunk.is_empty() {
             return;
         }
@@ -338,6 +374,7 @@ impl LogScanner {
         if let Some(text) = self.decoder.finish() {
             self.feed_utf8(&text);
         }
+        self.release_head();
         if self.partial_open {
             let seg = std::mem::take(&mut self.partial);
             self.context = std::mem::take(&mut self.partial_context);
@@ -345,6 +382,7 @@ impl LogScanner {
             self.context.clear();
             self.partial_open = false;
         }
+        self.read_unread_pieces(engine);
         self.close_block();
         self.close_table();
     }
@@ -482,43 +520,59 @@ impl LogScanner {
         }
         let pending = self.pending_join.take();
         let mut line = escape_bytes(bytes);
+        // A terminal cuts at its width, spaces included: pieces are glued as they are.
+        let piece = line.clone();
         let trimmed = line.trim_end().len();
         line.truncate(trimmed);
         if cut {
             line.push('…');
         }
-        if self.try_rules(engine, bytes, &line, line_no) {
-            return;
-        }
         let blank = line.trim().is_empty();
         // A piece of a terminal's full width goes on in the next line, literal or not.
         let columns = wrap::columns(bytes);
-        let cut_by_terminal = self.wrap_at == Some(columns);
+        // A line padded with spaces to the width (a pager's, a table's) ended there.
+        let cut_by_terminal = self.wrap_at == Some(columns) && !blank && !piece.ends_with("  ");
         if self.wrap_at.is_some_and(|w| columns > w) {
             self.wrap.refute();
             self.wrap_at = None;
         }
-        if let Some((prev_no, prev)) = pending {
-            if blank {
-                // An empty segment between (CRLF) keeps the wrapped line waiting.
-                self.pending_join = Some((prev_no, prev));
+        let Some(pending) = pending else {
+            if cut_by_terminal {
+                // Read whole before in pieces: the piece alone may match a lesser
+                // form of the message (`Xid 45` without `caused by previous Xid 149`).
+                self.pending_join = Some(PendingJoin::cut(line_no, piece, line, &self.context));
                 return;
             }
-            // The next piece without the prefix a tool or a quote put on every line.
-            let rest = normalize(engine, &line);
-            // Wrapped mid-word (`illegal me` / `mory access`) or at a space.
-            let glued = format!("{prev}{rest}");
-            let spaced = format!("{prev} {}", rest.trim_start());
-            for joined in [&glued, &spaced] {
-                if self.try_rules(engine, joined.as_bytes(), joined, prev_no) {
-                    return;
-                }
+            if !self.try_rules(engine, bytes, &line, line_no)
+                && !blank
+                && self.had_literal
+                && line.len() >= WRAP_MIN
+            {
+                self.pending_join = Some(PendingJoin::unmatched(line_no, line, &self.context));
             }
-            if cut_by_terminal && glued.len() < MAX_LINE {
-                self.pending_join = Some((prev_no, glued));
+            return;
+        };
+        if blank {
+            // An empty segment between (CRLF) keeps the wrapped line waiting.
+            self.pending_join = Some(pending);
+            return;
+        }
+        if !pending.unread.is_empty() {
+            self.join_cut_piece(engine, pending, piece, line, line_no, cut_by_terminal);
+            return;
+        }
+        if self.try_rules(engine, bytes, &line, line_no) {
+            return;
+        }
+        // The next line without the prefix a tool or a quote put on every line,
+        // wrapped mid-word (`illegal me` / `mory access`) or at a space.
+        let rest = normalize(engine, &line);
+        let glued = format!("{}{rest}", pending.text);
+        let spaced = format!("{} {}", pending.text, rest.trim_start());
+        for joined in [&glued, &spaced] {
+            if self.try_joined(engine, joined, &pending) {
+                return;
             }
-        } else if !blank && (cut_by_terminal || self.had_literal && line.len() >= WRAP_MIN) {
-            self.pending_join = Some((line_no, line));
         }
     }
 

@@ -63,7 +63,7 @@ fn faulthandler_frames_lead_the_evidence_innermost_first() {
 #[test]
 fn faulthandler_block_still_open_at_the_end_counts() {
     let text = b"Fatal Python error: Aborted\n\nCurrent thread 0x00007f01 (most recent call first):\n  File \"/x/app.py\", line 3 in main\n";
-    let mut s = LogScanner::new();
+    let mut s = LogScanner::live("stderr");
     s.feed(text);
     // Not finished: a streaming caller asks mid-run.
     let f = s.findings();

@@ -403,3 +403,67 @@ fn a_message_a_terminal_cut_mid_literal_is_read_whole() {
     let quoted: String = wrapped.lines().map(|l| format!("> {l}\n")).collect();
     assert!(classes(quoted.as_bytes()).contains(&"log.cuda-oom".to_string()));
 }
+
+/// A piece may match a lesser form of its message alone (`Xid 45`, a cleanup) where
+/// the whole says more (`caused by previous Xid 149`, the fault): the whole is read.
+#[test]
+fn a_line_a_terminal_cut_is_read_whole_before_its_pieces() {
+    let log = "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149\n";
+    let whole = scan(log.as_bytes()).findings();
+    let wrapped = hard_wrapped(&log.repeat(3), 80);
+    assert!(wrapped.contains(" c\naused by"), "{wrapped}");
+    let cut = scan(wrapped.as_bytes()).findings();
+    assert_eq!(cut.len(), 1, "{cut:#?}");
+    assert_eq!(
+        (&cut[0].title, cut[0].severity),
+        (&whole[0].title, whole[0].severity)
+    );
+    assert_eq!(cut[0].severity, Severity::Error, "{cut:#?}");
+}
+
+/// A pager pads lines with spaces to the width (they end there), and a tool may put
+/// its prefix on every piece (`[12345.678901] `): neither is part of the message.
+#[test]
+fn padded_lines_and_prefixed_pieces_are_read_as_the_lines_they_were() {
+    let padded = format!(
+        "{:<80}\n{:<80}\n{:<80}\n",
+        "| [2023-05-11 18:13:57 +0000] [7] [WARNING] Worker with pid 14824 was terminated",
+        " due to signal 9",
+        ""
+    );
+    let found = classes(padded.repeat(2).as_bytes());
+    assert!(found.contains(&"log.oom-kill".to_string()), "{found:?}");
+    let assertion = "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1422: indexSelectLargeIndex: block: [31,0,0], thread: [16,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n";
+    let prefixed: String = hard_wrapped(&assertion.repeat(3), 100)
+        .lines()
+        .map(|l| format!("[12345.678901] {l}\n"))
+        .collect();
+    let found = classes(prefixed.as_bytes());
+    assert_eq!(
+        found,
+        vec!["log.cuda-device-assert".to_string()],
+        "{prefixed}"
+    );
+}
+
+/// The cgroup's figures at the kill, anonymised or retyped in capitals: the line is
+/// still the kill's, and a value replaced is unknown, not zero.
+#[test]
+fn a_memory_cgroups_usage_line_is_read_with_its_values_hidden_or_in_capitals() {
+    for line in [
+        "memory: usage NkB, limit NkB, failcnt 125402",
+        "memory: usage <size>, limit <size>, failcnt 125402",
+        "MEMORY: USAGE 102360KB, LIMIT 102400KB, FAILCNT 125402",
+    ] {
+        let s = scan(format!("{line}\n").as_bytes());
+        let f = only_finding(&s, FailureClass::OomKill);
+        assert!(!f.title.contains(" 0 B"), "{line}: {}", f.title);
+    }
+    let s = scan(b"MEMORY: USAGE 102360KB, LIMIT 102400KB, FAILCNT 125402\n");
+    assert!(
+        only_finding(&s, FailureClass::OomKill)
+            .title
+            .contains("100 MiB"),
+        "the limit read in capitals"
+    );
+}

@@ -18,8 +18,9 @@ fn extract_xid(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
         .find(|(k, _)| k == "detail")
         .map(|(_, v)| v.clone());
     if let Some(cause) = detail
+        .map(|d| d.to_ascii_lowercase())
         .as_deref()
-        .and_then(|d| d.split("caused by previous Xid ").nth(1))
+        .and_then(|d| d.split("caused by previous xid ").nth(1))
         .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
         .and_then(|n| n.parse::<u32>().ok())
     {

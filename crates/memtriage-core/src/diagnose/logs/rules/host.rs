@@ -336,7 +336,7 @@ pub(super) static RULES: &[Rule] = &[
             C::MemoryGrowth,
             Warn,
             &["leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from"],
-            r"(?i:\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|ris\w*|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>\d[\d.]*\s*[KMGT]i?B?) to (?P<to>\d[\d.]*\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>\d[\d.]*\s*[KMGT]i?B) per (?:epoch|step|iteration|batch|hour|minute)|\bmemory (?:leak|usage) (?:occurs|happens|grows|increases) (?:every|each|per) (?:epoch|step|iteration|batch))",
+            r"(?i:\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|ris\w*|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) to (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute)|\bmemory (?:leak|usage) (?:occurs|happens|grows|increases) (?:every|each|per) (?:epoch|step|iteration|batch))",
             "The text says memory kept growing",
         )
     },

@@ -71,6 +71,7 @@ fn plain_number(s: &str) -> Option<u64> {
 /// cgroup v1's `memory: usage 2097152kB, limit 2097152kB, failcnt 1234`: the limit
 /// that was hit, as a size.
 fn extract_memcg_usage(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let msg = msg.to_ascii_lowercase();
     let field = |name: &str| {
         let at = msg.find(name)? + name.len();
         let rest = msg[at..].trim_start();
@@ -81,12 +82,14 @@ fn extract_memcg_usage(msg: &str, out: &mut Vec<(String, String)>) -> bool {
         // `kB` follows, or nothing on kernels that printed pages' worth in kB anyway.
         n.checked_mul(1024)
     };
-    let (Some(usage), Some(limit)) = (field("usage "), field("limit ")) else {
-        return false;
-    };
-    out.push(("usage".into(), iec(usage)));
-    out.push(("limit".into(), iec(limit)));
-    out.push(("limit_bytes".into(), limit.to_string()));
+    // A value a poster replaced (`usage NkB`) is unknown, not a reason to doubt the line.
+    if let Some(usage) = field("usage ") {
+        out.push(("usage".into(), iec(usage)));
+    }
+    if let Some(limit) = field("limit ") {
+        out.push(("limit".into(), iec(limit)));
+        out.push(("limit_bytes".into(), limit.to_string()));
+    }
     if let Some(f) = field("failcnt ") {
         out.push(("failcnt".into(), (f / 1024).to_string()));
     }
@@ -141,7 +144,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["memory: usage "],
-            r"^memory: usage [\d,]+kB, limit [\d,]+kB, failcnt [\d,]+",
+            r"^memory: usage (?:[\d,]+kB|<n>(?:kB)?), limit (?:[\d,]+kB|<n>(?:kB)?), failcnt (?:[\d,]+|<n>)",
             "A memory cgroup reached its limit of {limit} and the OOM killer was invoked",
         )
     },
@@ -351,8 +354,9 @@ pub(super) static RULES: &[Rule] = &[
         "nohang.kill",
         C::UserspaceOomKill,
         Error,
-        &["nohang", "Implement a corrective action", "corrective action"],
-        r"nohang.*(?:[Cc]orrective action|SIGKILL|SIGTERM|[Kk]illed)|Implement a corrective action|[Cc]orrective action applied",
+        &["nohang", "Implement a corrective action", "corrective action", "_threshold_min_"],
+        // Its own words stand without its name: a journal's prefix may be gone.
+        r"nohang.*(?:[Cc]orrective action|SIGKILL|SIGTERM|[Kk]illed)|Implement a corrective action|[Cc]orrective action applied|Memory status that requires corrective actions|<= (?:soft|hard)_threshold_min_(?:mem|swap)\b",
         "nohang killed a process because memory ran low",
     ),
     Rule {
