@@ -19,6 +19,17 @@ pub(super) fn is_markdown_heading(msg: &str) -> bool {
         && msg.as_bytes().get(hashes) == Some(&b' ')
         && !title.ends_with('.')
         && !title.contains('=')
+        && !names_an_exception(title.trim_start())
+}
+
+/// `RuntimeError: …`, `torch.OutOfMemoryError: …`: an issue's title that is the
+/// error the poster got, not a section of a page.
+fn names_an_exception(title: &str) -> bool {
+    let name_end = title
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(title.len());
+    let name = &title[..name_end];
+    (name.ends_with("Error") || name.ends_with("Exception")) && title[name_end..].starts_with(':')
 }
 
 /// Documentation quotes an error after telling the reader they may meet it; a user
@@ -30,16 +41,22 @@ pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
     // A code fence (```` ```text ````: the fence and a language at most) is no line.
     let messages: Vec<String> = text
         .lines()
-        .map(|l| (l, normalize(engine, l).to_lowercase()))
+        .map(|l| (l, normalize(engine, l)))
         .filter(|(raw, msg)| !raw.contains("```") || msg.trim().contains(' '))
         .map(|(_, msg)| msg)
         .collect();
-    let lines: Vec<&str> = messages
+    let sentences: Vec<&str> = messages
         .iter()
         .map(|l| l.trim())
         .filter(|l| !l.is_empty())
         .collect();
-    let recent = &lines[lines.len().saturating_sub(2)..];
+    // The sentence just before the quote: its last line, and the one above when that
+    // line goes on from it (a wrapped sentence: `… when the GPU runs out of` / `memory is:`).
+    let continued = sentences
+        .last()
+        .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_lowercase()));
+    let lines: Vec<String> = sentences.iter().map(|l| l.to_lowercase()).collect();
+    let recent = &lines[lines.len().saturating_sub(if continued { 2 } else { 1 })..];
     const DOC_PHRASES: &[&str] = &[
         // A page showing what the reader will meet, in the languages of the pages
         // that quote these errors most.
@@ -71,10 +88,18 @@ pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
         "you might get",
         "you may run into",
         "you might run into",
+        "the following error",
+        "something like",
+        "looks like this",
     ];
+    // A page's table or section of examples: the heading may stand a few rows above.
+    const EXAMPLES_HEADING: &[&str] = &["log examples", "error examples", "sample output"];
     recent
         .iter()
         .any(|l| DOC_PHRASES.iter().any(|p| l.contains(p)))
+        || lines
+            .iter()
+            .any(|l| EXAMPLES_HEADING.iter().any(|p| l.contains(p)))
 }
 
 /// A line of documentation that names the error while telling the reader about it
@@ -100,7 +125,16 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
         text.strip_prefix(c)
             .is_some_and(|rest| MEETING.iter().any(|m| rest.trim_start().starts_with(m)))
     });
-    addressed || text.contains("bug check has a value of")
+    // Vendors' and other languages' pages: `XID 48: This XID indicates …`, `可能会遇到"…"这样的错误`.
+    const ABOUT_THE_ERROR: &[&str] = &[
+        "bug check has a value of",
+        "this xid indicates",
+        "可能会遇到",
+        "可能遇到",
+        "这样的错误",
+        "のようなエラー",
+    ];
+    addressed || ABOUT_THE_ERROR.iter().any(|p| text.contains(p))
 }
 
 /// An article's title: how to fix an error, a guide to it, what it means. A page so
@@ -109,7 +143,7 @@ pub(super) fn is_article_title(line: &str) -> bool {
     static TITLE: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &TITLE,
-        r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions))\s*$",
+        r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it)\s*$",
         line,
     )
 }

@@ -467,3 +467,42 @@ fn a_memory_cgroups_usage_line_is_read_with_its_values_hidden_or_in_capitals() {
         "the limit read in capitals"
     );
 }
+
+/// Forms met in the third unseen batch's training two thirds
+/// (`corpus/unseen/2026-11-28c/train`, sources in its index), one line each.
+#[test]
+fn forms_of_the_third_batch_are_named() {
+    let cases = [
+        ("CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:5509: out of memory", "log.cuda-oom"),
+        ("THCudaCheck FAIL file=/x/THCStorage.cu line=58 error=2 : out of memory", "log.cuda-oom"),
+        ("|            CUDA OOMs: 1            |        cudaMalloc retries: 1         |", "log.cuda-oom"),
+        ("[   21.091872] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:894)", "log.gpu-xid"),
+        ("Oops: Kernel access of bad area, sig: 11 [#1]", "log.kernel-oops"),
+        ("Unable to handle kernel paging request for data at address 0x00000000", "log.kernel-oops"),
+        (" ERROR   General   (mmapped_reader.hpp :  52)   mmap(2) failed. Reason: Cannot allocate memory. Error code: 12", "log.host-alloc-failure"),
+        ("* thread #2, name = 'server_wfsync', stop reason = signal SIGBUS: illegal address", "log.mmap-bus-error"),
+        ("largeweb2 systemd[1]: user-1021.slice: A process of this unit has been killed by the OOM killer.", "log.oom-kill"),
+        ("Mar 29 01:08:45 fedora systemd-oomd[1003]: Memory pressure for /user.slice/user-1000.slice/user@1000.service is greater than 10 for more than 10 seconds and there was reclaim activity", "log.userspace-oom-kill"),
+        ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", "log.userspace-oom-kill"),
+        ("Exception: process 1 terminated with signal SIGSEGV", "log.native-crash"),
+        ("# RuntimeError: CUDA error: uncorrectable ECC error encountered", "log.gpu-ecc"),
+        ("This is failing with `Unix.Unix_error(Unix.ENOMEM, \"io_uring_register_buffers\", \"\")`.", "log.memlock-limit"),
+        ("WARNING: It appears that your OpenFabrics subsystem is configured to only allow registering part of your physical memory.", "log.memlock-limit"),
+    ];
+    for (line, id) in cases {
+        let found = classes(format!("{line}\n").as_bytes());
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some(id),
+            "{line}: {found:?}"
+        );
+    }
+    // A summary that counts none, and a page's title over the error it explains.
+    assert!(classes(b"|            CUDA OOMs: 0            |\n").is_empty());
+    let page = "CUDA Out of Memory: What It Means and How to Fix It\nYou loaded a model. It crashed. The error says something like:\nCUDA error: out of memory\n";
+    assert!(
+        classes(page.as_bytes()).is_empty(),
+        "{:?}",
+        classes(page.as_bytes())
+    );
+}

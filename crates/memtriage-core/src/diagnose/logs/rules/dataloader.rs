@@ -20,7 +20,7 @@ pub(super) static RULES: &[Rule] = &[
         C::DataloaderShm,
         Error,
         &["DataLoader worker"],
-        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Bus error",
+        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Bus(?: error|$)",
         "DataLoader worker (pid {pid}) died of a bus error: /dev/shm is too small",
     ),
     rule(

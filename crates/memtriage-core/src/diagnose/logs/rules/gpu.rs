@@ -118,6 +118,14 @@ pub(super) static RULES: &[Rule] = &[
         "The GPU driver needs a GPU reset (NV_ERR_RESET_REQUIRED)",
     ),
     rule(
+        "nvidia.init-failed",
+        C::GpuXid,
+        Error,
+        &["RmInitAdapter failed", "rm_init_adapter failed"],
+        r"NVRM: GPU (?P<gpu>[0-9a-fA-F:.]+): (?:RmInitAdapter|rm_init_adapter) failed",
+        "The NVIDIA driver could not bring up GPU {gpu} (RmInitAdapter failed): the GPU is absent to CUDA",
+    ),
+    rule(
         "nvidia.gpu-lost",
         C::GpuXid,
         Error,

@@ -50,7 +50,7 @@ pub(super) static RULES: &[Rule] = &[
         C::KernelOops,
         Error,
         &["Unable to handle kernel"],
-        r"^Unable to handle kernel (?P<what>paging request|NULL pointer dereference|execute from non-executable memory|access to user memory[\w ]*|read from unreadable memory|write to read-only memory) at (?:virtual address )?(?P<address>[0-9a-fx]+)",
+        r"^Unable to handle kernel (?P<what>paging request(?: for (?:data|instruction fetch))?|NULL pointer dereference|execute from non-executable memory|access to user memory[\w ]*|read from unreadable memory|write to read-only memory) at (?:virtual address |address )?(?P<address>[0-9a-fx]+)",
         "Kernel oops: unable to handle kernel {what} at {address}",
     ),
     rule(
@@ -59,6 +59,15 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["Internal error: Oops"],
         r"^Internal error: Oops(?: - [\w ]+)?: (?P<detail>[0-9a-f]+ \[#\d+\].*?)\s*$",
+        "Kernel oops: {detail}",
+    ),
+    // PowerPC and other architectures' oops line (x86 says `Oops: 0000 [#1]`).
+    rule(
+        "kernel.oops-line",
+        C::KernelOops,
+        Error,
+        &["Oops: "],
+        r"^Oops: (?P<detail>[^\[]*?\[#\d+\].*?)\s*$",
         "Kernel oops: {detail}",
     ),
     rule(

@@ -3,7 +3,7 @@
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Likely;
-use crate::model::finding::Severity::Error;
+use crate::model::finding::Severity::{Error, Warn};
 use crate::model::ids;
 
 pub(super) static RULES: &[Rule] = &[
@@ -24,6 +24,16 @@ pub(super) static RULES: &[Rule] = &[
         r"RLIMIT_MEMLOCK is (?P<limit>\d+) bytes",
         "RLIMIT_MEMLOCK is only {limit} bytes: RDMA memory registration will fail",
     ),
+    // Open MPI's openib warning: the HCA driver's MTT table caps what can be registered
+    // (log_num_mtt, log_mtts_per_seg), a limit on pinned memory below RAM.
+    rule(
+        "openmpi.registerable-memory",
+        C::MemlockLimit,
+        Warn,
+        &["registering part of your physical memory"],
+        r"allow registering part of your physical memory",
+        "Open MPI: the InfiniBand driver lets only part of RAM be registered (pinned) for RDMA",
+    ),
     rule(
         "nccl.ib-enomem",
         C::MemlockLimit,
@@ -38,8 +48,9 @@ pub(super) static RULES: &[Rule] = &[
         "io-uring.setup-enomem",
         C::MemlockLimit,
         Error,
-        &["io_uring_setup", "io_uring_queue_init"],
-        r"io_uring_(?:setup|queue_init).*(?:= -1 ENOMEM|Cannot allocate memory|-ENOMEM|\b-12\b)",
+        &["io_uring_setup", "io_uring_queue_init", "io_uring_register"],
+        // Registered buffers are pinned and charged to the same limit.
+        r"io_uring_(?:setup|queue_init|register(?:_buffers)?)\b.*(?:= -1 ENOMEM|Cannot allocate memory|-ENOMEM|\bENOMEM\b|\b-12\b)|ENOMEM\b.{0,10}io_uring_(?:setup|register(?:_buffers)?)\b",
         "io_uring could not be set up (ENOMEM): the locked-memory limit is too low",
     ),
     rule(

@@ -129,6 +129,16 @@ pub(super) static RULES: &[Rule] = &[
         r"(?:Out of memory|Memory cgroup out of memory)(?: \([a-z_]+\))?: Kill process (?P<pid>\d+|\S+)(?: >)? \((?P<comm>.*)\) score (?P<score>\d+)|^VM: killing process (?P<comm2>\S+)|\boom_kill_process\b|\bout_of_memory\+0x",
         "The kernel's OOM killer killed {comm} (pid {pid}, badness score {score})",
     ),
+    // systemd reads the unit's cgroup's memory.events: the kernel's kill, seen from
+    // the unit (`user@1000.service: A process of this unit has been killed by the OOM killer.`).
+    rule(
+        "systemd.unit-oom-killed",
+        C::OomKill,
+        Error,
+        &["killed by the OOM killer"],
+        r"(?P<unit>\S+): A process of this unit has been killed by the OOM killer|(?P<unit2>\S+): Failed with result 'oom-kill'",
+        "The kernel's OOM killer killed a process of {unit}",
+    ),
     rule(
         "kernel.oom-killer-invoked",
         C::OomKill,
@@ -232,7 +242,7 @@ pub(super) static RULES: &[Rule] = &[
         cause: Some(Configuration),
         ..rule(
             "ray.memory-monitor",
-            C::OomKill,
+            C::UserspaceOomKill,
             Error,
             &["killed due to memory pressure", "due to memory pressure", "Ray killed", "OutOfMemoryError", "NODE_OUT_OF_MEMORY"],
             r"Worker exit type: NODE_OUT_OF_MEMORY|(?:Task|Worker|Actor).{0,200}?(?:killed|failed) due to (?:the node running low on |)memory pressure|ray\.exceptions\.OutOfMemoryError|Ray killed \d+ worker|(?:Task|Worker) was killed due to the node running low on memory",
@@ -268,8 +278,8 @@ pub(super) static RULES: &[Rule] = &[
             EXIT_SIGKILL,
             C::OomKill,
             Error,
-            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "signal 9", "Signal 9", "unexpected, 137"],
-            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|Exiting \(unexpected, 137\)|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\(signal 9\)",
+            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "exited with 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "signal 9", "Signal 9", "unexpected, 137"],
+            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|Exiting \(unexpected, 137\)|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\bexited with 137\b|\(signal 9\)",
             "The process was killed by SIGKILL (exit code 137), most often the OOM killer",
         )
     },
@@ -339,7 +349,7 @@ pub(super) static RULES: &[Rule] = &[
         C::UserspaceOomKill,
         Error,
         &["systemd-oomd", "due to memory pressure", "due to memory used", "due to swap used", "cgroups for killing", "Memory pressure for "],
-        r"systemd-oomd(?:\[\d+\])?: (?:Killed|Considered) (?P<unit>\S+).*?due to (?:memory pressure|memory used|swap used)|Considered \d+ cgroups for killing|Memory pressure for \S+ is [\d.]+% > |Killed (?P<scope>\S+) due to (?:memory pressure|memory used|swap used)|systemd-oomd(?:\[\d+\])?: .*(?:killed|Killed)",
+        r"systemd-oomd(?:\[\d+\])?: (?:Killed|Considered) (?P<unit>\S+).*?due to (?:memory pressure|memory used|swap used)|Considered \d+ cgroups for killing|Memory pressure for \S+ is (?:[\d.]+% > |greater than [\d.]+ for more than [\d.]+ seconds)|Killed (?P<scope>\S+) due to (?:memory pressure|memory used|swap used)|systemd-oomd(?:\[\d+\])?: .*(?:killed|Killed)",
         "systemd-oomd killed {unit} for memory pressure",
     ),
     rule(
