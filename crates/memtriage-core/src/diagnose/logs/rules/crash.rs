@@ -36,7 +36,7 @@ pub(super) static RULES: &[Rule] = &[
         C::NativeCrash,
         Error,
         &["segfault at "],
-        r"^(?P<comm>.+?)\[(?P<pid>\d+)\]: segfault at (?P<address>[0-9a-f]+) ip (?P<ip>[0-9a-f]+) sp [0-9a-f]+ error (?P<error>\d+)(?:.*? in (?P<object>[^\[\s]+)\[)?",
+        r"^(?:(?P<comm>.+?)\[(?P<pid>\d+)\]: )?segfault at (?P<address>[0-9a-f]+) ip (?P<ip>[0-9a-f]+) sp [0-9a-f]+ error (?P<error>\d+)(?:.*? in (?P<object>[^\[\s]+)\[)?",
         "{comm} (pid {pid}) segfaulted at address 0x{address} in {object}",
     ),
     rule(

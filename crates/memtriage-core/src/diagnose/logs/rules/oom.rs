@@ -244,7 +244,7 @@ pub(super) static RULES: &[Rule] = &[
             "ray.memory-monitor",
             C::UserspaceOomKill,
             Error,
-            &["killed due to memory pressure", "due to memory pressure", "Ray killed", "OutOfMemoryError", "NODE_OUT_OF_MEMORY"],
+            &["killed due to memory pressure", "due to memory pressure", "Ray killed", "OutOfMemoryError", "NODE_OUT_OF_MEMORY", "running low on memory"],
             r"Worker exit type: NODE_OUT_OF_MEMORY|(?:Task|Worker|Actor).{0,200}?(?:killed|failed) due to (?:the node running low on |)memory pressure|ray\.exceptions\.OutOfMemoryError|Ray killed \d+ worker|(?:Task|Worker) was killed due to the node running low on memory",
             "Ray's memory monitor killed a worker: the node ran low on memory",
         )
@@ -330,6 +330,19 @@ pub(super) static RULES: &[Rule] = &[
             &["OOMKilled", "Reason:", "\"reason\"", "Reason ["],
             r#""OOMKilled":\s*false|OOMKilled[=:]\s*false|^\s*Reason:\s+Error\s*$|"reason":\s*"Error"|Reason \[Error\]"#,
             "A process died of SIGKILL; the container runtime does not say it was the OOM killer",
+        )
+    },
+    // slurmctld's record of a batch job that ended by SIGKILL: a cgroup OOM kill, a
+    // time limit and an scancel all end so; the job's own output tells which.
+    Rule {
+        certainty: Possible,
+        ..rule(
+            "slurmctld.job-sigkill",
+            C::Sigkill,
+            Info,
+            &["WTERMSIG 9"],
+            r"_job_complete: JobId=(?P<job>\d+) WTERMSIG 9\b",
+            "Slurm job {job} ended by SIGKILL; slurmctld does not say why",
         )
     },
     Rule {
