@@ -489,14 +489,7 @@ fn forms_of_the_third_batch_are_named() {
         ("This is failing with `Unix.Unix_error(Unix.ENOMEM, \"io_uring_register_buffers\", \"\")`.", "log.memlock-limit"),
         ("WARNING: It appears that your OpenFabrics subsystem is configured to only allow registering part of your physical memory.", "log.memlock-limit"),
     ];
-    for (line, id) in cases {
-        let found = classes(format!("{line}\n").as_bytes());
-        assert_eq!(
-            found.first().map(String::as_str),
-            Some(id),
-            "{line}: {found:?}"
-        );
-    }
+    each_named_first(&cases);
     // A summary that counts none, and a page's title over the error it explains.
     assert!(classes(b"|            CUDA OOMs: 0            |\n").is_empty());
     let page = "CUDA Out of Memory: What It Means and How to Fix It\nYou loaded a model. It crashed. The error says something like:\nCUDA error: out of memory\n";
@@ -517,11 +510,16 @@ fn forms_the_third_batch_set_aside_missed_are_named() {
         ("segfault at 99ef469b ip 0000000099ef469b sp 00007ffff238e878 error 14 in zero (deleted)[7f6299ef4000+7a2000]", "log.native-crash"),
         ("[2022-05-27T11:37:57.377] _job_complete: JobId=127441 WTERMSIG 9", "log.sigkill"),
     ];
+    each_named_first(&cases);
+}
+
+/// Each line alone is named first by the finding given with it.
+fn each_named_first(cases: &[(&str, &str)]) {
     for (line, id) in cases {
         let found = classes(format!("{line}\n").as_bytes());
         assert_eq!(
             found.first().map(String::as_str),
-            Some(id),
+            Some(*id),
             "{line}: {found:?}"
         );
     }
