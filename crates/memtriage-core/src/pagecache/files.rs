@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::probe::files::refuse_special;
 
 /// A regular file to work on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,26 +112,11 @@ pub fn walk(paths: &[PathBuf]) -> Result<Walk> {
 }
 
 fn check_regular(p: &Path, meta: &std::fs::Metadata) -> Result<()> {
-    if meta.is_file() {
-        return Ok(());
-    }
-    let kind = {
-        use std::os::unix::fs::FileTypeExt;
-        let t = meta.file_type();
-        if t.is_fifo() {
-            "a FIFO"
-        } else if t.is_char_device() || t.is_block_device() {
-            "a device"
-        } else if t.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        }
-    };
-    Err(Error::bad_input(
-        p.display().to_string(),
-        format!("{kind}, not a regular file: only files have pages in the page cache to measure"),
-    ))
+    refuse_special(
+        p,
+        meta,
+        "only files have pages in the page cache to measure",
+    )
 }
 
 fn walk_entries(entries: std::fs::ReadDir, seen: &mut HashSet<(u64, u64)>, out: &mut Walk) {

@@ -6,15 +6,25 @@
 use crate::model::cuda_snapshot::{Block, BlockState, CudaSnapshot, Frame, Segment, TraceEntry};
 use crate::parse::pickle::{self, Py};
 
-/// Why bytes are not a snapshot, in words for people.
-pub fn parse(bytes: &[u8]) -> Result<CudaSnapshot, String> {
-    if bytes.is_empty() {
-        return Err("the file is empty".into());
-    }
-    if bytes[0] != 0x80 && !matches!(bytes[0], b'(' | b'}' | b']') {
-        return Err(
+/// Why a file that starts so is not a snapshot; `None` when it may be one. Told from
+/// the first byte, so a large file that is no pickle is refused before it is read.
+pub fn refuse_start(start: &[u8]) -> Option<String> {
+    let Some(&first) = start.first() else {
+        return Some("the file is empty".into());
+    };
+    // PROTO (protocol 2 and later), or protocol 0 and 1's MARK, EMPTY_DICT, EMPTY_LIST.
+    if first != 0x80 && !matches!(first, b'(' | b'}' | b']') {
+        return Some(
             "not a pickle (a snapshot is written by torch.cuda.memory._dump_snapshot)".into(),
         );
+    }
+    None
+}
+
+/// Why bytes are not a snapshot, in words for people.
+pub fn parse(bytes: &[u8]) -> Result<CudaSnapshot, String> {
+    if let Some(why) = refuse_start(bytes) {
+        return Err(why);
     }
     let read = pickle::read(bytes).map_err(|e| {
         if e.truncated() {

@@ -9,11 +9,12 @@
 //! hugepages, sysctls, limits), `cgroup` memory cgroups, `mounts` mountinfo, `kmsg`
 //! the kernel log, `proc_events` the kernel's process events (fork, exec, exit),
 //! `damon` proactive reclaim, `users` user names, `environ` the rank a distributed
-//! launcher gave a process.
+//! launcher gave a process, `files` a regular file the user named (never a device).
 
 pub mod cgroup;
 pub mod damon;
 pub mod environ;
+pub mod files;
 pub mod fork;
 pub mod gpu;
 pub mod kmsg;

@@ -2,6 +2,7 @@
 //! read and explained; the same for a snapshot handed over in memory (Python's
 //! `memtriage.torch.explain_oom()`).
 
+use std::io::Read;
 use std::path::Path;
 
 use crate::diagnose::cuda_snapshot;
@@ -9,24 +10,49 @@ use crate::error::{Error, Result};
 pub use crate::model::cuda_snapshot::KnownOom;
 use crate::model::cuda_snapshot::SnapshotReport;
 use crate::parse::cuda_snapshot as parse;
+use crate::probe::files;
 
 /// A pickled CUDA memory snapshot (`torch.cuda.memory._snapshot()`) read from
 /// `path` and explained: fragmentation, a memory cap, or real demand. `oom` says what
 /// failed where the snapshot's own history does not.
 pub fn file(path: &Path, oom: Option<KnownOom>) -> Result<SnapshotReport> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let name = path.display().to_string();
+    let bytes = read_pickle(path, &name)?;
     bytes_of(&bytes, &name, oom)
+}
+
+/// The file's bytes, refused at its first byte when that starts no pickle.
+fn read_pickle(path: &Path, name: &str) -> Result<Vec<u8>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    files::refuse_special(
+        path,
+        &meta,
+        "a snapshot is the file torch.cuda.memory._dump_snapshot wrote",
+    )?;
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if let Some(why) = parse::refuse_start(&bytes) {
+        return Err(not_a_snapshot(name, &why));
+    }
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    Ok(bytes)
+}
+
+fn not_a_snapshot(source: &str, why: &str) -> Error {
+    Error::bad_input(
+        source,
+        format!("{why}; save one with torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")"),
+    )
 }
 
 /// `source` names the snapshot in the report and in errors.
 pub fn bytes_of(bytes: &[u8], source: &str, oom: Option<KnownOom>) -> Result<SnapshotReport> {
-    let snap = parse::parse(bytes).map_err(|why| {
-        Error::bad_input(
-            source,
-            format!("{why}; save one with torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")"),
-        )
-    })?;
+    let snap = parse::parse(bytes).map_err(|why| not_a_snapshot(source, &why))?;
     Ok(cuda_snapshot::analyse(
         &snap,
         oom.map(KnownOom::event),

@@ -221,3 +221,53 @@ fn lists_its_rules() {
         "{listing}"
     );
 }
+
+/// Issue 28, defect 2: `explain-snapshot /dev/zero` read forever and a large file of
+/// zeros was read whole before "not a pickle". Devices and FIFOs are refused as
+/// `report`, `cache` and `warm` refuse them, and a file that starts no pickle is
+/// refused at its first byte, without reading the rest.
+#[test]
+fn regression_explain_snapshot_refuses_devices_fifos_and_non_pickles_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let zeros = dir.path().join("zeros.pickle");
+    let file = std::fs::File::create(&zeros).unwrap();
+    // 8 GiB of zeros, sparse; the command may map 1 GiB at most, so reading the file
+    // whole fails where refusing it at its first byte does not.
+    file.set_len(8 << 30).unwrap();
+    for (path, says) in [
+        (PathBuf::from("/dev/zero"), "a device, not a regular file"),
+        (fifo, "a FIFO, not a regular file"),
+        (zeros, "not a pickle"),
+    ] {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.arg("explain-snapshot").arg(&path);
+        // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                let one_gib = libc::rlimit {
+                    rlim_cur: 1 << 30,
+                    rlim_max: 1 << 30,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &one_gib) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}: {}",
+            path.display(),
+            text(&out.stderr)
+        );
+        assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
+    }
+}
