@@ -1,5 +1,7 @@
 //! Starting the job and learning how it (and any orphan we adopt) ended.
 
+use crate::probe::procdir::own_rss;
+use crate::probe::root::Root;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -14,6 +16,10 @@ pub struct Started {
     pub pid: i32,
     pub stdout: OwnedFd,
     pub stderr: OwnedFd,
+    /// memtriage's resident set when it forked the job: the child's high-water mark
+    /// (`ru_maxrss`) keeps the copy it had before exec, so a mark no higher than this
+    /// may be memtriage's, not the job's. `None` when it could not be read.
+    pub forked_rss: Option<u64>,
 }
 
 /// Spawns the command directly (no shell) with stdin and the environment as they are,
@@ -76,6 +82,7 @@ pub fn spawn(
             Ok(())
         });
     }
+    let forked_rss = own_rss(&Root::host());
     let mut child = cmd
         .spawn()
         .map_err(|e| cannot_start(&program.to_string_lossy(), &e))?;
@@ -88,6 +95,7 @@ pub fn spawn(
             pid,
             stdout,
             stderr,
+            forked_rss,
         }),
         _ => Err(Error::internal("could not capture the job's output")),
     }

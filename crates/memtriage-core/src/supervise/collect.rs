@@ -46,6 +46,7 @@ pub(super) fn collect<O>(
         perf,
         tree_watch,
         forwarder: _,
+        forked_rss: _,
         mut notes,
     } = job;
     let Sampled {

@@ -109,7 +109,7 @@ pub fn run<O: OutputObserver + 'static>(
     let mut sampling = sample::Sampling::start(root, config, &mut job, events);
 
     let mut reaped = Vec::new();
-    let main_exit = sampling.until_exit(&arrived, &mut job, &mut reaped);
+    let mut main_exit = sampling.until_exit(&arrived, &mut job, &mut reaped);
     let wall = job.start.elapsed().as_secs_f64();
     let sampled = sampling.stop(&arrived, &mut job, &mut reaped);
 
@@ -120,6 +120,13 @@ pub fn run<O: OutputObserver + 'static>(
     reap::late_exits(&arrived, &mut reaped);
     job.forwarder.finish();
 
+    // The job's high-water mark holds the copy of memtriage it was forked as: one no
+    // higher than that copy is not known to be the job's (0: unknown).
+    for exit in std::iter::once(&mut main_exit).chain(reaped.iter_mut()) {
+        if exit.pid == job.pid && job.forked_rss.is_none_or(|copy| exit.max_rss <= copy) {
+            exit.max_rss = 0;
+        }
+    }
     let ended = collect::Ended {
         main_exit,
         wall,

@@ -16,6 +16,8 @@ use crate::probe::system::uptime_seconds;
 /// The job, running, with everything set up around it.
 pub(super) struct Job {
     pub pid: i32,
+    /// memtriage's resident set when it forked the job (see `child::Started`).
+    pub forked_rss: Option<u64>,
     /// When it was spawned: time 0 of its samples and events.
     pub start: Instant,
     /// Seconds since boot when it was spawned, to pick its kernel log lines.
@@ -101,6 +103,7 @@ pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Res
     }
     let job = Job {
         pid: started.pid,
+        forked_rss: started.forked_rss,
         start,
         started_boot_seconds,
         cgroup,
