@@ -91,12 +91,13 @@ fn killed_pids(report: &Value) -> Vec<i64> {
 }
 
 /// Forked workers that keep a copy of each sample. The sample itself (the line above
-/// the planted one) is freed once the batch is collated and its memory taken again at
-/// the same addresses; both lines take the same amount at the same moments, so the
-/// measurement may share what is kept between them (see the README; the bench
-/// `lines_planted.py` counts how often the planted line comes first): the kept memory
-/// is named in `__getitem__`, and the planted line among the killed worker's lines as
-/// memory it kept, figures that survived the SIGKILL.
+/// the planted one) is freed once the batch is collated; where glibc gives its heap
+/// memory to the next copies, both lines take the same amount at the same moments and
+/// the measurement may share what is kept between them (see the README; the bench
+/// `lines_planted.py` counts how often the planted line comes first). The job puts
+/// each array in a mapping of its own, so what is measured here is the mechanism: the
+/// kept memory is named in `__getitem__`, and the planted line among the killed
+/// worker's lines as memory it kept, figures that survived the SIGKILL.
 #[test]
 fn a_forked_workers_kept_samples_are_named_after_the_oom_kill() {
     if !torch_available() || !root_or_skip("--limit needs root to make a cgroup") {
@@ -133,9 +134,9 @@ fn a_forked_workers_kept_samples_are_named_after_the_oom_kill() {
         "it was killed: {}",
         worker["pid"]
     );
-    // The planted line kept memory to the end, or until the line above (whose freed
-    // sample its copies reuse) took the later growth: a leak or memory held, never
-    // nothing.
+    // The planted line kept memory to the end (the job keeps each sample in its own
+    // mapping, so no kept copy reuses a freed sample's heap): a leak, or memory held
+    // where the last growth was elsewhere, never nothing.
     let lines = worker["lines"].as_array().unwrap();
     assert!(
         lines.iter().any(|l| l["at"]["line"].as_u64() == Some(line)
