@@ -12,7 +12,8 @@ use super::start::Job;
 use super::tally::RunTally;
 use super::{growth, limit, timeline_file, Config, Event};
 use crate::model::growth::{CeilingSnapshot, GrowthSummary};
-use crate::probe::cgroup::{CgroupDir, CgroupReader};
+use crate::model::process::CgroupMemory;
+use crate::probe::cgroup::{self, CgroupDir, CgroupReader};
 use crate::probe::root::Root;
 use crate::sampler::{PssBudget, Sample, SamplerConfig, SamplerThread, Scope};
 
@@ -37,6 +38,19 @@ pub(super) struct Around {
     pub gpu_events: Option<GpuEventWatch>,
 }
 
+/// The memory cgroup the job runs in. A job that already exited reads as the root
+/// cgroup (its `/proc/PID/cgroup` is gone or says `/`): it was forked into memtriage's
+/// own, which is read instead, never the root's figures taken for the job's.
+fn job_cgroup(root: &Root, pid: i32) -> Option<CgroupMemory> {
+    let mut reader = CgroupReader::discover(root);
+    let job = reader.for_pid(pid).ok().flatten();
+    if job.as_ref().is_some_and(|cg| cg.path != "/") {
+        return job;
+    }
+    let own = cgroup::own_membership(root).ok()?;
+    reader.for_membership(&own).ok().flatten()
+}
+
 /// What sampling kept once the job ended.
 pub(super) struct Sampled {
     pub tally: RunTally,
@@ -53,11 +67,7 @@ impl<'a> Sampling<'a> {
             .cgroup
             .as_ref()
             .map(limit::JobCgroup::watch)
-            .or_else(|| {
-                let mut reader = CgroupReader::discover(root);
-                let cg = reader.for_pid(job.pid).ok().flatten()?;
-                Some(CgroupDir::of(&cg))
-            });
+            .or_else(|| job_cgroup(root, job.pid).map(|cg| CgroupDir::of(&cg)));
         let enclosing = job.cgroup.is_none().then(|| watch.clone()).flatten();
         let others_at_start = enclosing
             .as_ref()

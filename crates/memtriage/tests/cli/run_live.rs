@@ -599,3 +599,36 @@ fn a_limit_too_small_to_start_the_job_is_a_usage_error() {
         assert!(err.contains("a job is killed while it starts"), "{err}");
     }
 }
+
+/// Issue 28, defect 3: `run -- /bin/true` (2 of 5 runs) named the machine's root memory
+/// cgroup as the job's when the job exited before its cgroup was read. It was forked
+/// into memtriage's own cgroup, the test's: that one, every time.
+#[test]
+fn regression_a_job_that_ends_at_once_is_in_memtriages_cgroup_not_the_root() {
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let memory_path = own
+        .lines()
+        .find_map(|l| {
+            let mut f = l.splitn(3, ':');
+            let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+            controllers
+                .split(',')
+                .any(|c| c == "memory")
+                .then(|| path.to_string())
+        })
+        .or_else(|| {
+            own.lines()
+                .find_map(|l| l.strip_prefix("0::").map(str::to_string))
+        })
+        .unwrap();
+    // Where the test itself runs in the root cgroup, the root is the right answer.
+    for _ in 0..5 {
+        let (out, report) = run(&["--", "/bin/true"]);
+        assert_eq!(out.status.code(), Some(0));
+        let dir = report["enclosing_cgroup"]["dir"].as_str().unwrap_or("");
+        assert!(
+            !dir.is_empty() && dir.ends_with(memory_path.trim_end_matches('/')),
+            "the job's cgroup {dir:?}, memtriage's {memory_path:?}"
+        );
+    }
+}
