@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::error::{Error, Result};
 use crate::history::store::Store;
 use crate::model::history::{Interval, MachineRow};
+use crate::model::units::iec;
 use crate::probe::root::Root;
 use crate::probe::system::has_capability;
 use crate::watch::intervals::{
@@ -26,6 +27,26 @@ pub const PRESSURE_CHECK: Duration = Duration::from_secs(1);
 /// fall that pauses for a second (a DataLoader between batches) is one episode, and
 /// the moments after it (the kill, the swap storm) matter as much as the fall.
 pub const PRESSURE_HOLD: Duration = Duration::from_secs(10);
+
+/// The smallest size bound taken: an empty history is about 50 KiB and one interval of
+/// a busy machine (hundreds of processes) up to about 100 KiB, so under this an
+/// interval might never be kept.
+pub const MIN_MAX_SIZE: u64 = 160 << 10;
+
+/// A size bound the history can keep anything under (`None`: unbounded).
+pub fn check_max_size(max_size: Option<u64>) -> Result<()> {
+    match max_size.filter(|m| *m < MIN_MAX_SIZE) {
+        None => Ok(()),
+        Some(max) => Err(Error::bad_input(
+            format!("a size bound of {}", iec(max)),
+            format!(
+                "too small to keep one interval (an empty history alone is about 50 KiB): \
+                 give {} or more",
+                iec(MIN_MAX_SIZE)
+            ),
+        )),
+    }
+}
 
 /// Age retention runs every this many intervals (size, past the bound, at once).
 const RETAIN_EVERY: u32 = 60;
@@ -70,6 +91,7 @@ impl Recording {
         retain: Duration,
         max_size: Option<u64>,
     ) -> Result<(Recording, Vec<String>)> {
+        check_max_size(max_size)?;
         if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
                 Error::refused(

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use anyhow::Context as _;
-use memtriage_core::usecase::record::{default_db, lower_priority, Recording};
+use memtriage_core::usecase::record::{check_max_size, default_db, lower_priority, Recording};
 use memtriage_core::usecase::watch::{WatchConfig, Watcher};
 
 use super::Context;
@@ -16,6 +16,7 @@ use crate::render::printer::Printer;
 
 pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let db = args.db.clone().unwrap_or_else(default_db);
+    check_max_size(args.max_size.map(|s| s.0)).map_err(|e| anyhow::anyhow!("{e} (--max-size)"))?;
     let (mut recording, said) =
         Recording::open(&ctx.root, &db, args.retain.0, args.max_size.map(|s| s.0))
             .map_err(|e| super::history_error(e, "--db"))?;

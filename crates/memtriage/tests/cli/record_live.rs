@@ -784,3 +784,41 @@ fn why_names_forked_workers_that_copied_their_parent() {
         "{report:#}"
     );
 }
+
+/// Issue 28, defect 13: `record --max-size 1K` was accepted and kept nothing, and `why`
+/// then asked whether the recorder was running. A bound under what one interval needs
+/// is refused before anything is made, by `record` and `serve --record` alike.
+#[test]
+fn regression_a_size_bound_too_small_to_keep_an_interval_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    for args in [
+        vec!["record", "--max-size", "1K", "--db"],
+        vec![
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--record-max-size",
+            "100K",
+            "--record",
+        ],
+    ] {
+        let out = memtriage().args(&args).arg(&db).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("too small to keep one interval") && err.contains("160 KiB or more"),
+            "{args:?}: {err}"
+        );
+        assert!(!db.exists(), "{args:?} made the database");
+    }
+    // The bound the error names is taken, and keeps intervals.
+    let mut record = memtriage()
+        .args(["record", "--interval", "1s", "--max-size", "160K", "--db"])
+        .arg(&db)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(intervals_written(&db, 2), "nothing kept under 160 KiB");
+    stop_recorder(&mut record);
+}

@@ -18,7 +18,7 @@ use crate::cli::ServeArgs;
 use crate::exit::ExitStatus;
 use crate::render::printer::Printer;
 use crate::values::GroupSpec;
-use memtriage_core::usecase::record::Recording;
+use memtriage_core::usecase::record::{check_max_size, Recording};
 use web_config::WebConfig;
 
 pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
@@ -66,6 +66,8 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
             .context("cannot make the comparison hash for basic auth")?,
     };
     let scheme = if web.tls.is_some() { "https" } else { "http" };
+    check_max_size(args.record_max_size.map(|s| s.0))
+        .map_err(|e| anyhow::anyhow!("{e} (--record-max-size)"))?;
     let recording = match &args.record {
         Some(db) => Some(
             Recording::open(
