@@ -26,9 +26,14 @@ pub fn too_small(limit: u64) -> Option<String> {
     })
 }
 
+/// cgroup v1 shows no limit as PAGE_COUNTER_MAX pages (2^63 - 4096 bytes with 4 KiB
+/// pages); v2 writes `max`, which is no number. Anything from 2^62 on is no limit.
+const KERNEL_UNLIMITED: u64 = 1 << 62;
+
 pub struct JobCgroup {
     pub version: CgroupVersion,
     pub dir: PathBuf,
+    /// The limit the kernel holds (the one asked for, rounded to pages).
     pub limit: u64,
     /// `cgroup.procs`, open for the job to join between fork and exec.
     pub procs: OwnedFd,
@@ -78,6 +83,20 @@ impl JobCgroup {
         };
         fs::write(dir.join(limit_file), limit.to_string())
             .map_err(|e| denied(e, &dir.join(limit_file)))?;
+        // The kernel rounds to pages and takes a number past what it counts as no
+        // limit at all: the limit is what it holds.
+        let held = fs::read_to_string(dir.join(limit_file))
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|held| *held < KERNEL_UNLIMITED);
+        let Some(limit) = held else {
+            drop(cg);
+            return Err(Error::bad_input(
+                format!("memory limit {}", crate::model::units::iec(limit)),
+                "more than the kernel counts: it holds no limit then; give one under the \
+                 machine's memory",
+            ));
+        };
         // Absent without swap accounting (v1 without swapaccount=1): nothing to cap then.
         let _ = fs::write(dir.join(swap_file), swap_value);
         let procs = OpenOptions::new()

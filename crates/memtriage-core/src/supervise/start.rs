@@ -72,6 +72,9 @@ pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Res
         )
     };
     let mut notes = Vec::new();
+    if let Some(cg) = &cgroup {
+        notes.extend(limit_above_the_machine(root, cg.limit));
+    }
     let python_hook = install_python_hook(config, &mut notes);
     let job_env = python_hook
         .as_ref()
@@ -131,4 +134,19 @@ fn install_python_hook(
             None
         }
     }
+}
+
+/// A limit above the machine's RAM and swap never acts: the machine runs out first,
+/// and the kernel's OOM killer for the whole machine picks its victim.
+fn limit_above_the_machine(root: &Root, limit: u64) -> Option<String> {
+    let mem = crate::probe::system::read_meminfo(root).ok()?;
+    let machine = mem.total? + mem.swap_total.unwrap_or(0);
+    (limit > machine).then(|| {
+        format!(
+            "the limit ({}) is above the machine's memory and swap ({}): it will not act; \
+             the machine runs out first",
+            crate::model::units::iec(limit),
+            crate::model::units::iec(machine)
+        )
+    })
 }

@@ -632,3 +632,31 @@ fn regression_a_job_that_ends_at_once_is_in_memtriages_cgroup_not_the_root() {
         );
     }
 }
+
+/// Issue 28, defect 14: `--limit 18446744073709551615` printed `limit 16384 PiB` while
+/// the kernel held no limit, and `--limit 99999T` passed without a word. The first is
+/// refused (the kernel would hold none); the second is shown as the kernel holds it and
+/// said to be above the machine, where it cannot act.
+#[test]
+fn regression_a_limit_the_kernel_cannot_hold_or_the_machine_cannot_reach_is_said() {
+    if !root_or_skip("--limit needs root to make a cgroup") {
+        return;
+    }
+    let out = memtriage()
+        .args(["run", "--limit", "18446744073709551615", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("more than the kernel counts"), "{err}");
+
+    let (out, report) = run(&["--limit", "99999T", "--", "/bin/true"]);
+    assert_eq!(out.status.code(), Some(0));
+    let held = report["limit"]["limit"].as_u64().unwrap();
+    assert!(held <= 99_999u64 << 40 && held > 99_998u64 << 40, "{held}");
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("above the machine's memory and swap") && notes.contains("will not act"),
+        "{notes}"
+    );
+}
