@@ -19,6 +19,18 @@ impl Drop for Generated {
     }
 }
 
+/// An interrupted benchmark (Ctrl-C, SIGTERM) still removes the checkpoint it wrote
+/// (1–2 GiB): the signal's default action would end the process before any destructor,
+/// so a thread waits for the stop, removes the file and exits as the signal would have.
+fn remove_when_stopped(path: std::path::PathBuf) {
+    super::stop::install();
+    std::thread::spawn(move || {
+        super::stop::wait();
+        let _ = std::fs::remove_file(&path);
+        std::process::exit(super::stop::exit_code());
+    });
+}
+
 pub fn load(_ctx: &Context, args: &BenchLoadArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let chatty = !args.json && p.err.is_terminal();
     let mut generated = None;
@@ -39,6 +51,7 @@ pub fn load(_ctx: &Context, args: &BenchLoadArgs, p: &mut Printer) -> anyhow::Re
                 render::bench::write_generating(&mut p.err, size, &path)?;
             }
             let guard = Generated(path.clone());
+            remove_when_stopped(path.clone());
             bench::generate(&path, size)?;
             generated = Some(guard);
             path

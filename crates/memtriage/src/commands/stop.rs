@@ -5,12 +5,14 @@
 //! command stuck in a read still ends. (`run` forwards signals to its job instead:
 //! the engine's `supervise::signals`.)
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 static STOP: AtomicBool = AtomicBool::new(false);
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn on_signal(_: libc::c_int) {
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNAL.store(sig, Ordering::SeqCst);
     STOP.store(true, Ordering::SeqCst);
 }
 
@@ -29,6 +31,11 @@ pub fn install() {
 
 pub fn requested() -> bool {
     STOP.load(Ordering::SeqCst)
+}
+
+/// The exit status a shell gives a command the stop's signal ended: 128 + its number.
+pub fn exit_code() -> i32 {
+    128 + SIGNAL.load(Ordering::SeqCst)
 }
 
 /// How often a waiting command looks at the flag.

@@ -453,3 +453,31 @@ fn warm_past_the_end_is_an_error_and_a_cached_file_reads_nothing() {
     );
     assert!(!again.contains("0 B/s"), "{again}");
 }
+
+/// Issue 28, defect 7: `bench load` interrupted by SIGINT or SIGTERM left its 1–2 GiB
+/// checkpoint behind. It removes it and ends as the signal would have (128 + it).
+#[test]
+fn regression_an_interrupted_bench_load_removes_its_checkpoint() {
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let dir = crate::support::disk_scratch();
+        let mut bench = std::process::Command::new(crate::support::BIN)
+            .args(["bench", "load", "--size", "1G", "--dir"])
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let written = crate::support::wait_until(
+            std::time::Duration::from_secs(20),
+            std::time::Duration::from_millis(20),
+            || std::fs::read_dir(dir.path()).unwrap().next().is_some(),
+        );
+        assert!(written, "no checkpoint was written");
+        // SAFETY: signalling the child this test started.
+        unsafe { libc::kill(bench.id() as i32, signal) };
+        let status = bench.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{signal}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
