@@ -43,12 +43,19 @@ fn snapshot(v: &Py) -> Result<CudaSnapshot, String> {
     let segments = v.get("segments").ok_or_else(|| {
         "no `segments` in the pickle: not a torch.cuda.memory._snapshot() dump".to_string()
     })?;
+    // A segment without its size is no segment: saying "no history" over a list that
+    // could not be read would be a verdict on nothing.
     let segments = segments
         .items()
         .ok_or("`segments` is not a list")?
         .iter()
-        .filter_map(segment)
-        .collect();
+        .enumerate()
+        .map(|(i, s)| {
+            segment(s).ok_or_else(|| {
+                format!("segment {i} of `segments` is malformed (no dict with a `total_size`)")
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let traces = v
         .get("device_traces")
         .and_then(|t| t.items())

@@ -271,3 +271,44 @@ fn regression_explain_snapshot_refuses_devices_fifos_and_non_pickles_at_once() {
         assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
     }
 }
+
+/// Issue 28, defect 11: `explain-snapshot --device 5` on a snapshot of device 0 gave a
+/// "real demand" verdict for a device it knew nothing of, and a malformed segment list
+/// exited 0 with only "no allocation history". Both are refused, saying why.
+#[test]
+fn regression_explain_snapshot_refuses_an_absent_device_and_a_malformed_segment_list() {
+    let snapshot = core_fixtures().join("cuda-snapshots/real-demand.pickle");
+    let out = memtriage()
+        .args(["explain-snapshot", "--device", "5", "--requested", "1G"])
+        .arg(&snapshot)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("holds nothing of CUDA device 5 (its devices: 0)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let malformed = dir.path().join("malformed.pickle");
+    let made = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import pickle, sys; pickle.dump({'segments': [1, 2]}, open(sys.argv[1], 'wb'))",
+        ])
+        .arg(&malformed)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = memtriage()
+        .arg("explain-snapshot")
+        .arg(&malformed)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("segment 0 of `segments` is malformed"),
+        "{}",
+        text(&out.stderr)
+    );
+}
