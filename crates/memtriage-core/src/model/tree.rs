@@ -19,10 +19,11 @@ pub struct TreeTotals {
     pub processes: usize,
     /// Sum of RSS: what naive tools show; counts shared pages once per process.
     pub rss_sum: u64,
-    /// Sum of PSS: the tree's true footprint (shared pages split between sharers).
-    pub pss: u64,
-    /// Sum of USS: memory that only one process of the tree maps.
-    pub uss_sum: u64,
+    /// Sum of PSS: the tree's true footprint (shared pages split between sharers),
+    /// over the processes it could be read of; `None` when it could be read of none.
+    pub pss: Option<u64>,
+    /// Sum of USS: memory that only one process of the tree maps; `None` as for PSS.
+    pub uss_sum: Option<u64>,
     pub swap: u64,
     /// Processes whose PSS/USS could not be read (not in the sums).
     pub unreadable: usize,

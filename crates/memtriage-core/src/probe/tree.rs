@@ -68,8 +68,8 @@ fn totals(nodes: &[TreeNode]) -> TreeTotals {
         t.swap += p.swap().unwrap_or(0);
         match &p.rollup {
             Some(r) => {
-                t.pss += r.pss;
-                t.uss_sum += r.uss();
+                t.pss = Some(t.pss.unwrap_or(0) + r.pss);
+                t.uss_sum = Some(t.uss_sum.unwrap_or(0) + r.uss());
             }
             None => t.unreadable += 1,
         }

@@ -413,27 +413,37 @@ fn write_tree(out: &mut dyn Write, style: &Style, t: &TreeSnapshot, gpu: bool) -
     left_align_last(&mut tab);
     writeln!(out, "{}", table::to_string(&tab))?;
     let s = &t.totals;
+    // A sum over some processes is not the tree's footprint: said as the part it is.
+    let read = s.processes.saturating_sub(s.unreadable);
+    let (pss, uss) = match (s.pss, s.uss_sum) {
+        (Some(pss), Some(uss)) if s.unreadable == 0 => (
+            format!("total PSS {} (the true footprint)", iec(pss)),
+            format!("sum of USS {}", iec(uss)),
+        ),
+        (Some(pss), Some(uss)) => (
+            format!(
+                "PSS {} of {read} ({} unreadable, left out)",
+                iec(pss),
+                s.unreadable
+            ),
+            format!("USS {} of {read}", iec(uss)),
+        ),
+        _ => (
+            "PSS unknown (unreadable)".to_string(),
+            "USS unknown".to_string(),
+        ),
+    };
     writeln!(
         out,
-        "\n{} {} {}: sum of RSS {} (shared pages counted again in every process), total PSS {} (the true footprint), sum of USS {}, swap {}",
+        "\n{} {} {}: sum of RSS {} (shared pages counted again in every process), {pss}, {uss}, swap {}",
         style.bold("tree"),
         s.processes,
         plural(s.processes, "process", "processes"),
         iec(s.rss_sum),
-        iec(s.pss),
-        iec(s.uss_sum),
         iec(s.swap)
     )?;
     if let Some(g) = s.gpu {
         writeln!(out, "  GPU memory held by the tree: {}", iec(g))?;
-    }
-    if s.unreadable > 0 {
-        writeln!(
-            out,
-            "  PSS/USS of {} {} unreadable, left out of the sums",
-            s.unreadable,
-            plural(s.unreadable, "process", "processes")
-        )?;
     }
     writeln!(out)?;
     super::findings::write(out, style, &t.findings)

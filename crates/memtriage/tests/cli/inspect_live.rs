@@ -507,3 +507,34 @@ fn maps_of_a_kernel_thread_say_there_are_none_and_sort_by_faults_shows_them() {
         "{text}"
     );
 }
+
+/// Issue 28, defect 4: `inspect --tree` as `nobody` on root's processes said `total PSS
+/// 0 B (the true footprint)` (JSON `"pss": 0`) with every PSS unreadable. Nothing read
+/// is `null` and "unknown"; the tree's sums say they are of the processes read.
+#[test]
+fn regression_a_tree_whose_pss_nobody_could_read_is_unknown_not_zero() {
+    if !root_or_skip("needs root to run memtriage as another user") {
+        return;
+    }
+    let h = Helper::start(&["anon", "8"]);
+    let args = ["inspect", "--tree", &h.pid.to_string(), "--json"];
+    let as_nobody = |args: &[&str]| {
+        memtriage()
+            .args(args)
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap()
+    };
+    let v = succeeded_json(as_nobody(&args), &args);
+    let totals = &v["trees"][0]["totals"];
+    assert!(totals["pss"].is_null(), "{totals}");
+    assert!(totals["uss_sum"].is_null(), "{totals}");
+    assert!(totals["unreadable"].as_u64().unwrap() >= 1, "{totals}");
+    let text = as_nobody(&args[..3]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("PSS unknown (unreadable)") && !text.contains("the true footprint"),
+        "{text}"
+    );
+}
