@@ -5,7 +5,7 @@ use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 
 use crate::support::{
-    assert_between, json, memtriage, root_or_skip, skip, succeeded_json, u, Helper, MIB,
+    as_nobody, assert_between, json, memtriage, root_or_skip, skip, succeeded_json, u, Helper, MIB,
 };
 
 fn process(v: &serde_json::Value, pid: i32) -> &serde_json::Value {
@@ -518,14 +518,6 @@ fn regression_a_tree_whose_pss_nobody_could_read_is_unknown_not_zero() {
     }
     let h = Helper::start(&["anon", "8"]);
     let args = ["inspect", "--tree", &h.pid.to_string(), "--json"];
-    let as_nobody = |args: &[&str]| {
-        memtriage()
-            .args(args)
-            .uid(65534)
-            .gid(65534)
-            .output()
-            .unwrap()
-    };
     let v = succeeded_json(as_nobody(&args), &args);
     let totals = &v["trees"][0]["totals"];
     assert!(totals["pss"].is_null(), "{totals}");

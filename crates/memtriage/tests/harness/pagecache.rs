@@ -6,12 +6,11 @@
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::support::{disk_scratch, memtriage, root_or_skip, succeeded_json, MIB};
+use crate::support::{as_nobody, disk_scratch, memtriage, root_or_skip, succeeded_json, MIB};
 
 /// Runs of each command against the churned directory: enough to meet a 1-in-20 race.
 const ITERATIONS: usize = 20;
@@ -94,16 +93,6 @@ fn a_directory_churned_while_walked_loses_no_other_file() {
         "{} runs while the directory was churned {rounds} times; {skipped_seen} files skipped as vanished",
         3 * ITERATIONS
     );
-}
-
-/// Runs memtriage as `nobody` on a file root owns.
-fn as_nobody(args: &[&str]) -> std::process::Output {
-    memtriage()
-        .args(args)
-        .uid(65534)
-        .gid(65534)
-        .output()
-        .unwrap()
 }
 
 #[test]

@@ -456,3 +456,14 @@ pub fn systemd_verify(name: &str, text: &str) {
         "systemd-analyze verify {name}: {said}"
     );
 }
+
+/// memtriage run as `nobody` (the tests that need it are root, to switch).
+pub fn as_nobody(args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    memtriage()
+        .args(args)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap()
+}
