@@ -1,5 +1,6 @@
 //! Page-cache residency, warming and eviction for people.
 
+use super::printable::printable;
 use std::io::{self, Write};
 
 use memtriage_core::model::system::ProactiveReclaim;
@@ -47,7 +48,7 @@ pub fn write_cache(
             iec(f.size),
             percent(f.cached, f.size),
             bar(&f.segments),
-            f.path.clone(),
+            printable(&f.path).into_owned(),
         ]);
     }
     for i in [3, 4] {
@@ -61,9 +62,9 @@ pub fn write_cache(
             writeln!(
                 out,
                 "  {}: mapped by pid {} ({}): {} resident of {} mapped",
-                f.path,
+                printable(&f.path),
                 m.pid,
-                m.comm,
+                printable(&m.comm),
                 m.resident.map(iec).unwrap_or_else(|| "unreadable".into()),
                 iec(m.mapped)
             )?;
@@ -77,7 +78,7 @@ pub fn write_cache(
             writeln!(
                 out,
                 "  {}: {} tensors, {} fully in the page cache, {} partly, {} cold",
-                f.path,
+                printable(&f.path),
                 ts.len(),
                 full,
                 ts.len() - full - cold,
@@ -183,7 +184,7 @@ fn write_reclaim_note(out: &mut dyn Write, reclaim: &[&ProactiveReclaim]) -> io:
 /// the files will not stay.
 pub fn write_warm(out: &mut dyn Write, w: &WarmReport) -> io::Result<()> {
     for f in &w.files {
-        write_warmed(out, &f.path, f.stats, f.cached_after, f.size)?;
+        write_warmed(out, &printable(&f.path), f.stats, f.cached_after, f.size)?;
     }
     if w.files.len() > 1 {
         writeln!(
@@ -223,7 +224,7 @@ pub fn write_evict(out: &mut dyn Write, output: &EvictReport) -> io::Result<()> 
             writeln!(
                 out,
                 "evicted {}: cached before and after unknown ({})",
-                e.path,
+                printable(&e.path),
                 e.unknown.as_deref().unwrap_or("the kernel would not say")
             )?;
             continue;
@@ -231,7 +232,7 @@ pub fn write_evict(out: &mut dyn Write, output: &EvictReport) -> io::Result<()> 
         write!(
             out,
             "evicted {}: {} cached before, {} after",
-            e.path,
+            printable(&e.path),
             iec(before),
             iec(after)
         )?;
@@ -267,7 +268,7 @@ pub fn write_skipped(out: &mut dyn Write, skipped: &[Skipped]) -> io::Result<()>
         if skipped.len() == 1 { "" } else { "s" }
     )?;
     for s in skipped {
-        writeln!(out, "  {} ({})", s.path, s.reason)?;
+        writeln!(out, "  {} ({})", printable(&s.path), s.reason)?;
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ pub mod html;
 pub mod inspect;
 pub mod lines;
 pub mod metrics;
+pub mod printable;
 pub mod printer;
 pub mod progress;
 pub mod run;

@@ -91,7 +91,12 @@ impl Printer {
         // What stdout already holds goes first; a stdout that cannot take it (a full
         // disk) must not swallow the message that says what went wrong.
         let _ = self.out.flush();
-        writeln!(self.err, "memtriage: {message}")
+        let message = message.to_string();
+        writeln!(
+            self.err,
+            "memtriage: {}",
+            super::printable::printable_lines(&message)
+        )
     }
 }
 

@@ -481,3 +481,37 @@ fn regression_an_interrupted_bench_load_removes_its_checkpoint() {
         assert!(left.is_empty(), "left behind: {left:?}");
     }
 }
+
+/// Issue 28, defect 10: terminal escapes in file names reached the terminal raw in
+/// `cache`, `warm` and `evict` (with `--color never` too), and a newline broke the
+/// `cache` table. They are written as the kernel writes them in maps (`\033`, `\012`),
+/// in errors too.
+#[test]
+fn regression_escapes_in_file_names_never_reach_the_terminal_raw() {
+    let dir = crate::support::disk_scratch();
+    let name = dir.path().join("a\u{1b}[2Jred\nline");
+    std::fs::write(&name, vec![7u8; 8192]).unwrap();
+    let missing = dir.path().join("gone\u{1b}]0;title\u{7}");
+    for (args, path) in [
+        (vec!["cache", "--color", "never"], &name),
+        (vec!["warm"], &name),
+        (vec!["evict"], &name),
+        (vec!["cache"], &missing),
+    ] {
+        let out = crate::support::memtriage()
+            .args(&args)
+            .arg(path)
+            .output()
+            .unwrap();
+        let shown = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+        let text = String::from_utf8_lossy(&shown);
+        assert!(
+            !shown.contains(&0x1b) && !shown.contains(&0x07),
+            "{args:?}: {text}"
+        );
+        assert!(
+            text.contains("\\033[2Jred\\012line") || text.contains("gone\\033]0;title\\007"),
+            "{args:?}: {text}"
+        );
+    }
+}
