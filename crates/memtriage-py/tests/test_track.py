@@ -32,7 +32,9 @@ def test_faults_and_peak_of_a_block_that_touches_fresh_pages():
     assert t.minor_faults >= pages
     # The loop itself faults little; an upper bound catches a wrong delta.
     assert t.minor_faults <= pages + 4096, t.minor_faults
-    assert t.major_faults == 0
+    # Fresh anonymous pages never come from disk: the few major faults a busy machine
+    # can add (the interpreter's own code paged back in) are not the block's 8192 pages.
+    assert t.major_faults <= 16, t.major_faults
     assert t.peak_rss >= size
     assert t.peak_rss - t.start_rss >= size * 0.95
     assert t.peak_pss is not None and t.peak_pss >= size
