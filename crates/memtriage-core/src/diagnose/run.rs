@@ -260,20 +260,8 @@ fn oom_kill(inputs: &Inputs<'_>) -> Option<Finding> {
             .with_quantity(Quantity::Bytes(max)),
         );
     }
-    if let Some((biggest, peak)) = r
-        .processes
-        .iter()
-        .filter_map(|p| Some((p, p.peak_rss?)))
-        .max_by_key(|(_, peak)| peak.bytes)
-    {
-        evidence.push(
-            Evidence::text(
-                format!("largest process: {}", biggest.label()),
-                format!("peak RSS {}", iec(peak.bytes)),
-                "/proc/PID/stat",
-            )
-            .with_quantity(Quantity::Bytes(peak.bytes)),
-        );
+    if let Some(largest) = largest_process(r, inputs.kernel_oom_kills) {
+        evidence.push(largest);
     }
     evidence.extend(growth::before_the_kill(
         r.growth.as_ref(),
@@ -515,6 +503,43 @@ fn thrashing(r: &RunReport) -> Option<Finding> {
     })
 }
 
+/// The process that held the most: the samples' largest, unless the kernel's own
+/// figures at a kill (RSS of the victim as it died) say more, which a sample taken too
+/// late (the victim already gone, its shell left) cannot contradict.
+fn largest_process(r: &RunReport, kills: &[OomKill]) -> Option<Evidence> {
+    let sampled = r
+        .processes
+        .iter()
+        .filter_map(|p| Some((p, p.peak_rss?.bytes)))
+        .max_by_key(|(_, bytes)| *bytes);
+    let at_a_kill = kills
+        .iter()
+        .filter_map(|k| {
+            let rss = k.anon_rss? + k.file_rss.unwrap_or(0) + k.shmem_rss.unwrap_or(0);
+            Some((k, rss))
+        })
+        .max_by_key(|(_, rss)| *rss);
+    match (sampled, at_a_kill) {
+        (sampled, Some((k, rss))) if sampled.is_none_or(|(_, bytes)| rss > bytes) => Some(
+            Evidence::text(
+                format!("largest process: {}", r.label_of(k.pid, &k.comm)),
+                format!("RSS {} when the kernel killed it", iec(rss)),
+                "kernel log",
+            )
+            .with_quantity(Quantity::Bytes(rss)),
+        ),
+        (Some((p, bytes)), _) => Some(
+            Evidence::text(
+                format!("largest process: {}", p.label()),
+                format!("peak RSS {}", iec(bytes)),
+                "/proc/PID/stat",
+            )
+            .with_quantity(Quantity::Bytes(bytes)),
+        ),
+        (None, _) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -622,6 +647,31 @@ mod tests {
             "{}",
             terminated.title
         );
+    }
+
+    /// Issue 28, defect 12: the verdict's "largest process" was the samples' (bash, 3.2
+    /// MiB) while the kernel's line in the same finding said the victim held 63.8 MiB:
+    /// the kernel's figures at the kill win over a sample taken too late.
+    #[test]
+    fn regression_the_largest_process_is_the_kernels_victim_when_it_held_more() {
+        let mut report = torchrun_report();
+        for p in &mut report.processes {
+            if let Some(peak) = &mut p.peak_rss {
+                peak.bytes = 3 << 20;
+            }
+        }
+        let kills = [kill_of(12)];
+        let oom = system_findings(&report, &kills)
+            .into_iter()
+            .find(|f| f.id == ids::RUN_OOM_KILLED)
+            .expect("an OOM finding");
+        let largest = oom
+            .evidence
+            .iter()
+            .find(|e| e.label.starts_with("largest process"))
+            .expect("the largest process");
+        assert_eq!(largest.label, "largest process: pid 12 (python3, rank 1)");
+        assert_eq!(largest.value, "RSS 400 MiB when the kernel killed it");
     }
 
     #[test]
