@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::gpu_nvml::{h100, Gpus};
-use crate::support::{have, memtriage, root_or_skip, wait_until, MemoryCgroup, ShellJob};
+use crate::support::{have, memtriage, root_or_skip, skip, wait_until, MemoryCgroup, ShellJob};
 
 const MIB: u64 = 1 << 20;
 
@@ -791,4 +791,54 @@ pub(crate) fn promtool_check_metrics(text: &str) {
         String::from_utf8_lossy(&check.stdout),
         String::from_utf8_lossy(&check.stderr)
     );
+}
+
+/// The line `serve` writes after the one with its address, or nothing: it starts with
+/// `args`, says where it listens, and is stopped.
+fn second_line(args: &[&str]) -> String {
+    let mut child = memtriage()
+        .args(["serve", "--interval", "1s", "--no-doctor"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    assert!(first.contains("/metrics"), "{first}");
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    child.wait().unwrap();
+    rest.lines().next().unwrap_or("").to_string()
+}
+
+/// Issue 28, defect 9: `serve --listen 0.0.0.0:…` with no `--web-config` served every
+/// command line of the machine over open HTTP without a word. It warns when it listens
+/// beyond loopback without TLS and a password; on loopback, or with both, it does not.
+#[test]
+fn regression_serving_beyond_loopback_without_tls_or_auth_is_warned() {
+    let open = second_line(&["--listen", "0.0.0.0:0"]);
+    assert!(
+        open.contains("warning: listening on 0.0.0.0:")
+            && open.contains("neither TLS nor basic auth"),
+        "{open}"
+    );
+    let local = second_line(&["--listen", "127.0.0.1:0"]);
+    assert!(!local.contains("warning"), "{local}");
+    if !have("openssl") {
+        skip("openssl is not installed (.ci/run installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = tls_and_auth(dir.path());
+    let guarded = second_line(&[
+        "--listen",
+        "0.0.0.0:0",
+        "--web-config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(!guarded.contains("warning"), "{guarded}");
 }

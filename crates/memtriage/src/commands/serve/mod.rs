@@ -53,6 +53,7 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| args.listen.clone());
+    let open_warning = open_beyond_loopback(&listener, &web);
     // As costly as the dearest real hash, so an unknown user is not answered sooner.
     let dummy_hash = match web
         .users
@@ -93,6 +94,9 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
         p.err,
         "memtriage serve: metrics at {scheme}://{bound}/metrics (Ctrl-C or SIGTERM stops)"
     )?;
+    if let Some(warning) = open_warning {
+        writeln!(p.err, "memtriage serve: warning: {warning}")?;
+    }
     let recorder = match recording {
         Some((recording, said)) => {
             for line in said {
@@ -193,4 +197,23 @@ fn grouping(specs: &[GroupSpec]) -> anyhow::Result<Grouping> {
             "--group takes either a mode (job, cgroup) or NAME=REGEX patterns, not both"
         )),
     }
+}
+
+/// Metrics name every process and command line of the machine: served beyond loopback
+/// with neither TLS nor a password, anyone who can reach the port reads them.
+fn open_beyond_loopback(listener: &tokio::net::TcpListener, web: &WebConfig) -> Option<String> {
+    let addr = listener.local_addr().ok()?;
+    if addr.ip().is_loopback() || (web.tls.is_some() && !web.users.is_empty()) {
+        return None;
+    }
+    let missing = match (web.tls.is_some(), web.users.is_empty()) {
+        (false, true) => "neither TLS nor basic auth",
+        (false, false) => "no TLS (passwords cross the network in clear)",
+        _ => "no basic auth",
+    };
+    Some(format!(
+        "listening on {addr}, beyond this machine, with {missing}: every process's command \
+         line is readable by whoever reaches the port; give --web-config with tls_server_config \
+         and basic_auth_users, or listen on 127.0.0.1"
+    ))
 }
