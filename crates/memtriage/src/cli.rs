@@ -78,7 +78,7 @@ pub struct WhyArgs {
 
     /// Only deaths this recent (2h, 30m, 1d).
     #[arg(long, value_name = "AGE")]
-    pub since: Option<crate::values::Retention>,
+    pub since: Option<crate::values::Since>,
 
     /// The explanation as JSON (schema memtriage.why/v1).
     #[arg(long)]

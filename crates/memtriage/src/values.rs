@@ -296,26 +296,49 @@ impl FromStr for GroupSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention(pub Duration);
 
+/// How far back to look: `30s`, `10m`, `2d` (a second to ten years).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Since(pub Duration);
+
+impl FromStr for Since {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match age(text)? {
+            s if (1..=10 * 365 * 86_400).contains(&s) => Ok(Since(Duration::from_secs(s))),
+            _ => Err(format!("{text:?}: choose between 1s and 3650d")),
+        }
+    }
+}
+
+/// `7d`, `12h`, `90m`, `30s` in seconds.
+fn age(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (try 7d, 12h)"))?;
+    let seconds = match unit.trim() {
+        "d" => n.checked_mul(86_400),
+        "h" => n.checked_mul(3_600),
+        "m" => n.checked_mul(60),
+        "s" => Some(n),
+        other => {
+            return Err(format!(
+                "{text:?}: unknown unit {other:?} (use d, h, m or s)"
+            ))
+        }
+    };
+    seconds.ok_or_else(|| format!("{text:?}: too long"))
+}
+
 impl FromStr for Retention {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let t = text.trim();
-        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-        let (number, unit) = t.split_at(split);
-        let n: u64 = number
-            .parse()
-            .map_err(|_| format!("{text:?} is not a duration (try 7d, 12h)"))?;
-        let seconds = match unit.trim() {
-            "d" => n.checked_mul(86_400),
-            "h" => n.checked_mul(3_600),
-            "m" => n.checked_mul(60),
-            other => return Err(format!("{text:?}: unknown unit {other:?} (use d, h or m)")),
-        };
-        match seconds {
-            Some(s) if (60..=10 * 365 * 86_400).contains(&s) => {
-                Ok(Retention(Duration::from_secs(s)))
-            }
+        match age(text)? {
+            s if (60..=10 * 365 * 86_400).contains(&s) => Ok(Retention(Duration::from_secs(s))),
             _ => Err(format!("{text:?}: choose between 1m and 3650d")),
         }
     }

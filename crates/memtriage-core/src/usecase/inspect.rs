@@ -341,6 +341,12 @@ fn resolve(root: &Root, targets: &Targets) -> Result<Vec<i32>> {
         Targets::Named { pids, name } => (pids, name),
     };
     let mut pids = named.clone();
+    if name.as_ref().is_some_and(|p| p.is_empty()) {
+        return Err(Error::bad_input(
+            "name pattern",
+            "empty: it would match every process (for every process, ask for all of them)",
+        ));
+    }
     if let Some(pattern) = name {
         let found = pids_matching(root, pattern)?;
         if found.is_empty() && pids.is_empty() {

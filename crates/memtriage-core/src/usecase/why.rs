@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::history::store::Store;
 use crate::history::why::record_notes;
 
@@ -25,6 +25,12 @@ pub struct WhyAnswer {
 
 /// Reads the history at `db` (never writes it) for the death `request` names.
 pub fn why(db: &Path, request: &WhyRequest) -> Result<WhyAnswer> {
+    if let Some(bad) = request.pid.filter(|p| *p <= 0) {
+        return Err(Error::bad_input(
+            format!("pid {bad}"),
+            "not a valid process id (ids are positive)",
+        ));
+    }
     let store = Store::open_read(db)?;
     Ok(WhyAnswer {
         report: crate::history::why::why(&store, request)?,

@@ -26,10 +26,16 @@ pub struct Context {
     pub root: Root,
 }
 
-/// An engine error about the history's database, said with the option that names
-/// the database (the engine's messages name no option: Python has none).
-pub fn history_error(e: memtriage_core::Error, option: &str) -> anyhow::Error {
-    if e.kind() == memtriage_core::ErrorKind::Internal {
+/// An engine error about the history's database `db`, said with the option that
+/// names it (the engine's messages name no option: Python has none); an error about
+/// anything else (a pid) is said as it is.
+pub fn history_error(
+    e: memtriage_core::Error,
+    option: &str,
+    db: &std::path::Path,
+) -> anyhow::Error {
+    let about_the_database = e.to_string().contains(&db.display().to_string());
+    if e.kind() == memtriage_core::ErrorKind::Internal || !about_the_database {
         return e.into();
     }
     anyhow::anyhow!("{e} ({option} PATH names the database)")

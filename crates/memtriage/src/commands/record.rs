@@ -19,7 +19,7 @@ pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<
     check_max_size(args.max_size.map(|s| s.0)).map_err(|e| anyhow::anyhow!("{e} (--max-size)"))?;
     let (mut recording, said) =
         Recording::open(&ctx.root, &db, args.retain.0, args.max_size.map(|s| s.0))
-            .map_err(|e| super::history_error(e, "--db"))?;
+            .map_err(|e| super::history_error(e, "--db", &db))?;
     // Before the watch's threads start: they inherit the priorities.
     let courtesy = lower_priority();
     let mut config = WatchConfig::new(ctx.root.clone());

@@ -73,7 +73,8 @@ fn history(
     html: &std::path::Path,
     p: &mut Printer,
 ) -> anyhow::Result<ExitStatus> {
-    let Some((first, last)) = history_span(db).map_err(|e| super::history_error(e, "--db"))? else {
+    let Some((first, last)) = history_span(db).map_err(|e| super::history_error(e, "--db", db))?
+    else {
         anyhow::bail!(
             "{}: the record is empty: is `memtriage record` running?",
             db.display()

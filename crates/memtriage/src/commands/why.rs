@@ -24,7 +24,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         report,
         span,
         notes,
-    } = why(&db, &request).map_err(|e| super::history_error(e, "--db"))?;
+    } = why(&db, &request).map_err(|e| super::history_error(e, "--db", &db))?;
     if args.json {
         match &report {
             Some(r) => serde_json::to_writer_pretty(&mut p.out, r)?,

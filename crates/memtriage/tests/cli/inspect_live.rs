@@ -530,3 +530,20 @@ fn regression_a_tree_whose_pss_nobody_could_read_is_unknown_not_zero() {
         "{text}"
     );
 }
+
+/// Issue 28, defect 15 (its `inspect` part): `--name ''` matched every process.
+#[test]
+fn regression_an_empty_name_pattern_is_refused() {
+    let out = memtriage()
+        .args(["inspect", "--name", ""])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("name pattern: empty"), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -822,3 +822,32 @@ fn regression_a_size_bound_too_small_to_keep_an_interval_is_refused() {
     assert!(intervals_written(&db, 2), "nothing kept under 160 KiB");
     stop_recorder(&mut record);
 }
+
+/// Issue 28, defect 15 (its `why` part): `why 0` was accepted while `inspect 0` is
+/// refused, and `--since 30s` refused while `--interval 30s` is taken.
+#[test]
+fn regression_why_refuses_pid_0_and_takes_since_in_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    let out = memtriage()
+        .args(["why", "0", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pid 0: not a valid process id") && !err.contains("--db PATH"),
+        "{err}"
+    );
+    let out = memtriage()
+        .args(["why", "--since", "30s", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no such database") && !err.contains("unit"),
+        "{err}"
+    );
+}

@@ -77,7 +77,7 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
                 args.record_retain.0,
                 args.record_max_size.map(|s| s.0),
             )
-            .map_err(|e| super::history_error(e, "--record"))?,
+            .map_err(|e| super::history_error(e, "--record", db))?,
         ),
         None => None,
     };
