@@ -106,6 +106,10 @@ fn cannot_start(program: &str, e: &std::io::Error) -> Error {
     let (detail, not_found) = match e.raw_os_error() {
         Some(libc::ENOENT) if !program.contains('/') => ("command not found".into(), true),
         Some(libc::ENOENT) => ("no such file".into(), true),
+        // execve says EACCES for a directory too: not a file to chmod.
+        Some(libc::EACCES) if std::path::Path::new(program).is_dir() => {
+            ("is a directory".into(), false)
+        }
         Some(libc::EACCES) => (
             "permission denied: is it executable? chmod +x it, or run it through its interpreter"
                 .into(),

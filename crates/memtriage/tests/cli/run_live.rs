@@ -660,3 +660,16 @@ fn regression_a_limit_the_kernel_cannot_hold_or_the_machine_cannot_reach_is_said
         "{notes}"
     );
 }
+
+/// Issue 28, defect 15 (its `run` part): `run -- /tmp` said "chmod +x it" (execve's
+/// EACCES); a directory is said to be one, with a shell's status 126.
+#[test]
+fn regression_running_a_directory_says_it_is_one() {
+    let out = memtriage().args(["run", "--", "/tmp"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(126));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/tmp: is a directory") && !err.contains("chmod"),
+        "{err}"
+    );
+}
