@@ -31,10 +31,13 @@ pub fn run(ctx: &Context, args: &InspectArgs, p: &mut Printer) -> anyhow::Result
         sort: args.sort,
     };
     let report = inspect::inspect(&ctx.root, &request)?;
+    // Nothing read (every pid gone): the errors alone, not a GPU line above them.
+    let nothing_read =
+        report.processes.is_empty() && report.trees.is_empty() && report.maps.is_empty();
     if args.json {
         serde_json::to_writer_pretty(&mut p.out, &report)?;
         writeln!(p.out)?;
-    } else {
+    } else if !nothing_read || report.errors.is_empty() {
         let style = p.out.style();
         render::inspect::write(
             &mut p.out,

@@ -251,6 +251,12 @@ fn a_vanished_pid_is_named_with_its_cause_and_exits_2() {
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");
+    // Issue 28, defect 15: with nothing read, only the error (no GPU line above it).
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]
