@@ -64,7 +64,18 @@ impl TimelineWriter {
         interval: Duration,
         limit: Option<u64>,
     ) -> Result<Self> {
-        let file = File::create(path).map_err(|e| Error::io(path, e))?;
+        // 0644 whatever the umask (a umask of 000 made it writable by every user), as
+        // the history database is.
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o644)
+                .open(path)
+                .map_err(|e| Error::io(path, e))?
+        };
         let mut r = TimelineWriter {
             out: file,
             path: path.to_path_buf(),

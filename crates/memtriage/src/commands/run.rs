@@ -82,9 +82,18 @@ pub fn run(ctx: &Context, args: &RunArgs, p: &mut Printer) -> anyhow::Result<Exi
 /// `--report FILE`: the report alone in a file of its own, parseable whatever the
 /// job printed (as `/usr/bin/time -o` keeps its figures apart).
 fn write_report_file(path: &std::path::Path, report: &RunReport) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut text = serde_json::to_vec_pretty(report).map_err(std::io::Error::other)?;
     text.push(b'\n');
-    std::fs::write(path, text)
+    // 0644 whatever the umask, as the history database is.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .open(path)?
+        .write_all(&text)
 }
 
 /// 64 random bits from the standard library's per-process hash keys (seeded by the OS).

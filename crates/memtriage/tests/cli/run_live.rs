@@ -673,3 +673,31 @@ fn regression_running_a_directory_says_it_is_one() {
         "{err}"
     );
 }
+
+/// Issue 28, defect 15 (its file modes): `--record` and `--report` files followed a
+/// umask of 000 to 0666, writable by every user; they are 0644 at most, as the history
+/// database is.
+#[test]
+fn regression_record_and_report_files_are_never_writable_by_others() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (report, record) = (dir.path().join("r.json"), dir.path().join("t.jsonl"));
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["run", "--report"])
+        .arg(&report)
+        .arg("--record")
+        .arg(&record)
+        .args(["--", "/bin/true"]);
+    // SAFETY: umask is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::umask(0);
+            Ok(())
+        });
+    }
+    assert!(cmd.output().unwrap().status.success());
+    for file in [&report, &record] {
+        let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "{}", file.display());
+    }
+}
