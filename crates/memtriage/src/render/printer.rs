@@ -12,6 +12,8 @@ pub struct Stream {
     writer: Box<dyn Write>,
     terminal: bool,
     style: Style,
+    /// What a failed write names (`standard output: No space left on device`).
+    name: Option<&'static str>,
 }
 
 impl Stream {
@@ -26,6 +28,24 @@ impl Stream {
             writer,
             terminal,
             style: Style::for_stream(choice, terminal, no_color),
+            name: None,
+        }
+    }
+
+    /// The same stream, naming itself in the errors of its writes.
+    pub fn named(mut self, name: &'static str) -> Self {
+        self.name = Some(name);
+        self
+    }
+
+    /// `e` with the stream's name before it; a closed pipe stays as it is (not an
+    /// error to report: `| head`).
+    fn named_error(&self, e: io::Error) -> io::Error {
+        match self.name {
+            Some(name) if e.kind() != io::ErrorKind::BrokenPipe => {
+                io::Error::new(e.kind(), format!("{name}: {e}"))
+            }
+            _ => e,
         }
     }
 
@@ -42,15 +62,15 @@ impl Stream {
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.writer.write(buf)
+        self.writer.write(buf).map_err(|e| self.named_error(e))
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.writer.write_all(buf)
+        self.writer.write_all(buf).map_err(|e| self.named_error(e))
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.writer.flush()
+        self.writer.flush().map_err(|e| self.named_error(e))
     }
 }
 
@@ -76,7 +96,8 @@ impl Printer {
                 stdout.is_terminal(),
                 choice,
                 no_color,
-            ),
+            )
+            .named("standard output"),
             err: Stream::new(
                 Box::new(stderr),
                 io::stderr().is_terminal(),

@@ -312,3 +312,24 @@ fn regression_explain_snapshot_refuses_an_absent_device_and_a_malformed_segment_
         text(&out.stderr)
     );
 }
+
+/// Issue 28, defect 15 (its full stdout): `report … > /dev/full` said "No space left on
+/// device" without naming what was full; the error names standard output.
+#[test]
+fn regression_a_full_standard_output_is_named() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["explain", "--rules"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("standard output: No space left on device"),
+        "{}",
+        text(&out.stderr)
+    );
+}
