@@ -520,10 +520,10 @@ impl LogScanner {
         }
         let pending = self.pending_join.take();
         let mut line = escape_bytes(bytes);
-        // A terminal cuts at its width, spaces included: pieces are glued as they are.
-        let piece = line.clone();
-        let trimmed = line.trim_end().len();
-        line.truncate(trimmed);
+        // A terminal cuts at its width, spaces included: a piece is glued with them
+        // (kept apart, so most lines, which end in none, are not copied).
+        let trailing = line.split_off(line.trim_end().len());
+        let piece = |line: &str| format!("{line}{trailing}");
         if cut {
             line.push('…');
         }
@@ -531,7 +531,7 @@ impl LogScanner {
         // A piece of a terminal's full width goes on in the next line, literal or not.
         let columns = wrap::columns(bytes);
         // A line padded with spaces to the width (a pager's, a table's) ended there.
-        let cut_by_terminal = self.wrap_at == Some(columns) && !blank && !piece.ends_with("  ");
+        let cut_by_terminal = self.wrap_at == Some(columns) && !blank && !trailing.ends_with("  ");
         if self.wrap_at.is_some_and(|w| columns > w) {
             self.wrap.refute();
             self.wrap_at = None;
@@ -540,6 +540,7 @@ impl LogScanner {
             if cut_by_terminal {
                 // Read whole before in pieces: the piece alone may match a lesser
                 // form of the message (`Xid 45` without `caused by previous Xid 149`).
+                let piece = piece(&line);
                 self.pending_join = Some(PendingJoin::cut(line_no, piece, line, &self.context));
                 return;
             }
@@ -558,6 +559,7 @@ impl LogScanner {
             return;
         }
         if !pending.unread.is_empty() {
+            let piece = piece(&line);
             self.join_cut_piece(engine, pending, piece, line, line_no, cut_by_terminal);
             return;
         }
