@@ -90,6 +90,9 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
         dummy_hash,
         bcrypt_slots: tokio::sync::Semaphore::new(2),
     });
+    // The announcement promises that SIGTERM stops: a client that signals right after
+    // reading it must reach the handler, not the default action mid-announcement.
+    super::stop::install();
     writeln!(
         p.err,
         "memtriage serve: metrics at {scheme}://{bound}/metrics (Ctrl-C or SIGTERM stops)"
@@ -112,7 +115,6 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
         None => None,
     };
     p.err.flush()?;
-    super::stop::install();
     let outcome = runtime.block_on(async {
         let stopped = async {
             while !super::stop::requested() {
