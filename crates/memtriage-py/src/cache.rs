@@ -67,8 +67,14 @@ pub fn cache_warm(
 
 /// `memtriage.evict/v1`: what stayed cached, and which processes map it.
 #[pyfunction]
-pub fn cache_evict(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Bound<'_, PyAny>> {
-    let report = py.detach(|| engine(|| evict::evict(&Root::host(), &paths)))?;
+#[pyo3(signature = (paths, sync = false))]
+pub fn cache_evict(py: Python<'_>, paths: Vec<PathBuf>, sync: bool) -> PyResult<Bound<'_, PyAny>> {
+    let unwritten = if sync {
+        evict::Unwritten::WriteBackFirst
+    } else {
+        evict::Unwritten::Keep
+    };
+    let report = py.detach(|| engine(|| evict::evict(&Root::host(), &paths, unwritten)))?;
     to_py(py, &report)
 }
 

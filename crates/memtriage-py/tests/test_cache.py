@@ -75,6 +75,15 @@ def test_a_lock_holds_memory_until_released(scratch):
     assert locked_kb * 1024 < 16 * MIB
 
 
+def test_evict_with_sync_drops_a_freshly_written_file(scratch):
+    # Not fsynced: without sync=True its pages would be dirty or under writeback.
+    path = os.path.join(scratch, "fresh.bin")
+    with open(path, "wb") as f:
+        f.write(os.urandom(32 * MIB))
+    ev = cache.evict(path, sync=True)[0]
+    assert ev.synced and ev.cached_after == 0 and ev.writeback_after == 0
+
+
 def test_a_lock_beyond_max_is_refused_before_anything_is_read(scratch):
     f = write(os.path.join(scratch, "big.bin"), 32)
     cache.evict(f)

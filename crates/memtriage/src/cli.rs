@@ -450,6 +450,11 @@ pub struct EvictArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
+    /// Write each file's dirty pages back first (fdatasync), so that they are dropped
+    /// too; without it, pages not yet on disk stay cached and are reported.
+    #[arg(long)]
+    pub sync: bool,
+
     /// Machine-readable output (schema memtriage.evict/v1).
     #[arg(long)]
     pub json: bool,

@@ -46,6 +46,9 @@ pub struct Residency {
     pub cached: u64,
     /// Cached bytes not yet written back (cachestat only).
     pub dirty: Option<u64>,
+    /// Cached bytes being written back now (cachestat only): like dirty pages, they
+    /// cannot be dropped until the write ends.
+    pub writeback: Option<u64>,
 }
 
 impl Residency {
@@ -195,11 +198,13 @@ impl Meter {
                         bytes: len,
                         cached: (c.nr_cache * self.page).min(len),
                         dirty: Some((c.nr_dirty * self.page).min(len)),
+                        writeback: Some((c.nr_writeback * self.page).min(len)),
                     },
                     None => Residency {
                         bytes: len,
                         cached: 0,
                         dirty: None,
+                        writeback: None,
                     },
                 }
             }
@@ -214,6 +219,7 @@ impl Meter {
                     bytes: len,
                     cached: (resident as u64 * self.page).min(len),
                     dirty: None,
+                    writeback: None,
                 }
             }
         }
@@ -241,12 +247,14 @@ impl std::iter::Sum for Residency {
         parts.fold(
             Residency {
                 dirty: Some(0),
+                writeback: Some(0),
                 ..Residency::default()
             },
             |total, r| Residency {
                 bytes: total.bytes + r.bytes,
                 cached: total.cached + r.cached,
                 dirty: total.dirty.zip(r.dirty).map(|(a, b)| a + b),
+                writeback: total.writeback.zip(r.writeback).map(|(a, b)| a + b),
             },
         )
     }

@@ -271,6 +271,14 @@ fn read_segment(
 /// Drops a file's clean, unmapped pages from the page cache (POSIX_FADV_DONTNEED).
 /// Dirty pages are written back first by the kernel only later, and mapped pages stay:
 /// the caller measures what remained.
+/// Waits until the file's dirty pages are on disk (fdatasync works on a read-only
+/// descriptor), so that the advice that follows can drop them.
+pub fn write_back(path: &Path) -> Result<()> {
+    File::open(path)
+        .and_then(|f| f.sync_data())
+        .map_err(|e| Error::io(path, e))
+}
+
 pub fn evict_file(path: &Path) -> Result<()> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     // SAFETY: advice on our own descriptor.

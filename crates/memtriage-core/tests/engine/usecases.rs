@@ -237,7 +237,12 @@ fn warm_request(paths: &[PathBuf], lock: Option<LockOptions>) -> WarmRequest {
 fn evict_warm_and_cache_take_a_file_from_cold_to_cached() {
     let d = scratch();
     let f = write(d.path(), "w.bin", 16);
-    let ev = evict::evict(&Root::host(), std::slice::from_ref(&f)).unwrap();
+    let ev = evict::evict(
+        &Root::host(),
+        std::slice::from_ref(&f),
+        evict::Unwritten::Keep,
+    )
+    .unwrap();
     assert_eq!(ev.schema, "memtriage.evict/v1");
     assert_eq!(ev.files[0].size, 16 * MIB);
     assert!(ev.files[0].cached_after.unwrap() < 2 * MIB);
@@ -287,7 +292,12 @@ fn evict_names_the_processes_that_keep_pages_cached() {
         .map(|i| unsafe { *ptr.cast::<u8>().add(i) } as u64)
         .sum();
     assert!(sum > 0);
-    let ev = evict::evict(&Root::host(), std::slice::from_ref(&f)).unwrap();
+    let ev = evict::evict(
+        &Root::host(),
+        std::slice::from_ref(&f),
+        evict::Unwritten::Keep,
+    )
+    .unwrap();
     // SAFETY: unmapping what we mapped above.
     unsafe { libc::munmap(ptr, len) };
     let e = &ev.files[0];
@@ -302,7 +312,7 @@ fn evict_names_the_processes_that_keep_pages_cached() {
         .find(|m| m.pid == me)
         .expect("this process maps it");
     assert_eq!(mine.mapped, 4 * MIB);
-    let again = evict::evict(&Root::host(), &[f]).unwrap();
+    let again = evict::evict(&Root::host(), &[f], evict::Unwritten::Keep).unwrap();
     assert!(again.files[0].mapped_by.is_empty());
     assert!(again.files[0].cached_after.unwrap() < MIB);
 }
@@ -311,7 +321,12 @@ fn evict_names_the_processes_that_keep_pages_cached() {
 fn a_refused_lock_is_refused_before_anything_is_read() {
     let d = scratch();
     let f = write(d.path(), "big.bin", 8);
-    evict::evict(&Root::host(), std::slice::from_ref(&f)).unwrap();
+    evict::evict(
+        &Root::host(),
+        std::slice::from_ref(&f),
+        evict::Unwritten::Keep,
+    )
+    .unwrap();
     let too_small = LockOptions {
         max: Some(MIB),
         hugepages: false,
@@ -416,7 +431,12 @@ fn write_safetensors(dir: &Path, tensors: usize) -> PathBuf {
 fn a_cold_safetensors_file_and_its_tensors_agree_and_stay_cold() {
     let d = scratch();
     let f = write_safetensors(d.path(), 1500);
-    evict::evict(&Root::host(), std::slice::from_ref(&f)).unwrap();
+    evict::evict(
+        &Root::host(),
+        std::slice::from_ref(&f),
+        evict::Unwritten::Keep,
+    )
+    .unwrap();
     assert_eq!(cached(&f), 0, "evicted");
     let r = cache::residency(&Root::host(), std::slice::from_ref(&f), false).unwrap();
     let file = &r.files[0];

@@ -84,7 +84,7 @@ def cache_warm(
     """``({"schema": "memtriage.warm/v1", "files", "bytes_read", "seconds", "locked",
     "proactive_reclaim"}, the lock when ``lock``)``; a lock that would not be allowed
     raises PermissionError before anything is read."""
-def cache_evict(paths: List[str]) -> Dict[str, Any]:
+def cache_evict(paths: List[str], sync: bool = False) -> Dict[str, Any]:
     """``{"schema": "memtriage.evict/v1", "files"}``."""
 def cache_proactive_reclaim() -> Optional[List[Dict[str, Any]]]: ...
 

@@ -128,13 +128,14 @@ def _warn_if_reclaimed() -> None:
     )
 
 
-def evict(path: Union[PathLike, Sequence[PathLike]]) -> Report:
+def evict(path: Union[PathLike, Sequence[PathLike]], sync: bool = False) -> Report:
     """Drop files' pages from the page cache. Records: ``size``, ``cached_before``,
-    ``cached_after``, ``dirty_after`` (dirty pages stay until written back) and
+    ``cached_after``, ``dirty_after`` and ``writeback_after`` (pages not yet on disk
+    stay; ``sync=True`` writes them back first so they go too, ``synced``) and
     ``mapped_by`` (pid, comm, mapped, resident: pages a process maps stay too). For a
     file whose residency the kernel hides from you, the cached figures are None and
     ``unknown`` says why (the pages are still dropped)."""
-    report = _native.cache_evict(_paths(path))
+    report = _native.cache_evict(_paths(path), sync)
     return Report([Record(r) for r in report["files"]], report)
 
 

@@ -88,7 +88,12 @@ pub fn warm(ctx: &Context, args: &WarmArgs, p: &mut Printer) -> anyhow::Result<E
 }
 
 pub fn evict(ctx: &Context, args: &EvictArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
-    let report = evicting::evict(&ctx.root, &args.paths)?;
+    let unwritten = if args.sync {
+        evicting::Unwritten::WriteBackFirst
+    } else {
+        evicting::Unwritten::Keep
+    };
+    let report = evicting::evict(&ctx.root, &args.paths, unwritten)?;
     if args.json {
         serde_json::to_writer_pretty(&mut p.out, &report)?;
         writeln!(p.out)?;

@@ -11,7 +11,7 @@ use super::style::Style;
 use super::table;
 use super::units::percent;
 use memtriage_core::model::units::iec;
-use memtriage_core::usecase::evict::EvictReport;
+use memtriage_core::usecase::evict::{EvictReport, EvictedFile};
 use memtriage_core::usecase::warm::WarmReport;
 
 /// A compact bar: one character per segment of the file, darker where more is cached.
@@ -237,23 +237,43 @@ pub fn write_evict(out: &mut dyn Write, output: &EvictReport) -> io::Result<()> 
             iec(after)
         )?;
         if after > 0 {
-            let mut why = Vec::new();
-            if let Some(d) = e.dirty_after.filter(|d| *d > 0) {
-                why.push(format!(
-                    "{} dirty (not yet written back; run sync first)",
-                    iec(d)
-                ));
-            }
-            for m in &e.mapped_by {
-                why.push(format!("mapped by pid {} ({})", m.pid, m.comm));
-            }
-            if !why.is_empty() {
-                write!(out, " — kept: {}", why.join(", "))?;
-            }
+            write!(out, " — kept: {}", why_kept(e).join(", "))?;
         }
         writeln!(out)?;
     }
     write_skipped(out, &output.skipped)
+}
+
+/// What held the pages `evict` left, as far as the kernel tells.
+fn why_kept(e: &EvictedFile) -> Vec<String> {
+    let mut why = Vec::new();
+    let dirty = e.dirty_after.unwrap_or(0);
+    let writeback = e.writeback_after.unwrap_or(0);
+    if dirty + writeback > 0 {
+        let parts: Vec<String> = [(dirty, "dirty"), (writeback, "being written back")]
+            .iter()
+            .filter(|(b, _)| *b > 0)
+            .map(|(b, what)| format!("{} {what}", iec(*b)))
+            .collect();
+        let fix = if e.synced {
+            "written again meanwhile"
+        } else {
+            "not yet on disk; `evict --sync` writes them back first, or run sync"
+        };
+        why.push(format!("{} ({fix})", parts.join(" and ")));
+    }
+    for m in &e.mapped_by {
+        why.push(format!("mapped by pid {} ({})", m.pid, m.comm));
+    }
+    if why.is_empty() {
+        why.push(match (e.dirty_after, e.synced) {
+            (None, false) => "this kernel does not tell dirty pages (no cachestat);                               `evict --sync` writes them back first"
+                .to_string(),
+            _ => "nothing the kernel shows (no dirty page, no process maps it);                   pages read back meanwhile stay"
+                .to_string(),
+        });
+    }
+    why
 }
 
 /// The files a walk found but could not work on, after the ones it did.

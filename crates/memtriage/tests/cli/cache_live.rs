@@ -10,13 +10,8 @@ use crate::support::{
 };
 
 fn write_file(dir: &Path, name: &str, bytes: u64) -> PathBuf {
-    let path = dir.join(name);
-    let mut f = std::fs::File::create(&path).unwrap();
-    let block: Vec<u8> = (0..MIB as usize).map(|i| (i * 31 % 251) as u8).collect();
-    for _ in 0..bytes / MIB {
-        f.write_all(&block).unwrap();
-    }
-    f.sync_all().unwrap();
+    let path = write_unsynced(dir, name, bytes);
+    std::fs::File::open(&path).unwrap().sync_all().unwrap();
     path
 }
 
@@ -514,4 +509,42 @@ fn regression_escapes_in_file_names_never_reach_the_terminal_raw() {
             "{args:?}: {text}"
         );
     }
+}
+
+/// A freshly written file, not synced: its pages are dirty or being written back.
+fn write_unsynced(dir: &Path, name: &str, bytes: u64) -> PathBuf {
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&path).unwrap();
+    let block: Vec<u8> = (0..MIB as usize).map(|i| (i * 31 % 251) as u8).collect();
+    for _ in 0..bytes / MIB {
+        f.write_all(&block).unwrap();
+    }
+    path
+}
+
+/// Issue 28, defect 5: `evict` of a freshly written file kept 24 of 32 MiB with no reason,
+/// and `"dirty_after": 0` (the advice had started their writeback, which cachestat counts
+/// apart). What stays is now always given a reason, and `--sync` writes the pages back
+/// first so that none stay.
+#[test]
+fn regression_evict_says_what_stayed_and_sync_lets_it_go() {
+    let dir = disk_scratch();
+    let path = write_unsynced(dir.path(), "fresh.bin", 64 * MIB);
+    let p = path.to_str().unwrap();
+    let text = run_ok(&["evict", p]);
+    assert!(
+        text.trim_end().ends_with(" 0 B after") || text.contains(" after — kept: "),
+        "pages stayed without a reason: {text}"
+    );
+
+    let path = write_unsynced(dir.path(), "fresh2.bin", 64 * MIB);
+    let args = ["evict", "--sync", "--json", path.to_str().unwrap()];
+    let v = succeeded_json(memtriage().args(args).output().unwrap(), &args);
+    let f = &v["files"][0];
+    assert_eq!(f["synced"], true, "{v}");
+    assert_eq!(
+        f["cached_after"], 0,
+        "written back first, nothing should stay: {v}"
+    );
+    assert_eq!(f["writeback_after"], 0, "{v}");
 }
