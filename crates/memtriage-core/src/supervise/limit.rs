@@ -7,6 +7,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::guard::Guard;
 use crate::error::{Error, Result};
 use crate::model::process::CgroupVersion;
 use crate::probe::cgroup::{CgroupDir, CgroupFiles, Hierarchies};
@@ -37,11 +38,15 @@ pub struct JobCgroup {
     pub limit: u64,
     /// `cgroup.procs`, open for the job to join between fork and exec.
     pub procs: OwnedFd,
+    /// Kills the cgroup's processes if memtriage dies before [`JobCgroup::remove`];
+    /// `None` where it could not be forked (the job runs, as before, without it).
+    guard: Option<Guard>,
 }
 
 impl JobCgroup {
     /// Creates `memtriage-run-PID` at the top of the hierarchy that has the memory
-    /// controller (a v2 cgroup with processes cannot enable controllers below it).
+    /// controller (a v2 cgroup with processes cannot enable controllers below it),
+    /// with its guard: call it before memtriage becomes a subreaper.
     pub fn create(root: &Root, limit: u64) -> Result<Self> {
         if let Some(why) = too_small(limit) {
             return Err(Error::bad_input(
@@ -103,12 +108,14 @@ impl JobCgroup {
             .write(true)
             .open(dir.join("cgroup.procs"))
             .map_err(|e| denied(e, &dir.join("cgroup.procs")))?;
+        let guard = Guard::watch(&dir).ok();
         std::mem::forget(cg);
         Ok(JobCgroup {
             version,
             dir,
             limit,
             procs: procs.into(),
+            guard,
         })
     }
 
@@ -124,6 +131,9 @@ impl JobCgroup {
     /// left running keep it (and their limit): it is not removed then, and the next
     /// run's [`remove_abandoned`] takes it once they end. Returns whether it is gone.
     pub fn remove(self) -> bool {
+        if let Some(guard) = self.guard {
+            guard.release();
+        }
         // A process just reaped may take a moment to leave the cgroup.
         let deadline = Instant::now() + Duration::from_secs(1);
         loop {
@@ -151,6 +161,16 @@ pub fn owner_of(name: &str) -> Option<i32> {
 }
 
 use crate::model::system::RUN_LIMIT_CGROUP_PREFIX as CGROUP_PREFIX;
+
+/// [`remove_abandoned`] where `--limit` would make its cgroup: every run cleans up
+/// after the runs before it, limited or not.
+pub fn remove_abandoned_runs(root: &Root) {
+    if let Ok(hierarchies) = Hierarchies::discover(root) {
+        if let Some(h) = hierarchies.preferred() {
+            remove_abandoned(root, &root.path(&h.mount.mount_point));
+        }
+    }
+}
 
 /// Removes the empty cgroups of earlier runs whose memtriage is gone (killed before
 /// it could clean up, or ended while processes of its job still ran there).

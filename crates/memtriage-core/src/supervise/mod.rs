@@ -26,6 +26,7 @@ pub mod tally;
 pub mod timeline_file;
 
 mod collect;
+mod guard;
 mod output;
 mod reap;
 mod sample;

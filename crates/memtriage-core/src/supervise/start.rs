@@ -40,17 +40,21 @@ pub(super) type Pipes = (OwnedFd, OwnedFd);
 /// without a cgroup to make); what was set up for it is undone then.
 pub(super) fn start(root: &Root, config: &Config, events: &Sender<Event>) -> Result<(Job, Pipes)> {
     signals::block();
+    if let Some(value) = config.oom_score_adj {
+        oom_score::check(root, value)?;
+    }
+    // Before the subreaper: the cgroup's guard must not be adopted by memtriage.
+    let cgroup = match config.limit {
+        Some(l) => Some(limit::JobCgroup::create(root, l)?),
+        None => {
+            limit::remove_abandoned_runs(root);
+            None
+        }
+    };
     // SAFETY: marks this process as the subreaper of everything it starts.
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
     }
-    if let Some(value) = config.oom_score_adj {
-        oom_score::check(root, value)?;
-    }
-    let cgroup = config
-        .limit
-        .map(|l| limit::JobCgroup::create(root, l))
-        .transpose()?;
     let mut timeline_writer = match &config.timeline_file {
         Some(path) => Some(timeline_file::TimelineWriter::create(
             path,
