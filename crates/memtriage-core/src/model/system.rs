@@ -365,6 +365,15 @@ pub struct OomKill {
     pub wall_time: Option<String>,
 }
 
+/// The cgroup `path` is `ancestor` or below it (paths as the kernel prints them).
+pub fn cgroup_is_within(path: &str, ancestor: &str) -> bool {
+    ancestor == "/"
+        || path == ancestor
+        || path
+            .strip_prefix(ancestor)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// The name `memtriage run --limit` gives the cgroup it makes, followed by its pid.
 pub const RUN_LIMIT_CGROUP_PREFIX: &str = "memtriage-run-";
 

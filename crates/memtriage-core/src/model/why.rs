@@ -46,12 +46,17 @@ pub struct Death {
 impl Death {
     /// `python3 (pid 4242)`, or what is known of it.
     pub fn label(&self) -> String {
-        match (&self.victim, self.pid) {
-            (Some(v), Some(p)) => format!("{v} (pid {p})"),
-            (Some(v), None) => v.clone(),
-            (None, Some(p)) => format!("pid {p}"),
-            (None, None) => "a process".into(),
-        }
+        victim_label(self.victim.as_deref(), self.pid)
+    }
+}
+
+/// `python3 (pid 4242)`, or what is known of a victim.
+pub fn victim_label(victim: Option<&str>, pid: Option<i32>) -> String {
+    match (victim, pid) {
+        (Some(v), Some(p)) => format!("{v} (pid {p})"),
+        (Some(v), None) => v.to_string(),
+        (None, Some(p)) => format!("pid {p}"),
+        (None, None) => "a process".into(),
     }
 }
 

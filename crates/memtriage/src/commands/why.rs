@@ -24,6 +24,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         report,
         span,
         notes,
+        left_out,
     } = why(&db, &request).map_err(|e| super::history_error(e, "--db", &db))?;
     if args.json {
         match &report {
@@ -35,6 +36,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
                     "death": null,
                     "record": span.map(|(first, last)| serde_json::json!({"first_ms": first, "last_ms": last})),
                     "notes": notes,
+                    "left_out": left_out,
                 }),
             )?,
         }
@@ -62,6 +64,18 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
                 .unwrap_or_default(),
             db.display()
         )?;
+        if let Some(l) = &left_out {
+            writeln!(
+                p.out,
+                "the record holds {} outside this question; the latest: {} at {}{}",
+                memtriage_core::model::units::counted(l.deaths as u64, "death", "deaths"),
+                l.latest,
+                render::units::utc_ms(l.latest_ms),
+                l.latest_pid
+                    .map(|pid| format!(" (memtriage why {pid})"))
+                    .unwrap_or_default()
+            )?;
+        }
         for n in &notes {
             writeln!(p.out, "note: {n}")?;
         }

@@ -9,6 +9,7 @@ use crate::diagnose::trend::{self, Point};
 use crate::error::Result;
 use crate::model::finding::{Evidence, Quantity};
 use crate::model::history::{CgroupRow, JobPoint, KillRow, KillSnapshot, ProcessBrief};
+use crate::model::system::cgroup_is_within;
 use crate::model::units::iec;
 use crate::model::why::{Death, DeathKind, Growth, WhyReport, WHY_SCHEMA};
 
@@ -74,6 +75,7 @@ pub(super) fn explain(store: &Store, kill: KillRow) -> Result<WhyReport> {
     let others: Vec<ProcessBrief> = largest
         .into_iter()
         .filter(|p| Some(p.pid) != kill.pid && job.as_deref() != Some(p.job.as_str()))
+        .filter(|p| counted_against(&limit, p))
         .take(OTHERS_NAMED)
         .collect();
     let context = KillContext {
@@ -86,6 +88,18 @@ pub(super) fn explain(store: &Store, kill: KillRow) -> Result<WhyReport> {
         notes,
     };
     report(store, kill, &snapshot, context)
+}
+
+/// Whether `p`'s memory counted against the limit that was hit: any process for the
+/// machine's own, only those in the cgroup (or below) for a cgroup's.
+fn counted_against(limit: &LimitRecorded, p: &ProcessBrief) -> bool {
+    match &limit.cgroup {
+        None => true,
+        Some(hit) => p
+            .cgroup
+            .as_deref()
+            .is_some_and(|c| cgroup_is_within(c, hit)),
+    }
 }
 
 /// The cgroup whose limit the kill hit, and its figures then.
@@ -210,9 +224,10 @@ fn report(
         None => None,
     };
     if context.others.is_empty() && context.largest_recorded {
-        context
-            .notes
-            .push("no other process was among the largest recorded".into());
+        context.notes.push(match &context.limit.cgroup {
+            Some(c) => format!("no other process of {c} was among the largest recorded"),
+            None => "no other process was among the largest recorded".into(),
+        });
     }
     let limit = match context.limit.cgroup {
         Some(_) => Limit::Cgroup,

@@ -416,3 +416,62 @@ fn a_recorded_bus_error_is_runs_finding_shared_memory_when_dev_shm_was_full() {
         "bus error, most likely on a memory-mapped file (python3 (pid 9))"
     );
 }
+
+fn brief(pid: i32, comm: &str, cgroup: Option<&str>, mib: u64) -> ProcessBrief {
+    ProcessBrief {
+        forked_without_exec: None,
+        pid,
+        ppid: 1,
+        comm: comm.into(),
+        cmdline: comm.into(),
+        cgroup: cgroup.map(str::to_string),
+        job: format!("{comm}[{pid}]"),
+        rss: mib << 20,
+        pss: None,
+        swap: None,
+    }
+}
+
+/// Issue 28, defect 8: a kill at a cgroup's limit listed processes of other cgroups as
+/// "also holding memory"; only those in that cgroup (or below it) counted against it.
+#[test]
+fn regression_a_cgroup_kill_names_only_processes_that_counted_against_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    let mut store = Store::open(&path).unwrap();
+    let limited = "/memtriage-run-40";
+    let mut interval = Interval {
+        machine: MachineRow {
+            t_ms: 600_000,
+            ..MachineRow::default()
+        },
+        processes: vec![
+            brief(9, "postgres", Some("/system.slice/postgres.service"), 900),
+            brief(41, "python3", Some(limited), 90),
+            brief(43, "python3", Some("/memtriage-run-40/worker"), 30),
+            brief(50, "unknown", None, 500),
+        ],
+        ..Interval::default()
+    };
+    interval.kills.push(KillRow {
+        limit_cgroup: Some(limited.into()),
+        cgroup: Some(limited.into()),
+        constraint: Some(OomConstraint::Cgroup),
+        ..logged_kill(601_000, 42, "python3")
+    });
+    store.write(&interval).unwrap();
+    let report = latest_death(&path);
+    let also: Vec<&str> = report.findings[0]
+        .evidence
+        .iter()
+        .filter(|e| e.label.starts_with("also holding memory"))
+        .map(|e| e.label.as_str())
+        .collect();
+    assert_eq!(
+        also,
+        vec![
+            "also holding memory: python3[41]",
+            "also holding memory: python3[43]"
+        ]
+    );
+}

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::model::history::{KillSource, KERNEL_KILLER};
-use crate::model::system::OomKill;
+use crate::model::system::{cgroup_is_within, OomKill};
 use crate::parse::fatal_signal::FatalSignal;
 use crate::parse::userspace_oom::{self, UserspaceKill};
 use crate::parse::workload::{from_cgroup_path, Workload};
@@ -385,7 +385,7 @@ impl OomWatcher {
                     .or_else(|| {
                         self.pending_events
                             .iter()
-                            .position(|e| !e.exact && is_within(c, &e.cgroup))
+                            .position(|e| !e.exact && cgroup_is_within(c, &e.cgroup))
                     }),
                 // Nothing to match by: a lone counter rise in the same moments is it.
                 None if self.pending_events.len() == 1 => Some(0),
@@ -541,14 +541,6 @@ impl OomWatcher {
 }
 
 /// `path` is `ancestor` or below it.
-fn is_within(path: &str, ancestor: &str) -> bool {
-    ancestor == "/"
-        || path == ancestor
-        || path
-            .strip_prefix(ancestor)
-            .is_some_and(|rest| rest.starts_with('/'))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
