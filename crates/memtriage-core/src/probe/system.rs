@@ -439,6 +439,15 @@ pub fn shm_usage(root: &Root) -> std::io::Result<ShmUsage> {
     })
 }
 
+/// CAP_SYS_PTRACE (capabilities(7)): reading other users' `smaps_rollup`.
+pub const CAP_SYS_PTRACE: u32 = 19;
+
+/// Whether this process may read every user's `smaps_rollup` (PSS, swap): the kernel
+/// asks for CAP_SYS_PTRACE for another user's process, whatever this one's uid.
+pub fn reads_every_users_pss(root: &Root) -> bool {
+    has_capability(root, CAP_SYS_PTRACE)
+}
+
 /// Whether this process holds capability number `cap` (see capabilities(7)) in its
 /// effective set; `false` when that cannot be read.
 pub fn has_capability(root: &Root, cap: u32) -> bool {

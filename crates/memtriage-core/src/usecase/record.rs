@@ -14,7 +14,7 @@ use crate::history::store::Store;
 use crate::model::history::{Interval, MachineRow};
 use crate::model::units::iec;
 use crate::probe::root::Root;
-use crate::probe::system::has_capability;
+use crate::probe::system::reads_every_users_pss;
 use crate::watch::intervals::{
     interval_from, machine_now, now_ms, pressure_rising, taken, Earlier, Taken,
 };
@@ -50,8 +50,6 @@ pub fn check_max_size(max_size: Option<u64>) -> Result<()> {
 
 /// Age retention runs every this many intervals (size, past the bound, at once).
 const RETAIN_EVERY: u32 = 60;
-/// CAP_SYS_PTRACE (capabilities(7)): reading other users' `smaps_rollup`.
-const CAP_SYS_PTRACE: u32 = 19;
 
 /// How recording goes, for `serve`'s metrics.
 #[derive(Debug, Default)]
@@ -104,7 +102,7 @@ impl Recording {
         let store = Store::open(db)?;
         // SAFETY: geteuid cannot fail.
         let uid = unsafe { libc::geteuid() };
-        let reads_all_pss = uid == 0 || has_capability(root, CAP_SYS_PTRACE);
+        let reads_all_pss = reads_every_users_pss(root);
         store.note("recorder_uid", &uid.to_string())?;
         store.note(
             "reads_all_pss",

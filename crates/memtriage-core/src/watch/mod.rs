@@ -121,9 +121,11 @@ pub struct SamplerStats {
     pub last_duration: Duration,
     pub pss_reads: u64,
     pub pss_read_seconds: f64,
-    /// Whether any live process has a PSS reading (else: not permitted, or not tried
-    /// yet).
+    /// Whether every user's processes can have a PSS reading, and some has one (else:
+    /// not permitted for other users' processes, or not tried yet).
     pub pss_readable: bool,
+    /// Whether this process may read other users' PSS at all (CAP_SYS_PTRACE).
+    pub reads_every_users_pss: bool,
 }
 
 /// Everything the watcher knows now, replaced whole at each change.
@@ -187,7 +189,10 @@ impl Watcher {
         let state = Arc::new(Mutex::new(State {
             identities,
             groups: groups::Groups::new(config.grouping.clone(), config.max_groups, config.grace),
-            stats: SamplerStats::default(),
+            stats: SamplerStats {
+                reads_every_users_pss: crate::probe::system::reads_every_users_pss(&config.root),
+                ..SamplerStats::default()
+            },
         }));
         let published: Arc<Published> = Arc::new(Mutex::new(Arc::new(MachineView::default())));
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
@@ -298,7 +303,8 @@ fn absorb(config: &WatchConfig, state: &Mutex<State>, published: &Published, sam
         s.stats.pss_reads += 1;
         s.stats.pss_read_seconds += a.cost.as_secs_f64();
     }
-    s.stats.pss_readable = sample.processes.iter().any(|p| p.pss.is_some());
+    s.stats.pss_readable =
+        s.stats.reads_every_users_pss && sample.processes.iter().any(|p| p.pss.is_some());
     s.stats.last_duration = began.elapsed() + sample_cost(sample);
     let stats = s.stats;
     drop(s);

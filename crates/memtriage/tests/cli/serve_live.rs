@@ -687,6 +687,11 @@ fn as_nobody_what_serve_cannot_read_is_absent_never_zero() {
             );
         }
     }
+    // Issue 28, defect 9: PSS was "up" while every other user's group had none.
+    assert!(
+        text.contains("memtriage_source_up{source=\"pss\"} 0"),
+        "nobody cannot read other users' PSS, and says so:\n{text}"
+    );
     if std::fs::read_to_string("/proc/sys/kernel/dmesg_restrict").is_ok_and(|v| v.trim() == "1") {
         assert!(
             text.contains("memtriage_source_up{source=\"kernel_log\"} 0"),

@@ -97,13 +97,18 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
         p.err,
         "memtriage serve: metrics at {scheme}://{bound}/metrics (Ctrl-C or SIGTERM stops)"
     )?;
+    // The exporter's stderr is its log: one its reader closed after the address loses
+    // the lines, not the exporter.
     if let Some(warning) = open_warning {
-        writeln!(p.err, "memtriage serve: warning: {warning}")?;
+        let _ = writeln!(p.err, "memtriage serve: warning: {warning}");
+    }
+    for note in memtriage_core::usecase::watch::unreadable_here(&ctx.root) {
+        let _ = writeln!(p.err, "memtriage serve: note: {note}");
     }
     let recorder = match recording {
         Some((recording, said)) => {
             for line in said {
-                writeln!(p.err, "memtriage serve: record: {line}")?;
+                let _ = writeln!(p.err, "memtriage serve: record: {line}");
             }
             Some(RecordThread::start(
                 recording,
@@ -114,7 +119,7 @@ pub fn run(ctx: &Context, args: &ServeArgs, p: &mut Printer) -> anyhow::Result<E
         }
         None => None,
     };
-    p.err.flush()?;
+    let _ = p.err.flush();
     let outcome = runtime.block_on(async {
         let stopped = async {
             while !super::stop::requested() {
