@@ -132,9 +132,23 @@ fn sqlite_error(path: &Path, e: rusqlite::Error) -> Error {
     }
 }
 
+/// SQLite answers a directory or a device with "disk I/O error": say what it is.
+fn refuse_non_files(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) => crate::probe::files::refuse_special(
+            path,
+            &meta,
+            "the history is one SQLite file; name it (e.g. /var/lib/memtriage/history.db)",
+        ),
+        // Missing: SQLite makes it, or says why it cannot.
+        Err(_) => Ok(()),
+    }
+}
+
 impl Store {
     /// Opens (or creates) the database for recording.
     pub fn open(path: &Path) -> Result<Store> {
+        refuse_non_files(path)?;
         let conn = Connection::open(path).map_err(|e| sqlite_error(path, e))?;
         let store = Store {
             conn,
@@ -152,6 +166,7 @@ impl Store {
                 "no such database (the recorder makes one: start `record`)",
             ));
         }
+        refuse_non_files(path)?;
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|e| sqlite_error(path, e))?;
         let store = Store {
@@ -599,6 +614,22 @@ mod tests {
             conn.execute_batch(m).unwrap();
         }
         conn
+    }
+
+    /// Issue 28, defect 15: `why --db /tmp` said "SQLite: disk I/O error".
+    #[test]
+    fn regression_a_directory_or_a_device_as_the_database_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, kind) in [
+            (dir.path(), "a directory"),
+            (Path::new("/dev/null"), "a device"),
+        ] {
+            let read = Store::open_read(path).err().unwrap().to_string();
+            let write = Store::open(path).err().unwrap().to_string();
+            for e in [read, write] {
+                assert!(e.contains(kind) && e.contains("one SQLite file"), "{e}");
+            }
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::mapping::Mapping;
 use super::warm::{evict_file, warm_file, WarmOptions};
 use crate::error::{Error, Result};
 use crate::model::bench::{LoadBench, Measurement, Method, BENCH_SCHEMA};
+use crate::model::units::iec;
 
 const PAGE: usize = 4096;
 
@@ -21,6 +22,42 @@ fn faults() -> (u64, u64) {
     // SAFETY: as above.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
     (u.ru_minflt.max(0) as u64, u.ru_majflt.max(0) as u64)
+}
+
+/// The synthetic checkpoint's embedding table alone (32000 x 4096 bf16): the least it
+/// can be with a 7B model's shapes.
+pub const MIN_SYNTHETIC: u64 = 32000 * 4096 * 2;
+
+/// Whether a synthetic checkpoint of `size` bytes can be written into `dir` and
+/// measure what it is meant to: a disk, not memory.
+pub fn check_synthetic(dir: &Path, size: u64) -> Result<()> {
+    if size < MIN_SYNTHETIC {
+        return Err(Error::bad_input(
+            format!("checkpoint size {}", iec(size)),
+            format!(
+                "the synthetic checkpoint has a 7B model's shapes, and its embedding table alone \
+                 is {}: give a size of 256M or more, or a checkpoint of your own",
+                iec(MIN_SYNTHETIC)
+            ),
+        ));
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| Error::bad_input(dir.display().to_string(), "a NUL byte in the path"))?;
+    // SAFETY: statfs fills a local struct from a NUL-terminated path.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut fs) } != 0 {
+        return Err(Error::io(dir, std::io::Error::last_os_error()));
+    }
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    if [TMPFS_MAGIC, RAMFS_MAGIC].contains(&(fs.f_type as i64)) {
+        return Err(Error::bad_input(
+            dir.display().to_string(),
+            "on tmpfs, which is memory: a load from it measures memory, not the disk; give a \
+             directory on the disk the checkpoints load from (the default is /var/tmp)",
+        ));
+    }
+    Ok(())
 }
 
 /// Writes a synthetic checkpoint of about `size` bytes: transformer layers of bf16

@@ -43,6 +43,7 @@ pub fn load(_ctx: &Context, args: &BenchLoadArgs, p: &mut Printer) -> anyhow::Re
         }
         None => {
             let size = args.size.0;
+            bench::check_synthetic(&args.dir, size)?;
             let path = args.dir.join(format!(
                 "memtriage-bench-{}.safetensors",
                 std::process::id()

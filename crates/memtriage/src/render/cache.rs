@@ -267,9 +267,11 @@ fn why_kept(e: &EvictedFile) -> Vec<String> {
     }
     if why.is_empty() {
         why.push(match (e.dirty_after, e.synced) {
-            (None, false) => "this kernel does not tell dirty pages (no cachestat);                               `evict --sync` writes them back first"
+            (None, false) => "this kernel does not tell dirty pages (no cachestat); \
+                              `evict --sync` writes them back first"
                 .to_string(),
-            _ => "nothing the kernel shows (no dirty page, no process maps it);                   pages read back meanwhile stay"
+            _ => "nothing the kernel shows (no dirty page, no process maps it); \
+                  pages read back meanwhile stay"
                 .to_string(),
         });
     }

@@ -548,3 +548,33 @@ fn regression_evict_says_what_stayed_and_sync_lets_it_go() {
     );
     assert_eq!(f["writeback_after"], 0, "{v}");
 }
+
+/// Issue 28, defect 15: `bench load --size 1K` and `--size 64M` silently became 250 MiB,
+/// and `--dir /dev/shm` measured memory against its help. Both are refused, with why.
+#[test]
+fn regression_bench_load_refuses_a_size_it_cannot_write_and_a_tmpfs_dir() {
+    for size in ["1K", "64M"] {
+        let out = memtriage()
+            .args(["bench", "load", "--size", size])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{size}: {err}");
+        assert!(err.contains("embedding table alone is 250 MiB"), "{err}");
+    }
+    let tmpfs = std::fs::read_to_string("/proc/mounts")
+        .unwrap()
+        .lines()
+        .find(|l| l.split(' ').nth(2) == Some("tmpfs"))
+        .and_then(|l| l.split(' ').nth(1).map(str::to_string));
+    let Some(tmpfs) = tmpfs else {
+        return skip("no tmpfs mounted");
+    };
+    let out = memtriage()
+        .args(["bench", "load", "--size", "300M", "--dir", &tmpfs])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{tmpfs}: {err}");
+    assert!(err.contains("on tmpfs, which is memory"), "{err}");
+}
