@@ -143,14 +143,19 @@ impl InspectReport {
     }
 }
 
+/// The largest pid any kernel hands out (PID_MAX_LIMIT on 64-bit).
+const PID_MAX_LIMIT: i64 = 1 << 22;
+
 /// A process id from a caller: positive and within the kernel's range.
 pub fn pid(value: i64) -> Result<i32> {
-    i32::try_from(value).ok().filter(|p| *p > 0).ok_or_else(|| {
-        Error::bad_input(
-            format!("pid {value}"),
-            "not a valid process id (ids are positive)",
-        )
-    })
+    let why = if value <= 0 {
+        "not a valid process id (ids are positive)".to_string()
+    } else if value > PID_MAX_LIMIT {
+        format!("not a valid process id (no kernel hands out ids above {PID_MAX_LIMIT})")
+    } else {
+        return Ok(value as i32);
+    };
+    Err(Error::bad_input(format!("pid {value}"), why))
 }
 
 /// The [`Detail`] that reads `fields` (names from [`FIELDS`]); `None` reads all.

@@ -157,17 +157,35 @@ fn write_sums(out: &mut dyn Write, processes: &[ProcessSnapshot]) -> io::Result<
         sum_line(processes, "USS", "", |p| p.uss()),
         sum_line(processes, "swap", "", |p| p.swap()),
     )?;
-    let unreadable = processes.iter().filter(|p| p.rollup.is_none()).count();
-    if unreadable > 0 {
+    let unreadable: Vec<&ProcessSnapshot> =
+        processes.iter().filter(|p| p.rollup.is_none()).collect();
+    if !unreadable.is_empty() {
         writeln!(
             out,
-            "PSS/USS of {unreadable} {} unreadable (smaps_rollup refused: other users' \
-             processes need root), shown as -; RSS and swap from /proc/PID/status, which \
-             anyone may read (`inspect PID` says why)",
-            plural(unreadable, "process", "processes")
+            "PSS/USS of {} {} unreadable ({}), shown as -; RSS and swap from /proc/PID/status, \
+             which anyone may read (`inspect PID` says why)",
+            unreadable.len(),
+            plural(unreadable.len(), "process", "processes"),
+            rollup_refusal(&unreadable)
         )?;
     }
     Ok(())
+}
+
+/// Why smaps_rollup was refused, as the readings said: the one reason they share (as
+/// root that is the kernel's ptrace check, not a missing privilege), or the usual one.
+fn rollup_refusal(unreadable: &[&ProcessSnapshot]) -> String {
+    let mut reasons = unreadable.iter().filter_map(|p| {
+        p.unreadable
+            .iter()
+            .find(|u| u.field == "smaps_rollup")
+            .map(|u| u.reason.as_str())
+    });
+    let first = reasons.next();
+    match first {
+        Some(r) if reasons.all(|other| other == r) => format!("smaps_rollup: {r}"),
+        _ => "smaps_rollup refused: other users' processes need root or CAP_SYS_PTRACE".into(),
+    }
 }
 
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
@@ -516,4 +534,46 @@ fn write_maps(out: &mut dyn Write, style: &Style, m: &MapsReport) -> io::Result<
         )?;
     }
     writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memtriage_core::model::process::Unreadable;
+    use memtriage_core::usecase::inspect::{read_many, Detail};
+    use memtriage_core::Root;
+
+    /// This process as `inspect` reads it, its smaps_rollup then refused for `reason`.
+    fn refused(reason: &str) -> ProcessSnapshot {
+        let me = std::process::id() as i32;
+        let mut p = read_many(&Root::host(), Detail::full(), &[me], 1)
+            .pop()
+            .unwrap()
+            .unwrap();
+        p.rollup = None;
+        p.unreadable = vec![Unreadable {
+            field: "smaps_rollup".into(),
+            reason: reason.into(),
+        }];
+        p
+    }
+
+    /// Issue 28, defect 15: as root, the footer blamed "other users' processes need
+    /// root" for pid 1's refusal by the kernel's ptrace check: it gives the readings'
+    /// own reason when they share one.
+    #[test]
+    fn regression_the_footer_gives_the_refusal_the_readings_had() {
+        let as_root = "permission denied even as root: the kernel's ptrace access check refused";
+        let mut out = Vec::new();
+        write_sums(&mut out, &[refused(as_root)]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains(&format!("(smaps_rollup: {as_root})")) && !text.contains("need root"),
+            "{text}"
+        );
+        let mut out = Vec::new();
+        write_sums(&mut out, &[refused(as_root), refused("permission denied")]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("need root or CAP_SYS_PTRACE"), "{text}");
+    }
 }
