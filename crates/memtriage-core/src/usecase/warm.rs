@@ -54,9 +54,12 @@ pub struct WarmedFile {
     pub path: String,
     #[serde(flatten)]
     pub stats: WarmStats,
-    /// Cached bytes of the file afterwards.
-    pub cached_after: u64,
+    /// Cached bytes of the file afterwards; `None` where the kernel hides them from
+    /// this caller (see `unknown`).
+    pub cached_after: Option<u64>,
     pub size: u64,
+    /// Why the cached figures are unknown: every byte was then read, cached or not.
+    pub unknown: Option<String>,
 }
 
 impl WarmReport {
@@ -146,11 +149,15 @@ impl WarmPlan {
         let (files, skipped) = self.walk.each(|p| {
             let stats = warm_file(p, self.options, progress)?;
             let meter = Meter::open(p)?;
+            let unknown = meter
+                .unknown_reason()
+                .map(|(why, fix)| format!("{why}: {fix}"));
             Ok(WarmedFile {
                 path: p.display().to_string(),
                 stats,
-                cached_after: meter.whole().cached,
+                cached_after: unknown.is_none().then(|| meter.whole().cached),
                 size: meter.size(),
+                unknown,
             })
         })?;
         Ok(WarmReport {

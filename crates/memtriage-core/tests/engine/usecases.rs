@@ -257,7 +257,7 @@ fn evict_warm_and_cache_take_a_file_from_cold_to_cached() {
         report.files[0].stats.read + report.files[0].stats.already_cached,
         16 * MIB
     );
-    assert_eq!(report.files[0].cached_after, 16 * MIB);
+    assert_eq!(report.files[0].cached_after, Some(16 * MIB));
     assert_eq!(report.bytes_read, report.files[0].stats.read);
     assert!(plan.lock(&mut report).unwrap().is_none());
     assert_eq!(report.locked, None);

@@ -95,7 +95,8 @@ def warm(
     """Read files into the page cache. Records per file: ``bytes`` (the range),
     ``read``, ``already_cached`` (skipped), ``seconds``, ``method`` (``"populate"``:
     MADV_POPULATE_READ with huge-page advice, or ``"pread"`` where the kernel cannot),
-    ``cached_after``, ``size``.
+    ``cached_after``, ``size``; for a file whose residency the kernel hides from you,
+    ``cached_after`` is None and ``unknown`` says why (every byte was read).
 
     With ``lock=True`` the files are then mapped and mlocked, after the same checks as
     the CLI (``max`` in bytes, RLIMIT_MEMLOCK, MemAvailable), and a ``Lock`` is

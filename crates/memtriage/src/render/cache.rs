@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use memtriage_core::model::system::ProactiveReclaim;
 use memtriage_core::usecase::cache::{FileReport, Skipped};
-use memtriage_core::usecase::warm::WarmStats;
+use memtriage_core::usecase::warm::WarmedFile;
 
 use super::style::Style;
 use super::table;
@@ -121,13 +121,19 @@ pub fn write_cache(
     Ok(())
 }
 
-fn write_warmed(
-    out: &mut dyn Write,
-    path: &str,
-    s: WarmStats,
-    cached_after: u64,
-    size: u64,
-) -> io::Result<()> {
+fn write_warmed(out: &mut dyn Write, path: &str, f: &WarmedFile) -> io::Result<()> {
+    let (s, size) = (f.stats, f.size);
+    let Some(cached_after) = f.cached_after else {
+        // Every byte was read, cached or not: the rate is no disk's.
+        return writeln!(
+            out,
+            "warmed {path}: went through {} in {:.2} s, cached before and after unknown ({}); \
+             the pages are in the page cache now unless memory is short",
+            iec(s.read),
+            s.seconds,
+            f.unknown.as_deref().unwrap_or("the kernel would not say")
+        );
+    };
     if s.read == 0 && s.bytes > 0 && s.already_cached >= s.bytes {
         // Nothing read: a rate of 0 B/s would read as a disk that failed.
         return writeln!(
@@ -184,7 +190,7 @@ fn write_reclaim_note(out: &mut dyn Write, reclaim: &[&ProactiveReclaim]) -> io:
 /// the files will not stay.
 pub fn write_warm(out: &mut dyn Write, w: &WarmReport) -> io::Result<()> {
     for f in &w.files {
-        write_warmed(out, &printable(&f.path), f.stats, f.cached_after, f.size)?;
+        write_warmed(out, &printable(&f.path), f)?;
     }
     if w.files.len() > 1 {
         writeln!(

@@ -133,6 +133,36 @@ fn evict_as_another_user_gives_no_invented_figures() {
     );
 }
 
+/// Issue 28, defect 15: `warm` of a file whose residency the kernel hides said "read
+/// 24.0 MiB … (78.3 GiB/s), 100% now in the page cache": a cache's speed given as a
+/// read, and a residency nobody measured.
+#[test]
+fn regression_warm_as_another_user_invents_no_residency_or_disk_rate() {
+    if !root_or_skip("needs root to run the command as another user") {
+        return;
+    }
+    let dir = disk_scratch();
+    let f = dir.path().join("roots.bin");
+    write_file(&f, 8 * MIB as usize);
+    let path = f.to_str().unwrap();
+    let v = succeeded_json(as_nobody(&["warm", path, "--json"]), &["warm", path]);
+    let w = &v["files"][0];
+    assert!(w["cached_after"].is_null(), "{w}");
+    assert!(
+        w["unknown"]
+            .as_str()
+            .is_some_and(|u| u.contains("run as the file's owner or as root")),
+        "{w}"
+    );
+    let text = String::from_utf8_lossy(&as_nobody(&["warm", path]).stdout).into_owned();
+    assert!(
+        text.contains("cached before and after unknown")
+            && !text.contains("/s)")
+            && !text.contains("now in the page cache"),
+        "{text}"
+    );
+}
+
 #[test]
 fn cache_as_another_user_says_what_refused_it() {
     if !root_or_skip("needs root to run the command as another user") {
