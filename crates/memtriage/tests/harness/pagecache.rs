@@ -95,14 +95,23 @@ fn a_directory_churned_while_walked_loses_no_other_file() {
     );
 }
 
-#[test]
-fn evict_as_another_user_gives_no_invented_figures() {
+/// A file of root's on the disk, for a command run as nobody; `None` (skipped) unless
+/// this test runs as root.
+fn a_file_of_roots(bytes: usize) -> Option<(tempfile::TempDir, std::path::PathBuf)> {
     if !root_or_skip("needs root to run the command as another user") {
-        return;
+        return None;
     }
     let dir = disk_scratch();
     let f = dir.path().join("roots.bin");
-    write_file(&f, 8 * MIB as usize);
+    write_file(&f, bytes);
+    Some((dir, f))
+}
+
+#[test]
+fn evict_as_another_user_gives_no_invented_figures() {
+    let Some((_dir, f)) = a_file_of_roots(8 * MIB as usize) else {
+        return;
+    };
     let path = f.to_str().unwrap();
     let out = as_nobody(&["evict", path, "--json"]);
     let v = succeeded_json(out, &["evict", path, "--json"]);
@@ -138,12 +147,9 @@ fn evict_as_another_user_gives_no_invented_figures() {
 /// read, and a residency nobody measured.
 #[test]
 fn regression_warm_as_another_user_invents_no_residency_or_disk_rate() {
-    if !root_or_skip("needs root to run the command as another user") {
+    let Some((_dir, f)) = a_file_of_roots(8 * MIB as usize) else {
         return;
-    }
-    let dir = disk_scratch();
-    let f = dir.path().join("roots.bin");
-    write_file(&f, 8 * MIB as usize);
+    };
     let path = f.to_str().unwrap();
     let v = succeeded_json(as_nobody(&["warm", path, "--json"]), &["warm", path]);
     let w = &v["files"][0];
