@@ -297,7 +297,11 @@ pub fn memory(r: &Timeline, time: &TimeAxis, markers: &[Marker]) -> String {
             order.len() - SERIES
         );
     }
-    legend.push_str(r#"<span><i style="background:#000;height:2px"></i>tree PSS</span></p>"#);
+    // A record that never read PSS (another user's job) draws no line to name.
+    if r.samples.iter().any(|s| s.tree_pss.is_some()) {
+        legend.push_str(r#"<span><i style="background:#000;height:2px"></i>tree PSS</span>"#);
+    }
+    legend.push_str("</p>");
     format!("{svg}{legend}")
 }
 
@@ -512,6 +516,21 @@ mod tests {
         let time = TimeAxis::of(r);
         let m = markers(r, time.end(), time.merge_seconds());
         (memory(r, &time, &m), faults(r, &time, &m))
+    }
+
+    /// Issue 28, defect 15: `report --db --html`'s legend named "tree PSS" for a record
+    /// with no PSS reading, where no such line is drawn.
+    #[test]
+    fn regression_the_legend_names_tree_pss_only_when_its_line_is_drawn() {
+        let mut r = oom_recording();
+        let (with, _) = drawn(&r);
+        assert!(with.contains("tree PSS</span>"), "{with}");
+        for s in &mut r.samples {
+            s.tree_pss = None;
+        }
+        let (without, _) = drawn(&r);
+        assert!(!without.contains("tree PSS"), "{without}");
+        assert!(without.ends_with("</p>"), "{without}");
     }
 
     #[test]
