@@ -38,12 +38,13 @@ pub fn run(ctx: &Context, args: &InspectArgs, p: &mut Printer) -> anyhow::Result
         serde_json::to_writer_pretty(&mut p.out, &report)?;
         writeln!(p.out)?;
     } else if !nothing_read || report.errors.is_empty() {
-        let style = p.out.style();
+        let (style, width) = (p.out.style(), p.out.width());
         render::inspect::write(
             &mut p.out,
             &style,
             args.all,
             args.sort == SortKey::Faults,
+            width,
             &report,
         )?;
     }

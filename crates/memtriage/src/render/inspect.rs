@@ -19,12 +19,14 @@ const BLOCKS_UP_TO: usize = 3;
 /// Files listed per process under `--maps`.
 const FILES_SHOWN: usize = 20;
 
-/// `every_process`: the listing of the whole machine, always a table.
+/// `every_process`: the listing of the whole machine, always a table; `width`: the
+/// columns a table's line may take, where bounded.
 pub fn write(
     out: &mut dyn Write,
     style: &Style,
     every_process: bool,
     sorted_by_faults: bool,
+    width: Option<usize>,
     c: &InspectReport,
 ) -> io::Result<()> {
     let gpu = gpu_known(c.gpu.as_ref());
@@ -32,7 +34,7 @@ pub fn write(
         write_tree(out, style, t, gpu)?;
     }
     if every_process || c.processes.len() > BLOCKS_UP_TO {
-        write_table(out, &c.processes, sorted_by_faults, gpu)?;
+        write_table(out, &c.processes, sorted_by_faults, gpu, width)?;
     } else {
         for p in &c.processes {
             write_block(out, style, p)?;
@@ -87,6 +89,7 @@ fn write_table(
     processes: &[ProcessSnapshot],
     faults: bool,
     gpu: bool,
+    width: Option<usize>,
 ) -> io::Result<()> {
     let mut header = vec!["PID", "USER", "RSS", "PSS", "USS", "SWAP"];
     if gpu {
@@ -96,7 +99,7 @@ fn write_table(
         header.extend(["MINFLT", "MAJFLT"]);
     }
     header.push("COMMAND");
-    let mut t = table::new(&header, 2);
+    let mut rows = Vec::with_capacity(processes.len());
     for p in processes {
         let mut row = vec![
             p.pid.to_string(),
@@ -112,12 +115,20 @@ fn write_table(
         if faults {
             row.extend([p.faults.minor.to_string(), p.faults.major.to_string()]);
         }
-        row.push(truncate(&p.command(), 80));
+        row.push(p.command());
+        rows.push(row);
+    }
+    let command_width = width.map_or(80, |w| table::room_for_last(&header, &rows, w));
+    let mut t = table::new(&header, 2);
+    for mut row in rows {
+        if let Some(command) = row.last_mut() {
+            *command = truncate(command, command_width);
+        }
         t.add_row(row);
     }
     left_align_last(&mut t);
     writeln!(out, "{}", table::to_string(&t))?;
-    write_sums(out, processes)
+    write_sums(out, processes, width)
 }
 
 /// One figure summed over the processes where it was readable, and how many it left
@@ -141,10 +152,18 @@ fn sum_line(
     }
 }
 
-fn write_sums(out: &mut dyn Write, processes: &[ProcessSnapshot]) -> io::Result<()> {
-    writeln!(
-        out,
-        "\n{} {}: {}, {}, {}, {}",
+/// The sums under the table, and why some are partial, fitted to `width` where known.
+fn write_sums(
+    out: &mut dyn Write,
+    processes: &[ProcessSnapshot],
+    width: Option<usize>,
+) -> io::Result<()> {
+    let fit = |text: String| match width {
+        Some(w) => super::wrap::wrap(&text, w, "  "),
+        None => text,
+    };
+    let sums = format!(
+        "{} {}: {}, {}, {}, {}",
         processes.len(),
         plural(processes.len(), "process", "processes"),
         sum_line(
@@ -156,18 +175,19 @@ fn write_sums(out: &mut dyn Write, processes: &[ProcessSnapshot]) -> io::Result<
         sum_line(processes, "PSS", " (true total)", |p| p.pss()),
         sum_line(processes, "USS", "", |p| p.uss()),
         sum_line(processes, "swap", "", |p| p.swap()),
-    )?;
+    );
+    writeln!(out, "\n{}", fit(sums))?;
     let unreadable: Vec<&ProcessSnapshot> =
         processes.iter().filter(|p| p.rollup.is_none()).collect();
     if !unreadable.is_empty() {
-        writeln!(
-            out,
+        let why = format!(
             "PSS/USS of {} {} unreadable ({}), shown as -; RSS and swap from /proc/PID/status, \
              which anyone may read (`inspect PID` says why)",
             unreadable.len(),
             plural(unreadable.len(), "process", "processes"),
             rollup_refusal(&unreadable)
-        )?;
+        );
+        writeln!(out, "{}", fit(why))?;
     }
     Ok(())
 }
@@ -565,14 +585,19 @@ mod tests {
     fn regression_the_footer_gives_the_refusal_the_readings_had() {
         let as_root = "permission denied even as root: the kernel's ptrace access check refused";
         let mut out = Vec::new();
-        write_sums(&mut out, &[refused(as_root)]).unwrap();
+        write_sums(&mut out, &[refused(as_root)], None).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.contains(&format!("(smaps_rollup: {as_root})")) && !text.contains("need root"),
             "{text}"
         );
         let mut out = Vec::new();
-        write_sums(&mut out, &[refused(as_root), refused("permission denied")]).unwrap();
+        write_sums(
+            &mut out,
+            &[refused(as_root), refused("permission denied")],
+            None,
+        )
+        .unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("need root or CAP_SYS_PTRACE"), "{text}");
     }

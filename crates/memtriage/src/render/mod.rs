@@ -22,3 +22,4 @@ pub mod style;
 pub mod table;
 pub mod top;
 pub mod units;
+pub mod wrap;

@@ -14,6 +14,8 @@ pub struct Stream {
     style: Style,
     /// What a failed write names (`standard output: No space left on device`).
     name: Option<&'static str>,
+    /// Columns a line may take (the terminal's, or $COLUMNS); `None`: no bound.
+    width: Option<usize>,
 }
 
 impl Stream {
@@ -29,7 +31,19 @@ impl Stream {
             terminal,
             style: Style::for_stream(choice, terminal, no_color),
             name: None,
+            width: None,
         }
+    }
+
+    /// The same stream, its lines bounded to `width` columns.
+    pub fn bounded(mut self, width: Option<usize>) -> Self {
+        self.width = width;
+        self
+    }
+
+    /// Columns a line may take, where something bounds them.
+    pub fn width(&self) -> Option<usize> {
+        self.width
     }
 
     /// The same stream, naming itself in the errors of its writes.
@@ -82,6 +96,20 @@ pub struct Printer {
     pub err: Stream,
 }
 
+/// $COLUMNS where set (a user's choice, or a script's), else the terminal's width.
+fn columns(stdout: &io::Stdout) -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(c).filter(|c| *c > 0);
+    }
+    if !stdout.is_terminal() {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ fills a local winsize.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
+    (rc == 0 && size.ws_col > 0).then_some(size.ws_col as usize)
+}
+
 impl Printer {
     /// This process's stdout and stderr.
     pub fn stdio(choice: ColorChoice) -> Self {
@@ -97,7 +125,8 @@ impl Printer {
                 choice,
                 no_color,
             )
-            .named("standard output"),
+            .named("standard output")
+            .bounded(columns(&stdout)),
             err: Stream::new(
                 Box::new(stderr),
                 io::stderr().is_terminal(),

@@ -22,3 +22,23 @@ pub fn to_string(t: &Table) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// The columns left for the last column of `rows` under `header` in a line of `width`
+/// (each column takes its widest cell and a space either side), at least 12: a command
+/// cut shorter says nothing.
+pub fn room_for_last(header: &[&str], rows: &[Vec<String>], width: usize) -> usize {
+    let others = header.len().saturating_sub(1);
+    let taken: usize = (0..others)
+        .map(|i| {
+            let widest = rows
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0);
+            widest + 2
+        })
+        .sum();
+    width.saturating_sub(taken + 1).max(12)
+}

@@ -212,7 +212,8 @@ fn abort_is_diagnosed() {
 #[test]
 fn forked_workers_that_unshare_their_parent_are_caught_while_they_run() {
     // The parent fills 192 MiB; two forked workers each write to 96 MiB of it and
-    // stay alive long enough to be sampled.
+    // stay alive long enough to be sampled, also on a busy machine where PSS readings
+    // come late.
     let script = r#"
 import os, time
 b = bytearray(192 << 20)
@@ -224,7 +225,7 @@ for w in range(2):
     if pid == 0:
         for i in range(0, 96 << 20, 4096):
             b[i] = 2
-        time.sleep(2.5)
+        time.sleep(5)
         os._exit(0)
     pids.append(pid)
 for p in pids:

@@ -177,7 +177,8 @@ fn start(root: &Root, interval_ms: u64, window: f64) -> anyhow::Result<LiveView>
 }
 
 /// `--once` (the second sample, so rates are known) or `--iterations N`, as JSON
-/// lines with `--json`, else as the screen would show them (120 columns, or $COLUMNS).
+/// lines with `--json`, else as the screen would show them ($COLUMNS, the terminal's
+/// width, or 120 columns into a pipe).
 fn batch(
     ctx: &Context,
     args: &TopArgs,
@@ -198,7 +199,8 @@ fn batch(
             writeln!(p.out)?;
         } else {
             app.frame = Some(frame);
-            write!(p.out, "{}", screen(app)?)?;
+            let width = p.out.width().unwrap_or(120);
+            write!(p.out, "{}", screen(app, width)?)?;
         }
         p.out.flush()?;
         if i + 1 - skip >= wanted as usize {
@@ -210,11 +212,8 @@ fn batch(
 }
 
 /// The view drawn off screen, as text.
-pub fn screen(app: &App) -> anyhow::Result<String> {
-    let width = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(120u16);
+pub fn screen(app: &App, width: usize) -> anyhow::Result<String> {
+    let width = width.min(u16::MAX as usize) as u16;
     // Header, table header, every line (tree mode adds job lines), footer.
     let height = (3 + 1 + app.lines().len() + 1).min(u16::MAX as usize) as u16;
     let mut t = Terminal::new(TestBackend::new(width, height))?;
