@@ -59,8 +59,13 @@ impl Tmux {
 
     /// Waits (10 s at most) for the screen to satisfy `done`; the last screen.
     fn wait(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        self.wait_for(Duration::from_secs(10), what, done)
+    }
+
+    /// Waits (`most` at most) for the screen to satisfy `done`; the last screen.
+    fn wait_for(&self, most: Duration, what: &str, done: impl Fn(&str) -> bool) -> String {
         let mut last = String::new();
-        let ok = wait_until(Duration::from_secs(10), Duration::from_millis(200), || {
+        let ok = wait_until(most, Duration::from_millis(200), || {
             last = self.screen();
             done(&last)
         });
@@ -178,8 +183,10 @@ fn a_job_sorts_folds_filters_and_quitting_restores_the_terminal() {
     // Tree mode folds the workers into their job, with totals.
     tmux.keys(&["3", "t"]);
     // One whole frame: a capture taken while the terminal redraws can hold the new
-    // rows under the old header.
-    tmux.wait("the job folds with its workers under tree:on", |s| {
+    // rows under the old header. What sharing saves needs every worker's PSS, read on
+    // the sampler's budget: on a busy machine the last reading can take a while.
+    let folded = "the job folds with its workers under tree:on";
+    tmux.wait_for(Duration::from_secs(40), folded, |s| {
         // Not necessarily first: on a shared machine a larger job may lead.
         let folded = s
             .lines()
