@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::model::gpu::PidJoin;
 use crate::parse::smaps_rollup;
@@ -314,6 +314,7 @@ impl Collector {
         let p = &mut processes[i];
         let tr = self.tracked.get(&p.pid)?;
         let began = Instant::now();
+        let cpu_began = thread_cpu_time();
         // A worker forked without exec is read whole (smaps, and its parent's maps),
         // so what it copied is told from what it allocated; a job without such
         // workers reads only smaps_rollup, as before.
@@ -338,7 +339,14 @@ impl Collector {
         };
         let cost = began.elapsed();
         if let Some(ledger) = self.ledger.as_mut() {
-            ledger.charge(began, cost);
+            // The budget is a share of a core: what the reading took of one (its walk
+            // of the page tables, in the kernel), not the wall time, which on a busy
+            // machine is mostly waiting for a CPU and would starve every later reading.
+            let spent = match (cpu_began, thread_cpu_time()) {
+                (Some(a), Some(b)) => b.saturating_sub(a).min(cost),
+                _ => cost,
+            };
+            ledger.charge(began, spent);
         }
         if let Some(tr) = self.tracked.get_mut(&p.pid) {
             tr.minor_faults_at_attempt = Some(p.minor_faults);
@@ -513,4 +521,12 @@ fn pread_all(fd: &OwnedFd, buf: &mut Vec<u8>) -> Option<usize> {
         }
         len += n;
     }
+}
+
+/// This thread's CPU time (user and system), where the clock can be read.
+fn thread_cpu_time() -> Option<Duration> {
+    // SAFETY: clock_gettime fills a local timespec.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
