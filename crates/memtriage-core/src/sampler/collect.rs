@@ -337,16 +337,17 @@ impl Collector {
                 .and_then(|b| smaps_rollup::parse(&b))
                 .map(|rollup| (rollup, None)),
         };
-        let cost = began.elapsed();
+        // A reading costs what it took of a core (its walk of the page tables, in the
+        // kernel), not the wall time, which on a busy machine is mostly waiting for a
+        // CPU and would starve every later reading; the budget and the sampler's
+        // reported cost both count that.
+        let wall = began.elapsed();
+        let cost = match (cpu_began, thread_cpu_time()) {
+            (Some(a), Some(b)) => b.saturating_sub(a).min(wall),
+            _ => wall,
+        };
         if let Some(ledger) = self.ledger.as_mut() {
-            // The budget is a share of a core: what the reading took of one (its walk
-            // of the page tables, in the kernel), not the wall time, which on a busy
-            // machine is mostly waiting for a CPU and would starve every later reading.
-            let spent = match (cpu_began, thread_cpu_time()) {
-                (Some(a), Some(b)) => b.saturating_sub(a).min(cost),
-                _ => cost,
-            };
-            ledger.charge(began, spent);
+            ledger.charge(began, cost);
         }
         if let Some(tr) = self.tracked.get_mut(&p.pid) {
             tr.minor_faults_at_attempt = Some(p.minor_faults);

@@ -103,8 +103,8 @@ pub struct PssReading {
     pub minor_faults_at: u64,
 }
 
-/// One `smaps_rollup` read: whose, and what it cost (counted whether or not it
-/// gave a reading).
+/// One `smaps_rollup` read: whose, and what it cost of a core (its CPU time, counted
+/// whether or not it gave a reading).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PssAttempt {
     pub pid: i32,
