@@ -206,6 +206,8 @@ mod tests {
                 bytes: 8 << 30,
                 limit: None,
                 cgroup: None,
+                group_kill: false,
+                killer: None,
             }),
             episode: Some(GrowthEpisode {
                 started_seconds: start,

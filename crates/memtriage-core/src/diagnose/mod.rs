@@ -20,6 +20,7 @@ pub mod cuda_snapshot;
 pub mod doctor;
 pub mod gpu;
 pub mod growth;
+pub mod killers;
 pub mod lines;
 pub mod logs;
 pub mod oom;

@@ -8,11 +8,12 @@ use crate::diagnose::oom::{self, Limit, OomKilled};
 use crate::diagnose::pressure::{self, MajorFaults, Swapping};
 use crate::diagnose::shm::{self, ShmUse};
 use crate::diagnose::signal::{self, CrashSite, PythonFrames, SignalEnd};
-use crate::diagnose::{cow, gpu, growth, lines};
+use crate::diagnose::{cow, gpu, growth, killers, lines};
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
 use crate::model::ids;
+use crate::model::killers::LoggedKill;
 use crate::model::run::{signal_name, ProcessSummary, RunReport};
 use crate::model::system::OomKill;
 use crate::model::units::iec;
@@ -33,6 +34,9 @@ pub struct Inputs<'a> {
     /// The innermost frame in the job's code of a crash those frames show, with its
     /// source text, where its file could be read.
     pub crash_line: Option<CrashLine>,
+    /// Kills the userspace OOM killers logged during the run, where their logs were
+    /// readable.
+    pub logged_kills: &'a [LoggedKill],
 }
 
 /// A line of the job's code where a crash happened: `job.py:2` and what it says.
@@ -55,7 +59,13 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     } else {
         PythonFrames::NotShown
     };
-    findings.extend(signal_ends(r, oom_seen, frames, &crash_site(&inputs)));
+    findings.extend(signal_ends(
+        r,
+        oom_seen,
+        frames,
+        &crash_site(&inputs),
+        inputs.logged_kills,
+    ));
     findings.extend(shm_full(r));
     let mut near = near_limit(r, oom_seen);
     if let Some(f) = near.as_mut() {
@@ -339,10 +349,12 @@ fn signal_ends(
     oom_seen: bool,
     frames: PythonFrames,
     site: &CrashSite,
+    logged_kills: &[LoggedKill],
 ) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let ended = std::iter::once((
         "the job",
+        r.pid,
         r.outcome.signal,
         r.outcome.core_dumped,
         format!("pid {}", r.pid),
@@ -352,12 +364,19 @@ fn signal_ends(
             .iter()
             .filter(|p| p.pid != r.pid)
             .filter_map(|p| {
-                p.outcome
-                    .map(|o| ("a process of the job", o.signal, o.core_dumped, p.label()))
+                p.outcome.map(|o| {
+                    (
+                        "a process of the job",
+                        p.pid,
+                        o.signal,
+                        o.core_dumped,
+                        p.label(),
+                    )
+                })
             }),
     )
-    .filter_map(|(who, sig, core, label)| sig.map(|s| (who, s, core, label)));
-    for (who, sig, core, label) in ended {
+    .filter_map(|(who, pid, sig, core, label)| sig.map(|s| (who, pid, s, core, label)));
+    for (who, pid, sig, core, label) in ended {
         let evidence = vec![Evidence::text(
             label.clone(),
             format!(
@@ -367,14 +386,21 @@ fn signal_ends(
             ),
             "wait4",
         )];
-        let finding = signal::ended_by(SignalEnd {
-            signal: sig,
-            subject: format!("{who}, {label}"),
-            shm: peak_shm(r),
-            frames,
-            oom_kill_seen: oom_seen,
-            site: site.clone(),
-            evidence,
+        let subject = format!("{who}, {label}");
+        let finding = match oom_seen {
+            true => None,
+            false => userspace_kill(r, logged_kills, pid, sig, &subject, evidence.clone()),
+        };
+        let finding = finding.or_else(|| {
+            signal::ended_by(SignalEnd {
+                signal: sig,
+                subject,
+                shm: peak_shm(r),
+                frames,
+                oom_kill_seen: oom_seen,
+                site: site.clone(),
+                evidence,
+            })
         });
         if let Some(f) = finding {
             if !out.iter().any(|o| o.id == f.id) {
@@ -383,6 +409,58 @@ fn signal_ends(
         }
     }
     out
+}
+
+/// A SIGTERM or SIGKILL that a userspace OOM killer sent: its own log names the
+/// process (confirmed), or it stood at its threshold when the process ended (likely).
+fn userspace_kill(
+    r: &RunReport,
+    logged: &[LoggedKill],
+    pid: i32,
+    signal: i32,
+    subject: &str,
+    mut evidence: Vec<Evidence>,
+) -> Option<Finding> {
+    if signal != libc::SIGTERM && signal != libc::SIGKILL {
+        return None;
+    }
+    let low = r.lowest_available.map(|l| killers::LowPoint {
+        available: l.bytes,
+        at_seconds: l.at_seconds,
+        node_available: l.node_available,
+        bytes_per_second: r
+            .growth
+            .as_ref()
+            .and_then(|g| g.episode.map(|e| e.bytes_per_second))
+            .unwrap_or(0.0),
+        interval: r.sampling.interval_ms as f64 / 1000.0,
+    });
+    let words = logged.iter().find(|l| l.pid == Some(pid));
+    let (killer, at) = match words {
+        Some(w) => {
+            let k = r.killers.iter().find(|k| k.kind == w.kind)?;
+            (k, low.as_ref().and_then(|l| killers::standing(k, l)))
+        }
+        None => {
+            let (k, at) = killers::at_threshold(&r.killers, low.as_ref()?, signal)?;
+            (k, Some(at))
+        }
+    };
+    let others: Vec<String> = logged
+        .iter()
+        .filter(|l| l.kind == killer.kind && l.pid != Some(pid))
+        .filter_map(|l| Some(format!("{} (pid {})", l.comm.as_deref()?, l.pid?)))
+        .collect();
+    if !others.is_empty() {
+        evidence.push(Evidence::text(
+            format!("also signalled by {}", killer.kind.name()),
+            others.join(", "),
+            words.map_or("its log", |w| w.source.as_str()),
+        ));
+    }
+    Some(killers::killed_by(
+        killer, at, signal, subject, words, evidence,
+    ))
 }
 
 /// /dev/shm at its fullest during the run.
@@ -605,6 +683,7 @@ mod tests {
     /// The findings of `report` from what the system measured alone.
     fn system_findings(report: &RunReport, kills: &[OomKill]) -> Vec<Finding> {
         diagnose(Inputs {
+            logged_kills: &[],
             report,
             kernel_oom_kills: kills,
             text_findings: Vec::new(),

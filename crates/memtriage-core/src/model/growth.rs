@@ -17,6 +17,25 @@ pub enum CeilingSource {
     EnclosingCgroup,
     /// No limit anywhere: the machine's `MemAvailable` when the job started.
     MemAvailable,
+    /// A userspace OOM killer acts first (earlyoom, the kubelet, Ray): the room it
+    /// left when the job started.
+    Killer,
+}
+
+/// The userspace killer whose threshold is the ceiling.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KillerCeiling {
+    pub kind: super::killers::KillerKind,
+    /// `earlyoom (pid 812, -m 72)`.
+    pub label: String,
+    /// What it watches crossing what: `MemAvailable falls under 17.3 GiB (72% of 24.0 GiB)`.
+    pub threshold: String,
+    /// What it then does: `send SIGTERM to`, `kill`, `evict`.
+    pub action: String,
+    /// Whom it picks, by its own rule.
+    pub victim_rule: String,
+    /// The room the kernel's OOM killer leaves, which it would reach later.
+    pub kernel_bytes: u64,
 }
 
 /// The memory the job's tree can reach before the kernel steps in.
@@ -31,6 +50,12 @@ pub struct MemoryCeiling {
     pub limit: Option<u64>,
     /// The cgroup whose limit it is.
     pub cgroup: Option<String>,
+    /// `memory.oom.group` is set on that cgroup: one kill ends every process in it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub group_kill: bool,
+    /// The userspace killer that acts at this ceiling, before the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub killer: Option<KillerCeiling>,
 }
 
 /// A stretch of steady growth of the tree's memory: from when it was first seen (the

@@ -85,6 +85,9 @@ pub const NUMA_BALANCING: &str = "numa.balancing";
 pub const PROACTIVE_RECLAIM_OK: &str = "proactive-reclaim.ok";
 pub const PROACTIVE_RECLAIM_ACTIVE: &str = "proactive-reclaim.active";
 pub const PROACTIVE_RECLAIM_UNREADABLE: &str = "proactive-reclaim.unreadable";
+pub const KILLERS_KERNEL_ONLY: &str = "killers.kernel-only";
+pub const KILLERS_USERSPACE: &str = "killers.userspace";
+pub const KILLERS_GROUP_KILL: &str = "killers.group-kill";
 
 // ---- run: how a supervised job ended, confirmed from the system
 pub const RUN_OOM_KILLED: &str = "run.oom-killed";
@@ -93,6 +96,7 @@ pub const RUN_ABORT: &str = "run.abort";
 pub const RUN_BUS_ERROR_SHM: &str = "run.bus-error-shm";
 pub const RUN_BUS_ERROR_MMAP: &str = "run.bus-error-mmap";
 pub const RUN_KILLED: &str = "run.killed";
+pub const RUN_USERSPACE_OOM_KILL: &str = "run.userspace-oom-kill";
 pub const RUN_TERMINATED: &str = "run.terminated";
 pub const RUN_SIGNAL: &str = "run.signal";
 pub const RUN_SHM_FULL: &str = "run.shm-full";
@@ -223,12 +227,16 @@ pub const ALL: &[&str] = &[
     PROACTIVE_RECLAIM_OK,
     PROACTIVE_RECLAIM_ACTIVE,
     PROACTIVE_RECLAIM_UNREADABLE,
+    KILLERS_KERNEL_ONLY,
+    KILLERS_USERSPACE,
+    KILLERS_GROUP_KILL,
     RUN_OOM_KILLED,
     RUN_SEGFAULT,
     RUN_ABORT,
     RUN_BUS_ERROR_SHM,
     RUN_BUS_ERROR_MMAP,
     RUN_KILLED,
+    RUN_USERSPACE_OOM_KILL,
     RUN_TERMINATED,
     RUN_SIGNAL,
     RUN_SHM_FULL,

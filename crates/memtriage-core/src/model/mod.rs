@@ -19,6 +19,7 @@ pub mod gpu;
 pub mod growth;
 pub mod history;
 pub mod ids;
+pub mod killers;
 pub mod lines;
 pub mod maps;
 pub mod process;

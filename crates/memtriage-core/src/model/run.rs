@@ -284,6 +284,13 @@ pub struct RunReport {
     pub shm_size: Option<u64>,
     pub peak_swap_used: Option<Peak>,
     pub peak_cgroup_usage: Option<Peak>,
+    /// The machine's `MemAvailable` at its lowest during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lowest_available: Option<LowestAvailable>,
+    /// The OOM killers on the machine as the job started: the kernel's and the
+    /// userspace ones (earlyoom, systemd-oomd, the kubelet, Ray, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub killers: Vec<super::killers::OomKiller>,
     /// Without `--limit`: the cgroup the job ran in (a Slurm job step, a container,
     /// a login session), whose usage `peak_cgroup_usage` is: the job's own only when
     /// nothing else ran there.
@@ -349,6 +356,17 @@ pub struct PerfCounts {
     pub dtlb_store_misses: Option<u64>,
     /// Why hardware counters are missing (no PMU exposed, as in many VMs).
     pub hardware_unavailable: Option<String>,
+}
+
+/// The machine's memory at its lowest while the job ran: what the userspace OOM
+/// killers watch, to tell which of them stood at its threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LowestAvailable {
+    /// `MemAvailable`, and when (seconds since the job started).
+    pub bytes: u64,
+    pub at_seconds: f64,
+    /// `MemFree + Inactive(file)` at the same sample.
+    pub node_available: Option<u64>,
 }
 
 /// The cgroup a job ran in when memtriage made none for it.

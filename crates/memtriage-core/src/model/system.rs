@@ -157,6 +157,10 @@ pub struct MemInfo {
     /// `Cached`: the page cache (file pages in memory, tmpfs included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached: Option<u64>,
+    /// `Inactive(file)`: page cache the kernel reclaims first; the kubelet counts the
+    /// rest of the page cache as used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inactive_file: Option<u64>,
 }
 
 impl MemInfo {

@@ -19,6 +19,7 @@ pub fn parse(text: &str) -> MemInfo {
         hugepage_size: get("Hugepagesize"),
         anon_huge_pages: get("AnonHugePages"),
         cached: get("Cached"),
+        inactive_file: get("Inactive(file)"),
     }
 }
 

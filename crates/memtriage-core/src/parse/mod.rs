@@ -16,6 +16,7 @@ pub mod cgroup;
 pub mod cuda_snapshot;
 pub mod environ;
 pub mod fatal_signal;
+pub mod killer_settings;
 pub mod kmsg;
 pub mod kv;
 pub mod limits;

@@ -17,6 +17,7 @@ pub mod environ;
 pub mod files;
 pub mod fork;
 pub mod gpu;
+pub mod killers;
 pub mod kmsg;
 pub mod maps;
 pub mod mounts;

@@ -124,6 +124,10 @@ pub struct SystemSample {
     /// PSI memory `some` and `full` avg10, in percent.
     pub psi_some_avg10: Option<f64>,
     pub psi_full_avg10: Option<f64>,
+    /// `MemAvailable`, and `MemFree + Inactive(file)` (what the kubelet counts as
+    /// available): what the userspace OOM killers watch.
+    pub available: Option<u64>,
+    pub node_available: Option<u64>,
 }
 
 /// The watched cgroup at one tick.

@@ -7,7 +7,8 @@ use super::sample::SystemSample;
 
 pub(crate) fn read(root: &Root) -> SystemSample {
     let shm = shm_usage(root).ok();
-    let swap_used = read_meminfo(root).ok().and_then(|m| m.swap_used());
+    let mem = read_meminfo(root).ok();
+    let swap_used = mem.as_ref().and_then(|m| m.swap_used());
     let swapped_in_out = read_vmstat(root)
         .ok()
         .and_then(|vm| Some((vm.counter("pswpin")?, vm.counter("pswpout")?)));
@@ -19,5 +20,7 @@ pub(crate) fn read(root: &Root) -> SystemSample {
         swapped_in_out,
         psi_some_avg10: pressure.as_ref().and_then(|p| Some(p.some.as_ref()?.avg10)),
         psi_full_avg10: pressure.as_ref().and_then(|p| Some(p.full.as_ref()?.avg10)),
+        available: mem.as_ref().and_then(|m| m.available),
+        node_available: mem.as_ref().and_then(|m| Some(m.free? + m.inactive_file?)),
     }
 }

@@ -107,6 +107,8 @@ pub(super) fn collect<O>(
         peak_shm_used: tally.peak_shm_used,
         shm_size: tally.shm_size,
         peak_swap_used: tally.peak_swap_used,
+        lowest_available: tally.lowest_available,
+        killers: around.killers.clone(),
         peak_cgroup_usage: tally.peak_cgroup_usage,
         enclosing_cgroup: ended.enclosing_cgroup,
         faults,

@@ -12,6 +12,7 @@ use super::start::Job;
 use super::tally::RunTally;
 use super::{growth, limit, timeline_file, Config, Event};
 use crate::model::growth::{CeilingSnapshot, GrowthSummary};
+use crate::model::killers::OomKiller;
 use crate::model::process::CgroupMemory;
 use crate::probe::cgroup::{self, CgroupDir, CgroupReader};
 use crate::probe::root::Root;
@@ -36,6 +37,8 @@ pub(super) struct Around {
     /// The other processes in it as the job started.
     pub others_at_start: Option<usize>,
     pub gpu_events: Option<GpuEventWatch>,
+    /// The machine's OOM killers as the job started.
+    pub killers: Vec<OomKiller>,
 }
 
 /// The memory cgroup the job runs in. A job that already exited reads as the root
@@ -97,6 +100,7 @@ impl<'a> Sampling<'a> {
             }
         };
         let gpu_events = GpuEventWatch::start(job.start);
+        let killers = crate::probe::killers::find(root, Some(job.pid));
         Sampling {
             sampler,
             tally: RunTally::new(config.interval.as_millis() as u64, root),
@@ -106,12 +110,14 @@ impl<'a> Sampling<'a> {
                 config.limit,
                 config.on_warning.as_deref(),
                 job.python_hook.as_ref().and_then(|h| h.lines_reader()),
+                killers.clone(),
             ),
             last_exec_sample: None,
             kept: Around {
                 enclosing,
                 others_at_start,
                 gpu_events,
+                killers,
             },
         }
     }

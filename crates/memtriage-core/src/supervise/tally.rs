@@ -6,8 +6,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::model::run::{
-    GpuAtPeak, Peak, ProcessSummary, RunGpu, RunGpuDevice, SamplingStats, TimelineProcess,
-    TimelineSample,
+    GpuAtPeak, LowestAvailable, Peak, ProcessSummary, RunGpu, RunGpuDevice, SamplingStats,
+    TimelineProcess, TimelineSample,
 };
 use crate::probe::environ;
 use crate::probe::root::Root;
@@ -22,6 +22,7 @@ pub struct RunTally {
     pub shm_size: Option<u64>,
     pub peak_swap_used: Option<Peak>,
     pub peak_cgroup_usage: Option<Peak>,
+    pub lowest_available: Option<LowestAvailable>,
     pub peak_minor_rate: f64,
     pub peak_major_rate: f64,
     pub peak_major_at: f64,
@@ -184,6 +185,15 @@ impl RunTally {
             self.shm_size = sys.shm_size.or(self.shm_size);
             update_opt(&mut self.peak_shm_used, sys.shm_used, t);
             update_opt(&mut self.peak_swap_used, sys.swap_used, t);
+            if let Some(bytes) = sys.available {
+                if self.lowest_available.is_none_or(|low| bytes < low.bytes) {
+                    self.lowest_available = Some(LowestAvailable {
+                        bytes,
+                        at_seconds: t,
+                        node_available: sys.node_available,
+                    });
+                }
+            }
             if let Some(io) = sys.swapped_in_out {
                 self.swap_in_out_start.get_or_insert(io);
                 self.swap_in_out_end = Some(io);

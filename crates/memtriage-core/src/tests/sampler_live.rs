@@ -280,7 +280,12 @@ fn stopping_or_dropping_joins_the_thread() {
             },
         )
         .unwrap();
-        std::thread::sleep(Duration::from_millis(30));
+        // At least two samples before stopping, however busy the machine: a fixed
+        // 30 ms drew one under .ci/under-load.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while count.load(Ordering::Relaxed) < 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         if stop {
             thread.stop().unwrap();
         } else {

@@ -165,7 +165,25 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
     crate::diagnose::lines::classify(&mut result.report.memory_by_line);
     let text_findings = text_findings(&result.stdout, &result.stderr);
     let crash_line = crash_line(&text_findings);
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+        .saturating_sub(result.report.wall_seconds.ceil() as u64 + 1);
+    let stopped =
+        |signal: Option<i32>| signal.is_some_and(|s| s == libc::SIGTERM || s == libc::SIGKILL);
+    let signalled = stopped(result.report.outcome.signal)
+        || result
+            .report
+            .processes
+            .iter()
+            .any(|p| stopped(p.outcome.and_then(|o| o.signal)));
+    // Only a job a killer may have stopped is worth a look at the killers' logs.
+    let logged_kills = match signalled {
+        true => crate::probe::killers::logged_kills(root, &result.report.killers, since),
+        false => Vec::new(),
+    };
     let findings = diagnose(Inputs {
+        logged_kills: &logged_kills,
         report: &result.report,
         kernel_oom_kills: &kills,
         text_findings,

@@ -15,6 +15,7 @@ mod record_live;
 mod report_cli;
 mod run_cuda_hook;
 mod run_growth_live;
+mod run_killers;
 mod run_lines;
 mod run_live;
 mod run_processes;

@@ -14,14 +14,17 @@ pub mod fit;
 pub mod snapshot;
 pub mod watch;
 
-pub use watch::GrowthWatch;
+pub use watch::{GrowthWarning, GrowthWatch};
 
 use super::python_hook::LinesReader;
 use super::timeline_file::TimelineWriter;
 use crate::diagnose::lines;
 use crate::model::growth::{CeilingSnapshot, GrowthSummary};
+use crate::model::killers::{OomKiller, PredictedVictim};
 use crate::model::units::iec;
+use crate::probe::killers;
 use crate::probe::root::Root;
+use crate::probe::system::read_meminfo;
 use crate::sampler::Sample;
 
 /// Where the one-line warning goes (the CLI prints it on stderr after `memtriage: `);
@@ -39,6 +42,8 @@ pub struct Monitor<'a> {
     lines: Option<LinesReader>,
     /// What the last warning said of the lines.
     warning_lines: Option<String>,
+    /// The machine's OOM killers, read as the job started.
+    killers: Vec<OomKiller>,
 }
 
 impl<'a> Monitor<'a> {
@@ -49,9 +54,11 @@ impl<'a> Monitor<'a> {
         job_limit: Option<u64>,
         on_warning: Option<&'a WarningSink>,
         lines: Option<LinesReader>,
+        killers: Vec<OomKiller>,
     ) -> Self {
         Monitor {
-            watch: GrowthWatch::new(job, ceiling::discover(root, job_limit, job)),
+            watch: GrowthWatch::new(job, ceiling::discover(root, job_limit, job, &killers)),
+            killers,
             root: root.clone(),
             job,
             on_warning,
@@ -64,7 +71,9 @@ impl<'a> Monitor<'a> {
     pub fn on_sample(&mut self, sample: &Sample, timeline_writer: Option<&mut TimelineWriter>) {
         let tick = self.watch.feed(sample);
         let mut timeline_writer = timeline_writer;
-        if let Some(warning) = tick.warning {
+        if let Some(mut warning) = tick.warning {
+            warning.victim = self.victim(&warning, sample);
+            self.watch.set_victim(warning.victim.clone());
             let mut line = warning.message();
             let lines = self.lines.as_ref().map(LinesReader::read);
             if let Some(most) = lines
@@ -98,6 +107,24 @@ impl<'a> Monitor<'a> {
             }
             self.snapshot = Some(snapshot);
         }
+    }
+
+    /// Whom the killer the warning names would pick, by its own rule, with the job
+    /// grown by what it will add before the killer acts.
+    fn victim(&self, warning: &GrowthWarning, sample: &Sample) -> Option<PredictedVictim> {
+        let kind = warning.ceiling.killer.as_ref()?.kind;
+        let killer = self.killers.iter().find(|k| k.kind == kind)?;
+        let job: Vec<i32> = sample.processes.iter().map(|p| p.pid).collect();
+        let to_come = warning.ceiling.bytes.saturating_sub(warning.tree_bytes);
+        let mem_total = read_meminfo(&self.root).ok()?.total?;
+        killers::predict_victim(
+            &self.root,
+            &killer.victim,
+            killer.pid,
+            &job,
+            to_come,
+            mem_total,
+        )
     }
 
     /// What the run's report keeps: the growth summary and the snapshot near the ceiling.

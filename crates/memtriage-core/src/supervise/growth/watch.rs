@@ -10,6 +10,7 @@ use crate::diagnose::trend::{Point, RunningFit};
 use crate::model::growth::{
     CeilingSource, EarlyWarning, GrowthEpisode, GrowthSummary, MemoryCeiling,
 };
+use crate::model::killers::PredictedVictim;
 use crate::model::units::iec;
 use crate::sampler::Sample;
 
@@ -54,6 +55,8 @@ pub struct GrowthWarning {
     pub tree_bytes: u64,
     pub ceiling: MemoryCeiling,
     pub seconds_to_ceiling: f64,
+    /// Whom the ceiling's killer would pick, read when the warning is given.
+    pub victim: Option<PredictedVictim>,
 }
 
 impl GrowthWarning {
@@ -82,6 +85,26 @@ impl fmt::Display for GrowthWarning {
         let per_minute = iec((self.bytes_per_second * 60.0).round() as u64);
         let when = approximately(self.seconds_to_ceiling);
         let c = &self.ceiling;
+        if let Some(k) = &c.killer {
+            let whom = match &self.victim {
+                Some(v) if v.in_job => format!("{} (this job, pid {})", k.victim_rule, v.pid),
+                Some(v) => format!(
+                    "{} ({}, pid {}, not this job)",
+                    k.victim_rule, v.comm, v.pid
+                ),
+                None => k.victim_rule.clone(),
+            };
+            let kernel = (k.kernel_bytes as f64 - self.tree_bytes as f64) / self.bytes_per_second;
+            return write!(
+                f,
+                "{who} {per_minute}/min; {} will {} {whom} when {}: {when} at this rate; \
+                 the kernel's OOM killer would act at {}",
+                k.label,
+                k.action,
+                k.threshold,
+                approximately(kernel.max(self.seconds_to_ceiling))
+            );
+        }
         let reached = match (c.source, c.limit, &c.cgroup) {
             (CeilingSource::JobLimit, _, _) => {
                 format!("the {} limit is reached in {when}", iec(c.bytes))
@@ -95,7 +118,15 @@ impl fmt::Display for GrowthWarning {
                 iec(c.bytes)
             ),
         };
-        write!(f, "{who} {per_minute}/min; {reached}")
+        write!(f, "{who} {per_minute}/min; {reached}")?;
+        if c.group_kill {
+            write!(
+                f,
+                " (memory.oom.group is set there: the kernel then kills every process of the \
+                 cgroup, not one)"
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -256,10 +287,18 @@ impl GrowthWatch {
             tree_bytes: now.max(0.0).round() as u64,
             ceiling: ceiling.clone(),
             seconds_to_ceiling: seconds,
+            victim: None,
         };
         self.last_warning = Some(warning.clone());
         self.warnings += 1;
         Some(warning)
+    }
+
+    /// Whom the ceiling's killer would pick, as read for the last warning.
+    pub fn set_victim(&mut self, victim: Option<PredictedVictim>) {
+        if let Some(w) = self.last_warning.as_mut() {
+            w.victim = victim;
+        }
     }
 
     /// What the run's growth came to; `None` when there is nothing to say (no

@@ -1,0 +1,178 @@
+//! `memtriage run` on a machine with a userspace OOM killer: a real earlyoom (Debian's,
+//! started here with a floor a few GiB under what the machine has free) and a job that
+//! grows toward it. The warning names earlyoom and whom it will pick before it acts;
+//! the verdict names earlyoom, its threshold and its own log line; the job's status
+//! (143) passes through.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::support::{finding, have, helper_binary, memtriage, run_report, wait_until};
+
+/// The helper under a name of its own, so this earlyoom prefers this test's processes
+/// and no other test's (`--prefer '^eoom-job$'`).
+fn job_binary(dir: &Path) -> PathBuf {
+    let path = dir.join("eoom-job");
+    std::fs::copy(helper_binary(), &path).unwrap();
+    path
+}
+
+fn meminfo(field: &str) -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let line = text.lines().find(|l| l.starts_with(field)).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        << 10
+}
+
+/// earlyoom, stopped when dropped.
+struct Earlyoom {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Earlyoom {
+    /// Sends SIGTERM when MemAvailable falls `room` under what it is now.
+    fn start(dir: &Path, room: u64) -> Earlyoom {
+        let total = meminfo("MemTotal:");
+        let floor = meminfo("MemAvailable:") - room;
+        let percent = format!("{:.2}", floor as f64 * 100.0 / total as f64);
+        let log = dir.join("earlyoom.log");
+        let child = Command::new("earlyoom")
+            .args([
+                "-m",
+                &percent,
+                "-s",
+                "100",
+                "-r",
+                "0",
+                "--prefer",
+                "^eoom-job$",
+            ])
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::from(
+                std::fs::OpenOptions::new().append(true).open(&log).unwrap(),
+            ))
+            .spawn()
+            .unwrap();
+        let started = wait_until(Duration::from_secs(10), Duration::from_millis(20), || {
+            std::fs::read_to_string(&log).is_ok_and(|t| t.contains("sending SIGTERM when"))
+        });
+        assert!(
+            started,
+            "earlyoom did not start: {:?}",
+            std::fs::read_to_string(&log)
+        );
+        Earlyoom { child, log }
+    }
+}
+
+impl Drop for Earlyoom {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn earlyoom_is_named_before_it_acts_and_after_with_whom_it_picks() {
+    if !have("earlyoom") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = job_binary(dir.path());
+    let earlyoom = Earlyoom::start(dir.path(), 3 << 30);
+
+    // The victim earlyoom picks first: a small job offered with --oom-score-adj 1000.
+    let mut offered = memtriage()
+        .args(["run", "--json", "--oom-score-adj", "1000", "--"])
+        .arg(&job)
+        .args(["anon", "16"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    BufReader::new(offered.stdout.as_mut().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    let offered_pid: i32 = ready.split_whitespace().nth(1).unwrap().parse().unwrap();
+
+    // The job that grows 200 MiB/s toward earlyoom's floor 3 GiB away: ~15 s.
+    let grower = memtriage()
+        .args(["run", "--json", "--"])
+        .arg(&job)
+        .args(["grow", "200", "60"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let offered = offered.wait_with_output().unwrap();
+    let log = std::fs::read_to_string(&earlyoom.log).unwrap();
+    drop(earlyoom);
+
+    // The offered job: earlyoom's first victim, and its status passed through.
+    let first = run_report(&offered.stderr);
+    assert_eq!(offered.status.code(), Some(143), "{first}\n{log}");
+    let f = finding(&first, "run.userspace-oom-kill");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("SIGTERM from earlyoom (pid "),
+        "{f}"
+    );
+
+    // The grower: warned first, naming earlyoom and the offered job as its victim.
+    let report = run_report(&grower.stderr);
+    assert_eq!(grower.status.code(), Some(143), "{report}\n{log}");
+    let warning = &report["growth"]["warning"];
+    let message = warning["message"].as_str().unwrap();
+    assert!(
+        message.contains("earlyoom (pid ") && message.contains("will send SIGTERM to"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("pid {offered_pid}, not this job")),
+        "predicted the offered job, pid {offered_pid}: {message}\n{log}"
+    );
+    assert!(
+        message.contains("the kernel's OOM killer would act at ~"),
+        "{message}"
+    );
+    let warned_at = warning["at_seconds"].as_f64().unwrap();
+    let ended_at = report["wall_seconds"].as_f64().unwrap();
+    assert!(
+        warned_at + 1.0 <= ended_at,
+        "warned at {warned_at:.1} s, killed at {ended_at:.1} s"
+    );
+    assert_eq!(report["growth"]["ceiling"]["source"], "killer", "{report}");
+
+    // The verdict: earlyoom, its threshold, its own line, and whom else it signalled.
+    let f = finding(&report, "run.userspace-oom-kill");
+    let evidence = f["evidence"].to_string();
+    assert_eq!(f["certainty"], "confirmed", "{f}");
+    assert!(evidence.contains("MemAvailable falls under"), "{evidence}");
+    assert!(
+        evidence.contains(&format!("sending SIGTERM to process {}", report["pid"])),
+        "{evidence}"
+    );
+    assert!(
+        evidence.contains(&format!("eoom-job (pid {offered_pid})")),
+        "also signalled: {evidence}"
+    );
+    assert!(
+        !report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["id"] == "run.terminated"),
+        "not a request to stop: {report}"
+    );
+}
