@@ -69,6 +69,10 @@ pub struct SystemSnapshot {
     /// kernel log could not be read.
     #[serde(default)]
     pub xids: Option<Vec<KernelXid>>,
+    /// The OOM killers that act here: the kernel's (for memtriage's own cgroup) and
+    /// the userspace ones, running or installed; `None` where not looked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_killers: Option<Vec<super::killers::OomKiller>>,
     /// What could not be read, and why. `field` names the snapshot field.
     pub unreadable: Vec<Unreadable>,
 }
@@ -117,6 +121,7 @@ impl SystemSnapshot {
             proactive_reclaim: Vec::new(),
             gpu: None,
             xids: None,
+            oom_killers: None,
             unreadable: Vec::new(),
         }
     }
@@ -161,6 +166,10 @@ pub struct MemInfo {
     /// rest of the page cache as used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inactive_file: Option<u64>,
+    /// `AnonPages`: anonymous memory mapped by processes (earlyoom 1.8 and later take
+    /// its percentages of MemAvailable + AnonPages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anon_pages: Option<u64>,
 }
 
 impl MemInfo {

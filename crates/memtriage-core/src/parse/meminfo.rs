@@ -20,6 +20,7 @@ pub fn parse(text: &str) -> MemInfo {
         anon_huge_pages: get("AnonHugePages"),
         cached: get("Cached"),
         inactive_file: get("Inactive(file)"),
+        anon_pages: get("AnonPages"),
     }
 }
 

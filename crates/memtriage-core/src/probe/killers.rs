@@ -43,6 +43,11 @@ const SLURM_CONF: [&str; 2] = ["/etc/slurm/slurm.conf", "/etc/slurm-llnl/slurm.c
 pub fn find(root: &Root, job: Option<i32>) -> Vec<OomKiller> {
     let mem = read_meminfo(root).ok();
     let mem_total = mem.as_ref().and_then(|m| m.total).unwrap_or(0);
+    // earlyoom 1.8 and later: percentages of the memory user space can have.
+    let user_memory = mem
+        .as_ref()
+        .and_then(|m| Some(m.available? + m.anon_pages?))
+        .unwrap_or(mem_total);
     let has_swap = mem
         .as_ref()
         .and_then(|m| m.swap_total)
@@ -55,7 +60,13 @@ pub fn find(root: &Root, job: Option<i32>) -> Vec<OomKiller> {
         let Some(comm) = dir.comm() else { continue };
         let args = || dir.args().unwrap_or_default();
         let killer = match comm.as_str() {
-            "earlyoom" => Some(earlyoom(pid, &args(), mem_total, has_swap, true)),
+            "earlyoom" => {
+                let base = match earlyoom_version(root, pid) {
+                    Some(v) if v >= (1, 8) => user_memory,
+                    _ => mem_total,
+                };
+                Some(earlyoom(pid, &args(), base, has_swap, true))
+            }
             "systemd-oomd" => Some(systemd_oomd(root, Some(pid))),
             "kubelet" => Some(kubelet(root, pid, &args(), mem_total)),
             "raylet" => ray(&dir, pid, mem_total),
@@ -135,6 +146,22 @@ fn earlyoom(pid: i32, args: &[String], mem_total: u64, has_swap: bool, running: 
         victim,
         poll_seconds: Some(1.0),
     }
+}
+
+/// earlyoom's version, from the `earlyoom v1.7` its binary carries; `None` where the
+/// binary cannot be read.
+fn earlyoom_version(root: &Root, pid: i32) -> Option<(u32, u32)> {
+    const MARK: &[u8] = b"earlyoom v";
+    let binary = std::fs::read(root.path(&format!("/proc/{pid}/exe"))).ok()?;
+    let at = memchr::memmem::find(&binary, MARK)? + MARK.len();
+    let text: String = binary[at..]
+        .iter()
+        .take(12)
+        .take_while(|b| b.is_ascii_digit() || **b == b'.')
+        .map(|b| *b as char)
+        .collect();
+    let mut parts = text.split('.').map(|p| p.parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??))
 }
 
 fn default_victim() -> VictimRule {

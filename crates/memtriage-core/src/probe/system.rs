@@ -68,6 +68,8 @@ pub fn read(root: &Root) -> SystemSnapshot {
         shmem_enabled: s.thp("thp.shmem_enabled", THP_SHMEM_ENABLED),
     };
     s.snap.hugepages = s.hugepage_pools();
+    let own = root.is_host().then(|| std::process::id() as i32);
+    s.snap.oom_killers = Some(super::killers::find(root, own));
     s.snap.proactive_reclaim = match super::damon::read(root) {
         Ok(found) => found,
         Err(why) => {

@@ -16,6 +16,7 @@ use crate::model::system::SystemSnapshot;
 pub mod cgroup;
 pub mod gpu;
 pub mod hugepages;
+pub mod killers;
 pub mod kills;
 pub mod limits;
 pub mod memory;
@@ -82,9 +83,10 @@ type Rule = fn(&SystemSnapshot, Profile) -> Vec<Finding>;
 
 /// All findings, most severe first; within a severity, in the order of the rules.
 pub fn audit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
-    const RULES: [Rule; 17] = [
+    const RULES: [Rule; 18] = [
         memory::memory,
         kills::oom,
+        killers::killers,
         cgroup::cgroup,
         memory::pressure,
         shm::shm,
