@@ -165,6 +165,17 @@ impl VictimRule {
     }
 }
 
+/// A killer and how much more the tree may take before it acts, as the machine
+/// stands now (`None`: it does not act on size, is not running, or a figure is
+/// unreadable). `inspect --tree` lists them first to act first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KillerReach {
+    pub killer: OomKiller,
+    pub room: Option<u64>,
+    /// What it watches crossing what: `MemAvailable falls under 18.8 GiB (80% of 23.5 GiB)`.
+    pub threshold: String,
+}
+
 /// A process a killer would pick, predicted from the scores of the moment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PredictedVictim {

@@ -39,4 +39,7 @@ pub struct TreeSnapshot {
     pub nodes: Vec<TreeNode>,
     pub totals: TreeTotals,
     pub findings: Vec<Finding>,
+    /// The OOM killers that may end the tree, first to act first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub killers: Vec<super::killers::KillerReach>,
 }

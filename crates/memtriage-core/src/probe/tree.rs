@@ -51,6 +51,7 @@ pub fn read(root: &Root, detail: Detail, root_pid: i32) -> Result<TreeSnapshot> 
         nodes,
         totals,
         findings: Vec::new(),
+        killers: Vec::new(),
     })
 }
 

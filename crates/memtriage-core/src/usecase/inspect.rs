@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::diagnose::{cow, gpu};
 use crate::error::{Error, Result};
 use crate::model::gpu::GpuReport;
+use crate::model::killers::KillerReach;
 use crate::model::maps::{MapsReport, MAPS_SCHEMA};
 use crate::model::process::{ProcessSnapshot, PROCESS_SCHEMA};
 use crate::model::tree::{TreeNode, TreeSnapshot, TREE_SCHEMA};
@@ -196,6 +197,7 @@ pub fn tree(
 ) -> Result<TreeSnapshot> {
     let mut snapshot = tree::read(root, detail, pid)?;
     snapshot.findings = cow::findings(&cow_processes(root, &snapshot.nodes));
+    snapshot.killers = killers_of(root, pid);
     if let Some(report) = gpu {
         snapshot.totals.gpu = gpu::attribute(report, &mut snapshot.nodes);
         snapshot
@@ -203,6 +205,29 @@ pub fn tree(
             .extend(gpu::worker_contexts(&snapshot.nodes));
     }
     Ok(snapshot)
+}
+
+/// The OOM killers that may end `pid`'s tree, the first to act first: each one's room
+/// from the machine's memory now and the headroom of the tree's cgroup.
+fn killers_of(root: &Root, pid: i32) -> Vec<KillerReach> {
+    let Ok(mem) = probe::system::read_meminfo(root) else {
+        return Vec::new();
+    };
+    let headroom = probe::cgroup::CgroupReader::discover(root)
+        .for_pid(pid)
+        .ok()
+        .flatten()
+        .and_then(|cg| cg.headroom);
+    let mut reach: Vec<KillerReach> = probe::killers::find(root, Some(pid))
+        .into_iter()
+        .map(|k| KillerReach {
+            room: crate::diagnose::killers::room(&k, &mem, headroom),
+            threshold: crate::diagnose::killers::threshold(&k),
+            killer: k,
+        })
+        .collect();
+    reach.sort_by_key(|r| (r.room.is_none(), r.room));
+    reach
 }
 
 /// NVML's report where the root is this machine (a captured tree has no GPU).

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use comfy_table::Table;
 use memtriage_core::model::gpu::{GpuReport, PidJoin};
+use memtriage_core::model::killers::KillerReach;
 use memtriage_core::model::maps::MapsReport;
 use memtriage_core::model::process::{CgroupMemory, CgroupVersion, ProcessSnapshot};
 use memtriage_core::model::tree::TreeSnapshot;
@@ -483,8 +484,27 @@ fn write_tree(out: &mut dyn Write, style: &Style, t: &TreeSnapshot, gpu: bool) -
     if let Some(g) = s.gpu {
         writeln!(out, "  GPU memory held by the tree: {}", iec(g))?;
     }
+    write_killers(out, style, &t.killers)?;
     writeln!(out)?;
     super::findings::write(out, style, &t.findings)
+}
+
+/// The OOM killers that may end the tree, first to act first.
+fn write_killers(out: &mut dyn Write, style: &Style, killers: &[KillerReach]) -> io::Result<()> {
+    for (i, k) in killers.iter().enumerate() {
+        let when = match (k.killer.running, k.room) {
+            (false, _) => "installed, not running".to_string(),
+            (true, Some(room)) => format!("when {}: {} from now", k.threshold, iec(room)),
+            (true, None) => format!("when {}", k.threshold),
+        };
+        let label = if i == 0 {
+            style.bold("killers")
+        } else {
+            "       ".to_string()
+        };
+        writeln!(out, "{label} {}: {when}", k.killer.label())?;
+    }
+    Ok(())
 }
 
 fn write_maps(out: &mut dyn Write, style: &Style, m: &MapsReport) -> io::Result<()> {

@@ -176,3 +176,45 @@ fn earlyoom_is_named_before_it_acts_and_after_with_whom_it_picks() {
         "not a request to stop: {report}"
     );
 }
+
+#[test]
+fn inspect_tree_lists_the_killers_first_to_act_first() {
+    if !have("earlyoom") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A floor 6 GiB under MemAvailable: earlyoom acts long before the kernel would.
+    let _earlyoom = Earlyoom::start(dir.path(), 6 << 30);
+    let me = std::process::id().to_string();
+    let out = memtriage()
+        .args(["inspect", "--tree", "--json", &me])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let killers = report["trees"][0]["killers"].as_array().unwrap();
+    assert_eq!(killers[0]["killer"]["kind"], "earlyoom", "{killers:?}");
+    let room = killers[0]["room"].as_u64().unwrap() as f64 / (1u64 << 30) as f64;
+    assert!(
+        (4.0..=7.0).contains(&room),
+        "{room:.2} GiB before earlyoom acts, set 6"
+    );
+    assert!(
+        killers.iter().any(|k| k["killer"]["kind"] == "kernel"),
+        "the kernel's is always there: {killers:?}"
+    );
+    let text = memtriage()
+        .args(["inspect", "--tree", &me])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("killers earlyoom (pid ") && l.contains("from now")),
+        "{text}"
+    );
+}
