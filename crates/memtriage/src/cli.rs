@@ -293,6 +293,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub perf: bool,
 
+    /// Record who sends the signals that end the job's processes (the kernel's
+    /// signal_generate tracepoint, in a tracefs instance of the run's own, removed
+    /// afterwards): the verdict then names the sender of a SIGTERM or SIGKILL. Needs
+    /// root and tracefs mounted.
+    #[arg(long)]
+    pub trace_signals: bool,
+
     /// No CUDA out-of-memory snapshot. By default memtriage's startup hook (first on
     /// the job's PYTHONPATH) makes a Python job that imports torch record the CUDA
     /// allocator's history from CUDA's first use and, on a CUDA out-of-memory, save

@@ -6,7 +6,7 @@
 use crate::model::finding::{Assessment, CauseKind, Certainty, Evidence, Finding, Severity};
 use crate::model::ids;
 use crate::model::killers::{KillerKind, LoggedKill, OomKiller, Trigger};
-use crate::model::run::signal_name;
+use crate::model::run::{signal_name, RunReport, SignalSent};
 use crate::model::system::MemInfo;
 use crate::model::units::iec;
 
@@ -193,14 +193,24 @@ pub fn standing(k: &OomKiller, low: &LowPoint) -> Option<String> {
     ))
 }
 
+/// The killer's own log line as evidence.
+pub fn own_words(killer: &OomKiller, words: &LoggedKill) -> Evidence {
+    Evidence::text(
+        format!("{}'s own log", killer.kind.name()),
+        words.line.clone(),
+        words.source.clone(),
+    )
+}
+
 /// The finding for a process of the job ended by `signal` while `killer` stood at its
-/// threshold: `Confirmed` with the killer's own line, `Likely` without.
+/// threshold: `Confirmed` with what confirms it (the killer's own line, the kernel's
+/// record of the sender), `Likely` without.
 pub fn killed_by(
     killer: &OomKiller,
     at: Option<String>,
     signal: i32,
     subject: &str,
-    words: Option<&LoggedKill>,
+    confirmation: Option<Evidence>,
     mut evidence: Vec<Evidence>,
 ) -> Finding {
     evidence.push(Evidence::text(
@@ -215,13 +225,9 @@ pub fn killed_by(
             "/proc/meminfo, sampled",
         ));
     }
-    let certainty = match words {
-        Some(w) => {
-            evidence.push(Evidence::text(
-                format!("{}'s own log", killer.kind.name()),
-                w.line.clone(),
-                w.source.clone(),
-            ));
+    let certainty = match confirmation {
+        Some(e) => {
+            evidence.push(e);
             Certainty::Confirmed
         }
         None => Certainty::Likely,
@@ -321,6 +327,104 @@ fn confirm(killer: &OomKiller) -> String {
         KillerKind::SystemdOomd => "`journalctl -u systemd-oomd` at that time.".into(),
         KillerKind::Kernel | KillerKind::Slurm => "`dmesg` at that time.".into(),
     }
+}
+
+/// Who sent `signal` to `pid`, where the kernel's tracepoint said (`--trace-signals`):
+/// the last such signal.
+pub fn sender(r: &RunReport, pid: i32, signal: i32) -> Option<&SignalSent> {
+    r.signals_sent
+        .iter()
+        .rev()
+        .find(|s| s.target_pid == pid && s.signal == signal)
+}
+
+pub fn sender_evidence(s: &SignalSent) -> Evidence {
+    let who = match s.by_kernel {
+        true => format!(
+            "the kernel (while {} pid {} ran)",
+            s.sender_comm, s.sender_pid
+        ),
+        false => format!("{} (pid {})", s.sender_comm, s.sender_pid),
+    };
+    Evidence::text("sent by", who, "the kernel's signal_generate tracepoint")
+}
+
+/// A SIGTERM or SIGKILL that a userspace OOM killer sent: its own log names the
+/// process, or the kernel names the killer as the sender (confirmed), or it stood at
+/// its threshold when the process ended (likely).
+pub fn userspace_kill(
+    r: &RunReport,
+    logged: &[LoggedKill],
+    pid: i32,
+    signal: i32,
+    sent_by: Option<&SignalSent>,
+    subject: &str,
+    mut evidence: Vec<Evidence>,
+) -> Option<Finding> {
+    if signal != libc::SIGTERM && signal != libc::SIGKILL {
+        return None;
+    }
+    let low = r.lowest_available.map(|l| LowPoint {
+        available: l.bytes,
+        at_seconds: l.at_seconds,
+        node_available: l.node_available,
+        bytes_per_second: r
+            .growth
+            .as_ref()
+            .and_then(|g| g.episode.map(|e| e.bytes_per_second))
+            .unwrap_or(0.0),
+        interval: r.sampling.interval_ms as f64 / 1000.0,
+    });
+    // earlyoom and nohang name the process; systemd-oomd the cgroup it killed whole,
+    // the job's own or one above it.
+    let job_cgroup = r.enclosing_cgroup.as_ref().map(|c| c.dir.as_str());
+    let under = |killed: &str| {
+        job_cgroup.is_some_and(|dir| dir.ends_with(killed) || dir.contains(&format!("{killed}/")))
+    };
+    let words = logged.iter().find(|l| l.pid == Some(pid)).or_else(|| {
+        logged
+            .iter()
+            .find(|l| l.pid.is_none() && l.cgroup.as_deref().is_some_and(under))
+    });
+    let by_sender = sent_by.and_then(|s| {
+        r.killers
+            .iter()
+            .find(|k| k.running && k.pid == Some(s.sender_pid))
+    });
+    let (killer, at, confirmation) = match (words, by_sender) {
+        (Some(w), _) => {
+            let k = r.killers.iter().find(|k| k.kind == w.kind)?;
+            let at = low.as_ref().and_then(|l| standing(k, l));
+            (k, at, Some(own_words(k, w)))
+        }
+        // The sender's evidence is already in `evidence`: the kernel's word confirms.
+        (None, Some(k)) => (k, low.as_ref().and_then(|l| standing(k, l)), None),
+        (None, None) => {
+            let (k, at) = at_threshold(&r.killers, low.as_ref()?, signal)?;
+            (k, Some(at), None)
+        }
+    };
+    let confirmed = confirmation.is_some() || by_sender.is_some();
+    let others: Vec<String> = logged
+        .iter()
+        .filter(|l| l.kind == killer.kind && l.pid != Some(pid))
+        .filter_map(|l| Some(format!("{} (pid {})", l.comm.as_deref()?, l.pid?)))
+        .collect();
+    if !others.is_empty() {
+        evidence.push(Evidence::text(
+            format!("also signalled by {}", killer.kind.name()),
+            others.join(", "),
+            words.map_or("its log", |w| w.source.as_str()),
+        ));
+    }
+    let mut f = killed_by(killer, at, signal, subject, confirmation, evidence);
+    if confirmed {
+        if let Some(a) = f.assessment.as_mut() {
+            a.certainty = Certainty::Confirmed;
+            a.confirm.clear();
+        }
+    }
+    Some(f)
 }
 
 /// earlyoom (pid 812, `-m 72`) sending SIGTERM at `term` bytes of a 24 GiB machine's

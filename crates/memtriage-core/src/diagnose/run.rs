@@ -377,7 +377,7 @@ fn signal_ends(
     )
     .filter_map(|(who, pid, sig, core, label)| sig.map(|s| (who, pid, s, core, label)));
     for (who, pid, sig, core, label) in ended {
-        let evidence = vec![Evidence::text(
+        let mut evidence = vec![Evidence::text(
             label.clone(),
             format!(
                 "killed by {} ({sig}){}",
@@ -386,10 +386,20 @@ fn signal_ends(
             ),
             "wait4",
         )];
+        let sent_by = killers::sender(r, pid, sig);
+        evidence.extend(sent_by.map(killers::sender_evidence));
         let subject = format!("{who}, {label}");
         let finding = match oom_seen {
             true => None,
-            false => userspace_kill(r, logged_kills, pid, sig, &subject, evidence.clone()),
+            false => killers::userspace_kill(
+                r,
+                logged_kills,
+                pid,
+                sig,
+                sent_by,
+                &subject,
+                evidence.clone(),
+            ),
         };
         let finding = finding.or_else(|| {
             signal::ended_by(SignalEnd {
@@ -409,58 +419,6 @@ fn signal_ends(
         }
     }
     out
-}
-
-/// A SIGTERM or SIGKILL that a userspace OOM killer sent: its own log names the
-/// process (confirmed), or it stood at its threshold when the process ended (likely).
-fn userspace_kill(
-    r: &RunReport,
-    logged: &[LoggedKill],
-    pid: i32,
-    signal: i32,
-    subject: &str,
-    mut evidence: Vec<Evidence>,
-) -> Option<Finding> {
-    if signal != libc::SIGTERM && signal != libc::SIGKILL {
-        return None;
-    }
-    let low = r.lowest_available.map(|l| killers::LowPoint {
-        available: l.bytes,
-        at_seconds: l.at_seconds,
-        node_available: l.node_available,
-        bytes_per_second: r
-            .growth
-            .as_ref()
-            .and_then(|g| g.episode.map(|e| e.bytes_per_second))
-            .unwrap_or(0.0),
-        interval: r.sampling.interval_ms as f64 / 1000.0,
-    });
-    let words = logged.iter().find(|l| l.pid == Some(pid));
-    let (killer, at) = match words {
-        Some(w) => {
-            let k = r.killers.iter().find(|k| k.kind == w.kind)?;
-            (k, low.as_ref().and_then(|l| killers::standing(k, l)))
-        }
-        None => {
-            let (k, at) = killers::at_threshold(&r.killers, low.as_ref()?, signal)?;
-            (k, Some(at))
-        }
-    };
-    let others: Vec<String> = logged
-        .iter()
-        .filter(|l| l.kind == killer.kind && l.pid != Some(pid))
-        .filter_map(|l| Some(format!("{} (pid {})", l.comm.as_deref()?, l.pid?)))
-        .collect();
-    if !others.is_empty() {
-        evidence.push(Evidence::text(
-            format!("also signalled by {}", killer.kind.name()),
-            others.join(", "),
-            words.map_or("its log", |w| w.source.as_str()),
-        ));
-    }
-    Some(killers::killed_by(
-        killer, at, signal, subject, words, evidence,
-    ))
 }
 
 /// /dev/shm at its fullest during the run.
@@ -621,6 +579,8 @@ fn largest_process(r: &RunReport, kills: &[OomKill]) -> Option<Evidence> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::killers::{KillerKind, OomKiller, Trigger, VictimRule};
+    use crate::model::run::{EnclosingCgroup, LowestAvailable};
 
     /// torchrun (pid 10) whose rank 1 (pid 12) the kernel killed at the job's limit;
     /// rank 0 (pid 11) was ended by SIGTERM when its peer died.
@@ -678,6 +638,109 @@ mod tests {
             timestamp: None,
             wall_time: None,
         }
+    }
+
+    /// A job (pid 10) ended by `signal` with no kernel OOM record, run with `killers`,
+    /// MemAvailable at its lowest at `available`.
+    fn signalled(signal: i32, killers: Vec<OomKiller>, available: u64) -> RunReport {
+        let mut r = torchrun_report();
+        r.outcome.exit_code = None;
+        r.outcome.signal = Some(signal);
+        r.processes.clear();
+        r.cgroup_oom_kills = None;
+        r.killers = killers;
+        r.lowest_available = Some(LowestAvailable {
+            bytes: available,
+            at_seconds: 1.5,
+            node_available: None,
+        });
+        r.enclosing_cgroup = Some(EnclosingCgroup {
+            dir:
+                "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope"
+                    .into(),
+            limit: None,
+            other_processes: Some(0),
+        });
+        r
+    }
+
+    fn with_logged(report: &RunReport, logged: &[LoggedKill]) -> Vec<Finding> {
+        diagnose(Inputs {
+            logged_kills: logged,
+            report,
+            kernel_oom_kills: &[],
+            text_findings: Vec::new(),
+            python_frames: false,
+            crash_line: None,
+        })
+    }
+
+    #[test]
+    fn a_sigterm_at_earlyooms_floor_is_its_kill_and_far_above_it_a_request_to_stop() {
+        const GIB: u64 = 1 << 30;
+        let earlyoom = crate::diagnose::killers::earlyoom_for_tests(17 * GIB);
+        let near = signalled(libc::SIGTERM, vec![earlyoom.clone()], 17 * GIB);
+        let f = with_logged(&near, &[]);
+        assert_eq!(f[0].id, ids::RUN_USERSPACE_OOM_KILL, "{f:#?}");
+        assert_eq!(
+            f[0].assessment.as_ref().unwrap().certainty,
+            Certainty::Likely
+        );
+        let far = signalled(libc::SIGTERM, vec![earlyoom], 21 * GIB);
+        let f = with_logged(&far, &[]);
+        assert!(f.iter().any(|f| f.id == ids::RUN_TERMINATED), "{f:#?}");
+        assert!(!f.iter().any(|f| f.id == ids::RUN_USERSPACE_OOM_KILL));
+    }
+
+    #[test]
+    fn systemd_oomd_killing_the_cgroup_above_the_job_is_its_kill_confirmed() {
+        let oomd = OomKiller {
+            kind: KillerKind::SystemdOomd,
+            pid: Some(727),
+            running: true,
+            settings_from: "/etc/systemd/oomd.conf".into(),
+            settings: "defaults".into(),
+            trigger: Some(Trigger::Pressure {
+                percent: 50.0,
+                seconds: 20.0,
+                swap_used_percent: 90.0,
+                cgroups: vec![],
+            }),
+            victim: VictimRule::WholeCgroup,
+            poll_seconds: Some(1.0),
+        };
+        let report = signalled(libc::SIGKILL, vec![oomd], 20 << 30);
+        let line = "Killed /user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope due to memory pressure for /user.slice/user-1000.slice/user@1000.service being 73.71% > 50.00% for > 20s with reclaim activity";
+        let logged = LoggedKill {
+            kind: KillerKind::SystemdOomd,
+            pid: None,
+            comm: Some("run-r1.scope".into()),
+            cgroup: Some(
+                "/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope".into(),
+            ),
+            line: line.into(),
+            source: "journalctl -t systemd-oomd".into(),
+        };
+        let f = with_logged(&report, std::slice::from_ref(&logged));
+        assert_eq!(f[0].id, ids::RUN_USERSPACE_OOM_KILL, "{f:#?}");
+        assert_eq!(
+            f[0].assessment.as_ref().unwrap().certainty,
+            Certainty::Confirmed
+        );
+        assert!(
+            f[0].title.contains("systemd-oomd (pid 727)"),
+            "{}",
+            f[0].title
+        );
+        // Another cgroup's kill is not the job's: a bare SIGKILL stays unexplained.
+        let other = LoggedKill {
+            cgroup: Some(
+                "/user.slice/user-1000.slice/user@1000.service/app.slice/firefox.scope".into(),
+            ),
+            ..logged
+        };
+        let f = with_logged(&report, &[other]);
+        assert_eq!(f[0].id, ids::RUN_KILLED, "{f:#?}");
     }
 
     /// The findings of `report` from what the system measured alone.

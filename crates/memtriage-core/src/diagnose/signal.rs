@@ -203,7 +203,7 @@ pub fn ended_by(end: SignalEnd) -> Option<Finding> {
             Some(Assessment {
                 certainty: Certainty::Possible,
                 cause: CauseKind::Configuration,
-                confirm: "Who sent it: a scheduler's or container runtime's log for the time of the kill.".into(),
+                confirm: "Who sent it: `memtriage run --trace-signals` (root) has the kernel name the sender; else a scheduler's or container runtime's log for the time of the kill.".into(),
             }),
         ),
         libc::SIGINT | libc::SIGTERM | libc::SIGHUP | libc::SIGQUIT => (

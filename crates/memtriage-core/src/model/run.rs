@@ -291,6 +291,9 @@ pub struct RunReport {
     /// userspace ones (earlyoom, systemd-oomd, the kubelet, Ray, …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub killers: Vec<super::killers::OomKiller>,
+    /// The signals sent to the job's processes and who sent them (`--trace-signals`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals_sent: Vec<SignalSent>,
     /// Without `--limit`: the cgroup the job ran in (a Slurm job step, a container,
     /// a login session), whose usage `peak_cgroup_usage` is: the job's own only when
     /// nothing else ran there.
@@ -367,6 +370,23 @@ pub struct LowestAvailable {
     pub at_seconds: f64,
     /// `MemFree + Inactive(file)` at the same sample.
     pub node_available: Option<u64>,
+}
+
+/// A signal sent to a process of the job, and by whom: the kernel's
+/// `signal_generate` tracepoint (`run --trace-signals`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignalSent {
+    pub signal: i32,
+    pub target_pid: i32,
+    /// The task that sent it (for a signal of the kernel's own, the task running
+    /// when it was raised).
+    pub sender_pid: i32,
+    pub sender_comm: String,
+    /// The kernel raised it (`SI_KERNEL`: the OOM killer, a fault), not a process's
+    /// kill().
+    pub by_kernel: bool,
+    /// The tracepoint's clock: seconds since boot.
+    pub at_boot_seconds: f64,
 }
 
 /// The cgroup a job ran in when memtriage made none for it.

@@ -309,6 +309,60 @@ pub fn systemd_seconds(value: &str) -> Option<f64> {
     any.then_some(total)
 }
 
+/// What a running systemd-oomd says it watches (`oomctl`, its default verb `dump`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OomctlDump {
+    /// `Default Memory Pressure Duration: 20s`.
+    pub pressure_duration_seconds: Option<f64>,
+    /// `Swap Used Limit: 90%`.
+    pub swap_used_limit_percent: Option<f64>,
+    /// Each cgroup watched for memory pressure, with its limit (`Memory Pressure
+    /// Limit: 50.00%`).
+    pub pressure_cgroups: Vec<(String, Option<f64>)>,
+    /// Each cgroup watched for swap use.
+    pub swap_cgroups: Vec<String>,
+}
+
+/// `oomctl`'s dump: the settings lines, then the cgroups under `Swap Monitored
+/// CGroups:` and `Memory Pressure Monitored CGroups:`, each a `Path:` line with its
+/// figures indented below it.
+pub fn oomctl_dump(text: &str) -> OomctlDump {
+    #[derive(PartialEq)]
+    enum Section {
+        Top,
+        Swap,
+        Pressure,
+    }
+    let mut dump = OomctlDump::default();
+    let mut section = Section::Top;
+    for line in text.lines().map(str::trim) {
+        match line {
+            "Swap Monitored CGroups:" => section = Section::Swap,
+            "Memory Pressure Monitored CGroups:" => section = Section::Pressure,
+            _ => {}
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        match (key.trim(), &section) {
+            ("Default Memory Pressure Duration", _) => {
+                dump.pressure_duration_seconds = systemd_seconds(value)
+            }
+            ("Swap Used Limit", _) => dump.swap_used_limit_percent = percent(value),
+            ("Path", Section::Swap) => dump.swap_cgroups.push(value.to_string()),
+            ("Path", Section::Pressure) => dump.pressure_cgroups.push((value.to_string(), None)),
+            ("Memory Pressure Limit", Section::Pressure) => {
+                if let Some(last) = dump.pressure_cgroups.last_mut() {
+                    last.1 = percent(value);
+                }
+            }
+            _ => {}
+        }
+    }
+    dump
+}
+
 /// One of nohang's floors: a percent of MemTotal (`10 %`) or a size in MiB (`500 M`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Floor {
@@ -560,6 +614,24 @@ mod tests {
         assert_eq!(oomd_conf(&[]), OomdConf::default());
         assert_eq!(systemd_seconds("1min 30s"), Some(90.0));
         assert_eq!(systemd_seconds("soon"), None);
+    }
+
+    /// `oomctl` on a Fedora machine (systemd/systemd#26253), verbatim.
+    #[test]
+    fn oomctl_names_the_cgroups_it_watches_and_their_limits() {
+        let text = "Dry Run: no\nSwap Used Limit: 90%\nDefault Memory Pressure Duration: 20s\nSystem Context:\n         Memory: Used: 1.5G Total: 3.7G\n         Swap: Used: 914.5M Total: 43.7G\nSwap Monitored CGroups:\nMemory Pressure Monitored CGroups:\n          Path: /user.slice/user-1000.slice/user@1000.service\n                 Memory Pressure Limit: 50.00%\n                 Pressure: Avg10: 0.22 Avg60: 0.33 Avg300: 0.64 Total: 9min 17s\n                 Current Memory usage: 1.1G\n                 Memory Min: 0B\n                 Memory Low: 0B\n";
+        let d = oomctl_dump(text);
+        assert_eq!(d.pressure_duration_seconds, Some(20.0));
+        assert_eq!(d.swap_used_limit_percent, Some(90.0));
+        assert!(d.swap_cgroups.is_empty());
+        assert_eq!(
+            d.pressure_cgroups,
+            vec![(
+                "/user.slice/user-1000.slice/user@1000.service".to_string(),
+                Some(50.0)
+            )]
+        );
+        assert_eq!(oomctl_dump(""), OomctlDump::default());
     }
 
     #[test]

@@ -186,6 +186,27 @@ fn systemd_oomd(root: &Root, pid: Option<i32>) -> OomKiller {
         texts.extend(names.iter().filter_map(|p| std::fs::read_to_string(p).ok()));
     }
     let conf = settings::oomd_conf(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+    // The running daemon says what it watches, and the settings it runs with.
+    let dump = match (pid, root.is_host()) {
+        (Some(_), true) => bounded_output("oomctl", &[]).map(|t| settings::oomctl_dump(&t)),
+        _ => None,
+    };
+    let seconds = dump
+        .as_ref()
+        .and_then(|d| d.pressure_duration_seconds)
+        .unwrap_or(conf.pressure_duration_seconds);
+    let cgroups = dump
+        .as_ref()
+        .map(|d| {
+            d.pressure_cgroups
+                .iter()
+                .map(|(path, limit)| match limit {
+                    Some(l) => format!("{path} ({l:.0}%)"),
+                    None => path.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     OomKiller {
         kind: KillerKind::SystemdOomd,
         pid,
@@ -197,9 +218,9 @@ fn systemd_oomd(root: &Root, pid: Option<i32>) -> OomKiller {
         },
         trigger: Some(Trigger::Pressure {
             percent: conf.pressure_limit_percent,
-            seconds: conf.pressure_duration_seconds,
+            seconds,
             swap_used_percent: conf.swap_used_limit_percent,
-            cgroups: Vec::new(),
+            cgroups,
         }),
         victim: VictimRule::WholeCgroup,
         poll_seconds: Some(1.0),
@@ -426,8 +447,8 @@ pub fn predict_victim(
         else {
             continue;
         };
-        if statm_rss == 0 {
-            continue; // a kernel thread or a zombie: nothing to free
+        if statm_rss == 0 || number("oom_score_adj") == Some(-1000) {
+            continue; // a kernel thread, a zombie, or a process exempt from OOM kills
         }
         let comm = dir.comm().unwrap_or_default();
         let mut score = match by_rss {
@@ -456,7 +477,8 @@ pub fn predict_victim(
             };
         }
     }
-    let (pid, comm, _, _) = scored.into_iter().max_by_key(|s| (s.2, s.0))?;
+    // earlyoom breaks a tie by resident memory.
+    let (pid, comm, _, _) = scored.into_iter().max_by_key(|s| (s.2, s.3))?;
     Some(PredictedVictim {
         in_job: job.contains(&pid),
         pid,
@@ -466,8 +488,8 @@ pub fn predict_victim(
 
 /// What the kill lines are looked for in: the last bytes of a log file.
 const LOG_TAIL: u64 = 256 << 10;
-/// journalctl is asked once per killer, and not waited for longer than this.
-const JOURNAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+/// journalctl and oomctl are asked once, and not waited for longer than this.
+const COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The kills the running userspace killers logged since `since_unix` (seconds): from
 /// the file their output goes to where it is one (a daemon started by hand with its
@@ -521,6 +543,44 @@ fn output_file_kills(root: &Root, pid: i32) -> Vec<LoggedKill> {
     kills
 }
 
+/// A command's stdout, waited for at most [`COMMAND_TIMEOUT`]; `None` where it could
+/// not be started. What it printed before the timeout is kept.
+fn bounded_output(program: &str, args: &[&str]) -> Option<String> {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    // Read on a thread of its own, so a long output never blocks the wait below.
+    let stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        if let Some(mut s) = stdout {
+            use std::io::Read;
+            let _ = s.read_to_string(&mut out);
+        }
+        out
+    });
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < COMMAND_TIMEOUT => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+        }
+    }
+    reader.join().ok()
+}
+
 fn logged(line: &str, source: &str) -> Option<LoggedKill> {
     let kill = parse_line(line)?;
     Some(LoggedKill {
@@ -547,42 +607,13 @@ fn tail(path: &Path, bytes: u64) -> Option<String> {
 }
 
 fn journal_kills(ident: &str, since_unix: u64) -> Vec<LoggedKill> {
-    use std::process::{Command, Stdio};
-    let child = Command::new("journalctl")
-        .args(["-q", "--no-pager", "-o", "cat", "-t", ident])
-        .arg(format!("--since=@{since_unix}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(mut child) = child else {
+    let since = format!("--since=@{since_unix}");
+    let Some(out) = bounded_output(
+        "journalctl",
+        &["-q", "--no-pager", "-o", "cat", "-t", ident, &since],
+    ) else {
         return Vec::new();
     };
-    // Read on a thread of its own, so a long journal never blocks the wait below.
-    let stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        if let Some(mut s) = stdout {
-            use std::io::Read;
-            let _ = s.read_to_string(&mut out);
-        }
-        out
-    });
-    let started = std::time::Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < JOURNAL_TIMEOUT => {
-                std::thread::sleep(std::time::Duration::from_millis(20))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break;
-            }
-        }
-    }
-    let out = reader.join().unwrap_or_default();
     let source = format!("journalctl -t {ident}");
     out.lines()
         .filter_map(|line| logged(line, &source))

@@ -109,6 +109,7 @@ pub(super) fn collect<O>(
         peak_swap_used: tally.peak_swap_used,
         lowest_available: tally.lowest_available,
         killers: around.killers.clone(),
+        signals_sent: Vec::new(),
         peak_cgroup_usage: tally.peak_cgroup_usage,
         enclosing_cgroup: ended.enclosing_cgroup,
         faults,

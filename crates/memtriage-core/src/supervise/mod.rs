@@ -21,6 +21,7 @@ pub mod oom_score;
 pub mod passthrough;
 pub mod perf;
 pub mod python_hook;
+pub mod signal_trace;
 pub mod signals;
 pub mod tally;
 pub mod timeline_file;
@@ -55,6 +56,9 @@ pub struct Config {
     pub perf: bool,
     /// The job's `oom_score_adj`, set before exec and inherited by its workers.
     pub oom_score_adj: Option<i32>,
+    /// Record who sends the signals that end the job's processes (a tracefs instance
+    /// of the run's own: root, tracefs mounted).
+    pub trace_signals: bool,
     /// Where the early warning before an OOM kill goes, one line without a prefix.
     pub on_warning: Option<Box<growth::WarningSink>>,
     /// What the startup hook does in the job's Python processes
@@ -104,7 +108,20 @@ pub fn run<O: OutputObserver + 'static>(
     // Samples, exits, execs and failure lines arrive on one channel, in the order
     // they happen: an exit is seen at once, never after a wait for the next sample.
     let (events, arrived) = mpsc::channel();
+    // Before the job starts, so no signal to it goes unseen.
+    let trace = config
+        .trace_signals
+        .then(|| signal_trace::SignalTrace::start(root));
     let (mut job, pipes) = start::start(root, config, &events)?;
+    let trace = match trace {
+        Some(Ok(t)) => Some(t),
+        Some(Err(why)) => {
+            job.notes
+                .push(format!("the signals' senders were not traced: {why}"));
+            None
+        }
+        None => None,
+    };
     let output = output::Output::start(pipes, (stdout_observer, stderr_observer), &events)?;
     reap::start(&events);
     let mut sampling = sample::Sampling::start(root, config, &mut job, events);
@@ -136,7 +153,12 @@ pub fn run<O: OutputObserver + 'static>(
         left_running,
         output: observers,
     };
-    Ok(collect::collect(root, config, job, sampled, ended))
+    let mut result = collect::collect(root, config, job, sampled, ended);
+    if let Some(trace) = trace {
+        let pids: std::collections::HashSet<i32> = result.pids.iter().copied().collect();
+        result.report.signals_sent = trace.finish(&pids);
+    }
+    Ok(result)
 }
 
 /// OOM kills the kernel logged for this job: of its processes or in its cgroup,

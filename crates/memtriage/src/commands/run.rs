@@ -21,6 +21,7 @@ pub fn run(ctx: &Context, args: &RunArgs, p: &mut Printer) -> anyhow::Result<Exi
         limit: args.limit.map(|l| l.0),
         timeline_file: args.record.clone(),
         perf: args.perf,
+        trace_signals: args.trace_signals,
         oom_score_adj: args.oom_score_adj,
         // The job's stderr and this line share the terminal; a failed write is no
         // reason to stop the job.

@@ -30,15 +30,20 @@ fn meminfo(field: &str) -> u64 {
         << 10
 }
 
-/// earlyoom, stopped when dropped.
+/// One earlyoom at a time: two would each see the other's test's memory.
+static ONE_EARLYOOM: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// earlyoom, stopped when dropped; the tests that start one run one after another.
 struct Earlyoom {
     child: Child,
     log: PathBuf,
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Earlyoom {
     /// Sends SIGTERM when MemAvailable falls `room` under what it is now.
     fn start(dir: &Path, room: u64) -> Earlyoom {
+        let turn = ONE_EARLYOOM.lock().unwrap_or_else(|e| e.into_inner());
         let total = meminfo("MemTotal:");
         let floor = meminfo("MemAvailable:") - room;
         let percent = format!("{:.2}", floor as f64 * 100.0 / total as f64);
@@ -69,7 +74,11 @@ impl Earlyoom {
             "earlyoom did not start: {:?}",
             std::fs::read_to_string(&log)
         );
-        Earlyoom { child, log }
+        Earlyoom {
+            child,
+            log,
+            _turn: turn,
+        }
     }
 }
 
@@ -184,7 +193,7 @@ fn inspect_tree_lists_the_killers_first_to_act_first() {
     }
     let dir = tempfile::tempdir().unwrap();
     // A floor 6 GiB under MemAvailable: earlyoom acts long before the kernel would.
-    let _earlyoom = Earlyoom::start(dir.path(), 6 << 30);
+    let earlyoom = Earlyoom::start(dir.path(), 6 << 30);
     let me = std::process::id().to_string();
     let out = memtriage()
         .args(["inspect", "--tree", "--json", &me])
@@ -198,6 +207,11 @@ fn inspect_tree_lists_the_killers_first_to_act_first() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let killers = report["trees"][0]["killers"].as_array().unwrap();
     assert_eq!(killers[0]["killer"]["kind"], "earlyoom", "{killers:?}");
+    assert_eq!(
+        killers[0]["killer"]["pid"].as_u64(),
+        Some(u64::from(earlyoom.child.id())),
+        "{killers:?}"
+    );
     let room = killers[0]["room"].as_u64().unwrap() as f64 / (1u64 << 30) as f64;
     assert!(
         (4.0..=7.0).contains(&room),
@@ -217,4 +231,70 @@ fn inspect_tree_lists_the_killers_first_to_act_first() {
             .any(|l| l.starts_with("killers earlyoom (pid ") && l.contains("from now")),
         "{text}"
     );
+}
+
+/// tracefs where it is not mounted yet (a machine without systemd): the test needs it.
+fn tracefs_mounted() -> bool {
+    let mounted = || std::path::Path::new("/sys/kernel/tracing/instances").is_dir();
+    if !mounted() {
+        let _ = Command::new("mount")
+            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .status();
+    }
+    mounted()
+}
+
+#[test]
+fn trace_signals_names_who_sent_the_sigterm() {
+    if !crate::support::root_or_skip("a tracefs instance needs root") {
+        return;
+    }
+    assert!(tracefs_mounted(), "tracefs could not be mounted");
+    let mut run = memtriage()
+        .args([
+            "run",
+            "--trace-signals",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo $$; exec sleep 30",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(run.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let job: i32 = line.trim().parse().unwrap();
+    let mut kill = Command::new("kill")
+        .args(["-TERM", &job.to_string()])
+        .spawn()
+        .unwrap();
+    let sender = kill.id();
+    assert!(kill.wait().unwrap().success());
+    let out = run.wait_with_output().unwrap();
+    let report = run_report(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{report}");
+    let f = finding(&report, "run.terminated");
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains(&format!("kill (pid {sender})")),
+        "the sender, pid {sender}: {evidence}"
+    );
+    let sent = &report["signals_sent"][0];
+    assert_eq!(
+        (sent["signal"].as_i64(), sent["target_pid"].as_i64()),
+        (Some(15), Some(job as i64))
+    );
+    // The run's tracing instance is gone.
+    let left: Vec<_> = std::fs::read_dir("/sys/kernel/tracing/instances")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("memtriage-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

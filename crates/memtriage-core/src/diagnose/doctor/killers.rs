@@ -41,6 +41,11 @@ fn settings_evidence(k: &OomKiller) -> Vec<crate::model::finding::Evidence> {
         &k.settings_from,
     )];
     evidence.push(ev("picks", k.victim.describe(), &k.settings_from));
+    if let Some(Trigger::Pressure { cgroups, .. }) = &k.trigger {
+        if !cgroups.is_empty() {
+            evidence.push(ev("watches", cgroups.join(", "), "oomctl"));
+        }
+    }
     if let Some(pid) = k.pid {
         evidence.push(ev("process", format!("pid {pid}"), "/proc"));
     }

@@ -527,8 +527,8 @@ fn each_named_first(cases: &[(&str, &str)]) {
 
 /// Ray's words in releases after the rule was written: 2.56's count of workers
 /// (docs.ray.io, data/how-to-avoid-ooms), and the raylet's summary pointing at its OOM
-/// page (ray-project/ray#44574). The two misses of 12 userspace killers' kill excerpts
-/// from sources the corpus had not used, scored before any rule was written for them.
+/// page (ray-project/ray#44574): the two misses of `corpus/unseen/2026-11-28-killers`,
+/// scored before any rule was written for them.
 #[test]
 fn rays_later_memory_monitor_words_are_named() {
     let cases = [
