@@ -203,14 +203,14 @@ pub fn own_words(killer: &OomKiller, words: &LoggedKill) -> Evidence {
 }
 
 /// The finding for a process of the job ended by `signal` while `killer` stood at its
-/// threshold: `Confirmed` with what confirms it (the killer's own line, the kernel's
-/// record of the sender), `Likely` without.
+/// threshold: `Confirmed` where `evidence` holds what confirms it (the killer's own
+/// line, the kernel's record of the sender), `Likely` without.
 pub fn killed_by(
     killer: &OomKiller,
     at: Option<String>,
     signal: i32,
     subject: &str,
-    confirmation: Option<Evidence>,
+    confirmed: bool,
     mut evidence: Vec<Evidence>,
 ) -> Finding {
     evidence.push(Evidence::text(
@@ -225,12 +225,9 @@ pub fn killed_by(
             "/proc/meminfo, sampled",
         ));
     }
-    let certainty = match confirmation {
-        Some(e) => {
-            evidence.push(e);
-            Certainty::Confirmed
-        }
-        None => Certainty::Likely,
+    let certainty = match confirmed {
+        true => Certainty::Confirmed,
+        false => Certainty::Likely,
     };
     Finding {
         id: ids::RUN_USERSPACE_OOM_KILL.into(),
@@ -391,20 +388,20 @@ pub fn userspace_kill(
             .iter()
             .find(|k| k.running && k.pid == Some(s.sender_pid))
     });
-    let (killer, at, confirmation) = match (words, by_sender) {
+    let (killer, at) = match (words, by_sender) {
         (Some(w), _) => {
             let k = r.killers.iter().find(|k| k.kind == w.kind)?;
-            let at = low.as_ref().and_then(|l| standing(k, l));
-            (k, at, Some(own_words(k, w)))
+            evidence.push(own_words(k, w));
+            (k, low.as_ref().and_then(|l| standing(k, l)))
         }
         // The sender's evidence is already in `evidence`: the kernel's word confirms.
-        (None, Some(k)) => (k, low.as_ref().and_then(|l| standing(k, l)), None),
+        (None, Some(k)) => (k, low.as_ref().and_then(|l| standing(k, l))),
         (None, None) => {
             let (k, at) = at_threshold(&r.killers, low.as_ref()?, signal)?;
-            (k, Some(at), None)
+            (k, Some(at))
         }
     };
-    let confirmed = confirmation.is_some() || by_sender.is_some();
+    let confirmed = words.is_some() || by_sender.is_some();
     let others: Vec<String> = logged
         .iter()
         .filter(|l| l.kind == killer.kind && l.pid != Some(pid))
@@ -417,14 +414,7 @@ pub fn userspace_kill(
             words.map_or("its log", |w| w.source.as_str()),
         ));
     }
-    let mut f = killed_by(killer, at, signal, subject, confirmation, evidence);
-    if confirmed {
-        if let Some(a) = f.assessment.as_mut() {
-            a.certainty = Certainty::Confirmed;
-            a.confirm.clear();
-        }
-    }
-    Some(f)
+    Some(killed_by(killer, at, signal, subject, confirmed, evidence))
 }
 
 /// earlyoom (pid 812, `-m 72`) sending SIGTERM at `term` bytes of a 24 GiB machine's
@@ -545,7 +535,7 @@ mod tests {
             Some(at),
             libc::SIGTERM,
             "the job, pid 7",
-            None,
+            false,
             vec![],
         );
         assert_eq!(f.id, ids::RUN_USERSPACE_OOM_KILL);

@@ -34,7 +34,7 @@ impl SignalTrace {
             .map(|p| root.path(p))
             .find(|p| p.join("instances").is_dir())
             .ok_or("tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)")?;
-        remove_abandoned(&base.join("instances"));
+        remove_abandoned(root, &base.join("instances"));
         let dir = base
             .join("instances")
             .join(format!("{INSTANCE_PREFIX}{}", std::process::id()));
@@ -67,7 +67,7 @@ impl Drop for SignalTrace {
 }
 
 /// Instances whose memtriage is gone (killed before it could remove its own).
-fn remove_abandoned(instances: &Path) {
+fn remove_abandoned(root: &Root, instances: &Path) {
     let Ok(entries) = std::fs::read_dir(instances) else {
         return;
     };
@@ -80,7 +80,7 @@ fn remove_abandoned(instances: &Path) {
         else {
             continue;
         };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        if !root.path(&format!("/proc/{pid}")).exists() {
             let _ = std::fs::write(e.path().join(EVENT).join("enable"), "0");
             let _ = std::fs::remove_dir(e.path());
         }
