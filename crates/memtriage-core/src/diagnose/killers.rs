@@ -5,7 +5,7 @@
 
 use crate::model::finding::{Assessment, CauseKind, Certainty, Evidence, Finding, Severity};
 use crate::model::ids;
-use crate::model::killers::{KillerKind, LoggedKill, OomKiller, Trigger};
+use crate::model::killers::{KillerKind, KillerReach, LoggedKill, OomKiller, Trigger};
 use crate::model::run::{signal_name, RunReport, SignalSent};
 use crate::model::system::MemInfo;
 use crate::model::units::iec;
@@ -47,6 +47,26 @@ pub fn room(killer: &OomKiller, mem: &MemInfo, cgroup_headroom: Option<u64>) -> 
         Trigger::Limit { bytes: Some(_), .. } => cgroup_headroom,
         Trigger::Limit { bytes: None, .. } => Some(mem.available? + mem.swap_free.unwrap_or(0)),
     }
+}
+
+/// Every killer's reach as the machine stands (`mem`, and `cgroup_headroom` under
+/// the job's cgroup limit), the first to act first; those that do not act on size,
+/// or are not running, last.
+pub fn reaches(
+    killers: Vec<OomKiller>,
+    mem: &MemInfo,
+    cgroup_headroom: Option<u64>,
+) -> Vec<KillerReach> {
+    let mut reach: Vec<KillerReach> = killers
+        .into_iter()
+        .map(|k| KillerReach {
+            room: room(&k, mem, cgroup_headroom),
+            threshold: threshold(&k),
+            killer: k,
+        })
+        .collect();
+    reach.sort_by_key(|r| (r.room.is_none(), r.room));
+    reach
 }
 
 /// What it watches crossing what: `MemAvailable falls under 72% of 24.0 GiB (17.3
@@ -183,11 +203,16 @@ fn watched(k: &OomKiller, low: &LowPoint) -> Option<(u64, u64, &'static str)> {
 
 /// `MemAvailable 17.1 GiB at 25.0 s; earlyoom acts under 17.3 GiB`.
 pub fn standing(k: &OomKiller, low: &LowPoint) -> Option<String> {
+    standing_when(k, low, &format!("at {:.1} s", low.at_seconds))
+}
+
+/// How the machine stood against `k`'s floor, `when` saying when it was read (`at 25.0
+/// s`, `2 s before the kill`).
+pub fn standing_when(k: &OomKiller, low: &LowPoint, when: &str) -> Option<String> {
     let (floor, measured, what) = watched(k, low)?;
     Some(format!(
-        "{what} {} at {:.1} s; {} acts under {}",
+        "{what} {} {when}; {} acts under {}",
         iec(measured),
-        low.at_seconds,
         k.kind.name(),
         iec(floor)
     ))
@@ -207,7 +232,7 @@ pub fn own_words(killer: &OomKiller, words: &LoggedKill) -> Evidence {
 /// line, the kernel's record of the sender), `Likely` without.
 pub fn killed_by(
     killer: &OomKiller,
-    at: Option<String>,
+    at: Option<Evidence>,
     signal: i32,
     subject: &str,
     confirmed: bool,
@@ -218,13 +243,7 @@ pub fn killed_by(
         format!("{} ({})", killer.settings, threshold(killer)),
         killer.settings_from.clone(),
     ));
-    if let Some(at) = at {
-        evidence.push(Evidence::text(
-            "the machine at its lowest during the run",
-            at,
-            "/proc/meminfo, sampled",
-        ));
-    }
+    evidence.extend(at);
     let certainty = match confirmed {
         true => Certainty::Confirmed,
         false => Certainty::Likely,
@@ -401,6 +420,13 @@ pub fn userspace_kill(
             (k, Some(at))
         }
     };
+    let at = at.map(|at| {
+        Evidence::text(
+            "the machine at its lowest during the run",
+            at,
+            "/proc/meminfo, sampled",
+        )
+    });
     let confirmed = words.is_some() || by_sender.is_some();
     let others: Vec<String> = logged
         .iter()
@@ -443,6 +469,21 @@ pub(crate) fn earlyoom_for_tests(term: u64) -> OomKiller {
     }
 }
 
+/// A 24 GiB machine without swap with `available` of MemAvailable, half of it free.
+#[cfg(test)]
+pub(crate) fn meminfo_for_tests(available: u64) -> MemInfo {
+    const GIB: u64 = 1 << 30;
+    MemInfo {
+        total: Some(24 * GIB),
+        available: Some(available),
+        free: Some(available / 2),
+        inactive_file: Some(GIB),
+        swap_total: Some(0),
+        swap_free: Some(0),
+        ..Default::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,15 +495,7 @@ mod tests {
     const GIB: u64 = 1 << 30;
 
     fn mem(available: u64) -> MemInfo {
-        MemInfo {
-            total: Some(24 * GIB),
-            available: Some(available),
-            free: Some(available / 2),
-            inactive_file: Some(GIB),
-            swap_total: Some(0),
-            swap_free: Some(0),
-            ..Default::default()
-        }
+        meminfo_for_tests(available)
     }
 
     #[test]
@@ -532,7 +565,7 @@ mod tests {
         assert!(at_threshold(&killers, &low, libc::SIGSEGV).is_none());
         let f = killed_by(
             &killers[0],
-            Some(at),
+            Some(Evidence::text("at", at, "test")),
             libc::SIGTERM,
             "the job, pid 7",
             false,

@@ -196,6 +196,13 @@ pub struct KillSnapshot {
     /// recorder had one, else the first after it.
     #[serde(default)]
     pub largest_at_ms: Option<i64>,
+    /// The signal a userspace killer said it sent (`SIGTERM`).
+    #[serde(default)]
+    pub signal: Option<String>,
+    /// A userspace killer's settings when it killed (its threshold), where the
+    /// recorder found it running.
+    #[serde(default)]
+    pub killer_settings: Option<crate::model::killers::OomKiller>,
 }
 
 /// One point of a job's memory over time (or of a cgroup's usage).

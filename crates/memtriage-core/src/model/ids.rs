@@ -88,6 +88,7 @@ pub const PROACTIVE_RECLAIM_UNREADABLE: &str = "proactive-reclaim.unreadable";
 pub const KILLERS_KERNEL_ONLY: &str = "killers.kernel-only";
 pub const KILLERS_USERSPACE: &str = "killers.userspace";
 pub const KILLERS_GROUP_KILL: &str = "killers.group-kill";
+pub const KILLERS_FALSE_ALARM: &str = "killers.false-alarm";
 
 // ---- run: how a supervised job ended, confirmed from the system
 pub const RUN_OOM_KILLED: &str = "run.oom-killed";
@@ -230,6 +231,7 @@ pub const ALL: &[&str] = &[
     KILLERS_KERNEL_ONLY,
     KILLERS_USERSPACE,
     KILLERS_GROUP_KILL,
+    KILLERS_FALSE_ALARM,
     RUN_OOM_KILLED,
     RUN_SEGFAULT,
     RUN_ABORT,

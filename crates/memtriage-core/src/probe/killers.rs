@@ -5,7 +5,7 @@
 //! the job's memory cgroup and its `memory.oom.group`. Also reads whom a killer that
 //! goes by `oom_score` would pick now.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
@@ -519,28 +519,37 @@ pub fn logged_kills(root: &Root, killers: &[OomKiller], since_unix: u64) -> Vec<
 
 fn output_file_kills(root: &Root, pid: i32) -> Vec<LoggedKill> {
     let mut kills = Vec::new();
-    for fd in [2, 1] {
-        let link = format!("/proc/{pid}/fd/{fd}");
-        let path = root.path(&link);
-        let Ok(meta) = std::fs::metadata(&path) else {
+    for (link, file) in output_files(root, pid) {
+        let Some(text) = tail(&link, LOG_TAIL) else {
             continue;
         };
-        if !meta.is_file() {
-            continue;
-        }
-        let target = std::fs::read_link(&path)
-            .map(|t| t.display().to_string())
-            .unwrap_or_default();
-        let Some(text) = tail(&path, LOG_TAIL) else {
-            continue;
-        };
-        let source = format!("{link} ({target})");
+        let shown = link.strip_prefix(root.path("/")).map_or_else(
+            |_| link.display().to_string(),
+            |l| format!("/{}", l.display()),
+        );
+        let source = format!("{shown} ({})", file.display());
         kills.extend(text.lines().filter_map(|line| logged(line, &source)));
-        if !kills.is_empty() {
-            break; // stdout and stderr are often the same file
-        }
     }
     kills
+}
+
+/// The regular files a daemon's stderr and stdout go to, each once: the path to
+/// read it by (`/proc/PID/fd/N`, good after a rename) and the file it names.
+pub fn output_files(root: &Root, pid: i32) -> Vec<(PathBuf, PathBuf)> {
+    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for fd in [2, 1] {
+        let link = root.path(&format!("/proc/{pid}/fd/{fd}"));
+        if !std::fs::metadata(&link).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let Ok(file) = std::fs::read_link(&link) else {
+            continue;
+        };
+        if !files.iter().any(|(_, f)| *f == file) {
+            files.push((link, file));
+        }
+    }
+    files
 }
 
 /// A command's stdout, waited for at most [`COMMAND_TIMEOUT`]; `None` where it could
@@ -607,17 +616,23 @@ fn tail(path: &Path, bytes: u64) -> Option<String> {
 }
 
 fn journal_kills(ident: &str, since_unix: u64) -> Vec<LoggedKill> {
-    let since = format!("--since=@{since_unix}");
-    let Some(out) = bounded_output(
-        "journalctl",
-        &["-q", "--no-pager", "-o", "cat", "-t", ident, &since],
-    ) else {
-        return Vec::new();
-    };
     let source = format!("journalctl -t {ident}");
-    out.lines()
+    journal_lines(ident, since_unix)
+        .iter()
         .filter_map(|line| logged(line, &source))
         .collect()
+}
+
+/// What the journal holds under `ident` since `since_unix` (seconds), waited for at
+/// most [`COMMAND_TIMEOUT`]; nothing where journalctl cannot be run.
+pub fn journal_lines(ident: &str, since_unix: u64) -> Vec<String> {
+    let since = format!("--since=@{since_unix}");
+    bounded_output(
+        "journalctl",
+        &["-q", "--no-pager", "-o", "cat", "-t", ident, &since],
+    )
+    .map(|out| out.lines().map(str::to_string).collect())
+    .unwrap_or_default()
 }
 
 #[cfg(test)]

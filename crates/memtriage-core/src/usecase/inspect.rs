@@ -218,16 +218,7 @@ fn killers_of(root: &Root, pid: i32) -> Vec<KillerReach> {
         .ok()
         .flatten()
         .and_then(|cg| cg.headroom);
-    let mut reach: Vec<KillerReach> = probe::killers::find(root, Some(pid))
-        .into_iter()
-        .map(|k| KillerReach {
-            room: crate::diagnose::killers::room(&k, &mem, headroom),
-            threshold: crate::diagnose::killers::threshold(&k),
-            killer: k,
-        })
-        .collect();
-    reach.sort_by_key(|r| (r.room.is_none(), r.room));
-    reach
+    crate::diagnose::killers::reaches(probe::killers::find(root, Some(pid)), &mem, headroom)
 }
 
 /// NVML's report where the root is this machine (a captured tree has no GPU).

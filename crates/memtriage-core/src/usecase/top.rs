@@ -13,8 +13,8 @@ use crate::sampler::{open_files_for, PssBudget, SamplerConfig, SamplerThread, Sc
 use crate::watch::Live;
 
 pub use crate::watch::{
-    job_roots, mark_text, Focus, LiveFrame, MachineHeader, ProcessRow, FOCUS_EVERY, HISTORY_POINTS,
-    LIVE_SCHEMA,
+    job_roots, mark_text, Focus, KillersNow, LiveFrame, MachineHeader, ProcessRow, FOCUS_EVERY,
+    HISTORY_POINTS, LIVE_SCHEMA,
 };
 
 /// A live view's source of frames: the sampler over every process, PSS on the

@@ -151,6 +151,8 @@ fn kill_row(k: &KillRecord, largest: &[ProcessBrief], largest_at: Option<SystemT
         shmem_rss: report.and_then(|r| r.shmem_rss),
         oom_score_adj: report.and_then(|r| r.oom_score_adj),
         largest_at_ms: largest_at.map(unix_ms),
+        signal: k.signal.clone(),
+        killer_settings: k.killer_settings.clone(),
     };
     KillRow {
         t_ms: unix_ms(k.at),

@@ -18,6 +18,7 @@ use crate::probe::system::{
 };
 use crate::sampler::Sample;
 
+use super::killer_view::{KillerView, KillersNow};
 use super::processes::{ProcessRow, ProcessTable};
 
 /// Machine-wide figures at one sample; each `None` where unreadable.
@@ -44,6 +45,8 @@ pub struct MachineHeader {
     pub last_oom_kill: Option<OomKill>,
     /// Every GPU's memory (NVML), where there is NVML.
     pub gpus: Option<Vec<GpuTick>>,
+    /// The OOM killers, the first to act first, and when at the present rate.
+    pub killers: KillersNow,
 }
 
 /// One frame of a live view.
@@ -92,6 +95,7 @@ pub struct Live {
     last_vmstat: Option<(f64, u64, u64)>,
     kmsg: Option<LogFollower>,
     last_kill: Option<OomKill>,
+    killers: KillerView,
     /// The pid a viewer focuses on, 0 for none; set from the viewer's thread.
     focus: Arc<AtomicI32>,
     last_focus: Option<Focus>,
@@ -110,6 +114,7 @@ impl Live {
             last_vmstat: None,
             kmsg: LogFollower::kmsg(root, Start::Now).ok(),
             last_kill,
+            killers: KillerView::new(root),
             focus: Arc::new(AtomicI32::new(0)),
             last_focus: None,
         }
@@ -209,6 +214,7 @@ impl Live {
             oom_kills_since_boot: vmstat.as_ref().and_then(|v| v.counter("oom_kill")),
             last_oom_kill: self.last_kill.clone(),
             gpus: sample.gpu.as_ref().map(|g| g.devices.clone()),
+            killers: self.killers.at(sample.t, meminfo.as_ref()),
         }
     }
 }

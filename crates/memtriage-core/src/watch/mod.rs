@@ -14,6 +14,7 @@
 //! - `cgroups`: the cgroups reported and their counters
 //! - `oom`: OOM kills from the kernel log, `memory.events` and userspace killers
 //! - `files`: page-cache residency of watched files
+//! - `killer_view`: the OOM killers as a live view shows them: which acts first, when
 //! - `processes`: every process as a live view shows it (`top`): rates, growth,
 //!   history, findings
 //! - `intervals`: the view as one interval of the machine's history
@@ -24,6 +25,7 @@ mod files;
 mod groups;
 mod identity;
 pub mod intervals;
+mod killer_view;
 pub mod largest;
 mod live;
 mod oom;
@@ -47,6 +49,7 @@ use crate::sampler::{PssBudget, Sample, SamplerConfig, SamplerThread, Scope};
 pub use cgroups::CgroupView;
 pub use files::{FileView, TensorView};
 pub use groups::{job_roots, GroupView, Grouping, OTHER};
+pub use killer_view::KillersNow;
 pub use live::{Focus, Live, LiveFrame, MachineHeader, FOCUS_EVERY, LIVE_SCHEMA};
 pub use oom::{KillKey, KillRecord, OomCounts};
 pub use processes::{mark_text, ProcessRow, HISTORY_POINTS};

@@ -187,7 +187,7 @@ fn earlyoom_is_named_before_it_acts_and_after_with_whom_it_picks() {
 }
 
 #[test]
-fn inspect_tree_lists_the_killers_first_to_act_first() {
+fn inspect_tree_and_top_list_the_killers_first_to_act_first() {
     if !have("earlyoom") {
         return;
     }
@@ -230,6 +230,100 @@ fn inspect_tree_lists_the_killers_first_to_act_first() {
         text.lines()
             .any(|l| l.starts_with("killers earlyoom (pid ") && l.contains("from now")),
         "{text}"
+    );
+
+    // `top`'s header: the first to act, and whom it would pick.
+    let out = memtriage()
+        .args(["top", "--once", "--json", "--interval", "300ms"])
+        .output()
+        .unwrap();
+    let frame: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &frame["header"]["killers"]["reach"][0];
+    assert_eq!(first["killer"]["kind"], "earlyoom", "{frame:#}");
+    let room = first["room"].as_u64().unwrap() as f64 / (1u64 << 30) as f64;
+    assert!((4.0..=7.0).contains(&room), "{room:.2} GiB in top, set 6");
+    assert!(
+        frame["header"]["killers"]["first_victim"]["pid"].is_i64(),
+        "earlyoom picks by oom_score: {frame:#}"
+    );
+    let text = memtriage()
+        .args(["top", "--once", "--interval", "300ms"])
+        .env("COLUMNS", "160")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("earlyoom (pid ")
+            && l.contains(" acts in ")
+            && l.contains(", picks ")),
+        "{text}"
+    );
+    drop(earlyoom);
+}
+
+/// A job nobody supervised, killed by earlyoom while `memtriage record` ran (told
+/// nothing of earlyoom): `why` names earlyoom, its threshold and the machine then.
+#[test]
+fn why_names_earlyoom_for_a_job_the_recorder_saw_it_kill() {
+    if !have("earlyoom") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = job_binary(dir.path());
+    let earlyoom = Earlyoom::start(dir.path(), 3 << 30);
+    let db = dir.path().join("history.db");
+    let mut record = memtriage()
+        .args(["record", "--interval", "1s", "--db"])
+        .arg(&db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let recording = wait_until(Duration::from_secs(30), Duration::from_millis(100), || {
+        db.exists()
+    });
+    assert!(recording, "the recorder wrote nothing in 30 s");
+    // 200 MiB/s toward earlyoom's floor 3 GiB away.
+    let mut grower = Command::new(&job)
+        .args(["grow", "200", "60"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = grower.id().to_string();
+    let status = grower.wait().unwrap();
+    let log = std::fs::read_to_string(&earlyoom.log).unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{log}");
+    let mut report = serde_json::Value::Null;
+    let explained = wait_until(Duration::from_secs(30), Duration::from_millis(500), || {
+        let out = memtriage()
+            .args(["why", &pid, "--json", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        report = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        report["death"]["pid"].is_i64()
+    });
+    // SAFETY: a signal to the recorder this test started.
+    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
+    let _ = record.wait();
+    drop(earlyoom);
+    assert!(
+        explained,
+        "no death of pid {pid} recorded: {report:#}
+{log}"
+    );
+    assert_eq!(report["death"]["signal"], "SIGTERM", "{report:#}");
+    assert_eq!(report["death"]["killer"], "earlyoom", "{report:#}");
+    let f = &report["findings"][0];
+    assert_eq!(f["id"], "run.userspace-oom-kill", "{report:#}");
+    assert_eq!(f["certainty"], "confirmed", "{f:#}");
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains("MemAvailable falls under") && evidence.contains("earlyoom acts under"),
+        "its threshold and the machine against it: {evidence}"
     );
 }
 

@@ -16,6 +16,7 @@ use crate::model::system::SystemSnapshot;
 pub mod cgroup;
 pub mod gpu;
 pub mod hugepages;
+mod killer_alarms;
 pub mod killers;
 pub mod kills;
 pub mod limits;
@@ -83,10 +84,11 @@ type Rule = fn(&SystemSnapshot, Profile) -> Vec<Finding>;
 
 /// All findings, most severe first; within a severity, in the order of the rules.
 pub fn audit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
-    const RULES: [Rule; 18] = [
+    const RULES: [Rule; 19] = [
         memory::memory,
         kills::oom,
         killers::killers,
+        killer_alarms::false_alarms,
         cgroup::cgroup,
         memory::pressure,
         shm::shm,

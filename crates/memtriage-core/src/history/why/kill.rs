@@ -13,7 +13,7 @@ use crate::model::system::cgroup_is_within;
 use crate::model::units::iec;
 use crate::model::why::{Death, DeathKind, Growth, WhyReport, WHY_SCHEMA};
 
-use super::{before, record_notes, LOOK_BACK_MS};
+use super::{before, record_notes, userspace, LOOK_BACK_MS};
 use crate::history::store::Store;
 
 /// Processes named as what else held memory.
@@ -205,7 +205,7 @@ fn report(
 ) -> Result<WhyReport> {
     let death = Death {
         kind: DeathKind::OomKill,
-        signal: "SIGKILL",
+        signal: crate::model::run::signal_name(userspace::signal(snapshot)),
         object: None,
         at_ms: kill.t_ms,
         pid: kill.pid,
@@ -233,17 +233,25 @@ fn report(
         Some(_) => Limit::Cgroup,
         None => Limit::of_constraint(kill.constraint),
     };
-    let finding = oom::killed(OomKilled {
-        victim: death.label(),
-        userspace_killer: kill.userspace_killer().map(str::to_string),
-        limit,
-        limit_hit: context.limit.cgroup.clone().map(|cgroup| LimitHit {
-            cgroup,
-            bytes: context.limit.bytes(),
-        }),
-        grew_until_killed: context.grew.as_ref().map(|g| g.growth.bytes_per_second),
-        supervised: false,
-        evidence: evidence(&kill, &death, snapshot, &context),
+    let evidence = evidence(&kill, &death, snapshot, &context);
+    let subject = death.label();
+    let by_userspace = match kill.userspace_killer() {
+        Some(_) => userspace::finding(store, &kill, snapshot, &subject, evidence.clone())?,
+        None => None,
+    };
+    let finding = by_userspace.unwrap_or_else(|| {
+        oom::killed(OomKilled {
+            victim: subject,
+            userspace_killer: kill.userspace_killer().map(str::to_string),
+            limit,
+            limit_hit: context.limit.cgroup.clone().map(|cgroup| LimitHit {
+                cgroup,
+                bytes: context.limit.bytes(),
+            }),
+            grew_until_killed: context.grew.as_ref().map(|g| g.growth.bytes_per_second),
+            supervised: false,
+            evidence,
+        })
     });
     let mut findings = vec![finding];
     findings.extend(copying);

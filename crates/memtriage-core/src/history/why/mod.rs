@@ -7,6 +7,7 @@
 //!
 //! - `kill`: an OOM kill, step by step
 //! - `fault`: a segfault, a bus error, an illegal instruction
+//! - `userspace`: a kill by a userspace killer, against the threshold it acts at
 //! - `before`: what the minutes before a kill show: workers that copied their
 //!   parent's memory, a storm of major faults, the machine stalled on memory
 
@@ -15,6 +16,7 @@ mod fault;
 mod kill;
 #[cfg(test)]
 mod tests;
+mod userspace;
 
 use crate::error::Result;
 use crate::model::why::WhyReport;

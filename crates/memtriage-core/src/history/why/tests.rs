@@ -475,3 +475,56 @@ fn regression_a_cgroup_kill_names_only_processes_that_counted_against_its_limit(
         ]
     );
 }
+
+/// Issue 29: a kill earlyoom made while the recorder ran is earlyoom's, with the
+/// threshold it acted at and how the machine stood against it, not the kernel's.
+#[test]
+fn a_recorded_earlyoom_kill_names_its_threshold_and_the_machine_against_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    let mut store = Store::open(&path).unwrap();
+    const GIB: u64 = 1 << 30;
+    let earlyoom = crate::diagnose::killers::earlyoom_for_tests(17 * GIB);
+    let snapshot = crate::model::history::KillSnapshot {
+        signal: Some("SIGTERM".into()),
+        killer_settings: Some(earlyoom),
+        ..Default::default()
+    };
+    for (i, available) in [20 * GIB, 17 * GIB - (10 << 20)].into_iter().enumerate() {
+        let t_ms = 1_000_000 + i as i64 * 1_000;
+        let mut interval = Interval {
+            machine: MachineRow {
+                t_ms,
+                mem_available: Some(available),
+                ..MachineRow::default()
+            },
+            ..Interval::default()
+        };
+        if i == 1 {
+            interval.kills.push(KillRow {
+                killer: "earlyoom".into(),
+                source: KillSource::KillerLog,
+                snapshot_json: serde_json::to_string(&snapshot).ok(),
+                ..logged_kill(t_ms + 1_000, 4242, "python3")
+            });
+        }
+        store.write(&interval).unwrap();
+    }
+    let report = latest_death(&path);
+    assert_eq!(report.death.signal, "SIGTERM");
+    let f = &report.findings[0];
+    assert_eq!(f.id, ids::RUN_USERSPACE_OOM_KILL, "{f:?}");
+    assert!(
+        f.title.contains("SIGTERM from earlyoom (pid 812, -m 72)"),
+        "{}",
+        f.title
+    );
+    let values: Vec<&str> = f.evidence.iter().map(|e| e.value.as_str()).collect();
+    assert!(
+        values.iter().any(|v| v.starts_with(
+            "MemAvailable 17.0 GiB 1 s before the kill; earlyoom acts under 17.0 GiB"
+        )),
+        "{values:?}"
+    );
+    assert!(f.fix.contains("EARLYOOM_ARGS"), "{}", f.fix);
+}

@@ -11,15 +11,17 @@
 
 mod counters;
 mod kernel_log;
+mod killers;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::model::history::{KillSource, KERNEL_KILLER};
+use crate::model::killers::{KillerKind, OomKiller};
 use crate::model::system::{cgroup_is_within, OomKill};
 use crate::parse::fatal_signal::FatalSignal;
-use crate::parse::userspace_oom::{self, UserspaceKill};
+use crate::parse::userspace_oom::{self, Killer, UserspaceKill};
 use crate::parse::workload::{from_cgroup_path, Workload};
 use crate::probe::cgroup::Hierarchy;
 use crate::probe::kmsg::{LogFollower, Start};
@@ -28,6 +30,7 @@ use crate::probe::root::Root;
 use super::identity::Identities;
 use counters::Walk;
 use kernel_log::KernelLog;
+use killers::KillerFinder;
 
 /// What a kill is counted by. Empty strings where unknown (Prometheus' absent label).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -106,6 +109,10 @@ pub struct KillRecord {
     /// The victim cgroup's `memory.stat` as read when the kill was counted (empty
     /// where it was already removed, or unreadable).
     pub memory_stat: Vec<(String, u64)>,
+    /// The signal a userspace killer said it sent (`SIGTERM`).
+    pub signal: Option<String>,
+    /// A userspace killer's settings when it killed, where it was found running.
+    pub killer_settings: Option<OomKiller>,
 }
 
 /// What a source knew of a kill beyond its labels.
@@ -117,6 +124,8 @@ struct KillDetail {
     cmdline: Option<String>,
     report: Option<OomKill>,
     task_table: Vec<String>,
+    signal: Option<String>,
+    killer_settings: Option<OomKiller>,
 }
 
 /// Distinct label sets kept; past it, kills count under `other`.
@@ -159,6 +168,8 @@ pub struct OomWatcher {
     hierarchy: Option<Hierarchy>,
     kmsg: KernelLog,
     killer_logs: Vec<KillerLog>,
+    /// The killers running, whose logs are read without being named.
+    finder: KillerFinder,
     last_walk: Option<Walk>,
     pending_log: Vec<PendingLogKill>,
     pending_user: Vec<PendingUserKill>,
@@ -192,6 +203,7 @@ impl OomWatcher {
             hierarchy,
             kmsg,
             killer_logs,
+            finder: KillerFinder::new(root),
             last_walk: None,
             pending_log: Vec::new(),
             pending_user: Vec::new(),
@@ -286,6 +298,9 @@ impl OomWatcher {
                 Err(e) => log.follower = Err(e.to_string()),
             }
         }
+        let named: Vec<PathBuf> = self.killer_logs.iter().map(|l| l.path.clone()).collect();
+        let own = self.finder.read_new(now, &named);
+        found.extend(own.iter().filter_map(|l| userspace_oom::parse_line(l)));
         self.recent_userspace
             .retain(|(_, at)| now.saturating_duration_since(*at) < Duration::from_secs(60));
         for kill in found {
@@ -354,9 +369,15 @@ impl OomWatcher {
                 .clone()
                 .or_else(|| cached.map(|id| id.comm.clone()))
                 .unwrap_or_default();
+            let kind = match p.kill.killer {
+                Killer::Earlyoom => KillerKind::Earlyoom,
+                Killer::SystemdOomd => KillerKind::SystemdOomd,
+            };
             let detail = KillDetail {
                 pid: p.kill.pid,
                 cmdline: cached.map(|id| id.cmdline.clone()),
+                signal: p.kill.signal.clone(),
+                killer_settings: self.finder.settings(kind).cloned(),
                 ..KillDetail::default()
             };
             self.count(
@@ -465,6 +486,7 @@ impl OomWatcher {
             cmdline: identities.get(kill.pid).map(|id| id.cmdline.clone()),
             task_table: pending.task_table,
             report: Some(kill.clone()),
+            ..KillDetail::default()
         };
         self.count(cgroup, kill.comm, KERNEL_KILLER, source, detail);
     }
@@ -495,6 +517,8 @@ impl OomWatcher {
             task_table: detail.task_table,
             report: detail.report.clone(),
             memory_stat,
+            signal: detail.signal,
+            killer_settings: detail.killer_settings,
         });
         let report = detail.report.as_ref();
         let anon_rss = report.and_then(|r| r.anon_rss);

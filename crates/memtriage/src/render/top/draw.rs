@@ -3,7 +3,7 @@
 //! only the frame and the view's state; what could not be read shows as `-`.
 
 use memtriage_core::model::units::iec;
-use memtriage_core::usecase::top::{mark_text, Focus, LiveFrame, ProcessRow};
+use memtriage_core::usecase::top::{mark_text, Focus, KillersNow, LiveFrame, ProcessRow};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line as TextLine, Span};
@@ -106,11 +106,45 @@ fn header_lines(frame: &LiveFrame, width: u16) -> Vec<TextLine<'static>> {
         .flatten()
         .map(|d| format!("GPU{} {} of {}", d.index, iec_opt(d.used), iec_opt(d.total)))
         .collect();
-    [vec![mem, swap, psi], vec![faults, shm, thp, oom], gpus]
-        .into_iter()
-        .flat_map(|group| flow(&group, width as usize))
-        .map(TextLine::from)
-        .collect()
+    [
+        vec![mem, swap, psi],
+        killers_items(&h.killers, width as usize),
+        vec![faults, shm, thp, oom],
+        gpus,
+    ]
+    .into_iter()
+    .flat_map(|group| flow(&group, width as usize))
+    .map(TextLine::from)
+    .collect()
+}
+
+/// The first killer to act, in one line of at most `width`: how much more it allows,
+/// when at the rate MemAvailable falls, whom it would pick; then the next one, where
+/// the line has room.
+fn killers_items(k: &KillersNow, width: usize) -> Vec<String> {
+    let mut acting = k.reach.iter().filter(|r| r.room.is_some());
+    let Some(first) = acting.next() else {
+        return Vec::new();
+    };
+    let mut line = format!("{} acts in {}", first.killer.label(), iec_opt(first.room));
+    // An hour away is no warning: MemAvailable drifts by that much.
+    if let Some((_, seconds)) = k.first_acts_in().filter(|(_, s)| *s < 3600.0) {
+        line.push_str(&format!(" (~{seconds:.0} s)"));
+    }
+    if let Some(v) = &k.first_victim {
+        line.push_str(&format!(", picks {} (pid {})", v.comm, v.pid));
+    }
+    if let Some(next) = acting.next() {
+        let then = format!(
+            "; then {} in {}",
+            next.killer.kind.name(),
+            iec_opt(next.room)
+        );
+        if line.chars().count() + then.chars().count() <= width {
+            line.push_str(&then);
+        }
+    }
+    vec![line]
 }
 
 /// Lines the header may take; past them, the table keeps its room.
@@ -601,6 +635,60 @@ mod tests {
                 total: Some(80 << 30),
                 processes: Vec::new(),
             }]),
+            killers: known_killers(),
+        }
+    }
+
+    /// earlyoom 2 GiB away, falling 64 MiB a second, and the kernel's OOM killer.
+    fn known_killers() -> KillersNow {
+        use memtriage_core::model::killers::{
+            KillerKind, KillerReach, OomKiller, PredictedVictim, Trigger, VictimRule,
+        };
+        let earlyoom = OomKiller {
+            kind: KillerKind::Earlyoom,
+            pid: Some(812),
+            running: true,
+            settings_from: "/proc/812/cmdline".into(),
+            settings: "-m 10".into(),
+            trigger: None,
+            victim: VictimRule::HighestOomScore {
+                prefer: None,
+                avoid: None,
+                by_rss: false,
+            },
+            poll_seconds: Some(1.0),
+        };
+        let kernel = OomKiller {
+            kind: KillerKind::Kernel,
+            pid: None,
+            settings_from: String::new(),
+            settings: String::new(),
+            trigger: Some(Trigger::Limit {
+                bytes: None,
+                cgroup: None,
+                group_kill: false,
+            }),
+            ..earlyoom.clone()
+        };
+        KillersNow {
+            reach: vec![
+                KillerReach {
+                    killer: earlyoom,
+                    room: Some(2 << 30),
+                    threshold: "MemAvailable falls under 6.4 GiB (10% of 64.0 GiB)".into(),
+                },
+                KillerReach {
+                    killer: kernel,
+                    room: Some(20 << 30),
+                    threshold: "the machine's memory and swap run out".into(),
+                },
+            ],
+            first_victim: Some(PredictedVictim {
+                pid: 100,
+                comm: "python".into(),
+                in_job: false,
+            }),
+            available_falling: Some((64 << 20) as f64),
         }
     }
 
