@@ -80,9 +80,20 @@ pub struct WhyArgs {
     #[arg(long, value_name = "AGE")]
     pub since: Option<crate::values::Since>,
 
-    /// The explanation as JSON (schema memtriage.why/v1).
+    /// The explanation as JSON (schema memtriage.why/v1; memtriage.slurm-job/v1 with
+    /// --slurm-job).
     #[arg(long)]
     pub json: bool,
+
+    /// A Slurm job's death, explained on the node it ran on: the kernel's reports of
+    /// the kills in its cgroups, Slurm's record of it, its output.
+    #[arg(long, value_name = "JOBID", conflicts_with_all = ["pid", "since"])]
+    pub slurm_job: Option<u64>,
+
+    /// With --slurm-job: append the verdict to the job's own output file, as the job's
+    /// owner (what deploy/slurm/epilog runs); says on stderr what it did.
+    #[arg(long, requires = "slurm_job")]
+    pub epilog: bool,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@
 //! - [`signal`]: a process ended by a signal (segfault, bus error, …), [`shm`]: a full
 //!   /dev/shm, [`pressure`]: major-fault storms and swap thrashing; each finding built
 //!   in one place for `run` and `why`.
+//! - [`slurm`]: a Slurm job's death judged on its node after it ended.
 //! - [`trend`]: the least-squares fit of a memory series, for `run`, `top` and `why`.
 
 pub mod cow;
@@ -28,5 +29,6 @@ pub mod pressure;
 pub mod run;
 pub mod shm;
 pub mod signal;
+pub mod slurm;
 pub mod trend;
 pub mod xid;

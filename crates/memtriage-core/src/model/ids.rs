@@ -90,6 +90,9 @@ pub const KILLERS_USERSPACE: &str = "killers.userspace";
 pub const KILLERS_GROUP_KILL: &str = "killers.group-kill";
 pub const KILLERS_FALSE_ALARM: &str = "killers.false-alarm";
 
+// ---- why --slurm-job: a Slurm job's death on its node
+pub const SLURM_OOM_KILLED: &str = "slurm.oom-killed";
+
 // ---- run: how a supervised job ended, confirmed from the system
 pub const RUN_OOM_KILLED: &str = "run.oom-killed";
 pub const RUN_SEGFAULT: &str = "run.segfault";
@@ -232,6 +235,7 @@ pub const ALL: &[&str] = &[
     KILLERS_USERSPACE,
     KILLERS_GROUP_KILL,
     KILLERS_FALSE_ALARM,
+    SLURM_OOM_KILLED,
     RUN_OOM_KILLED,
     RUN_SEGFAULT,
     RUN_ABORT,

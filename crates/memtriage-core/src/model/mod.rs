@@ -10,7 +10,7 @@
 //! (`why`), `bench load`'s report (`bench`), NVIDIA GPUs (`gpu`), a PyTorch CUDA memory snapshot explained
 //! (`cuda_snapshot`), findings (`finding`) and the registry of their ids (`ids`), the
 //! one IEC size formatter, size parser and table of units (`units`), and command lines
-//! quoted for display (`shell`).
+//! quoted for display (`shell`), a Slurm job and its verdict (`slurm`).
 
 pub mod bench;
 pub mod cuda_snapshot;
@@ -25,6 +25,7 @@ pub mod maps;
 pub mod process;
 pub mod run;
 pub mod shell;
+pub mod slurm;
 pub mod system;
 pub mod tree;
 pub mod units;

@@ -7,7 +7,8 @@
 //! `uptime`, `stat`, `statm`, `status`, `smaps`, `smaps_rollup`, `mountinfo`,
 //! `cgroup`, and the rank variables of `environ`), `/sys` choices (`thp`), the kernel
 //! log (`kmsg`), the kernel's process events (`proc_connector`), `/etc/passwd`
-//! (`passwd`), the `.safetensors` header (`safetensors`), `--record` files
+//! (`passwd`), the `.safetensors` header (`safetensors`), the kernel's OOM reports
+//! (`oom_report`, `oom_task_table`), Slurm's job records and lines (`slurm`), `--record` files
 //! (`record`), and the shared helpers `kv`, `text` and `size`.
 
 use std::fmt;
@@ -22,12 +23,14 @@ pub mod kv;
 pub mod limits;
 pub mod meminfo;
 pub mod mountinfo;
+pub mod oom_report;
 pub mod oom_task_table;
 pub mod passwd;
 pub mod pickle;
 pub mod pressure;
 pub mod proc_connector;
 pub mod safetensors;
+pub mod slurm;
 pub mod smaps;
 pub mod smaps_rollup;
 pub mod stat;

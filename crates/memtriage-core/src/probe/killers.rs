@@ -16,6 +16,7 @@ use crate::model::process::CgroupMemory;
 use crate::parse::killer_settings as settings;
 use crate::parse::userspace_oom::{parse_line, Killer};
 use crate::probe::cgroup::CgroupReader;
+use crate::probe::command::bounded_output;
 use crate::probe::procdir::ProcDir;
 use crate::probe::process::all_pids;
 use crate::probe::root::Root;
@@ -188,7 +189,9 @@ fn systemd_oomd(root: &Root, pid: Option<i32>) -> OomKiller {
     let conf = settings::oomd_conf(&texts.iter().map(String::as_str).collect::<Vec<_>>());
     // The running daemon says what it watches, and the settings it runs with.
     let dump = match (pid, root.is_host()) {
-        (Some(_), true) => bounded_output("oomctl", &[]).map(|t| settings::oomctl_dump(&t)),
+        (Some(_), true) => {
+            bounded_output("oomctl", &[], COMMAND_TIMEOUT).map(|t| settings::oomctl_dump(&t))
+        }
         _ => None,
     };
     let seconds = dump
@@ -552,44 +555,6 @@ pub fn output_files(root: &Root, pid: i32) -> Vec<(PathBuf, PathBuf)> {
     files
 }
 
-/// A command's stdout, waited for at most [`COMMAND_TIMEOUT`]; `None` where it could
-/// not be started. What it printed before the timeout is kept.
-fn bounded_output(program: &str, args: &[&str]) -> Option<String> {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    // Read on a thread of its own, so a long output never blocks the wait below.
-    let stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        if let Some(mut s) = stdout {
-            use std::io::Read;
-            let _ = s.read_to_string(&mut out);
-        }
-        out
-    });
-    let started = std::time::Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < COMMAND_TIMEOUT => {
-                std::thread::sleep(std::time::Duration::from_millis(20))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break;
-            }
-        }
-    }
-    reader.join().ok()
-}
-
 fn logged(line: &str, source: &str) -> Option<LoggedKill> {
     let kill = parse_line(line)?;
     Some(LoggedKill {
@@ -630,6 +595,7 @@ pub fn journal_lines(ident: &str, since_unix: u64) -> Vec<String> {
     bounded_output(
         "journalctl",
         &["-q", "--no-pager", "-o", "cat", "-t", ident, &since],
+        COMMAND_TIMEOUT,
     )
     .map(|out| out.lines().map(str::to_string).collect())
     .unwrap_or_default()

@@ -9,9 +9,12 @@
 //! hugepages, sysctls, limits), `cgroup` memory cgroups, `mounts` mountinfo, `kmsg`
 //! the kernel log, `proc_events` the kernel's process events (fork, exec, exit),
 //! `damon` proactive reclaim, `users` user names, `environ` the rank a distributed
-//! launcher gave a process, `files` a regular file the user named (never a device).
+//! launcher gave a process, `files` a regular file the user named (never a device),
+//! `slurm` a Slurm job as scontrol and its epilog's environment tell, `command` the
+//! bounded run of a program whose output a probe reads.
 
 pub mod cgroup;
+pub mod command;
 pub mod damon;
 pub mod environ;
 pub mod files;
@@ -25,6 +28,7 @@ pub mod proc_events;
 pub mod procdir;
 pub mod process;
 pub(crate) mod root;
+pub mod slurm;
 pub mod source;
 pub mod system;
 pub mod tree;

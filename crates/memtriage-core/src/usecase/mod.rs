@@ -17,6 +17,7 @@
 //!   for front ends that stay up: an exporter, the recorder.
 //! - [`record`], [`why`] and [`report`]: the machine's history kept, a death in it
 //!   explained, and a run's timeline or a window of the history drawn.
+//! - [`slurm`]: a Slurm job's death explained on its node (the epilog's verdict).
 
 pub mod bench;
 pub mod cache;
@@ -29,6 +30,7 @@ pub mod lock;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod slurm;
 pub mod top;
 pub mod track;
 pub mod warm;

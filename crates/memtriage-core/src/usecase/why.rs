@@ -113,7 +113,7 @@ mod tests {
         drop(store);
         let other_pid = WhyRequest {
             pid: Some(7),
-            since_ms: None,
+            ..WhyRequest::default()
         };
         let answer = why(&db, &other_pid).unwrap();
         assert!(answer.report.is_none());

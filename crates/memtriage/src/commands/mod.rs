@@ -15,6 +15,7 @@ mod serve;
 mod stop;
 mod top;
 mod why;
+mod why_slurm;
 
 use memtriage_core::Root;
 
@@ -59,6 +60,9 @@ pub fn run(cli: &Cli, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         Command::Serve(args) => serve::run(&ctx, args, p),
         Command::Top(args) => top::run(&ctx, args, p),
         Command::Record(args) => record::run(&ctx, args, p),
-        Command::Why(args) => why::run(args, p),
+        Command::Why(args) => match args.slurm_job {
+            Some(id) => why_slurm::run(&ctx, args, id, p),
+            None => why::run(args, p),
+        },
     }
 }

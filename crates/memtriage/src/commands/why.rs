@@ -19,6 +19,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let request = WhyRequest {
         pid: args.pid,
         since_ms,
+        slurm_job: None,
     };
     let WhyAnswer {
         report,

@@ -23,5 +23,6 @@ mod run_torch;
 mod run_trust;
 mod serve_deploy;
 mod serve_live;
+mod slurm_epilog;
 mod top_batch;
 mod top_tmux;

@@ -272,18 +272,7 @@ fn why_names_earlyoom_for_a_job_the_recorder_saw_it_kill() {
     let job = job_binary(dir.path());
     let earlyoom = Earlyoom::start(dir.path(), 3 << 30);
     let db = dir.path().join("history.db");
-    let mut record = memtriage()
-        .args(["record", "--interval", "1s", "--db"])
-        .arg(&db)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let recording = wait_until(Duration::from_secs(30), Duration::from_millis(100), || {
-        db.exists()
-    });
-    assert!(recording, "the recorder wrote nothing in 30 s");
+    let recorder = crate::support::Recorder::start(&db);
     // 200 MiB/s toward earlyoom's floor 3 GiB away.
     let mut grower = Command::new(&job)
         .args(["grow", "200", "60"])
@@ -306,9 +295,7 @@ fn why_names_earlyoom_for_a_job_the_recorder_saw_it_kill() {
         report = serde_json::from_slice(&out.stdout).unwrap_or_default();
         report["death"]["pid"].is_i64()
     });
-    // SAFETY: a signal to the recorder this test started.
-    unsafe { libc::kill(record.id() as i32, libc::SIGTERM) };
-    let _ = record.wait();
+    drop(recorder);
     drop(earlyoom);
     assert!(
         explained,

@@ -20,6 +20,7 @@ mod userspace;
 
 use crate::error::Result;
 use crate::model::why::WhyReport;
+use crate::parse::slurm::job_of_cgroup;
 
 use super::store::Store;
 
@@ -31,14 +32,29 @@ pub struct WhyRequest {
     pub pid: Option<i32>,
     /// Only deaths at or after this (Unix ms).
     pub since_ms: Option<i64>,
+    /// Only deaths in this Slurm job's cgroups.
+    pub slurm_job: Option<u64>,
 }
 
 /// The most recent death matching `request`, explained; `None` where the record has
 /// none.
 pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
     let since = request.since_ms.unwrap_or(i64::MIN);
-    let kill = store.kills(since, request.pid)?.into_iter().next();
-    let fault = store.faults(since, request.pid)?.into_iter().next();
+    let of_job = |cgroups: [Option<&str>; 2]| match request.slurm_job {
+        None => true,
+        Some(id) => cgroups
+            .into_iter()
+            .flatten()
+            .any(|c| job_of_cgroup(c).is_some_and(|(job, _)| job == id)),
+    };
+    let kill = store
+        .kills(since, request.pid)?
+        .into_iter()
+        .find(|k| of_job([k.cgroup.as_deref(), k.limit_cgroup.as_deref()]));
+    let fault = store
+        .faults(since, request.pid)?
+        .into_iter()
+        .find(|f| of_job([f.cgroup.as_deref(), None]));
     match (kill, fault) {
         (Some(k), Some(f)) if f.t_ms > k.t_ms => fault::explain(store, f).map(Some),
         (Some(k), _) => kill::explain(store, k).map(Some),

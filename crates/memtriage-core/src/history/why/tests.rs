@@ -278,7 +278,7 @@ fn a_recorded_kill_is_explained_with_its_limit_growth_and_what_else_held_memory(
         &reader,
         &WhyRequest {
             pid: Some(8),
-            since_ms: None
+            ..WhyRequest::default()
         }
     )
     .unwrap()
@@ -286,8 +286,8 @@ fn a_recorded_kill_is_explained_with_its_limit_growth_and_what_else_held_memory(
     assert!(why(
         &reader,
         &WhyRequest {
-            pid: None,
-            since_ms: Some(200_000)
+            since_ms: Some(200_000),
+            ..WhyRequest::default()
         }
     )
     .unwrap()

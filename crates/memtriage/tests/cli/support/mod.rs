@@ -467,3 +467,35 @@ pub fn as_nobody(args: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// `memtriage record` every second into a database, its output dropped; started once
+/// it has written, stopped (SIGTERM, then waited for) when dropped.
+pub struct Recorder {
+    child: std::process::Child,
+}
+
+impl Recorder {
+    pub fn start(db: &std::path::Path) -> Recorder {
+        let child = memtriage()
+            .args(["record", "--interval", "1s", "--db"])
+            .arg(db)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let recording = wait_until(Duration::from_secs(30), Duration::from_millis(100), || {
+            db.exists()
+        });
+        assert!(recording, "the recorder wrote nothing in 30 s");
+        Recorder { child }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        // SAFETY: a signal to the recorder this test started.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
