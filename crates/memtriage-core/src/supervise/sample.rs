@@ -131,6 +131,9 @@ impl<'a> Sampling<'a> {
         if let Some(r) = timeline_writer.as_mut() {
             r.sample(&self.tally.recorded(&sample));
         }
+        if let Some(killers) = self.growth.killers_in_tree(&sample) {
+            self.kept.killers = killers;
+        }
         self.growth.on_sample(&sample, timeline_writer.as_mut());
     }
 

@@ -379,3 +379,83 @@ fn trace_signals_names_who_sent_the_sigterm() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A Ray task that keeps 256 MiB every quarter second until Ray's memory monitor
+/// kills its worker.
+const RAY_GROWER: &str = r#"
+import time
+import ray
+
+ray.init(num_cpus=1, include_dashboard=False)
+
+@ray.remote(max_retries=0)
+def grow():
+    hoard = []
+    while True:
+        block = bytearray(256 << 20)
+        memoryview(block)[::4096] = b"\x01" * (len(block) // 4096)
+        hoard.append(block)
+        time.sleep(0.25)
+
+ray.get(grow.remote())
+"#;
+
+/// Ray's memory monitor comes with the job (`ray.init()` starts the raylet inside
+/// it): found as it appears, with its threshold from the raylet's environment; the
+/// warning names it before it acts, and the worker's SIGKILL is its.
+#[test]
+fn rays_memory_monitor_started_by_the_job_is_named_before_it_acts_and_after() {
+    if !crate::support::python_can_import("ray") {
+        crate::support::skip("Ray is not installed for python3 (pip install ray)");
+        return;
+    }
+    // The killers of this test alone: no earlyoom of another test beside it.
+    let _turn = ONE_EARLYOOM.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("grow.py");
+    std::fs::write(&script, RAY_GROWER).unwrap();
+    // Ray's threshold 3 GiB under what is available now.
+    let total = meminfo("MemTotal:") as f64;
+    let share = 1.0 - (meminfo("MemAvailable:") - (3 << 30)) as f64 / total;
+    let threshold = format!("{share:.3}");
+    let out = memtriage()
+        .args(["run", "--json", "--", "python3"])
+        .arg(&script)
+        .env("RAY_memory_usage_threshold", &threshold)
+        .env("RAY_memory_monitor_refresh_ms", "250")
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report = run_report(&out.stderr);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "the task was to be killed: {report}"
+    );
+    let ray = report["killers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == "ray")
+        .unwrap_or_else(|| panic!("the raylet the job started: {}", report["killers"]));
+    assert!(
+        ray["settings"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("RAY_memory_usage_threshold={threshold}")),
+        "{ray}"
+    );
+    let message = report["growth"]["warning"]["message"]
+        .as_str()
+        .unwrap_or("");
+    assert!(message.contains("Ray's memory monitor"), "{message}");
+    let f = finding(&report, "run.userspace-oom-kill");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("SIGKILL from Ray's memory monitor (pid "),
+        "{f}"
+    );
+}

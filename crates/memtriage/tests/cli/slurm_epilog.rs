@@ -58,6 +58,9 @@ impl Cluster {
     fn run(&self, name: &str, args: &[&str], script: &str) -> (u64, PathBuf) {
         let jobs = self.dir.path().join("jobs");
         std::fs::create_dir_all(&jobs).unwrap();
+        // Any user's job may write its output here.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&jobs, std::fs::Permissions::from_mode(0o1777)).unwrap();
         let script_path = jobs.join(format!("{name}.sh"));
         std::fs::write(&script_path, format!("#!/bin/sh\n{script}\n")).unwrap();
         let output = jobs.join(format!("{name}.out"));
@@ -182,6 +185,26 @@ fn the_epilog_explains_each_slurm_job_that_died_of_memory_in_its_own_output() {
         "nothing from the history:\n{text}"
     );
     drop(recorder);
+
+    // Another user's job: the verdict is appended as that user, to a file it owns.
+    let (id, output) = cluster.run(
+        "nobody",
+        &["--mem=200M", "--uid=nobody", "--gid=nogroup"],
+        "awk 'BEGIN { s = \"x\"; while (1) s = s s }'",
+    );
+    let text = read(&output);
+    assert!(
+        text.contains(&format!(
+            "memtriage (Slurm epilog): job {id}: out of memory: the kernel killed awk (pid "
+        )),
+        "{text}"
+    );
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        std::fs::metadata(&output).unwrap().uid(),
+        65534,
+        "owned by nobody still"
+    );
 
     // A job that ends well gets nothing.
     let (_, output) = cluster.run("fine", &["--mem=100M"], "echo fine");

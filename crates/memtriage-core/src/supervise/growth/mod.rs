@@ -42,9 +42,18 @@ pub struct Monitor<'a> {
     lines: Option<LinesReader>,
     /// What the last warning said of the lines.
     warning_lines: Option<String>,
-    /// The machine's OOM killers, read as the job started.
+    /// The machine's OOM killers, read as the job started, and again when one came
+    /// with the job.
     killers: Vec<OomKiller>,
+    job_limit: Option<u64>,
+    /// When the tree was last looked at for a killer that came with it (seconds).
+    killers_checked_at: f64,
 }
+
+/// How often the tree is looked at for a killer that came with the job (seconds).
+const KILLERS_CHECK_EVERY: f64 = 2.0;
+/// The killers a job may start itself.
+const KILLERS_IN_JOBS: [&str; 1] = ["raylet"];
 
 impl<'a> Monitor<'a> {
     /// Reads the job's ceiling: call it as the job starts, its tree still empty.
@@ -65,7 +74,34 @@ impl<'a> Monitor<'a> {
             snapshot: None,
             lines,
             warning_lines: None,
+            job_limit,
+            killers_checked_at: 0.0,
         }
+    }
+
+    /// A killer that came with the job (Ray's raylet, started by `ray.init()` in the
+    /// job itself): the killers are read again and the ceiling with them. Returns
+    /// them where they changed.
+    pub fn killers_in_tree(&mut self, sample: &Sample) -> Option<Vec<OomKiller>> {
+        if sample.t - self.killers_checked_at < KILLERS_CHECK_EVERY {
+            return None;
+        }
+        self.killers_checked_at = sample.t;
+        let new = sample.processes.iter().any(|p| {
+            KILLERS_IN_JOBS.contains(&p.comm.as_str())
+                && !self.killers.iter().any(|k| k.pid == Some(p.pid))
+        });
+        if !new {
+            return None;
+        }
+        self.killers = killers::find(&self.root, Some(self.job));
+        self.watch.reset_ceiling(ceiling::discover(
+            &self.root,
+            self.job_limit,
+            self.job,
+            &self.killers,
+        ));
+        Some(self.killers.clone())
     }
 
     pub fn on_sample(&mut self, sample: &Sample, timeline_writer: Option<&mut TimelineWriter>) {

@@ -294,6 +294,26 @@ impl GrowthWatch {
         Some(warning)
     }
 
+    /// A ceiling read again after the job started (a killer that came with the job,
+    /// as Ray's raylet does): the room it leaves is counted from the tree's memory at
+    /// the last sample; a job's own `--limit` stays what it is.
+    pub fn reset_ceiling(&mut self, ceiling: Option<MemoryCeiling>) {
+        let now = self
+            .window
+            .points()
+            .last()
+            .map_or(0, |p| p.bytes.max(0.0) as u64);
+        self.ceiling = ceiling.map(|mut c| {
+            if c.source != CeilingSource::JobLimit {
+                c.bytes = c.bytes.saturating_add(now);
+                if let Some(k) = c.killer.as_mut() {
+                    k.kernel_bytes = k.kernel_bytes.saturating_add(now);
+                }
+            }
+            c
+        });
+    }
+
     /// Whom the ceiling's killer would pick, as read for the last warning.
     pub fn set_victim(&mut self, victim: Option<PredictedVictim>) {
         if let Some(w) = self.last_warning.as_mut() {
