@@ -13,7 +13,7 @@ use crate::model::slurm::{SlurmJob, SlurmVerdict};
 use crate::model::units::iec;
 use crate::parse::fatal_signal::FatalSignal;
 use crate::parse::oom_report::OomReport;
-use crate::parse::slurm::job_of_cgroup;
+use crate::parse::slurm::{job_of_cgroup, StepdOom};
 
 /// Processes of the job's task table named in the evidence.
 const TASKS_NAMED: usize = 4;
@@ -23,8 +23,9 @@ pub struct JobEnd<'a> {
     pub job: &'a SlurmJob,
     /// The kernel's reports of kills in the job's cgroups, oldest first.
     pub kills: &'a [OomReport],
-    /// slurmstepd's OOM line in the job's output, where it was read.
+    /// slurmstepd's OOM line in the job's output, where it was read, and what it says.
     pub stepd_line: Option<&'a str>,
+    pub stepd: Option<&'a StepdOom>,
     /// Faults the kernel logged while the job ran.
     pub faults: &'a [FatalSignal],
     /// Where the kernel log could not be read, why.
@@ -53,6 +54,7 @@ fn oom_killed(end: &JobEnd) -> Finding {
     let first = end.kills.first();
     let limit = first
         .and_then(|k| k.limit)
+        .or_else(|| end.stepd.and_then(|s| s.polled).map(|(_, limit)| limit))
         .or_else(|| request.and_then(|r| r.node_bytes));
     let at = match (limit, request) {
         (Some(l), Some(r)) => format!(" ({}, {})", iec(l), r.as_option()),
@@ -60,8 +62,16 @@ fn oom_killed(end: &JobEnd) -> Finding {
         (None, Some(r)) => format!(" ({})", r.as_option()),
         (None, None) => String::new(),
     };
-    let title = match first {
-        Some(k) => format!(
+    let polled = end.stepd.and_then(|s| Some((s.step.clone(), s.polled?)));
+    let title = match (first, &polled) {
+        (None, Some((step, (usage, limit)))) => format!(
+            "out of memory: Slurm killed {} of job {} at its memory limit{at}: it polled {} over {}",
+            step.as_deref().map_or("a step".into(), |s| format!("step {s}")),
+            job.id,
+            iec(*usage),
+            iec(*limit)
+        ),
+        (Some(k), _) => format!(
             "out of memory: the kernel killed {} at job {}'s memory limit{at}{}",
             victim(k),
             job.id,
@@ -70,7 +80,7 @@ fn oom_killed(end: &JobEnd) -> Finding {
                 n => format!(" ({n} kills in the job)"),
             }
         ),
-        None => format!(
+        (None, None) => format!(
             "out of memory: Slurm counted an OOM kill in job {} at its memory limit{at}",
             job.id
         ),
@@ -97,7 +107,7 @@ fn oom_killed(end: &JobEnd) -> Finding {
         "scontrol show job",
     ));
     let mut confirm = String::new();
-    if first.is_none() {
+    if first.is_none() && polled.is_none() {
         confirm = match end.kernel_log_error {
             Some(why) => {
                 format!("the kernel log names the victim; it could not be read here: {why}")
@@ -112,16 +122,23 @@ fn oom_killed(end: &JobEnd) -> Finding {
         severity: Severity::Error,
         title,
         evidence,
-        why: "The job's memory cgroup reached the memory Slurm gave it, and the kernel \
-              killed one process of it, the one with the highest oom_score: usually the \
-              largest, which is not always the one that grew. Slurm's own line says only \
-              that some process was killed."
-            .into(),
+        why: match polled {
+            Some(_) => "Slurm polls each step's memory (JobAcctGatherParams=OverMemoryKill, \
+                        every JobAcctGatherFrequency) and kills the whole step once it is past \
+                        the memory it gave the job; the kernel logs nothing. A burst between \
+                        two polls goes unseen, or the step dies at the next one."
+                .into(),
+            None => "The job's memory cgroup reached the memory Slurm gave it, and the kernel \
+                     killed one process of it, the one with the highest oom_score: usually the \
+                     largest, which is not always the one that grew. Slurm's own line says \
+                     only that some process was killed."
+                .into(),
+        },
         fix: fix(limit, request.map(|r| r.as_option()), first),
         assessment: Some(Assessment {
-            certainty: match first {
-                Some(_) => Certainty::Confirmed,
-                None => Certainty::Likely,
+            certainty: match (first, &polled) {
+                (None, None) => Certainty::Likely,
+                _ => Certainty::Confirmed,
             },
             cause: CauseKind::Capacity,
             confirm,
@@ -362,6 +379,7 @@ mod tests {
             job: &job,
             kills: &kills,
             stepd_line: Some("slurmstepd: error: Detected 1 oom_kill event in StepId=7.batch. Some of the step tasks have been OOM Killed."),
+            stepd: None,
             faults: &[],
             kernel_log_error: None,
         })
@@ -398,6 +416,7 @@ mod tests {
             job: &job,
             kills: &[],
             stepd_line: None,
+            stepd: None,
             faults: &[],
             kernel_log_error: Some("permission denied"),
         })
@@ -432,6 +451,7 @@ mod tests {
             job,
             kills: &[],
             stepd_line: None,
+            stepd: None,
             faults: &segv_elsewhere,
             kernel_log_error: None,
         };
@@ -451,6 +471,32 @@ mod tests {
             "{}",
             v.findings[0].title
         );
+    }
+
+    #[test]
+    fn a_step_slurm_polled_and_killed_itself_is_confirmed_by_its_line() {
+        let job = oom_job();
+        let line = "slurmstepd: error: StepId=7.batch exceeded memory limit (322961408 > 314572800), being killed";
+        let stepd = crate::parse::slurm::stepd_oom(line).unwrap();
+        let v = verdict(&JobEnd {
+            job: &job,
+            kills: &[],
+            stepd_line: Some(line),
+            stepd: Some(&stepd),
+            faults: &[],
+            kernel_log_error: None,
+        })
+        .unwrap();
+        let f = &v.findings[0];
+        assert_eq!(
+            f.title,
+            "out of memory: Slurm killed step 7.batch of job 7 at its memory limit (300 MiB, --mem=300M): it polled 308 MiB over 300 MiB"
+        );
+        assert_eq!(
+            f.assessment.as_ref().unwrap().certainty,
+            Certainty::Confirmed
+        );
+        assert!(f.why.contains("OverMemoryKill"));
     }
 
     #[test]

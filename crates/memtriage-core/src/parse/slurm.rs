@@ -139,6 +139,9 @@ pub struct StepdOom {
     pub kills: Option<u64>,
     /// `123.batch`, where the line names the step.
     pub step: Option<String>,
+    /// Slurm killed the step itself, having polled its memory past the limit
+    /// (`OverMemoryKill`): the usage and limit it compared, in bytes.
+    pub polled: Option<(u64, u64)>,
 }
 
 /// `slurmstepd: error: Detected 1 oom_kill event in StepId=123.batch. …` (23.02 on),
@@ -167,6 +170,7 @@ pub fn stepd_oom(line: &str) -> Option<StepdOom> {
         return Some(StepdOom {
             kills: count.parse().ok(),
             step,
+            polled: None,
         });
     }
     if message.starts_with("Exceeded job memory limit")
@@ -175,15 +179,23 @@ pub fn stepd_oom(line: &str) -> Option<StepdOom> {
         return Some(StepdOom {
             kills: None,
             step: None,
+            polled: None,
         });
     }
     let (step, rest) = message.split_once(' ')?;
     if rest.starts_with("exceeded memory limit")
         || rest.starts_with("exceeded virtual memory limit")
     {
+        // `(322961408 > 314572800), being killed`
+        let polled = rest
+            .split_once('(')
+            .and_then(|(_, r)| r.split_once(')'))
+            .and_then(|(inside, _)| inside.split_once(" > "))
+            .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
         return Some(StepdOom {
             kills: None,
             step: Some(step.trim_start_matches("StepId=").to_string()),
+            polled,
         });
     }
     None
@@ -258,6 +270,11 @@ mod tests {
             let got = stepd_oom(line).unwrap_or_else(|| panic!("not read: {line}"));
             assert_eq!((got.kills, got.step.as_deref()), (kills, step), "{line}");
         }
+        let polled = stepd_oom(
+            "slurmstepd: error: StepId=11.0 exceeded memory limit (322961408 > 314572800), being killed",
+        )
+        .unwrap();
+        assert_eq!(polled.polled, Some((322961408, 314572800)));
         assert_eq!(
             stepd_oom("slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-11-28T21:00:00 ***"),
             None

@@ -75,11 +75,13 @@ pub fn explain_job(root: &Root, id: u64, db: &Path) -> Result<SlurmAnswer> {
             .find(|l| stepd_oom(l).is_some())
             .map(str::to_string)
     });
+    let stepd = stepd_line.as_deref().and_then(stepd_oom);
     let explained_in_output = tail.as_deref().is_some_and(holds_a_verdict);
     let mut verdict = verdict(&JobEnd {
         job: &job,
         kills: &kills,
         stepd_line: stepd_line.as_deref(),
+        stepd: stepd.as_ref(),
         faults: &faults,
         kernel_log_error: kernel_log_error.as_deref(),
     });

@@ -21,17 +21,24 @@ const TEST_CLUSTER: &str = concat!(
 struct Cluster {
     dir: tempfile::TempDir,
     mode: String,
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
 
+/// One cluster at a time: they share the machine's ports and Slurm's cgroup.
+static ONE_CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl Cluster {
-    /// Up, its epilog reading the history at `db`.
-    fn up(db: &Path) -> Cluster {
+    /// Up, its epilog reading the history at `db`; `mode`: `poll` for Slurm's own
+    /// polling (OverMemoryKill), else cgroups where the kernel allows them.
+    fn up(db: &Path, mode: &str) -> Cluster {
+        let turn = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let out = Command::new(TEST_CLUSTER)
             .arg("up")
             .arg(dir.path())
             .arg(BIN)
             .env("MEMTRIAGE_DB", db)
+            .env("MEMTRIAGE_SLURM_MODE", mode)
             .output()
             .unwrap();
         assert!(
@@ -41,7 +48,11 @@ impl Cluster {
             String::from_utf8_lossy(&out.stderr)
         );
         let mode = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Cluster { dir, mode }
+        Cluster {
+            dir,
+            mode,
+            _turn: turn,
+        }
     }
 
     fn conf(&self) -> PathBuf {
@@ -149,7 +160,7 @@ fn the_epilog_explains_each_slurm_job_that_died_of_memory_in_its_own_output() {
     }
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("history.db");
-    let cluster = Cluster::up(&db);
+    let cluster = Cluster::up(&db, "auto");
     eprintln!("test-cluster mode: {}", cluster.mode);
     let recorder = crate::support::Recorder::start(&db);
 
@@ -236,6 +247,32 @@ fn the_epilog_explains_each_slurm_job_that_died_of_memory_in_its_own_output() {
     );
 
     assert_eq!(cluster.node_state(), "idle", "the node stays up");
+}
+
+/// Where Slurm polls memory itself (`OverMemoryKill`, no cgroups), it kills the whole
+/// step and the kernel logs nothing: the verdict rests on Slurm's own line.
+#[test]
+fn a_step_slurm_polled_and_killed_is_explained_by_slurms_line() {
+    if !root_or_skip("slurmctld, slurmd and munged run as root here")
+        || !have("slurmctld")
+        || !have("munged")
+    {
+        return;
+    }
+    let history = tempfile::tempdir().unwrap();
+    let cluster = Cluster::up(&history.path().join("none.db"), "poll");
+    assert_eq!(cluster.mode, "poll");
+    let (id, output) = cluster.run(
+        "polled",
+        &["--mem=200M"],
+        "python3 -c 'import time\nh = []\nwhile True:\n    b = bytearray(32 << 20); memoryview(b)[::4096] = b\"\\x01\" * 8192; h.append(b); time.sleep(0.2)'",
+    );
+    let text = read(&output);
+    assert!(
+        text.contains(&format!("memtriage (Slurm epilog): job {id}: out of memory: Slurm killed step {id}.batch of job {id} at its memory limit")),
+        "{text}"
+    );
+    assert!(text.contains("OverMemoryKill"), "{text}");
 }
 
 #[test]
