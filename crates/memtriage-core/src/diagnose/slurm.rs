@@ -10,6 +10,7 @@ use crate::model::finding::{
 };
 use crate::model::ids;
 use crate::model::slurm::{SlurmJob, SlurmVerdict};
+use crate::model::system::OomConstraint;
 use crate::model::units::iec;
 use crate::parse::fatal_signal::FatalSignal;
 use crate::parse::oom_report::OomReport;
@@ -63,7 +64,14 @@ fn oom_killed(end: &JobEnd) -> Finding {
         (None, None) => String::new(),
     };
     let polled = end.stepd.and_then(|s| Some((s.step.clone(), s.polled?)));
+    // The node's memory ran out, not the job's: more `--mem` would not help.
+    let node_wide = first.is_some_and(|k| k.kill.constraint != OomConstraint::Cgroup);
     let title = match (first, &polled) {
+        (Some(k), _) if node_wide => format!(
+            "out of memory on the node: the kernel killed {} of job {}, the node's memory ran out (not the job's limit{at})",
+            victim(k),
+            job.id
+        ),
         (None, Some((step, (usage, limit)))) => format!(
             "out of memory: Slurm killed {} of job {} at its memory limit{at}: it polled {} over {}",
             step.as_deref().map_or("a step".into(), |s| format!("step {s}")),
@@ -134,7 +142,14 @@ fn oom_killed(end: &JobEnd) -> Finding {
                      only that some process was killed."
                 .into(),
         },
-        fix: fix(limit, request.map(|r| r.as_option()), first),
+        fix: match node_wide {
+            true => "The node ran out, not the job's --mem: what else ran there held the rest \
+                     (the kernel's task table lists it). Ask for the node's memory to yourself \
+                     (`#SBATCH --exclusive --mem=0`), or tell the administrators: the node's \
+                     RealMemory (or MemSpecLimit) in slurm.conf leaves too little for the system."
+                .into(),
+            false => fix(limit, request.map(|r| r.as_option()), first),
+        },
         assessment: Some(Assessment {
             certainty: match (first, &polled) {
                 (None, None) => Certainty::Likely,
@@ -301,7 +316,7 @@ fn fix(limit: Option<u64>, asked: Option<String>, kill: Option<&OomReport>) -> S
 fn suggested(limit: u64) -> String {
     const MIB: u64 = 1 << 20;
     const GIB: u64 = 1 << 30;
-    let want = limit + limit / 2;
+    let want = limit.saturating_add(limit / 2);
     if want < GIB {
         format!("{}M", want.div_ceil(100 * MIB) * 100)
     } else {
@@ -313,7 +328,13 @@ fn suggested(limit: u64) -> String {
 /// kernel's line of that fault while it ran.
 fn fault(end: &JobEnd) -> Option<Finding> {
     let signal = ended_by_signal(end.job.exit_code.as_deref()?)?;
-    let f = end.faults.iter().rev().find(|f| f.signal == signal)?;
+    // The kernel's line names no cgroup: tied to the job by time alone, and only
+    // where it is the one such fault while the job ran.
+    let mut same = end.faults.iter().filter(|f| f.signal == signal);
+    let f = same.next()?;
+    if same.next().is_some() {
+        return None;
+    }
     let who = format!("{} (pid {})", f.comm, f.pid);
     let evidence = vec![
         Evidence::text(
@@ -329,7 +350,7 @@ fn fault(end: &JobEnd) -> Option<Finding> {
         ),
         Evidence::text("Slurm's record", slurm_record(end.job), "scontrol show job"),
     ];
-    signal::ended_by(SignalEnd {
+    let mut finding = signal::ended_by(SignalEnd {
         signal,
         subject: format!("{who}, in job {}", end.job.id),
         shm: None,
@@ -337,7 +358,15 @@ fn fault(end: &JobEnd) -> Option<Finding> {
         oom_kill_seen: false,
         site: CrashSite::default(),
         evidence,
-    })
+    })?;
+    if let Some(a) = finding.assessment.as_mut() {
+        a.certainty = Certainty::Likely;
+        a.confirm = "the kernel's fault line names no cgroup: it is the job's by time alone; \
+                     with `memtriage record` on the node, `memtriage why PID` ties it to the \
+                     job's cgroup"
+            .into();
+    }
+    Some(finding)
 }
 
 /// `0:11` (killed by signal 11) or `139:0` (a shell's 128 + 11) give 11.
@@ -466,6 +495,11 @@ mod tests {
             ..ok.clone()
         };
         let v = verdict(&end(&segfaulted)).unwrap();
+        assert_eq!(
+            v.findings[0].assessment.as_ref().unwrap().certainty,
+            Certainty::Likely,
+            "tied to the job by time alone"
+        );
         assert!(
             v.findings[0].title.contains("other (pid 9), in job 8"),
             "{}",
@@ -497,6 +531,31 @@ mod tests {
             Certainty::Confirmed
         );
         assert!(f.why.contains("OverMemoryKill"));
+    }
+
+    #[test]
+    fn a_kill_of_the_nodes_memory_does_not_ask_for_more_mem() {
+        let mut kills = reports(crate::parse::oom_report::SLURM_REPORT);
+        kills[0].kill.constraint = OomConstraint::Global;
+        let job = oom_job();
+        let v = verdict(&JobEnd {
+            job: &job,
+            kills: &kills,
+            stepd_line: None,
+            stepd: None,
+            faults: &[],
+            kernel_log_error: None,
+        })
+        .unwrap();
+        let f = &v.findings[0];
+        assert!(
+            f.title
+                .starts_with("out of memory on the node: the kernel killed pt_data_worker"),
+            "{}",
+            f.title
+        );
+        assert!(!f.fix.contains("#SBATCH --mem=5"), "{}", f.fix);
+        assert!(f.fix.contains("--exclusive"), "{}", f.fix);
     }
 
     #[test]

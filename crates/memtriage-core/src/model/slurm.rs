@@ -14,6 +14,9 @@ pub struct SlurmJob {
     pub user: Option<String>,
     pub uid: Option<u32>,
     pub gid: Option<u32>,
+    /// The owner is slurmd's word (the epilog's environment), not read from
+    /// scontrol's text: only then is the job's output written as that owner.
+    pub owner_from_slurmd: bool,
     /// `OUT_OF_MEMORY`, `FAILED`, `COMPLETING`, …
     pub state: Option<String>,
     /// `OutOfMemory`, `NonZeroExitCode`.

@@ -7,8 +7,15 @@
 use super::kmsg::{oom_kills, parse_line};
 use crate::model::system::OomKill;
 
-/// Bytes a page of the task table counts (4 KiB on the machines this reads).
-const PAGE: u64 = 4096;
+/// Bytes a page of the task table counts: this machine's page size (the reports read
+/// are this node's own; 64 KiB on some arm64 nodes).
+fn page() -> u64 {
+    // SAFETY: sysconf reads a constant of the running system.
+    match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as u64,
+        _ => 4096,
+    }
+}
 
 /// One kill's report.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,7 +109,7 @@ fn task_row(message: &str) -> Option<TaskRow> {
     let rss: u64 = fields[3].parse().ok()?;
     Some(TaskRow {
         pid: pid.trim().parse().ok()?,
-        rss: rss.checked_mul(PAGE)?,
+        rss: rss.checked_mul(page())?,
         name: fields.last()?.to_string(),
     })
 }
@@ -145,7 +152,7 @@ mod tests {
         );
         let names: Vec<&str> = r.tasks.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["pt_data_worker", "python3", "slurm_script"]);
-        assert_eq!(r.tasks[0].rss, 64000 * 4096);
+        assert_eq!(r.tasks[0].rss, 64000 * page());
     }
 
     #[test]

@@ -35,7 +35,12 @@ pub struct ScontrolJob {
 /// next ` Key=`; a path with a space in it survives where the next word has no `=`.
 pub fn scontrol_job(text: &str) -> ScontrolJob {
     let mut job = ScontrolJob::default();
+    // The first of a key wins: a later one is inside a value the job's owner wrote.
+    let mut seen = std::collections::HashSet::new();
     for (key, value) in fields(text) {
+        if !seen.insert(key) {
+            continue;
+        }
         let value = value.trim();
         let owned = || Some(value.to_string()).filter(|v| !v.is_empty() && v != "(null)");
         match key {
@@ -227,6 +232,23 @@ mod tests {
         assert_eq!(job.mem_per_node.as_deref(), Some("300M"));
         assert_eq!(tres_mem(job.tres.as_deref().unwrap()), Some(300 << 20));
         assert_eq!(job.mem_per_cpu, None);
+    }
+
+    /// A working directory whose name imitates fields does not change the job's owner
+    /// or its output: the first of a key is scontrol's own.
+    #[test]
+    fn regression_a_value_that_imitates_a_field_changes_nothing() {
+        let spoofed = OOM_JOB.replace(
+            "WorkDir=/home/alice/my jobs",
+            "WorkDir=/home/alice/x UserId=root(0) GroupId=root(0) StdErr=/etc/ld.so.preload",
+        );
+        let job = scontrol_job(&spoofed);
+        assert_eq!((job.uid, job.gid), (Some(1000), Some(1000)));
+        assert_eq!(
+            job.std_err.as_deref(),
+            Some("/etc/ld.so.preload"),
+            "StdErr comes after WorkDir: a path never decides the owner"
+        );
     }
 
     #[test]

@@ -61,28 +61,29 @@ impl Epilog {
 
 fn combine(id: u64, shown: ScontrolJob, env: Option<&Epilog>) -> SlurmJob {
     let e = |f: fn(&Epilog) -> Option<String>| env.and_then(f);
-    let work_dir = shown.work_dir.clone().or_else(|| e(|e| e.work_dir.clone()));
-    let user = shown.user.clone().or_else(|| e(|e| e.user.clone()));
-    // scontrol expands the patterns it can; the environment has them as written.
-    let output = shown
-        .std_err
-        .clone()
-        .or(shown.std_out.clone())
-        .or_else(|| {
-            let pattern = e(|e| e.stderr.clone().or(e.stdout.clone()))?;
-            let node = e(|e| e.node.clone());
-            Some(expand(&pattern, id, user.as_deref(), node.as_deref()))
-        })
+    // slurmd's word first: scontrol's line holds text the job's owner wrote (its
+    // working directory, its command), which could imitate a field.
+    let work_dir = e(|e| e.work_dir.clone()).or_else(|| shown.work_dir.clone());
+    let user = e(|e| e.user.clone()).or_else(|| shown.user.clone());
+    let node = e(|e| e.node.clone());
+    let from_env = e(|e| e.stderr.clone().or(e.stdout.clone()))
+        .map(|pattern| expand(&pattern, id, user.as_deref(), node.as_deref()))
+        // Patterns only slurmctld knows (`%x`, `%A`, `%a`): scontrol's expansion.
+        .filter(|p| !p.contains('%'));
+    let output = from_env
+        .or_else(|| shown.std_err.clone().or(shown.std_out.clone()))
         .or_else(|| Some(format!("slurm-{id}.out")))
         .map(|p| match (p.starts_with('/'), &work_dir) {
             (false, Some(dir)) => PathBuf::from(dir).join(p),
             _ => PathBuf::from(p),
         })
         .filter(|p| p.is_absolute());
+    let owner = env.and_then(|e| Some((e.uid?, e.gid?)));
     SlurmJob {
         id,
-        uid: shown.uid.or(env.and_then(|e| e.uid)),
-        gid: shown.gid.or(env.and_then(|e| e.gid)),
+        uid: owner.map(|o| o.0).or(shown.uid),
+        gid: owner.map(|o| o.1).or(shown.gid),
+        owner_from_slurmd: owner.is_some(),
         user,
         state: shown.state.clone(),
         reason: shown.reason.clone(),

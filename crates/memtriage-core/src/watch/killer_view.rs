@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::diagnose::killers::reaches;
 use crate::diagnose::trend::{least_squares, Point};
-use crate::model::killers::{KillerReach, OomKiller, PredictedVictim};
+use crate::model::killers::{KillerKind, KillerReach, OomKiller, PredictedVictim};
 use crate::model::system::MemInfo;
 use crate::probe::killers::{find, predict_victim};
 use crate::probe::root::Root;
@@ -27,8 +27,10 @@ const RATE_MIN_SPAN: f64 = 5.0;
 pub struct KillersNow {
     /// Every killer's reach, the first to act first.
     pub reach: Vec<KillerReach>,
-    /// Whom the first to act would pick, where it picks a process by score.
+    /// Whom the first to act would pick, where it picks a process by score, and which
+    /// killer that was when it was predicted (the first may have changed since).
     pub first_victim: Option<PredictedVictim>,
+    pub victim_of: Option<KillerKind>,
     /// Bytes per second `MemAvailable` falls at over the last half minute (negative:
     /// it rises); `None` until that long was sampled.
     pub available_falling: Option<f64>,
@@ -48,7 +50,7 @@ pub struct KillerView {
     root: Root,
     found: Vec<OomKiller>,
     found_at: Option<f64>,
-    victim: Option<PredictedVictim>,
+    victim: Option<(KillerKind, PredictedVictim)>,
     available: VecDeque<Point>,
 }
 
@@ -77,19 +79,21 @@ impl KillerView {
         let reach = reaches(self.found.clone(), mem, None);
         if stale {
             self.victim = reach.iter().find(|r| r.room.is_some()).and_then(|r| {
-                predict_victim(
+                let victim = predict_victim(
                     &self.root,
                     &r.killer.victim,
                     r.killer.pid,
                     &[],
                     0,
                     mem.total.unwrap_or(0),
-                )
+                )?;
+                Some((r.killer.kind, victim))
             });
         }
         KillersNow {
             reach,
-            first_victim: self.victim.clone(),
+            first_victim: self.victim.as_ref().map(|v| v.1.clone()),
+            victim_of: self.victim.as_ref().map(|v| v.0),
             available_falling: self.falling(t, mem.available),
         }
     }

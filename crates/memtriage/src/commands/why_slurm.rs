@@ -84,10 +84,15 @@ fn epilog(answer: &SlurmAnswer, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         )?;
         return Ok(ExitStatus::Success);
     }
-    let (Some(path), Some(uid), Some(gid)) = (&answer.job.output, answer.job.uid, answer.job.gid)
+    // Written as the job's owner, and only as slurmd named it: scontrol's text holds
+    // values the owner wrote.
+    let job = &answer.job;
+    let (Some(path), Some(uid), Some(gid), true) =
+        (&job.output, job.uid, job.gid, job.owner_from_slurmd)
     else {
         anyhow::bail!(
-            "job {id}: its output file or owner is unknown: {}",
+            "job {id}: its output file, or its owner as slurmd names it (SLURM_JOB_UID, \
+             SLURM_JOB_GID), is unknown: {}",
             verdict.short
         );
     };
@@ -96,26 +101,60 @@ fn epilog(answer: &SlurmAnswer, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     writeln!(text, "{EPILOG_VERDICT} {}", verdict.short)?;
     let plain = Style::for_stream(ColorChoice::Never, false, false);
     render::findings::write(&mut text, &plain, &verdict.findings)?;
-    append_as(uid, gid, path, &text)?;
+    let groups = groups_of(job.user.as_deref(), gid);
+    append_as(uid, gid, &groups, path, &text)?;
     writeln!(p.err, "memtriage epilog: job {id}: {}", verdict.short)?;
     Ok(ExitStatus::Success)
 }
 
-/// Appends `text` to `path` with the permissions of `uid`/`gid` and no other group: a
-/// file the job's owner could not write is not written.
-fn append_as(uid: u32, gid: u32, path: &Path, text: &[u8]) -> anyhow::Result<()> {
+/// The owner's groups, as a login would have them: a file the job may write through a
+/// supplementary group stays writable. Its primary group alone where unknown.
+fn groups_of(user: Option<&str>, gid: u32) -> Vec<libc::gid_t> {
+    let Some(name) = user.and_then(|u| std::ffi::CString::new(u).ok()) else {
+        return vec![gid];
+    };
+    let mut groups: Vec<libc::gid_t> = vec![0; 64];
+    for _ in 0..2 {
+        let mut n = groups.len() as libc::c_int;
+        // SAFETY: the buffer holds `n` entries; the name is a C string.
+        let found = unsafe { libc::getgrouplist(name.as_ptr(), gid, groups.as_mut_ptr(), &mut n) };
+        if found >= 0 {
+            groups.truncate(n.max(0) as usize);
+            return groups;
+        }
+        groups.resize(n.max(1) as usize, 0);
+    }
+    vec![gid]
+}
+
+/// Appends `text` to the regular file `path` (never made, never a link) with the
+/// permissions of `uid`, `gid` and `groups`: a file the job's owner could not write is
+/// not written.
+fn append_as(
+    uid: u32,
+    gid: u32,
+    groups: &[libc::gid_t],
+    path: &Path,
+    text: &[u8],
+) -> anyhow::Result<()> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let mut command = Command::new("/bin/sh");
     command
-        .args(["-c", "cat >> \"$1\"", "sh"])
+        .args([
+            "-c",
+            "[ -f \"$1\" ] && [ ! -h \"$1\" ] || { echo 'not a regular file' >&2; exit 3; }; exec cat >> \"$1\"",
+            "sh",
+        ])
         .arg(path)
         .stdin(Stdio::piped())
         .stdout(Stdio::null());
-    // SAFETY: only async-signal-safe calls between fork and exec.
+    let groups = groups.to_vec();
+    // SAFETY: only async-signal-safe calls between fork and exec, on memory made
+    // before the fork.
     unsafe {
         command.pre_exec(move || {
-            if libc::setgroups(0, std::ptr::null()) != 0
+            if libc::setgroups(groups.len(), groups.as_ptr()) != 0
                 || libc::setgid(gid) != 0
                 || libc::setuid(uid) != 0
             {
@@ -125,8 +164,9 @@ fn append_as(uid: u32, gid: u32, path: &Path, text: &[u8]) -> anyhow::Result<()>
         });
     }
     let mut child = command.spawn()?;
-    child.stdin.take().expect("piped above").write_all(text)?;
+    let written = child.stdin.take().expect("piped above").write_all(text);
     let status = child.wait()?;
+    written?;
     anyhow::ensure!(
         status.success(),
         "could not append to {} as uid {uid}: {status}",

@@ -253,8 +253,8 @@ fn inspect_tree_and_top_list_the_killers_first_to_act_first() {
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        text.lines().any(|l| l.starts_with("earlyoom (pid ")
-            && l.contains(" acts in ")
+        text.lines().any(|l| l.starts_with("earlyoom acts after ")
+            && l.contains(" acts after ")
             && l.contains(", picks ")),
         "{text}"
     );

@@ -46,8 +46,11 @@ pub struct Monitor<'a> {
     /// with the job.
     killers: Vec<OomKiller>,
     job_limit: Option<u64>,
-    /// When the tree was last looked at for a killer that came with it (seconds).
+    /// When the tree was last looked at for a killer that came with it (seconds),
+    /// and the processes already looked up (one that could not be read is not read
+    /// again every time).
     killers_checked_at: f64,
+    killers_checked: Vec<i32>,
 }
 
 /// How often the tree is looked at for a killer that came with the job (seconds).
@@ -76,6 +79,7 @@ impl<'a> Monitor<'a> {
             warning_lines: None,
             job_limit,
             killers_checked_at: 0.0,
+            killers_checked: Vec::new(),
         }
     }
 
@@ -87,13 +91,17 @@ impl<'a> Monitor<'a> {
             return None;
         }
         self.killers_checked_at = sample.t;
-        let new = sample.processes.iter().any(|p| {
-            KILLERS_IN_JOBS.contains(&p.comm.as_str())
-                && !self.killers.iter().any(|k| k.pid == Some(p.pid))
-        });
-        if !new {
+        let new: Vec<i32> = sample
+            .processes
+            .iter()
+            .filter(|p| KILLERS_IN_JOBS.contains(&p.comm.as_str()))
+            .map(|p| p.pid)
+            .filter(|pid| !self.killers_checked.contains(pid))
+            .collect();
+        if new.is_empty() {
             return None;
         }
+        self.killers_checked.extend(new);
         self.killers = killers::find(&self.root, Some(self.job));
         self.watch.reset_ceiling(ceiling::discover(
             &self.root,

@@ -126,17 +126,26 @@ fn killers_items(k: &KillersNow, width: usize) -> Vec<String> {
     let Some(first) = acting.next() else {
         return Vec::new();
     };
-    let mut line = format!("{} acts in {}", first.killer.label(), iec_opt(first.room));
+    // The name alone: its settings are in `inspect --tree` and doctor.
+    let mut line = format!(
+        "{} acts after {} more",
+        first.killer.kind.name(),
+        iec_opt(first.room)
+    );
     // An hour away is no warning: MemAvailable drifts by that much.
     if let Some((_, seconds)) = k.first_acts_in().filter(|(_, s)| *s < 3600.0) {
         line.push_str(&format!(" (~{seconds:.0} s)"));
     }
-    if let Some(v) = &k.first_victim {
+    if let Some(v) = k
+        .first_victim
+        .as_ref()
+        .filter(|_| k.victim_of == Some(first.killer.kind))
+    {
         line.push_str(&format!(", picks {} (pid {})", v.comm, v.pid));
     }
     if let Some(next) = acting.next() {
         let then = format!(
-            "; then {} in {}",
+            "; then {} after {}",
             next.killer.kind.name(),
             iec_opt(next.room)
         );
@@ -688,6 +697,7 @@ mod tests {
                 comm: "python".into(),
                 in_job: false,
             }),
+            victim_of: Some(KillerKind::Earlyoom),
             available_falling: Some((64 << 20) as f64),
         }
     }
