@@ -219,6 +219,7 @@ mod tests {
             }),
             warning: None,
             warnings: 0,
+            pressure_warning: None,
         }
     }
 

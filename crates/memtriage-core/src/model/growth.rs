@@ -109,6 +109,10 @@ pub struct GrowthSummary {
     pub warning: Option<EarlyWarning>,
     /// How many early warnings were given.
     pub warnings: u32,
+    /// What was said of systemd-oomd's pressure limit, where one runs and pressure
+    /// rose half way to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure_warning: Option<String>,
 }
 
 /// One process of the tree near the ceiling: its regions grouped by kind and the

@@ -11,6 +11,7 @@
 
 pub mod ceiling;
 pub mod fit;
+pub mod pressure;
 pub mod snapshot;
 pub mod watch;
 
@@ -51,6 +52,9 @@ pub struct Monitor<'a> {
     /// again every time).
     killers_checked_at: f64,
     killers_checked: Vec<i32>,
+    /// systemd-oomd's pressure, where one runs, and what was said of it.
+    pressure: Option<pressure::PressureWatch>,
+    pressure_warning: Option<String>,
 }
 
 /// How often the tree is looked at for a killer that came with the job (seconds).
@@ -68,6 +72,7 @@ impl<'a> Monitor<'a> {
         lines: Option<LinesReader>,
         killers: Vec<OomKiller>,
     ) -> Self {
+        let pressure = pressure::PressureWatch::of(&killers);
         Monitor {
             watch: GrowthWatch::new(job, ceiling::discover(root, job_limit, job, &killers)),
             killers,
@@ -80,6 +85,8 @@ impl<'a> Monitor<'a> {
             job_limit,
             killers_checked_at: 0.0,
             killers_checked: Vec::new(),
+            pressure,
+            pressure_warning: None,
         }
     }
 
@@ -103,6 +110,9 @@ impl<'a> Monitor<'a> {
         }
         self.killers_checked.extend(new);
         self.killers = killers::find(&self.root, Some(self.job));
+        if self.pressure.is_none() {
+            self.pressure = pressure::PressureWatch::of(&self.killers);
+        }
         self.watch.reset_ceiling(ceiling::discover(
             &self.root,
             self.job_limit,
@@ -115,6 +125,16 @@ impl<'a> Monitor<'a> {
     pub fn on_sample(&mut self, sample: &Sample, timeline_writer: Option<&mut TimelineWriter>) {
         let tick = self.watch.feed(sample);
         let mut timeline_writer = timeline_writer;
+        let full = sample.system.as_ref().and_then(|s| s.psi_full_avg10);
+        if let Some(line) = self.pressure.as_mut().and_then(|p| p.feed(sample.t, full)) {
+            if let Some(sink) = self.on_warning {
+                sink(&line);
+            }
+            if let Some(r) = timeline_writer.as_deref_mut() {
+                r.event(sample.t, "warning", self.job, None, Some(&line));
+            }
+            self.pressure_warning = Some(line);
+        }
         if let Some(mut warning) = tick.warning {
             warning.victim = self.victim(&warning, sample);
             self.watch.set_victim(warning.victim.clone());
@@ -174,6 +194,17 @@ impl<'a> Monitor<'a> {
     /// What the run's report keeps: the growth summary and the snapshot near the ceiling.
     pub fn finish(self) -> (Option<GrowthSummary>, Option<CeilingSnapshot>) {
         let mut summary = self.watch.summary();
+        if let Some(line) = self.pressure_warning {
+            summary
+                .get_or_insert(GrowthSummary {
+                    ceiling: None,
+                    episode: None,
+                    warning: None,
+                    warnings: 0,
+                    pressure_warning: None,
+                })
+                .pressure_warning = Some(line);
+        }
         if let (Some(w), Some(most)) = (
             summary.as_mut().and_then(|s| s.warning.as_mut()),
             self.warning_lines,

@@ -338,6 +338,7 @@ impl GrowthWatch {
             episode,
             warning: self.last_warning.as_ref().map(GrowthWarning::record),
             warnings: self.warnings,
+            pressure_warning: None,
         })
     }
 }
