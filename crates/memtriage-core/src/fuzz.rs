@@ -5,9 +5,9 @@
 
 use crate::diagnose::logs::LogScanner;
 use crate::parse::{
-    cgroup, cuda_snapshot, environ, kmsg, kv, limits, meminfo, mountinfo, passwd, pickle, pressure,
-    proc_connector, safetensors, smaps, smaps_rollup, stat, statm, status, swaps, text, thp,
-    timeline, uptime, userspace_oom, workload,
+    cgroup, cuda_snapshot, environ, kmsg, kv, limits, meminfo, mountinfo, oom_report, passwd,
+    pickle, pressure, proc_connector, safetensors, slurm, smaps, smaps_rollup, stat, statm, status,
+    swaps, text, thp, timeline, uptime, userspace_oom, workload,
 };
 
 /// A target's body: any bytes in, a panic where the code under it fails.
@@ -68,6 +68,15 @@ pub fn kernel_log(bytes: &[u8]) {
     }
     let _ = kmsg::oom_kills(lossy.lines());
     let _ = kmsg::xid_events(lossy.lines());
+    let lines: Vec<&str> = lossy.lines().collect();
+    let _ = oom_report::reports(&lines);
+    // Slurm's words in a job's output and its cgroup paths.
+    for line in &lines {
+        let _ = slurm::stepd_oom(line);
+        let _ = slurm::job_of_cgroup(line);
+        let _ = slurm::mem_size(line);
+    }
+    let _ = slurm::scontrol_job(&lossy);
     // `serve`'s readers of the same streams: userspace killers' lines, and the
     // cgroup paths the kernel names in them.
     for line in lossy.lines() {
