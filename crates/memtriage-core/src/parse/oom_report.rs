@@ -5,6 +5,7 @@
 //! held, its resident pages and name).
 
 use super::kmsg::{oom_kills, parse_line};
+use super::oom_task_table::row;
 use crate::model::system::OomKill;
 
 /// Bytes a page of the task table counts: this machine's page size (the reports read
@@ -97,20 +98,12 @@ fn kb(v: &str) -> Option<u64> {
         .checked_mul(1024)
 }
 
-/// `[   4242]  1000  4242  2000000   900000  8000000        0             0 python3`
 fn task_row(message: &str) -> Option<TaskRow> {
-    let rest = message.strip_prefix('[')?;
-    let (pid, rest) = rest.split_once(']')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // uid tgid total_vm rss … name; the name is last (it may not hold spaces here).
-    if fields.len() < 5 {
-        return None;
-    }
-    let rss: u64 = fields[3].parse().ok()?;
+    let r = row(message)?;
     Some(TaskRow {
-        pid: pid.trim().parse().ok()?,
-        rss: rss.checked_mul(page())?,
-        name: fields.last()?.to_string(),
+        pid: r.pid,
+        rss: r.rss_pages.checked_mul(page())?,
+        name: r.name.to_string(),
     })
 }
 

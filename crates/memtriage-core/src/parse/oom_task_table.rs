@@ -43,16 +43,36 @@ fn is_header(message: &str) -> bool {
         && message.contains("rss")
 }
 
-/// A row's `rss` column (pages): the fifth number, after pid, uid, tgid, total_vm.
+/// A row's `rss` column (pages).
 fn resident_pages(message: &str) -> Option<u64> {
+    row(message).map(|r| r.rss_pages)
+}
+
+/// One process of a task table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskRow<'a> {
+    pub pid: i32,
+    /// The `rss` column, in pages: the fifth number, after pid, uid, tgid, total_vm.
+    pub rss_pages: u64,
+    /// The last column (it holds no spaces here).
+    pub name: &'a str,
+}
+
+/// `[   4242]  1000  4242  2000000   900000  8000000        0             0 python3`.
+pub fn row(message: &str) -> Option<TaskRow<'_>> {
     let rest = message.strip_prefix('[')?;
     let (pid, rest) = rest.split_once(']')?;
-    pid.trim().parse::<i64>().ok()?;
+    let pid = pid.trim().parse().ok()?;
     let mut fields = rest.split_whitespace();
     let _uid = fields.next()?;
     let _tgid = fields.next()?.parse::<i64>().ok()?;
     let _total_vm = fields.next()?.parse::<u64>().ok()?;
-    fields.next()?.parse().ok()
+    let rss_pages = fields.next()?.parse().ok()?;
+    Some(TaskRow {
+        pid,
+        rss_pages,
+        name: fields.last().unwrap_or(""),
+    })
 }
 
 fn largest((header, mut rows): (String, Vec<(u64, String)>)) -> Vec<String> {

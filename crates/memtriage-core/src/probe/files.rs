@@ -1,5 +1,6 @@
 //! A file the user named, that must be a regular file: a device never ends when read
-//! (`/dev/zero`), a FIFO or a socket blocks, a directory has no bytes.
+//! (`/dev/zero`), a FIFO or a socket blocks, a directory has no bytes. And the end of
+//! a log file, read without reading all of it.
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
@@ -26,4 +27,14 @@ pub fn refuse_special(path: &Path, meta: &std::fs::Metadata, why: &str) -> Resul
         path.display().to_string(),
         format!("{kind}, not a regular file: {why}"),
     ))
+}
+
+/// The last `bytes` of an open file, as text (bytes that are not UTF-8 replaced).
+pub fn tail(f: &mut std::fs::File, bytes: u64) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let len = f.metadata()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(bytes)))?;
+    let mut buf = Vec::new();
+    f.take(bytes).read_to_end(&mut buf)?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }

@@ -17,6 +17,7 @@ use crate::parse::killer_settings as settings;
 use crate::parse::userspace_oom::{parse_line, Killer};
 use crate::probe::cgroup::CgroupReader;
 use crate::probe::command::bounded_output;
+use crate::probe::files::tail;
 use crate::probe::procdir::ProcDir;
 use crate::probe::process::all_pids;
 use crate::probe::root::Root;
@@ -523,7 +524,10 @@ pub fn logged_kills(root: &Root, killers: &[OomKiller], since_unix: u64) -> Vec<
 fn output_file_kills(root: &Root, pid: i32) -> Vec<LoggedKill> {
     let mut kills = Vec::new();
     for (link, file) in output_files(root, pid) {
-        let Some(text) = tail(&link, LOG_TAIL) else {
+        let Some(text) = std::fs::File::open(&link)
+            .and_then(|mut f| tail(&mut f, LOG_TAIL))
+            .ok()
+        else {
             continue;
         };
         let shown = link.strip_prefix(root.path("/")).map_or_else(
@@ -568,16 +572,6 @@ fn logged(line: &str, source: &str) -> Option<LoggedKill> {
         line: line.trim().to_string(),
         source: source.to_string(),
     })
-}
-
-fn tail(path: &Path, bytes: u64) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(bytes))).ok()?;
-    let mut buf = Vec::new();
-    f.take(bytes).read_to_end(&mut buf).ok()?;
-    Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
 fn journal_kills(ident: &str, since_unix: u64) -> Vec<LoggedKill> {

@@ -4,12 +4,15 @@
 //! `SLURM_JOB_STDERR`, `SLURM_JOB_EXIT_CODE2`, …). The files of its output, where they
 //! went.
 
-use std::path::PathBuf;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::model::slurm::{MemRequest, SlurmJob};
 use crate::parse::slurm::{mem_size, scontrol_job, tres_mem, ScontrolJob};
 use crate::probe::command::bounded_output;
+use crate::probe::files::tail;
+use crate::probe::root::Root;
+use crate::probe::system::uptime_seconds;
 
 /// scontrol is asked once, and not waited for longer than this: an epilog that hangs
 /// drains the node.
@@ -115,6 +118,52 @@ fn mem_request(job: &ScontrolJob) -> Option<MemRequest> {
     })
 }
 
+/// The last `bytes` of the job's output, read as root: only a regular file (no link
+/// followed at its last step, no device or FIFO opened) owned by the job's owner, so
+/// a job cannot have root read what it could not.
+pub fn output_tail(path: &Path, owner: Option<u32>, bytes: u64) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind};
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    if owner.is_some_and(|uid| meta.uid() != uid) {
+        return Err(Error::new(
+            ErrorKind::PermissionDenied,
+            format!("owned by uid {}, not the job's owner", meta.uid()),
+        ));
+    }
+    tail(&mut f, bytes)
+}
+
+/// When the machine booted, in Unix seconds (what the kernel log's times count
+/// from), and how long ago.
+pub fn boot_unix(root: &Root) -> Option<(f64, f64)> {
+    let uptime = uptime_seconds(root).ok()?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
+    Some((now - uptime, uptime))
+}
+
+/// Whether a recorder wrote the history in the last minute (its write-ahead log or
+/// the file itself).
+pub fn being_written(db: &Path) -> bool {
+    // SQLite's write-ahead log is the database's path with `-wal` added.
+    let wal = std::path::PathBuf::from(format!("{}-wal", db.display()));
+    [wal.as_path(), db].iter().any(|p| {
+        std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() < 60))
+    })
+}
+
 /// `%j %J %u %N %n %t %s %%` as slurmd expands them for a batch job's output.
 fn expand(pattern: &str, id: u64, user: Option<&str>, node: Option<&str>) -> String {
     let mut out = String::new();
@@ -172,6 +221,34 @@ fn local_time(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The epilog reads the job's output as root: a link, a FIFO or a file of another
+    /// owner is not read (a job cannot have root open a device or read what it could
+    /// not).
+    #[test]
+    fn regression_the_output_is_read_only_as_a_regular_file_of_the_jobs_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("slurm-7.out");
+        std::fs::write(&file, "epoch 1\n").unwrap();
+        // SAFETY: geteuid cannot fail.
+        let me = unsafe { libc::geteuid() };
+        assert_eq!(output_tail(&file, Some(me), 1 << 10).unwrap(), "epoch 1\n");
+        assert!(
+            output_tail(&file, Some(me + 1), 1 << 10).is_err(),
+            "another owner's"
+        );
+        let link = dir.path().join("link.out");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(output_tail(&link, Some(me), 1 << 10).is_err(), "a link");
+        let fifo = dir.path().join("fifo.out");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a C string path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(
+            output_tail(&fifo, Some(me), 1 << 10).is_err(),
+            "a FIFO, without blocking"
+        );
+    }
 
     #[test]
     fn an_epilogs_output_pattern_is_expanded_as_slurmd_does() {

@@ -5,9 +5,7 @@
 //! history's verdict on that job (growth, what else held memory). What the Slurm
 //! epilog in `deploy/slurm/` appends to the job's output.
 
-use std::io::Read;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::diagnose::growth::until_death;
 use crate::diagnose::slurm::{verdict, JobEnd};
@@ -20,6 +18,7 @@ use crate::parse::oom_report::{reports, OomReport};
 use crate::parse::slurm::{job_of_cgroup, stepd_oom};
 use crate::probe::kmsg::read_kmsg;
 use crate::probe::root::Root;
+use crate::probe::slurm::{being_written, boot_unix, output_tail};
 use crate::usecase::why::WhyRequest;
 
 pub use crate::model::slurm::MemRequest;
@@ -57,19 +56,22 @@ pub fn explain_job(root: &Root, id: u64, db: &Path) -> Result<SlurmAnswer> {
     if let Some(e) = &kernel_log_error {
         notes.push(format!("the kernel log could not be read: {e}"));
     }
-    let window = RunWindow::of(&job);
+    let window = RunWindow::of(root, &job);
     let kills: Vec<OomReport> = reports(&lines)
         .into_iter()
         .filter(|r| in_job(r, id) && window.holds(r.kill.timestamp))
         .collect();
     let faults = faults_while_it_ran(&lines, &window);
-    let tail = job.output.as_deref().and_then(|p| match tail(p, job.uid) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            notes.push(format!("{}: {e}", p.display()));
-            None
-        }
-    });
+    let tail = job
+        .output
+        .as_deref()
+        .and_then(|p| match output_tail(p, job.uid, OUTPUT_TAIL) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                notes.push(format!("{}: {e}", p.display()));
+                None
+            }
+        });
     let stepd_line = tail.as_deref().and_then(|t| {
         t.lines()
             .find(|l| stepd_oom(l).is_some())
@@ -138,18 +140,6 @@ fn recorded(
 /// How long the history is waited for to hold a kill the kernel logged.
 const RECORD_WAIT: std::time::Duration = std::time::Duration::from_secs(12);
 
-/// Whether a recorder wrote the history in the last minute (its write-ahead log or
-/// the file itself).
-fn being_written(db: &Path) -> bool {
-    // SQLite's write-ahead log is the database's path with `-wal` added.
-    let wal = std::path::PathBuf::from(format!("{}-wal", db.display()));
-    [wal.as_path(), db].iter().any(|p| {
-        std::fs::metadata(p)
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() < 60))
-    })
-}
-
 /// What the history adds to the node's verdict: how the job grew before it died, and
 /// its other findings (workers that copied their parent, a storm of page faults).
 fn add_record(v: &mut SlurmVerdict, r: &WhyReport) {
@@ -184,8 +174,8 @@ impl RunWindow {
     const SLACK: f64 = 5.0;
     const DRIFT: f64 = 1e-3;
 
-    fn of(job: &SlurmJob) -> RunWindow {
-        let since_boot = match (job.started_unix, job.ended_unix, boot_unix()) {
+    fn of(root: &Root, job: &SlurmJob) -> RunWindow {
+        let since_boot = match (job.started_unix, job.ended_unix, boot_unix(root)) {
             (Some(start), Some(end), Some((boot, uptime))) => {
                 let slack = Self::SLACK + uptime * Self::DRIFT;
                 Some((start as f64 - boot - slack, end as f64 - boot + slack))
@@ -224,49 +214,6 @@ fn faults_while_it_ran(lines: &[String], window: &RunWindow) -> Vec<FatalSignal>
         .collect()
 }
 
-/// When the machine booted, in Unix seconds (what the kernel log's times count
-/// from), and how long ago.
-fn boot_unix() -> Option<(f64, f64)> {
-    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .ok()?
-        .as_secs_f64();
-    Some((now - uptime, uptime))
-}
-
-/// The end of the job's output, read as root: only a regular file (no link followed
-/// at its last step, no device or FIFO opened) owned by the job's owner, so a job
-/// cannot have root read what it could not.
-fn tail(path: &Path, owner: Option<u32>) -> std::io::Result<String> {
-    use std::io::{Error, ErrorKind, Seek, SeekFrom};
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
-    let meta = f.metadata()?;
-    if !meta.is_file() {
-        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
-    }
-    if owner.is_some_and(|uid| meta.uid() != uid) {
-        return Err(Error::new(
-            ErrorKind::PermissionDenied,
-            format!("owned by uid {}, not the job's owner", meta.uid()),
-        ));
-    }
-    let len = meta.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(OUTPUT_TAIL)))?;
-    let mut buf = Vec::new();
-    f.take(OUTPUT_TAIL).read_to_end(&mut buf)?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
-}
-
 /// `memtriage run`'s verdict (`memtriage: CMD … after 3.2 s`, or its JSON report), or
 /// this epilog's.
 fn holds_a_verdict(output: &str) -> bool {
@@ -299,28 +246,6 @@ fn strip_ansi(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The epilog reads the job's output as root: a link, a FIFO or a file of another
-    /// owner is not read (a job cannot have root open a device or read what it could
-    /// not).
-    #[test]
-    fn regression_the_output_is_read_only_as_a_regular_file_of_the_jobs_owner() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("slurm-7.out");
-        std::fs::write(&file, "epoch 1\n").unwrap();
-        // SAFETY: geteuid cannot fail.
-        let me = unsafe { libc::geteuid() };
-        assert_eq!(tail(&file, Some(me)).unwrap(), "epoch 1\n");
-        assert!(tail(&file, Some(me + 1)).is_err(), "another owner's");
-        let link = dir.path().join("link.out");
-        std::os::unix::fs::symlink(&file, &link).unwrap();
-        assert!(tail(&link, Some(me)).is_err(), "a link");
-        let fifo = dir.path().join("fifo.out");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a C string path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(tail(&fifo, Some(me)).is_err(), "a FIFO, without blocking");
-    }
 
     #[test]
     fn a_runs_verdict_or_this_epilogs_is_found_in_the_output() {

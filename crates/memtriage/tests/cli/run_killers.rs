@@ -417,7 +417,8 @@ fn rays_memory_monitor_started_by_the_job_is_named_before_it_acts_and_after() {
     // Ray's threshold 3 GiB under what is available now.
     let total = meminfo("MemTotal:") as f64;
     let share = 1.0 - (meminfo("MemAvailable:") - (3 << 30)) as f64 / total;
-    let threshold = format!("{share:.3}");
+    // As Ray's settings are shown: the number itself, no trailing zeros ("0.21").
+    let threshold = format!("{}", (share * 1000.0).round() / 1000.0);
     let out = memtriage()
         .args(["run", "--json", "--", "python3"])
         .arg(&script)
