@@ -153,6 +153,9 @@ pub struct GrowthWatch {
     last_warning: Option<GrowthWarning>,
     warnings: u32,
     near_ceiling_seen: bool,
+    /// The ceiling was read again since the last warning (a killer came with the
+    /// job): the next warning names it without waiting.
+    ceiling_changed: bool,
 }
 
 impl GrowthWatch {
@@ -170,6 +173,7 @@ impl GrowthWatch {
             last_warning: None,
             warnings: 0,
             near_ceiling_seen: false,
+            ceiling_changed: false,
         }
     }
 
@@ -269,12 +273,13 @@ impl GrowthWatch {
         }
         // Once, and again only when the ceiling comes at least twice as soon as the
         // last warning said (the growth sped up), on a window of new samples only.
-        if let Some(last) = &self.last_warning {
+        if let Some(last) = self.last_warning.as_ref().filter(|_| !self.ceiling_changed) {
             let promised = last.at_seconds + last.seconds_to_ceiling - sample.t;
             if seconds > promised / 2.0 || sample.t - last.at_seconds < WINDOW_SECONDS {
                 return None;
             }
         }
+        self.ceiling_changed = false;
         let warning = GrowthWarning {
             at_seconds: sample.t,
             pid: self.job,
@@ -298,6 +303,7 @@ impl GrowthWatch {
     /// as Ray's raylet does): the room it leaves is counted from the tree's memory at
     /// the last sample; a job's own `--limit` stays what it is.
     pub fn reset_ceiling(&mut self, ceiling: Option<MemoryCeiling>) {
+        self.ceiling_changed = true;
         let now = self
             .window
             .points()
@@ -427,6 +433,28 @@ mod tests {
         let s = w.summary().unwrap();
         assert_eq!(s.warnings, 1);
         assert_eq!(s.warning.unwrap().message, text);
+    }
+
+    /// A killer that came with the job (Ray's raylet) is named at once, not after a
+    /// window: it may act before one passes.
+    #[test]
+    fn a_ceiling_read_again_is_warned_of_without_waiting() {
+        let mut w = GrowthWatch::new(812, limit(4 << 30));
+        let grow = |t: f64| 20 * MIB + (40.0 * t) as u64 * MIB;
+        let first = feed(&mut w, 5.0, 0, grow);
+        let at = first
+            .iter()
+            .find_map(|(_, t)| t.warning.as_ref())
+            .unwrap()
+            .at_seconds;
+        w.reset_ceiling(limit(300 * MIB));
+        let t = at + 1.0;
+        let again = w.feed(&sample(t, vec![process(812, grow(t))]));
+        let warning = again
+            .warning
+            .expect("the nearer ceiling, named a second later");
+        assert_eq!(warning.ceiling.bytes, 300 * MIB);
+        assert_eq!(w.summary().unwrap().warnings, 2);
     }
 
     #[test]
