@@ -51,7 +51,7 @@ pub(super) static RULES: &[Rule] = &[
         "signal.sigsegv-report",
         C::NativeCrash,
         Error,
-        &["SIGSEGV", "signal 11", "Signal 11", "fault (11)", "Segmentation fault", "SIGABRT", "AddressSanitizer", "Signal: 6 (ABRT)", "Signal: 11 (SEGV)"],
+        &["SIGSEGV", "signal 11", "Signal 11", "fault (11)", "Segmentation fault", "SIGABRT", "AddressSanitizer", "Signal: 6 (ABRT)", "Signal: 11 (SEGV)", "Received signal"],
         // gdb on a live process or a core file, coredumpctl's `Signal:` row, a core
         // reader's summary, srun's report of a task.
         r"(?:Program|Thread \d+ \x22[^\x22]*\x22) (?:received|terminated with) signal SIG(?:SEGV|ABRT)|^\s*Signal: (?:11 \(SEGV\)|6 \(ABRT\))\s*$|died due(?: to)? receiving signal SIG(?:SEGV|ABRT)|\btask \d+: Segmentation fault\b|\*\*\* Received signal (?:11|6) \*\*\*|AddressSanitizer: SEGV|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID (?P<pid>\d+)|Caught signal 11 \(Segmentation fault|Signal: Segmentation fault \(11\)|Signal 11 \(SIGSEGV\) received by PID (?P<pid2>\d+)|terminated by signal SIGSEGV|(?:killed|terminated) by signal(?: 11\b|:? SIGSEGV)|died with <Signals\.SIGSEGV: 11>|interrupted by signal 11: SIGSEGV|received signal SIGSEGV|\bprocess \d+ terminated with signal SIG(?:SEGV|ABRT)\b|Segmentation fault: address not mapped|\bSIGSEGV: segmentation violation",
@@ -63,7 +63,7 @@ pub(super) static RULES: &[Rule] = &[
             "exit.sigsegv",
             C::NativeCrash,
             Error,
-            &["xit code", "xit Code", "xitcode", "xit status", "code -11", "code: -11", "status 139", "status: 139"],
+            &["xit code", "xit Code", "xitcode", "xit status", "code -11", "code: -11", "code = -11", "code=-11", "xitstatus", "xit_status", "status 139", "status=139", "status: 139", "status:139"],
             r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\s*[:=]?\s*139\b)|(?i:\bexitcode\s*[:=]\s*-11\b)|(?:return|exit|exited with) ?code(?: =|:)? -11\b|returncode=-11\b|(?i:status[ =:]+139\b)",
             "The process died of SIGSEGV (exit code 139): a segmentation fault",
         )
@@ -93,7 +93,7 @@ pub(super) static RULES: &[Rule] = &[
         "glibc.heap-corruption",
         C::NativeCrash,
         Error,
-        &["(): ", "double free or corruption", "corrupted size vs"],
+        &["(): ", "double free or corruption", "corrupted size vs", "*** Error in `"],
         r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*)$|\*\*\* Error in `[^`]*': (?P<emessage>[^*]+?) ?(?::? 0x[0-9a-f]+)? \*\*\*|(?:^|[^`'\x22])(?P<dmessage>double free or corruption.*)$",
         "glibc detected heap corruption: {message}",
     ),
@@ -125,7 +125,7 @@ pub(super) static RULES: &[Rule] = &[
         "shell.aborted",
         C::NativeCrash,
         Error,
-        &["Aborted", "zsh: ", "Abgebrochen", "Abandon", "已放弃", "Аварийный останов"],
+        &["abort", "zsh: ", "Abgebrochen", "Abandon", "已放弃", "Аварийный останов"],
         shell_signal!("Aborted|abort|Abgebrochen|Abandon|已放弃|Аварийный останов"),
         "The process aborted (SIGABRT)",
     ),

@@ -157,7 +157,7 @@ pub(super) static RULES: &[Rule] = &[
         "nccl.timeout",
         C::NcclFailure,
         Error,
-        &["imed out", "Timeout at NCCL work", "watchdog got stuck", "detected by watchdog", "ocket Timeout", "Connection reset by peer"],
+        &["imed out", "Timeout at NCCL work", "watchdog got stuck", "detected by watchdog", "ocket Timeout", "Connection reset by peer", "DistStoreError"],
         r"Some NCCL operations have failed or timed out|Exception \(either an error or timeout\) detected by watchdog|Timeout at NCCL work: (?P<work>\d+)|watchdog got stuck for (?P<stuck_s>\d+) seconds|ProcessGroupNCCL.*\b(?:timed out|Timed out)\b|(?:NCCL|collective|barrier|allreduce|all_reduce|broadcast).{0,80}(?:timed out|Timed out)|(?i:Socket Timeout)|DistStoreError: .*?timeout|Connection reset by peer.*(?:NCCL|Gloo|c10d)|(?:NCCL|c10d).*Connection reset by peer",
         "NCCL operations timed out",
     ),

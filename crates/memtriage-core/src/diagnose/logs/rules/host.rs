@@ -335,8 +335,8 @@ pub(super) static RULES: &[Rule] = &[
             "prose.memory-growth",
             C::MemoryGrowth,
             Warn,
-            &["leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from"],
-            r"(?i:\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|ris\w*|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) to (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute)|\bmemory (?:leak|usage) (?:occurs|happens|grows|increases) (?:every|each|per) (?:epoch|step|iteration|batch)|\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas|grow|ris|climb)\w*[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b)",
+            &["leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from", "rise", "rising", "rose"],
+            r"(?i:\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rise[sn]?|rising|rose|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) to (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute)|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rise[sn]?|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b)",
             "The text says memory kept growing",
         )
     },

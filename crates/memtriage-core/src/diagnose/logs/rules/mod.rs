@@ -61,6 +61,8 @@ pub mod host;
 mod kernel;
 mod limits;
 pub mod oom;
+#[cfg(test)]
+mod reach;
 mod windows;
 
 /// What kind of failure a line is evidence of. One finding per class seen.

@@ -135,7 +135,7 @@ pub(super) static RULES: &[Rule] = &[
         "systemd.unit-oom-killed",
         C::OomKill,
         Error,
-        &["killed by the OOM killer"],
+        &["killed by the OOM killer", "result 'oom-kill'"],
         r"(?P<unit>\S+): A process of this unit has been killed by the OOM killer|(?P<unit2>\S+): Failed with result 'oom-kill'",
         "The kernel's OOM killer killed a process of {unit}",
     ),
@@ -268,7 +268,7 @@ pub(super) static RULES: &[Rule] = &[
             "jupyter.kernel-died",
             C::OomKill,
             Warn,
-            &["appears to have died", "Kernel died", "Kernel Restarting", "kernel restarting", "has died, restarting", "KernelRestarter", "restarted"],
+            &["appears to have died", "Kernel died", "Kernel Restarting", "kernel restarting", "has died, restarting", "KernelRestarter", "restarted", " died"],
             r"[Kk]ernel(?: for \S+)? appears to have died|Kernel died|Kernel Restarting|KernelRestarter: restarting kernel|Kernel [0-9a-f-]+ died|has died, restarting|kernel [0-9a-f]{8}-[0-9a-f-]{27} restarted",
             "The Jupyter kernel died: most often the OOM killer ended it",
         )
@@ -280,7 +280,7 @@ pub(super) static RULES: &[Rule] = &[
             EXIT_SIGKILL,
             C::OomKill,
             Error,
-            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "exited with 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "signal 9", "Signal 9", "unexpected, 137"],
+            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "exited with 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "code = -9", "xitstatus", "xit_status", "status 137", "status=137", "status: 137", "status:137", "signal 9", "Signal 9", "unexpected, 137"],
             r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|Exiting \(unexpected, 137\)|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\bexited with 137\b|\(signal 9\)",
             "The process was killed by SIGKILL (exit code 137), most often the OOM killer",
         )
@@ -390,7 +390,7 @@ pub(super) static RULES: &[Rule] = &[
             "kubelet.eviction",
             C::UserspaceOomKill,
             Error,
-            &["low on resource: memory", "MemoryPressure", "Evicted", "eviction", "Eviction"],
+            &["low on resource: memory", "MemoryPressure", "InsufficientMemory", "Evicted", "eviction", "Eviction"],
             r"(?:The node was low on resource: memory|low on resource: memory)|Reason:\s+Evicted|\bEvicted\b.*\bmemory\b|\bmemory\b.*\bEvicted\b|(?:[Ee]viction manager|eviction_manager).*(?:memory|pod)|\bEvictionThresholdMet\b.*memory|NodeHasInsufficientMemory|\bMemoryPressure\b.*(?:True|evict)",
             "The kubelet evicted the pod: the node was low on memory",
         )

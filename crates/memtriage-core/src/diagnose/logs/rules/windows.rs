@@ -63,7 +63,7 @@ pub(super) static RULES: &[Rule] = &[
             "windows.bugcheck-memory",
             C::WindowsMemoryFault,
             Error,
-            &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "EXCEPTION_NOT_HANDLED", "SYSTEM_SERVICE_EXCEPTION", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1"],
+            &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "EXCEPTION_NOT_HANDLED", "SYSTEM_SERVICE_EXCEPTION", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1", "0x00000116"],
             r"\b(?P<check>MEMORY_MANAGEMENT|(?:DRIVER_)?IRQL_NOT_LESS_OR_EQUAL|VIDEO_TDR_FAILURE|(?:KMODE|SYSTEM_THREAD)_EXCEPTION_NOT_HANDLED|SYSTEM_SERVICE_EXCEPTION)\b|(?:stop code:?\s*|^\s*)(?P<check_words>(?-i:MEMORY MANAGEMENT|(?:DRIVER )?IRQL NOT LESS OR EQUAL|VIDEO TDR FAILURE))\s*$|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b",
             "Windows bug check {check}",
         )
@@ -87,7 +87,7 @@ pub(super) static RULES: &[Rule] = &[
             "windows.faulting-module",
             C::WindowsMemoryFault,
             Error,
-            &["Faulting module", "Exception code: 0xc0000005", "Exception code: 0xC0000005"],
+            &["Faulting module", "0xc0000005"],
             r"Faulting module name:\s*(?P<module>[^,\s]+)|Exception code:\s*0x[cC]0000005",
             "Windows: {module} crashed with an access violation (0xc0000005)",
         )
