@@ -36,7 +36,7 @@ use memchr::{memchr2, memrchr2};
 use regex::Regex;
 use serde::{Serialize, Serializer};
 
-use crate::model::finding::Finding;
+use crate::model::finding::{Finding, Severity};
 use crate::parse::text::escape_bytes;
 use engine::{engine, normalize, Engine, Pattern};
 use join::PendingJoin;
@@ -173,6 +173,9 @@ pub struct LogScanner {
     title_read: bool,
     /// The input opens with an article's title: the errors it quotes are examples.
     article: bool,
+    /// The input's head never has its writer speak of themselves (`I`, `my`, `我`):
+    /// a page, not a user's report.
+    impersonal: bool,
     /// Memory figures the job printed: evidence only as a series (growth), so kept
     /// apart from the matches (the first and last [`KEEP_FIRST`] of them).
     figures: Vec<LogMatch>,
@@ -225,6 +228,7 @@ impl LogScanner {
             wrap_at: None,
             title_read: false,
             article: false,
+            impersonal: false,
             had_literal: false,
             figures: Vec::new(),
             context: Vec::new(),
@@ -480,7 +484,8 @@ impl LogScanner {
         }
     }
 
-    /// Whether the input opens with an article's title: its first non-empty line.
+    /// Whether the input is a page: it opens with an article's title (its first non-empty
+    /// line), or its head carries the marks of a document ([`prose::reads_as_document`]).
     fn read_title(&mut self, region: &[u8]) {
         let text = &region[..region.len().min(MAX_LINE)];
         let Some(first) = text
@@ -491,7 +496,9 @@ impl LogScanner {
             return;
         };
         self.title_read = true;
-        self.article = prose::is_article_title(&first);
+        let head = String::from_utf8_lossy(&region[..region.len().min(prose::DOCUMENT_HEAD)]);
+        self.article = prose::is_article_title(&first) || prose::reads_as_document(&head);
+        self.impersonal = !prose::first_person(&head);
     }
 
     /// One segment, through the faulthandler block if one is open, then the rules.
@@ -631,7 +638,11 @@ impl LogScanner {
                     continue;
                 }
             }
+            let matched = caps.get(0).map_or(0..0, |m| m.range());
             if self.article
+                || (self.impersonal
+                    && rule.severity != Severity::Info
+                    && prose::mentioned_not_printed(&msg, matched))
                 || prose::quoted_as_example(engine, &self.context)
                 || prose::explains_the_error(&msg)
                 || prose::has_invented_values(line)

@@ -45,11 +45,16 @@ pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
         .filter(|(raw, msg)| !raw.contains("```") || msg.trim().contains(' '))
         .map(|(_, msg)| msg)
         .collect();
-    let sentences: Vec<&str> = messages
+    let mut sentences: Vec<&str> = messages
         .iter()
         .map(|l| l.trim())
         .filter(|l| !l.is_empty())
         .collect();
+    // A list of examples (`* \`NCCL error … internal error\``, one per bullet) is
+    // introduced once, by the sentence above its first item.
+    while sentences.len() > 1 && sentences.last().is_some_and(|l| is_list_item(l)) {
+        sentences.pop();
+    }
     // The sentence just before the quote: its last line, and the one above when that
     // line goes on from it (a wrapped sentence: `… when the GPU runs out of` / `memory is:`).
     let continued = sentences
@@ -73,6 +78,7 @@ pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
         "比如",
         "示例",
         "例えば",
+        "の例",
         "以下のような",
         "예를 들어",
         "zum beispiel",
@@ -91,6 +97,20 @@ pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
         "the following error",
         "something like",
         "looks like this",
+        "look like one of",
+        // The modal of a page: what may happen to anyone, not what happened.
+        "may appear",
+        "might appear",
+        "can appear",
+        "may occur",
+        "can occur",
+        "可能出现",
+        "可能会出现",
+        "如下错误",
+        "如下报错",
+        "以下错误",
+        "вы увидите",
+        "может появиться",
     ];
     // A page's table or section of examples: the heading may stand a few rows above.
     const EXAMPLES_HEADING: &[&str] = &["log examples", "error examples", "sample output"];
@@ -100,6 +120,11 @@ pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
         || lines
             .iter()
             .any(|l| EXAMPLES_HEADING.iter().any(|p| l.contains(p)))
+}
+
+/// An item of a bulleted list (`* `, `- `, `• `).
+fn is_list_item(line: &str) -> bool {
+    ["* ", "- ", "• "].iter().any(|b| line.starts_with(b))
 }
 
 /// A line of documentation that names the error while telling the reader about it
@@ -133,6 +158,8 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
         "可能遇到",
         "这样的错误",
         "のようなエラー",
+        "log examples",
+        "error examples",
     ];
     addressed || ABOUT_THE_ERROR.iter().any(|p| text.contains(p))
 }
@@ -143,9 +170,147 @@ pub(super) fn is_article_title(line: &str) -> bool {
     static TITLE: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &TITLE,
-        r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it)\s*$",
+        r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
         line,
     )
+}
+
+/// The error named inside a sentence, not printed: quoted (`` `Killed process <pid>` ``,
+/// 「CUDA out of memory」, “…”, «…») with words around the quote, or a cell of a
+/// results table (`| 16 | 2.59 | CUDA out of memory |`). A program prints its error as
+/// the line (at most after a prefix); a page or a write-up talks about it. The caller
+/// asks only of a text whose writer never speaks of themselves: a user's report
+/// (`This is failing with \`ENOMEM\``, `I'm running this within NixOS`) quotes what
+/// they got.
+pub(super) fn mentioned_not_printed(msg: &str, matched: std::ops::Range<usize>) -> bool {
+    in_quote_within_prose(msg, &matched) || is_table_cell(msg, &matched)
+}
+
+fn in_quote_within_prose(msg: &str, matched: &std::ops::Range<usize>) -> bool {
+    const PAIRS: &[(char, char)] = &[
+        ('`', '`'),
+        ('「', '」'),
+        ('『', '』'),
+        ('“', '”'),
+        ('«', '»'),
+    ];
+    let before = &msg[..matched.start];
+    let after = &msg[matched.end..];
+    let quoted = PAIRS.iter().find_map(|&(open, close)| {
+        let start = before.rfind(open)?;
+        // Inside a quote: the last mark before the match opens one (a backtick that
+        // closes `sar -S` does not open the text after it).
+        let opens = if open == close {
+            before.matches(open).count() % 2 == 1
+        } else {
+            before.rfind(close).is_none_or(|c| c < start)
+        };
+        let end = matched.end + after.find(close)?;
+        (opens && !msg[start + open.len_utf8()..end].contains(close))
+            .then(|| format!("{} {}", &msg[..start], &msg[end + close.len_utf8()..]))
+    });
+    let Some(outside) = quoted else {
+        return false;
+    };
+    // The words of a sentence around the quote, not of other quotes beside it (two
+    // lines of a C++ abort joined into one, each in its own backticks).
+    let outside = without_quotes(&outside, PAIRS);
+    let words = outside
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 2)
+        .count();
+    let cjk = outside.chars().filter(|c| is_cjk(*c)).count();
+    words >= 4 || cjk >= 6
+}
+
+/// `text` without the spans between each pair of quote marks.
+fn without_quotes(text: &str, pairs: &[(char, char)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut closing: Option<char> = None;
+    for c in text.chars() {
+        match closing {
+            Some(close) if c == close => closing = None,
+            Some(_) => {}
+            None => match pairs.iter().find(|(open, _)| *open == c) {
+                Some(&(_, close)) => closing = Some(close),
+                None => out.push(c),
+            },
+        }
+    }
+    out
+}
+
+/// A row of a markdown table whose cell is the matched error and nothing more.
+fn is_table_cell(msg: &str, matched: &std::ops::Range<usize>) -> bool {
+    let row = msg.trim();
+    if !(row.starts_with('|') && row.ends_with('|')) || row.matches('|').count() < 5 {
+        return false;
+    }
+    let cell_start = msg[..matched.start].rfind('|').map_or(0, |i| i + 1);
+    let cell_end = msg[matched.end..]
+        .find('|')
+        .map_or(msg.len(), |i| matched.end + i);
+    msg[cell_start..cell_end].trim().len() <= matched.len() + 2
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
+}
+
+/// The writer speaks of themselves: a report of what happened to them.
+pub(super) fn first_person(text: &str) -> bool {
+    static FIRST: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &FIRST,
+        r"\b(?:I|I'm|I've|my|My|we|We|our|Our|me)\b|我|私は|私の|\b(?:я|Я|мы|Мы|мне|ich|Ich|mein|eu|Eu|meu|je|Je)\b",
+        text,
+    )
+}
+
+/// How much of the input's head is read for the marks of a document: pages are short,
+/// and a long log's head is read once.
+pub(super) const DOCUMENT_HEAD: usize = 64 * 1024;
+
+/// The input is a page, not a program's output: it carries what only documents
+/// carry. A reStructuredText directive (`.. code-block:: text`), a page's front matter
+/// (`---` then `title:`), or a knowledge-base article's sections, two of `Problem`,
+/// `Cause`, `Analysis`, `Solution`, … each alone on its line. Headings and bullets are
+/// no such mark: issue templates have them (`### Describe the bug`).
+pub(super) fn reads_as_document(head: &str) -> bool {
+    static DIRECTIVE: OnceLock<Option<Regex>> = OnceLock::new();
+    static SECTION: OnceLock<Option<Regex>> = OnceLock::new();
+    let lines: Vec<&str> = head
+        .lines()
+        .map(|l| l.trim_start_matches(['+', '>']).trim())
+        .collect();
+    let front_matter = lines.iter().find(|l| !l.is_empty()) == Some(&"---")
+        && lines
+            .iter()
+            .skip_while(|l| l.is_empty())
+            .skip(1)
+            .take(5)
+            .any(|l| l.starts_with("title:") || l.starts_with("description:"));
+    let directive = lines.iter().any(|l| {
+        matches(
+            &DIRECTIVE,
+            r"^\.\. (?:code-block|code|sourcecode|note|warning|tip|important|admonition|literalinclude)::",
+            l,
+        )
+    });
+    let mut sections: Vec<String> = lines
+        .iter()
+        .filter(|l| {
+            matches(
+                &SECTION,
+                r"(?i)^\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução)\**\s*:?\s*\**$",
+                l,
+            )
+        })
+        .map(|l| l.trim_matches(|c: char| c == '*' || c == ':' || c.is_whitespace()).to_lowercase())
+        .collect();
+    sections.sort();
+    sections.dedup();
+    front_matter || directive || sections.len() >= 2
 }
 
 /// Values no system gave: the pid 1234 that pages put in their example lines (not an
@@ -203,23 +368,84 @@ mod tests {
         ));
     }
 
+    /// `told` holds for each of `yes` and for none of `no`.
+    fn tells_apart(told: fn(&str) -> bool, yes: &[&str], no: &[&str]) {
+        for text in yes {
+            assert!(told(text), "{text}");
+        }
+        for text in no {
+            assert!(!told(text), "{text}");
+        }
+    }
+
     #[test]
     fn an_articles_title_is_told_from_a_log_line() {
-        for title in [
-            "CUDA Out of Memory: Complete Troubleshooting Guide",
-            "Как исправить RuntimeError: CUDA out of Memory",
-            "How to fix 'Killed' when training",
-            "## Fix: DataLoader worker killed by signal: Bus error",
-        ] {
-            assert!(is_article_title(title), "{title}");
-        }
-        for line in [
-            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
-            "Out of memory: Killed process 4242 (python)",
-            "Why does my job get Killed?",
-        ] {
-            assert!(!is_article_title(line), "{line}");
-        }
+        tells_apart(
+            is_article_title,
+            &[
+                "CUDA Out of Memory: Complete Troubleshooting Guide",
+                "Как исправить RuntimeError: CUDA out of Memory",
+                "How to fix 'Killed' when training",
+                "## Fix: DataLoader worker killed by signal: Bus error",
+            ],
+            &[
+                "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+                "Out of memory: Killed process 4242 (python)",
+                "Why does my job get Killed?",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_page_is_told_from_a_programs_output_by_what_only_pages_carry() {
+        tells_apart(
+            reads_as_document,
+            &[
+                "+**Problem**: a run stops with a bare ``Killed``\n+\n+.. code-block:: text\n+\n+   Killed\n",
+                "---\ntitle: NCCL\ndescription: Troubleshooting NCCL issues\n---\nA common problem:\n",
+                "Problem\nThe swap was 100% used.\nAnalysis\nLinux swaps pages early.\n",
+            ],
+            &[
+                "### Describe the bug\nKilled\n### Environment\ntorch 2.1\n",
+                "---\n[rank0]: RuntimeError: CUDA out of memory\n",
+                "Problem\nKilled\n",
+            ],
+        );
+    }
+
+    #[test]
+    fn an_error_named_in_a_sentence_is_told_from_one_printed() {
+        let named = |msg: &str, error: &str| {
+            let start = msg.find(error).unwrap_or(0);
+            mentioned_not_printed(msg, start..start + error.len())
+        };
+        assert!(named(
+            "ディープラーニングの罠:空き容量があるのに「CUDA out of memory」が発生する理由",
+            "CUDA out of memory"
+        ));
+        assert!(named(
+            "On kernel 5.0+ memcg OOM kills emit only the `oom-kill:constraint=CONSTRAINT_MEMCG` line",
+            "oom-kill:constraint=CONSTRAINT_MEMCG"
+        ));
+        assert!(named(
+            "|   12 | Wizardcoder-15b  | autohf   |   16 |    2.59407   | CUDA out of memory |",
+            "CUDA out of memory"
+        ));
+        // Printed: the line is the error, after a prefix; or two quotes with the
+        // error between them, outside both.
+        assert!(!named(
+            "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+            "CUDA out of memory"
+        ));
+        assert!(!named(
+            "| `sar -S`：8G swap 连着三天贴 98~100%；`%commit` 180~205% |",
+            "swap 连着三天贴 98~100%"
+        ));
+        assert!(!named("Error: `Killed`", "Killed"));
+        assert!(!named(
+            "`terminate called after throwing an instance of 'std::bad_alloc'` `what():  std::bad_alloc`",
+            "what():  std::bad_alloc"
+        ));
     }
 
     #[test]
