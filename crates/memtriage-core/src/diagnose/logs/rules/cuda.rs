@@ -8,6 +8,19 @@ use crate::model::ids;
 
 pub(super) static RULES: &[Rule] = &[
     // ---- CUDA --------------------------------------------------------------------
+    // TensorFlow's BFC allocator dumps its chunks and bins when an allocation fails,
+    // before (and sometimes instead of) the `OOM when allocating` line.
+    Rule {
+        certainty: Likely,
+        ..rule(
+            "tensorflow.bfc-memory-dump",
+            C::CudaOom,
+            Error,
+            &["bfc_allocator"],
+            r"bfc_allocator\.cc:\d+\] (?:\d+ Chunks of size \d+ totalling|Sum Total of in-use chunks|Bin \(\d+\):\s+Total Chunks|Allocator \(\S+\) ran out of memory)",
+            "TensorFlow's GPU allocator dumped its memory map: an allocation failed",
+        )
+    },
     // torch.cuda.memory_summary()'s table counts the allocator's failures since the
     // start: one or more is an out-of-memory the job caught (or did not).
     Rule {
@@ -70,8 +83,8 @@ pub(super) static RULES: &[Rule] = &[
         "cuda.runtime-oom",
         C::CudaOom,
         Error,
-        &["out of memory", "OUT_OF_MEMORY", "exceed allowed memory", "ALLOC_FAILED", "cudaError", "MemoryAllocation", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "ResourceExhausted", "Resource exhausted", "OOM when allocating", "cache blocks", "KV cache", "KV Cache", "to allocate", "not allocate"],
-        r"(?:CUDA|HIP|MPS backend|cuda|CUDA driver|CUDA runtime|CUDNN|cuDNN|cuBLAS|GPU)(?: error)?:? out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|Cuda failure '?out of memory'?|torch\.(?:cuda\.)?OutOfMemoryError|(?:ResourceExhaustedError|RESOURCE_EXHAUSTED).{0,40}(?:OOM|[Oo]ut of memory)|OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory|Resource exhausted: Out of memory while trying to allocate|No available memory for the cache blocks|(?:larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for KV cache|not enough KV cache|KV cache is (?:not enough|too small))|(?:failed to allocate|Failed to allocate|Could not allocate).{0,60}(?:on device|device memory|GPU memory|GPU)|would exceed allowed memory\. \(out of memory\)|cudaMalloc.{0,200}out of memory|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL.*error=2 : out of memory|CUDA error \d+ at \S+: out of memory",
+        &["out of memory", "OUT_OF_MEMORY", "exceed allowed memory", "ALLOC_FAILED", "cudaError", "MemoryAllocation", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "ResourceExhausted", "Resource exhausted", "OOM when allocating", "cache blocks", "KV cache", "KV Cache", "to allocate", "not allocate", "Out of memory error on GPU"],
+        r"(?:CUDA|HIP|MPS backend|cuda|CUDA driver|CUDA runtime|CUDNN|cuDNN|cuBLAS|GPU)(?: error)?:? out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|Cuda failure '?out of memory'?|torch\.(?:cuda\.)?OutOfMemoryError|(?:ResourceExhaustedError|RESOURCE_EXHAUSTED).{0,40}(?:OOM|[Oo]ut of memory)|OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory|Resource exhausted: Out of memory while trying to allocate|No available memory for the cache blocks|(?:larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for KV cache|not enough KV cache|KV cache is (?:not enough|too small))|(?:failed to allocate|Failed to allocate|Could not allocate).{0,60}(?:on device|device memory|GPU memory|GPU)|would exceed allowed memory\. \(out of memory\)|cudaMalloc.{0,200}out of memory|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL.*error=2 : out of memory|CUDA error \d+ at \S+: out of memory|Out of memory error on GPU \d+",
         "CUDA out of memory (outside PyTorch's caching allocator)",
     ),
     Rule {

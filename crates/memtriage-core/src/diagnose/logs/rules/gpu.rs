@@ -108,6 +108,16 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // The GPU System Processor's firmware stopped answering the driver (Xid 119's
+        // failure); the driver dumps the falcon core's trace as it gives up.
+        "nvidia.gsp-timeout",
+        C::GpuXid,
+        Error,
+        &["RPC from GSP", "kflcnCoreDump", "GSP RPC"],
+        r"Timeout waiting for RPC from GSP|NVRM: kflcnCoreDumpNondestructive|GSP RPC timeout",
+        "The GPU's GSP firmware stopped answering the driver (the failure of Xid 119)",
+    ),
+    rule(
         // The driver's own status when a channel or the GSP can only be recovered by a
         // GPU reset (it comes with or instead of an Xid line).
         "nvidia.reset-required",
@@ -148,9 +158,9 @@ pub(super) static RULES: &[Rule] = &[
         "nccl.error",
         C::NcclFailure,
         Error,
-        &["unhandled system error", "unhandled cuda error", "remote process exited", "communicator was aborted", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError", "ncclRemoteError", "NCCL error", "NCCL Error", "NCCL failure", "internal error - please report"],
+        &["unhandled system error", "unhandled cuda error", "remote process exited", "communicator was aborted", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError", "ncclRemoteError", "NCCL error", "NCCL Error", "NCCL failure", "internal error - please report", "ncclSuccess"],
         // nccl-tests say `Test NCCL failure common.cu:777 'unhandled system error'`.
-        r"(?i:NCCL (?:error|failure)\b).*?(?P<error>unhandled system error|unhandled cuda error|internal error|invalid usage|remote process exited or there was a network error|invalid argument)|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|NCCL communicator was aborted|(?P<error2>unhandled system error|unhandled cuda error), NCCL version",
+        r"(?i:NCCL (?:error|failure)\b).*?(?P<error>unhandled system error|unhandled cuda error|internal error|invalid usage|remote process exited or there was a network error|invalid argument)|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|NCCL communicator was aborted|Check failed: \w+ == ncclSuccess \(\d+ vs\. 0\)|(?P<error2>unhandled system error|unhandled cuda error), NCCL version",
         "NCCL failed: {error}",
     ),
     rule(

@@ -185,6 +185,28 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // HotSpot's fatal-error banner (`hs_err_pid*.log` and the console).
+        "jvm.native-allocation-failed",
+        C::HostAllocFailure,
+        Error,
+        &["insufficient memory for the Java", "Native memory allocation"],
+        r"There is insufficient memory for the Java Runtime Environment to continue|Native memory allocation \((?:mmap|malloc)\) failed to (?:map|allocate) (?P<bytes>\d+) bytes",
+        "The JVM could not get native memory: the host ran out",
+    ),
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // Dask's worker says its process memory stays high with nothing of its
+            // own to spill: memory held outside Dask's data, most often a leak.
+            "dask.worker-memory-high",
+            C::MemoryGrowth,
+            Warn,
+            &["Unmanaged memory use is high", "leaking memory?"],
+            r"Unmanaged memory use is high\. This may indicate a memory leak|Memory use is high but worker has no data to store to disk\.\s+Perhaps some other process is leaking memory\?",
+            "A Dask worker's memory stays high with no data of its own: a leak, most likely",
+        )
+    },
+    rule(
         "cxx.bad-alloc",
         C::HostAllocFailure,
         Error,
@@ -336,7 +358,7 @@ pub(super) static RULES: &[Rule] = &[
             C::MemoryGrowth,
             Warn,
             &["leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from", "rise", "rising", "rose"],
-            r"(?i:\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rise[sn]?|rising|rose|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) to (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute)|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rise[sn]?|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b)",
+            r"(?i:\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rise[sn]?|rising|rose|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) to (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute)|\b(?:memory|ram|rss)\b[^.\n]{0,20}\b(?:increas\w*|grow\w*|rise[sn]?|rising|climb\w*|creep\w*)\b[^.\n]{0,12}?(?P<rate2>~?(?:\d[\d.]*|<n>)(?:\s*[–-]\s*(?:\d[\d.]*|<n>))?\s*[KMGT]i?B)\s*(?:/|per |an? |each )\s*(?:hour|h|min|minute|epoch|step|iteration|day)\b|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rise[sn]?|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b)",
             "The text says memory kept growing",
         )
     },

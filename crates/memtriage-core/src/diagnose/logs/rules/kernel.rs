@@ -33,7 +33,7 @@ pub(super) static RULES: &[Rule] = &[
             "-order allocation failed",
             "kswapd",
         ],
-        r"(?P<comm>\S+?):? page allocation (?:failure[.:]|stalls for \d+ms,) order:\s?(?P<order>\d+)|__alloc_pages: (?P<order2>\d+)-order allocation failed|^\s*\d+\s+\w+\s+\d+\s+-?\d+\s+\d+\s+\d+\s+\d+\s+R\s+(?:[5-9]\d|100)\.\d\s+[\d.]+\s+[\d:.]+\s+kswapd\d",
+        r"(?P<comm>\S+?):? page allocation (?:failure[.:]|stalls for \d+ms,) order:\s?(?P<order>\d+)|__alloc_pages: (?P<order2>\d+)-order allocation failed|^\s*\d+\s+\w+\s+\d+\s+-?\d+\s+\d+\s+\d+\s+\d+\s+R\s+(?:[5-9]\d|100)\.\d\s+[\d.]+\s+[\d:.]+\s+\[?kswapd\d",
         "The kernel failed an order-{order} page allocation for {comm}",
     ),
     rule(
@@ -98,8 +98,8 @@ pub(super) static RULES: &[Rule] = &[
         "kernel.panic",
         C::KernelOops,
         Error,
-        &["Kernel panic"],
-        r"^Kernel panic - not syncing: (?P<reason>.+?)\s*$",
+        &["Kernel panic", "PANIC: double fault"],
+        r"^Kernel panic - not syncing: (?P<reason>.+?)\s*$|^PANIC: (?P<reason2>double fault, error_code: \S+)",
         "Kernel panic: {reason}",
     ),
 ];

@@ -45,7 +45,7 @@ macro_rules! reported {
         concat!(
             r#"(?i:(?:\b(?:I|we)\b[^.\n]{0,40}?\b(?:shows?|showed|got|gets?|getting|see|saw|fails?|failed|prints?|printed|gives?|gave)|\b(?:it|terminal|console|process|program|job|script|training|python)\b[^.\n]{0,40}?\b(?:"#,
             $told,
-            r#")|\b(?:erred|errored|crash(?:es|ed)|dies|died|aborts?|aborted)\b[^.\n]{0,10}?\bwith)\b[^.\n]{0,20}?["'`*]+"#,
+            r#")|\b(?:erred|errored|crash(?:es|ed)|dies|died|aborts?|aborted)\b[^.\n]{0,10}?\bwith|\band (?:said|showed|printed|got|gave))\b[^.\n]{0,20}?["'`*“]+"#,
             $signal,
             r"\b)"
         )
