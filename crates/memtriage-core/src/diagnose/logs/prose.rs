@@ -113,7 +113,13 @@ pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
         "может появиться",
     ];
     // A page's table or section of examples: the heading may stand a few rows above.
-    const EXAMPLES_HEADING: &[&str] = &["log examples", "error examples", "sample output"];
+    const EXAMPLES_HEADING: &[&str] = &[
+        "log examples",
+        "error examples",
+        "sample output",
+        "エラー例",
+        "错误示例",
+    ];
     recent
         .iter()
         .any(|l| DOC_PHRASES.iter().any(|p| l.contains(p)))
@@ -206,12 +212,17 @@ fn in_quote_within_prose(msg: &str, matched: &std::ops::Range<usize>) -> bool {
             before.rfind(close).is_none_or(|c| c < start)
         };
         let end = matched.end + after.find(close)?;
-        (opens && !msg[start + open.len_utf8()..end].contains(close))
-            .then(|| format!("{} {}", &msg[..start], &msg[end + close.len_utf8()..]))
+        (opens && !msg[start + open.len_utf8()..end].contains(close)).then(|| {
+            let outside = format!("{} {}", &msg[..start], &msg[end + close.len_utf8()..]);
+            (start, outside)
+        })
     });
-    let Some(outside) = quoted else {
+    let Some((start, outside)) = quoted else {
         return false;
     };
+    if reports_before_quote(&msg[..start]) {
+        return false;
+    }
     // The words of a sentence around the quote, not of other quotes beside it (two
     // lines of a C++ abort joined into one, each in its own backticks).
     let outside = without_quotes(&outside, PAIRS);
@@ -221,6 +232,17 @@ fn in_quote_within_prose(msg: &str, matched: &std::ops::Range<usize>) -> bool {
         .count();
     let cjk = outside.chars().filter(|c| is_cjk(*c)).count();
     words >= 4 || cjk >= 6
+}
+
+/// The words before a quote say something failed with it (`This is failing with
+/// \`ENOMEM\``, `it crashed with 「…」`): a report of the error, not a mention.
+fn reports_before_quote(before: &str) -> bool {
+    static REPORT: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &REPORT,
+        r"(?i)\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|die[sd]|dying|abort(?:s|ed|ing)?|exit(?:s|ed|ing)|got|gets|getting|throws?|threw|raised?|returns?|returned)\b(?:\s+with)?(?:\s+(?:an?|the)\s+\w+)?\s*:?\s*$",
+        before,
+    )
 }
 
 /// `text` without the spans between each pair of quote marks.
@@ -442,6 +464,10 @@ mod tests {
             "swap 连着三天贴 98~100%"
         ));
         assert!(!named("Error: `Killed`", "Killed"));
+        assert!(!named(
+            "This is failing with `Unix.Unix_error(Unix.ENOMEM, \"io_uring_register_buffers\", \"\")`.",
+            "Unix.ENOMEM"
+        ));
         assert!(!named(
             "`terminate called after throwing an instance of 'std::bad_alloc'` `what():  std::bad_alloc`",
             "what():  std::bad_alloc"

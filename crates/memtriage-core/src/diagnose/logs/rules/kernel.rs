@@ -94,6 +94,21 @@ pub(super) static RULES: &[Rule] = &[
         r"^(?:Oops: )+(?P<detail>[0-9a-f]{4}\b.*|[\w :-]+ \[#\d+\].*)$",
         "Kernel oops: {detail}",
     ),
+    Rule {
+        certainty: crate::model::finding::Certainty::Likely,
+        ..rule(
+            // The register dump of an oops, a BUG or a WARN, in the 2.6/3.x form
+            // (`RIP: 0010:[<ffffffff8124e424>]  [<…>] blk_requeue_request+0x94/0xa0`) and
+            // the later one (`RIP: 0010:_nv012345rm+0x1c/0x30 [nvidia]`): the line
+            // that names the faulting function, when the headline is not in the text.
+            "kernel.register-dump",
+            C::KernelOops,
+            Error,
+            &["RIP: ", "pc : "],
+            r"^(?:RIP: [0-9a-f]{4}:(?:\[<[0-9a-f]+>\]\s+\[<[0-9a-f]+>\] )?|pc : )(?P<function>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[(?P<module>\w+)\])?",
+            "The kernel faulted in {function}",
+        )
+    },
     rule(
         "kernel.panic",
         C::KernelOops,

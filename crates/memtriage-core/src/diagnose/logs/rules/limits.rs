@@ -2,12 +2,44 @@
 //! sharing) and memory mappings (vm.max_map_count).
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::model::finding::Certainty::Likely;
-use crate::model::finding::Severity::{Error, Warn};
+use crate::model::finding::Certainty::{Likely, Possible};
+use crate::model::finding::Severity::{Error, Info, Warn};
 use crate::model::ids;
+
+/// A locked-memory limit shown in a limits table, when it is small (the 64 KiB or
+/// 8 MiB defaults that break RDMA registration, pinning and io_uring). Many healthy
+/// machines run with these defaults, so it is context for a failure, not one.
+fn small_memlock(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    const SMALL: u64 = 64 << 20;
+    let bytes = out.iter().find_map(|(k, v)| match k.as_str() {
+        "soft_bytes" => v.parse::<u64>().ok(),
+        "soft_kib" => v.parse::<u64>().ok().map(|kb| kb << 10),
+        _ => None,
+    });
+    match bytes {
+        Some(b) if b < SMALL => {
+            out.push(("limit".into(), crate::model::units::iec(b)));
+            true
+        }
+        _ => false,
+    }
+}
 
 pub(super) static RULES: &[Rule] = &[
     // ---- memlock, file descriptors, mappings --------------------------------------
+    Rule {
+        certainty: Possible,
+        extract: Some(small_memlock),
+        ..rule(
+            // `/proc/PID/limits` and `prlimit`'s row, `ulimit -a`'s line.
+            "limits.small-memlock",
+            C::MemlockLimit,
+            Info,
+            &["locked memory", "locked-in-memory"],
+            r"^Max locked memory\s+(?P<soft_bytes>\d+)\s+(?:\d+|unlimited)\s+bytes\s*$|^(?:max )?locked(?:-in)?[ -]memory(?: size)?\s+\(kbytes, -l\)\s+(?P<soft_kib>\d+)\s*$",
+            "The locked-memory limit is {limit}: RDMA registration, pinned memory and io_uring fail under it",
+        )
+    },
     rule(
         "rdma.ibv-reg-mr",
         C::MemlockLimit,

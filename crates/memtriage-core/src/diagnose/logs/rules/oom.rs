@@ -372,7 +372,8 @@ pub(super) static RULES: &[Rule] = &[
         C::UserspaceOomKill,
         Error,
         &["earlyoom", "sending SIG", "ow memory! ", "Invoking oom killer"],
-        r"(?i:low memory! (?:at or below SIG(?:TERM|KILL) limits|mem avail))|Invoking oom killer|earlyoom.*(?:sending SIG(?:TERM|KILL)|[Kk]illing process|killed)|^sending SIG(?:TERM|KILL) to process (?P<pid>\d+) uid \d+ \x22(?P<comm>[^\x22]*)\x22|low memory! at least one of the following is under threshold|mem avail:.*sending SIG(?:TERM|KILL)",
+        // Its desktop notification says `Low memory! Killing process 997 name`.
+        r"(?i:low memory! (?:at or below SIG(?:TERM|KILL) limits|mem avail|killing process (?P<pid_notified>\d+)))|Invoking oom killer|earlyoom.*(?:sending SIG(?:TERM|KILL)|[Kk]illing process|killed)|^(?:[-*] )?sending SIG(?:TERM|KILL) to process (?P<pid>\d+) uid \d+ \x22(?P<comm>[^\x22]*)\x22|low memory! at least one of the following is under threshold|mem avail:.*sending SIG(?:TERM|KILL)",
         "earlyoom killed a process because memory ran low",
     ),
     rule(
@@ -383,6 +384,25 @@ pub(super) static RULES: &[Rule] = &[
         // Its own words stand without its name: a journal's prefix may be gone.
         r"nohang.*(?:[Cc]orrective action|SIGKILL|SIGTERM|[Kk]illed)|Implement a corrective action|[Cc]orrective action applied|Memory status that requires corrective actions|<= (?:soft|hard)_threshold_min_(?:mem|swap)\b",
         "nohang killed a process because memory ran low",
+    ),
+    rule(
+        // The kubelet's OOM watcher turns the kernel's kills into node and pod events.
+        "kubelet.oom-event",
+        C::OomKill,
+        Error,
+        &["OOM encountered"],
+        r"(?:System|Cgroup) OOM encountered(?:, victim process: (?P<comm>[^,]+), pid: (?P<pid>\d+))?",
+        "The kubelet saw the kernel's OOM killer act on the node",
+    ),
+    rule(
+        // Dask's nanny restarts its worker past the memory budget (95% of its limit by
+        // default): a userspace killer.
+        "dask.nanny-restart",
+        C::UserspaceOomKill,
+        Error,
+        &["memory budget"],
+        r"Worker (?:\S+ \(pid=(?P<pid>\d+)\) )?exceeded (?P<percent>\d+)% memory budget",
+        "Dask's nanny restarted a worker past {percent}% of its memory limit",
     ),
     Rule {
         cause: Some(Capacity),
