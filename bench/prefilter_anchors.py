@@ -86,9 +86,16 @@ def cover(literals):
     return covers
 
 
+# What a place where an anchor's first bytes occur costs beside one where the whole
+# anchor does: the SIMD search stops there too (it tells candidates by their first
+# three bytes) and compares the anchor, but checks no literal.
+PREFIX_FACTOR = 0.1
+
+
 def costs(covers, real, synthetic, synthetic_weight):
     """Per anchor: its occurrences per MB of healthy text (each one found is checked
-    against its literals). The synthetic log is weighted up: a training loop prints
+    against its literals), and a tenth of its first three bytes' (each is a candidate
+    the search must compare). The synthetic log is weighted up: a training loop prints
     the same lines millions of times."""
     per_mb = {}
 
@@ -101,7 +108,7 @@ def costs(covers, real, synthetic, synthetic_weight):
 
     out = {}
     for sub in covers:
-        out[sub] = occurrences(sub)
+        out[sub] = occurrences(sub) + PREFIX_FACTOR * occurrences(sub.encode()[:3].decode(errors="ignore") or sub)
     return out
 
 

@@ -125,8 +125,12 @@ pub(super) static RULES: &[Rule] = &[
         "shell.aborted",
         C::NativeCrash,
         Error,
-        &["abort", "zsh: ", "Abgebrochen", "Abandon", "已放弃", "Аварийный останов"],
-        shell_signal!("Aborted|abort|Abgebrochen|Abandon|已放弃|Аварийный останов"),
+        &["Aborted", "zsh: ", "Abgebrochen", "Abandon", "已放弃", "Аварийный останов"],
+        // zsh alone says `abort`, after its name.
+        concat!(
+            shell_signal!("Aborted|Abgebrochen|Abandon|已放弃|Аварийный останов"),
+            r"|^zsh: abort(?: \(core dumped\))?(?:\s+(?P<command_zsh>.*?))?\s*$"
+        ),
         "The process aborted (SIGABRT)",
     ),
 ];

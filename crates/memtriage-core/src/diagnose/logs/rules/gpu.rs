@@ -113,8 +113,8 @@ pub(super) static RULES: &[Rule] = &[
         "nvidia.gsp-timeout",
         C::GpuXid,
         Error,
-        &["RPC from GSP", "kflcnCoreDump", "GSP RPC"],
-        r"Timeout waiting for RPC from GSP|NVRM: kflcnCoreDumpNondestructive|GSP RPC timeout",
+        &["Timeout waiting for RPC", "kflcnCoreDump"],
+        r"Timeout waiting for RPC from GSP|NVRM: kflcnCoreDumpNondestructive",
         "The GPU's GSP firmware stopped answering the driver (the failure of Xid 119)",
     ),
     rule(
@@ -158,7 +158,7 @@ pub(super) static RULES: &[Rule] = &[
         "nccl.error",
         C::NcclFailure,
         Error,
-        &["unhandled system error", "unhandled cuda error", "remote process exited", "communicator was aborted", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError", "ncclRemoteError", "NCCL error", "NCCL Error", "NCCL failure", "internal error - please report", "ncclSuccess"],
+        &["unhandled system error", "unhandled cuda error", "remote process exited", "communicator was aborted", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError", "ncclRemoteError", "NCCL error", "NCCL Error", "NCCL failure", "internal error - please report", "Check failed"],
         // nccl-tests say `Test NCCL failure common.cu:777 'unhandled system error'`.
         r"(?i:NCCL (?:error|failure)\b).*?(?P<error>unhandled system error|unhandled cuda error|internal error|invalid usage|remote process exited or there was a network error|invalid argument)|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|NCCL communicator was aborted|Check failed: \w+ == ncclSuccess \(\d+ vs\. 0\)|(?P<error2>unhandled system error|unhandled cuda error), NCCL version",
         "NCCL failed: {error}",

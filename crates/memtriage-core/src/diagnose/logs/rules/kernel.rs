@@ -104,8 +104,8 @@ pub(super) static RULES: &[Rule] = &[
             "kernel.register-dump",
             C::KernelOops,
             Error,
-            &["RIP: ", "pc : "],
-            r"^(?:RIP: [0-9a-f]{4}:(?:\[<[0-9a-f]+>\]\s+\[<[0-9a-f]+>\] )?|pc : )(?P<function>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[(?P<module>\w+)\])?",
+            &["RIP: "],
+            r"^RIP: [0-9a-f]{4}:(?:\[<[0-9a-f]+>\]\s+\[<[0-9a-f]+>\] )?(?P<function>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[(?P<module>\w+)\])?",
             "The kernel faulted in {function}",
         )
     },
