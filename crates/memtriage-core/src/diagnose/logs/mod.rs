@@ -487,17 +487,37 @@ impl LogScanner {
     /// Whether the input is a page: it opens with an article's title (its first non-empty
     /// line), or its head carries the marks of a document ([`prose::reads_as_document`]).
     fn read_title(&mut self, region: &[u8]) {
-        let text = &region[..region.len().min(MAX_LINE)];
-        let Some(first) = text
+        let text = &region[..region.len().min(MAX_LINE * 3)];
+        // The title opens the page, or opens the fence a user quotes it in (after
+        // their line that says what it is). A second line of the user's own (`어떻게
+        // 해결하나요?`, how do I fix it?) is no title.
+        let lines: Vec<String> = text
             .split(|b| *b == b'\n')
-            .map(|l| String::from_utf8_lossy(l).trim().to_string())
-            .find(|l| !l.is_empty())
-        else {
+            .map(|l| {
+                // A page quoted in markdown is still the page.
+                let l = String::from_utf8_lossy(l);
+                l.trim_start_matches(['>', ' ']).trim().to_string()
+            })
+            .filter(|l| !l.is_empty())
+            .take(4)
+            .collect();
+        let Some(first) = lines.first() else {
             return;
         };
+        let mut firsts = vec![first.clone()];
+        if let Some(fence) = lines.iter().take(2).position(|l| l.starts_with("```")) {
+            firsts.extend(lines.get(fence + 1).cloned());
+        }
         self.title_read = true;
+        self.read_page(region, &firsts);
+    }
+
+    /// Whether the input is a page (see [`Self::read_title`]) and whether its writer
+    /// ever speaks of themselves.
+    fn read_page(&mut self, region: &[u8], firsts: &[String]) {
         let head = String::from_utf8_lossy(&region[..region.len().min(prose::DOCUMENT_HEAD)]);
-        self.article = prose::is_article_title(&first) || prose::reads_as_document(&head);
+        self.article =
+            firsts.iter().any(|l| prose::is_article_title(l)) || prose::reads_as_document(&head);
         self.impersonal = !prose::first_person(&head);
     }
 

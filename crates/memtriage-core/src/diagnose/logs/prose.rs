@@ -301,21 +301,24 @@ pub(super) const DOCUMENT_HEAD: usize = 64 * 1024;
 pub(super) fn reads_as_document(head: &str) -> bool {
     static DIRECTIVE: OnceLock<Option<Regex>> = OnceLock::new();
     static SECTION: OnceLock<Option<Regex>> = OnceLock::new();
+    // As a diff (`+`), a quote (`> `) or both may show the page.
     let lines: Vec<&str> = head
         .lines()
-        .map(|l| l.trim_start_matches(['+', '>']).trim())
+        .map(|l| l.trim_start_matches(['+', '>', ' ']).trim_end())
         .collect();
-    let front_matter = lines.iter().find(|l| !l.is_empty()) == Some(&"---")
-        && lines
-            .iter()
-            .skip_while(|l| l.is_empty())
-            .skip(1)
-            .take(5)
-            .any(|l| l.starts_with("title:") || l.starts_with("description:"));
+    // Front matter opens the page, or the first lines of a quote of it (a fence, a
+    // line that says what it is).
+    let front_matter = lines.iter().take(8).enumerate().any(|(i, l)| {
+        *l == "---"
+            && lines.iter().skip(i + 1).take(5).any(|l| {
+                let l = l.to_ascii_lowercase();
+                l.starts_with("title:") || l.starts_with("description:")
+            })
+    });
     let directive = lines.iter().any(|l| {
         matches(
             &DIRECTIVE,
-            r"^\.\. (?:code-block|code|sourcecode|note|warning|tip|important|admonition|literalinclude)::",
+            r"(?i)^\.\. (?:code-block|code|sourcecode|note|warning|tip|important|admonition|literalinclude)::",
             l,
         )
     });
