@@ -400,17 +400,25 @@ mod tests {
         }
     }
 
+    /// The end of `job` with the kernel's `kills` in its cgroups and nothing else seen.
+    fn end_with<'a>(job: &'a SlurmJob, kills: &'a [OomReport]) -> JobEnd<'a> {
+        JobEnd {
+            job,
+            kills,
+            stepd_line: None,
+            stepd: None,
+            faults: &[],
+            kernel_log_error: None,
+        }
+    }
+
     #[test]
     fn an_oom_killed_worker_is_named_with_the_jobs_limit_and_a_slurm_fix() {
         let kills = reports(crate::parse::oom_report::SLURM_REPORT);
         let job = oom_job();
         let v = verdict(&JobEnd {
-            job: &job,
-            kills: &kills,
             stepd_line: Some("slurmstepd: error: Detected 1 oom_kill event in StepId=7.batch. Some of the step tasks have been OOM Killed."),
-            stepd: None,
-            faults: &[],
-            kernel_log_error: None,
+            ..end_with(&job, &kills)
         })
         .unwrap();
         let f = &v.findings[0];
@@ -442,12 +450,8 @@ mod tests {
     fn slurms_word_alone_is_likely_and_says_what_would_confirm_it() {
         let job = oom_job();
         let v = verdict(&JobEnd {
-            job: &job,
-            kills: &[],
-            stepd_line: None,
-            stepd: None,
-            faults: &[],
             kernel_log_error: Some("permission denied"),
+            ..end_with(&job, &[])
         })
         .unwrap();
         let f = &v.findings[0];
@@ -513,12 +517,9 @@ mod tests {
         let line = "slurmstepd: error: StepId=7.batch exceeded memory limit (322961408 > 314572800), being killed";
         let stepd = crate::parse::slurm::stepd_oom(line).unwrap();
         let v = verdict(&JobEnd {
-            job: &job,
-            kills: &[],
             stepd_line: Some(line),
             stepd: Some(&stepd),
-            faults: &[],
-            kernel_log_error: None,
+            ..end_with(&job, &[])
         })
         .unwrap();
         let f = &v.findings[0];
@@ -538,15 +539,7 @@ mod tests {
         let mut kills = reports(crate::parse::oom_report::SLURM_REPORT);
         kills[0].kill.constraint = OomConstraint::Global;
         let job = oom_job();
-        let v = verdict(&JobEnd {
-            job: &job,
-            kills: &kills,
-            stepd_line: None,
-            stepd: None,
-            faults: &[],
-            kernel_log_error: None,
-        })
-        .unwrap();
+        let v = verdict(&end_with(&job, &kills)).unwrap();
         let f = &v.findings[0];
         assert!(
             f.title

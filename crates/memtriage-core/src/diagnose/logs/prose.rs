@@ -289,9 +289,10 @@ pub(super) fn first_person(text: &str) -> bool {
     )
 }
 
-/// How much of the input's head is read for the marks of a document: pages are short,
-/// and a long log's head is read once.
-pub(super) const DOCUMENT_HEAD: usize = 64 * 1024;
+/// How much of the input's head is read for the marks of a document: the sample the
+/// scanner holds before it reads anything (pages are short), so the answer does not
+/// depend on how the input was cut in chunks.
+pub(super) const DOCUMENT_HEAD: usize = super::wrap::SAMPLE;
 
 /// The input is a page, not a program's output: it carries what only documents
 /// carry. A reStructuredText directive (`.. code-block:: text`), a page's front matter

@@ -106,7 +106,7 @@ pub(super) static RULES: &[Rule] = &[
             Error,
             &["RIP: "],
             r"^RIP: [0-9a-f]{4}:(?:\[<[0-9a-f]+>\]\s+\[<[0-9a-f]+>\] )?(?P<function>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[(?P<module>\w+)\])?",
-            "The kernel faulted in {function}",
+            "The kernel dumped its registers in {function} (an oops, a BUG or a WARN)",
         )
     },
     rule(
