@@ -173,6 +173,9 @@ pub struct LogScanner {
     title_read: bool,
     /// The input opens with an article's title: the errors it quotes are examples.
     article: bool,
+    /// The input is a pasted issue thread: its first line, a heading over the
+    /// author's byline, is the issue's title (the error the poster got), no section.
+    issue_title: Option<String>,
     /// The input's head never has its writer speak of themselves (`I`, `my`, `我`):
     /// a page, not a user's report.
     impersonal: bool,
@@ -228,6 +231,7 @@ impl LogScanner {
             wrap_at: None,
             title_read: false,
             article: false,
+            issue_title: None,
             impersonal: false,
             had_literal: false,
             figures: Vec::new(),
@@ -508,6 +512,9 @@ impl LogScanner {
         if let Some(fence) = lines.iter().take(2).position(|l| l.starts_with("```")) {
             firsts.extend(lines.get(fence + 1).cloned());
         }
+        if first.starts_with('#') && lines.get(1).is_some_and(|l| prose::is_issue_byline(l)) {
+            self.issue_title = Some(first.clone());
+        }
         self.title_read = true;
         self.read_page(region, &firsts);
     }
@@ -629,7 +636,7 @@ impl LogScanner {
         }
         self.had_literal = true;
         let msg = normalize(engine, line);
-        if prose::is_markdown_heading(&msg) {
+        if prose::is_markdown_heading(&msg) && self.issue_title.as_deref() != Some(line.trim()) {
             return false;
         }
         for (i, rule) in RULES.iter().enumerate() {

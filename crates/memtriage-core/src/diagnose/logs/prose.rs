@@ -20,6 +20,30 @@ pub(super) fn is_markdown_heading(msg: &str) -> bool {
         && !title.ends_with('.')
         && !title.contains('=')
         && !names_an_exception(title.trim_start())
+        && !is_issue_title(title.trim_start())
+}
+
+/// `[Bug]: Segmentation fault: 11`, `BUG: …`: an issue's title carries its tracker's
+/// tag; a title holding an address (`… for non-canonical address 0x25b5f6bb1a24827e`)
+/// was copied from the failure. Neither is a section of a page.
+fn is_issue_title(title: &str) -> bool {
+    static TAGGED: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &TAGGED,
+        r"(?i)^(?:\[\s*(?:bug|bug report|question|help|issue|crash|error)\s*\]|bug\s*:)|\b0x[0-9a-f]{8,}\b",
+        title,
+    )
+}
+
+/// The line under an issue's title where a thread is pasted: its author and date
+/// (`mxsurui · description · 2023-10-30`, `alice commented on May 14, 2025`).
+pub(super) fn is_issue_byline(line: &str) -> bool {
+    static BYLINE: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &BYLINE,
+        r"^\S.{0,60} · (?:description|comment) · \d{4}-\d{2}-\d{2}\b|^\S+ (?:commented|opened this issue)(?: on)? (?:[A-Z][a-z]{2,8} \d{1,2}, \d{4}|\d{4}-\d{2}-\d{2})",
+        line.trim(),
+    )
 }
 
 /// `RuntimeError: …`, `torch.OutOfMemoryError: …`: an issue's title that is the
@@ -71,6 +95,8 @@ pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
         "for instance",
         "an example",
         "example output",
+        "example log output",
+        "log output:",
         "типичное сообщение",
         "например",
         "пример",
@@ -120,12 +146,27 @@ pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
         "エラー例",
         "错误示例",
     ];
-    recent
+    // Words a user's report shares with a page (`We are getting the following error`):
+    // an example only where the writer does not say it happened to them.
+    const SHARED_WITH_REPORTS: &[&str] = &[
+        "the following error",
+        "something like",
+        "looks like this",
+        "如下错误",
+        "如下报错",
+        "以下错误",
+        "以下のような",
+    ];
+    let reported = sentences[sentences.len().saturating_sub(recent.len())..]
         .iter()
-        .any(|l| DOC_PHRASES.iter().any(|p| l.contains(p)))
-        || lines
+        .any(|l| first_person(l));
+    recent.iter().any(|l| {
+        DOC_PHRASES
             .iter()
-            .any(|l| EXAMPLES_HEADING.iter().any(|p| l.contains(p)))
+            .any(|p| l.contains(p) && !(reported && SHARED_WITH_REPORTS.contains(p)))
+    }) || lines
+        .iter()
+        .any(|l| EXAMPLES_HEADING.iter().any(|p| l.contains(p)))
 }
 
 /// An item of a bulleted list (`* `, `- `, `• `).
@@ -328,15 +369,33 @@ pub(super) fn reads_as_document(head: &str) -> bool {
         .filter(|l| {
             matches(
                 &SECTION,
-                r"(?i)^\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução)\**\s*:?\s*\**$",
+                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução)\**\s*:?\s*\**$",
                 l,
             )
         })
-        .map(|l| l.trim_matches(|c: char| c == '*' || c == ':' || c.is_whitespace()).to_lowercase())
+        .map(|l| {
+            l.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '.' | ')' | '、'))
+                .trim_matches(|c: char| c == '*' || c == ':' || c.is_whitespace())
+                .to_lowercase()
+        })
         .collect();
     sections.sort();
     sections.dedup();
-    front_matter || directive || sections.len() >= 2
+    front_matter
+        || directive
+        || sections.len() >= 2
+        || lines.iter().any(|l| is_table_of_contents(l))
+}
+
+/// A page's table of contents, alone on its line (`Table of Contents`, `目次`,
+/// `Quick Navigation:`): no program prints one above its output.
+fn is_table_of_contents(line: &str) -> bool {
+    static CONTENTS: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &CONTENTS,
+        r"(?i)^\**(?:table of contents|contents|quick navigation|in this article|on this page|目次|目录|目錄|содержание|inhaltsverzeichnis|índice|sommaire|목차)\**\s*:?$",
+        line,
+    )
 }
 
 /// Values no system gave: the pid 1234 that pages put in their example lines (not an

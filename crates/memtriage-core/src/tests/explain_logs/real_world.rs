@@ -565,6 +565,50 @@ fn forms_the_fourth_batch_set_aside_missed_are_named() {
     .is_empty());
 }
 
+/// One line of each form batch 5's train split brought (PostgreSQL's /dev/shm, a
+/// JVM's heap and SIGBUS, TensorRT's and CatBoost's GPU OOM, a compiler killed in
+/// another language, a kernel BUG line without its colon, heap corruption in an event).
+#[test]
+fn forms_the_fifth_batch_brought_are_named() {
+    let cases = [
+        ("ERROR:  could not resize shared memory segment \"/PostgreSQL.1767612635\" to 183552 bytes: No space left on device", "log.dataloader-shm"),
+        ("java.lang.OutOfMemoryError: unable to create new native thread", "log.host-alloc-failure"),
+        ("Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space", "log.host-alloc-failure"),
+        ("MemoryError: Unable to allocate array with shape (93849, 1, 52300) and data type float64", "log.host-alloc-failure"),
+        ("#  SIGBUS (0x7) at pc=0x00007ff481c70304, pid=24249, tid=24426", "log.mmap-bus-error"),
+        ("siginfo: si_signo: 7 (SIGBUS), si_code: 2 (BUS_ADRERR), si_addr: 0x00007f6a1e3aa000", "log.mmap-bus-error"),
+        ("[11/22/2024-13:40:47] [E] Error[1]: [defaultAllocator.cpp::allocate::31] Error Code 1: Cuda Runtime (out of memory)", "log.cuda-oom"),
+        ("(NCudaLib::TOutOfMemoryError) catboost/cuda/cuda_lib/memory_pool/stack_like_memory_pool.h:303: Error: Out of memory. Requested 11032 MB; Free 8260.007324 MB", "log.cuda-oom"),
+        ("gcc: 致命错误：已杀死 signal terminated program cc1", "log.oom-kill"),
+        ("collect2: fatal error: ld terminated with signal 9 [Unicestwiony]", "log.oom-kill"),
+        ("Transcription worker exited unexpectedly (code -9).", "log.oom-kill"),
+        ("[17.799154] BUG unable to handle page fault for address ffffffff822c26c0", "log.kernel-oops"),
+        ("kernel panic - not syncing : Fault exception", "log.kernel-oops"),
+        ("    <Data Name=\"ExceptionCode\">c0000374</Data> ", "log.windows-memory-fault"),
+        ("段错误 (核心已转储)", "log.native-crash"),
+        ("7:M 26 Feb 2023 13:42:15.741 # Redis 5.0.5 crashed by signal: 11", "log.native-crash"),
+        ("[>>>>>>>>>> ] 1022/5000, 1.5 task/s, elapsed: 673s, ETA: 2621s已杀死", "log.oom-kill"),
+    ];
+    each_named_first(&cases);
+}
+
+/// An issue pasted with its title and byline: the title is the error the poster got.
+/// A first-person sentence before a quote reports it (`We are getting the following
+/// error`), where the same words on a page introduce an example.
+#[test]
+fn an_issue_title_and_a_report_are_failures() {
+    for (text, class) in [
+        ("# Task was killed due to the node running low on memory (ray oom)\nNebularaid2000 · description · 2025-05-14\n遇到了和 #911 中一样的问题\n", "log.userspace-oom-kill"),
+        ("# [BUG] <RuntimeError: CUDA error: an illegal memory access was encountered>\n\nThe run stops at step 40.\n", "log.cuda-illegal-memory-access"),
+        ("We are getting the following error and pods are restarting -\nbootstrap check failure [1] of [1]: max virtual memory areas vm.max_map_count [65530] is too low, increase to at least [262144]\n", "log.max-map-count"),
+    ] {
+        let found = scan(text.as_bytes()).findings();
+        assert_eq!(found.first().map(|f| f.id.as_str()), Some(class), "{text}: {found:?}");
+    }
+    // Without the byline, a heading that names an error is a page's section.
+    assert!(classes(b"# CUDA out of memory\n\nReduce the batch size.\n").is_empty());
+}
+
 /// Pages that quote errors, told from output by what only pages carry.
 #[test]
 fn pages_that_quote_errors_raise_nothing() {
@@ -574,6 +618,8 @@ fn pages_that_quote_errors_raise_nothing() {
         "ディープラーニングの罠:空き容量があるのに「CUDA out of memory」が発生する理由\n",
         "|   12 | Wizardcoder-15b  | autohf   |  16 |    2.59407   | CUDA out of memory |\n",
         "I get this error:\n\n```text\n---\ntitle: NCCL\n---\nWatchdog caught collective operation timeout: WorkNCCL(SeqNum=42) ran for 1806948 milliseconds before timing out.\n```\n",
+        "If you trained a model, you hit this error.\nQuick Navigation:\nUnderstanding the Error\nRuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB.\n",
+        "1. 问题现象与背景\n开发者经常会遇到RuntimeError: CUDA out of memory错误。\n2. 根本原因分析\n显存容量限制\n3. 解决方案\n",
     ] {
         assert!(classes(page.as_bytes()).is_empty(), "{page}: {:?}", classes(page.as_bytes()));
     }

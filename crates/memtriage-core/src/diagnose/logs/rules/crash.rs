@@ -51,10 +51,10 @@ pub(super) static RULES: &[Rule] = &[
         "signal.sigsegv-report",
         C::NativeCrash,
         Error,
-        &["SIGSEGV", "signal 11", "Signal 11", "fault (11)", "Segmentation fault", "SIGABRT", "AddressSanitizer", "Signal: 6 (ABRT)", "Signal: 11 (SEGV)", "Received signal"],
+        &["SIGSEGV", "signal 11", "Signal 11", "fault (11)", "Segmentation fault", "SIGABRT", "AddressSanitizer", "Signal: 6 (ABRT)", "Signal: 11 (SEGV)", "Received signal", "crashed by signal"],
         // gdb on a live process or a core file, coredumpctl's `Signal:` row, a core
         // reader's summary, srun's report of a task.
-        r"(?:Program|Thread \d+ \x22[^\x22]*\x22) (?:received|terminated with) signal SIG(?:SEGV|ABRT)|^\s*Signal: (?:11 \(SEGV\)|6 \(ABRT\))\s*$|died due(?: to)? receiving signal SIG(?:SEGV|ABRT)|\btask \d+: Segmentation fault\b|\*\*\* Received signal (?:11|6) \*\*\*|AddressSanitizer: SEGV|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID (?P<pid>\d+)|\*\*\* SIG(?:SEGV|ABRT) received at time=|Caught signal 11 \(Segmentation fault|Signal: Segmentation fault \(11\)|Signal 11 \(SIGSEGV\) received by PID (?P<pid2>\d+)|terminated by signal SIGSEGV|(?:killed|terminated) by signal(?: 11\b|:? SIGSEGV)|died with <Signals\.SIGSEGV: 11>|interrupted by signal 11: SIGSEGV|received signal SIGSEGV|\bprocess \d+ terminated with signal SIG(?:SEGV|ABRT)\b|Segmentation fault: address not mapped|\bSIGSEGV: segmentation violation",
+        r"(?:Program|Thread \d+ \x22[^\x22]*\x22) (?:received|terminated with) signal SIG(?:SEGV|ABRT)|^\s*Signal: (?:11 \(SEGV\)|6 \(ABRT\))\s*$|died due(?: to)? receiving signal SIG(?:SEGV|ABRT)|\btask \d+: Segmentation fault\b|\*\*\* Received signal (?:11|6) \*\*\*|AddressSanitizer: SEGV|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID (?P<pid>\d+)|\*\*\* SIG(?:SEGV|ABRT) received at time=|Caught signal 11 \(Segmentation fault|crashed by signal: 11\b|Signal: Segmentation fault \(11\)|Signal 11 \(SIGSEGV\) received by PID (?P<pid2>\d+)|terminated by signal SIGSEGV|(?:killed|terminated) by signal(?: 11\b|:? SIGSEGV)|died with <Signals\.SIGSEGV: 11>|interrupted by signal 11: SIGSEGV|received signal SIGSEGV|\bprocess \d+ terminated with signal SIG(?:SEGV|ABRT)\b|Segmentation fault: address not mapped|\bSIGSEGV: segmentation violation",
         "The process crashed with a segmentation fault (SIGSEGV)",
     ),
     Rule {

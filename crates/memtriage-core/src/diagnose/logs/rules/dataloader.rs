@@ -32,6 +32,16 @@ pub(super) static RULES: &[Rule] = &[
         "Shared memory is full: writing {path} failed with No space left on device",
     ),
     rule(
+        // PostgreSQL's parallel workers share memory through /dev/shm too (a
+        // container's 64 MB).
+        "postgres.shm-no-space",
+        C::DataloaderShm,
+        Error,
+        &["No space left on device"],
+        r"could not resize shared memory segment \x22(?P<segment>[^\x22]+)\x22 to (?P<bytes>\d+) bytes: No space left on device",
+        "Shared memory is full: PostgreSQL could not grow the segment {segment} to {bytes} bytes in /dev/shm",
+    ),
+    rule(
         "dataloader.shm-no-space-path-after",
         C::DataloaderShm,
         Error,

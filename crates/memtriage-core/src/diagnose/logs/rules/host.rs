@@ -148,6 +148,15 @@ pub(super) static RULES: &[Rule] = &[
         "PyTorch could not allocate {bytes} bytes of host memory (DefaultCPUAllocator)",
     ),
     rule(
+        // numpy before 1.17 said neither the size nor `for an array`.
+        "numpy.unable-to-allocate-array",
+        C::HostAllocFailure,
+        Error,
+        &["Unable to allocate"],
+        r"Unable to allocate array with shape (?P<shape>\(.*?\))(?: and data type (?P<dtype>\w+))?",
+        "numpy could not allocate an array of shape {shape}",
+    ),
+    rule(
         "numpy.unable-to-allocate",
         C::HostAllocFailure,
         Error,
@@ -184,6 +193,16 @@ pub(super) static RULES: &[Rule] = &[
             "The system refused a memory allocation (ENOMEM, Cannot allocate memory)",
         )
     },
+    rule(
+        // A JVM's heap, metaspace, direct buffers or threads ran out (a JVM's mapped
+        // files are max_map_count's, Ray's error its memory monitor's).
+        "jvm.out-of-memory-error",
+        C::HostAllocFailure,
+        Error,
+        &["OutOfMemoryError"],
+        r"(?:java\.lang\.)?OutOfMemoryError: (?P<what>Java heap space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit)",
+        "The JVM ran out of memory: OutOfMemoryError: {what}",
+    ),
     rule(
         // HotSpot's fatal-error banner (`hs_err_pid*.log` and the console).
         "jvm.native-allocation-failed",

@@ -40,8 +40,12 @@ pub(super) static RULES: &[Rule] = &[
         "kernel.page-fault-bug",
         C::KernelOops,
         Error,
-        &["BUG: unable to handle", "BUG: kernel NULL pointer"],
-        r"BUG: (?:unable to handle (?P<what>page fault|kernel NULL pointer dereference|kernel paging request) (?:for|at) (?:address:? ?)?(?P<address>[0-9a-fx]+)|(?P<what2>kernel NULL pointer dereference), address: (?P<address2>[0-9a-fx]+))",
+        &[
+            "BUG: unable to handle",
+            "BUG unable to handle",
+            "BUG: kernel NULL pointer",
+        ],
+        r"BUG:? unable to handle (?P<what>page fault|kernel NULL pointer dereference|kernel paging request) (?:for|at) (?:address:? ?)?(?P<address>[0-9a-fx]+)|BUG: (?P<what2>kernel NULL pointer dereference), address: (?P<address2>[0-9a-fx]+)",
         "Kernel oops: unable to handle {what} at {address}",
     ),
     rule(
@@ -114,7 +118,7 @@ pub(super) static RULES: &[Rule] = &[
         C::KernelOops,
         Error,
         &["Kernel panic", "PANIC: double fault"],
-        r"^Kernel panic - not syncing: (?P<reason>.+?)\s*$|^PANIC: (?P<reason2>double fault, error_code: \S+)",
+        r"^(?i:kernel panic) - not syncing ?: ?(?P<reason>.+?)\s*$|^PANIC: (?P<reason2>double fault, error_code: \S+)",
         "Kernel panic: {reason}",
     ),
 ];

@@ -280,8 +280,8 @@ pub(super) static RULES: &[Rule] = &[
             EXIT_SIGKILL,
             C::OomKill,
             Error,
-            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "exited with 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "code = -9", "xitstatus", "xit_status", "status 137", "status=137", "status: 137", "status:137", "signal 9", "Signal 9", "unexpected, 137"],
-            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|Exiting \(unexpected, 137\)|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\bexited with 137\b|\(signal 9\)",
+            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "exited with 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "code = -9", "xitstatus", "xit_status", "status 137", "status=137", "status: 137", "status:137", "signal 9", "Signal 9", "unexpected, 137", "signal terminated program"],
+            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|Exiting \(unexpected, 137\)|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\bexited with 137\b|\(signal 9\)|terminated with signal 9\b|exited unexpectedly \(code -9\)|(?:Killed|已杀死|已殺死|Getötet|Unicestwiony|Processus arrêté|Matado|Убито|強制終了) signal terminated program (?P<program>\S+)",
             "The process was killed by SIGKILL (exit code 137), most often the OOM killer",
         )
     },
@@ -309,7 +309,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["zsh: killed", "fish: Job", "Getötet", "Процесс убит", "Убито", "已杀死", "已殺死", "強制終了", "Processus arrêté", "Matado"],
-            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+)(?:Getötet|Процесс убит|Убито|已杀死|已殺死|強制終了|Processus arrêté|Matado)(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|fish: Job \d+, .* terminated by signal SIGKILL|^(?:.*?[|\]%]\s*)?(?:Getötet|Processus arrêté|Убито|Процесс убит|已杀死|已殺死|強制終了|Matado)\s*$",
+            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+)(?:Getötet|Процесс убит|Убито|已杀死|已殺死|強制終了|Processus arrêté|Matado)(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|fish: Job \d+, .* terminated by signal SIGKILL|^(?:.*?(?:[|\]%]|\d(?:s|it/s|s/it)))?\s*(?:Getötet|Processus arrêté|Убито|Процесс убит|已杀死|已殺死|強制終了|Matado)\s*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },
