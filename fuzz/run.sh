@@ -21,7 +21,7 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
 fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(proc system kmsg safetensors proc_connector record logs pickle)
+    targets=(proc system kmsg safetensors proc_connector record logs pickle windump)
 fi
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t" "artifacts/$t"

@@ -7,7 +7,7 @@ use crate::diagnose::logs::LogScanner;
 use crate::parse::{
     cgroup, cuda_snapshot, environ, kmsg, kv, limits, meminfo, mountinfo, oom_report, passwd,
     pickle, pressure, proc_connector, safetensors, slurm, smaps, smaps_rollup, stat, statm, status,
-    swaps, text, thp, timeline, uptime, userspace_oom, workload,
+    swaps, text, thp, timeline, uptime, userspace_oom, windump, workload,
 };
 
 /// A target's body: any bytes in, a panic where the code under it fails.
@@ -23,6 +23,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("record", run_record),
     ("logs", log_scanner),
     ("pickle", cuda_snapshot_pickle),
+    ("windump", windows_dump),
 ];
 
 /// A process's files under /proc/PID, as read whole or cut short.
@@ -146,4 +147,38 @@ fn scan(chunks: &[&[u8]]) -> Vec<(String, u64)> {
         .iter()
         .map(|f| (f.id.clone(), f.evidence.len() as u64))
         .collect()
+}
+
+/// A Windows kernel dump as the bytes of the whole file: the header, then each region
+/// the parsers name (cut where the file ends), then the diagnosis of what was read.
+pub fn windows_dump(bytes: &[u8]) {
+    let region = |r: windump::FileRegion| {
+        let start = usize::try_from(r.offset)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
+        &bytes[start..start.saturating_add(r.len).min(bytes.len())]
+    };
+    let Ok(header) = windump::header(bytes) else {
+        return;
+    };
+    let mut drivers = Vec::new();
+    let mut stack = Vec::new();
+    if let Ok(layout) = windump::triage_layout(&header, region(header.triage_header_region())) {
+        let list = region(layout.driver_list_region());
+        let pool = region(layout.string_pool_region());
+        drivers = windump::drivers(&layout, list, pool).unwrap_or_default();
+        stack = windump::stack_addresses(&layout, region(layout.call_stack_region())).collect();
+    }
+    let contents = crate::diagnose::windump::DumpContents {
+        header: &header,
+        drivers: &drivers,
+        stack: &stack,
+        drivers_missing: None,
+    };
+    let finding = crate::diagnose::windump::explain(&contents, "fuzz.dmp");
+    assert!(
+        finding.title.starts_with("Windows bug check 0x"),
+        "{}",
+        finding.title
+    );
 }

@@ -15,7 +15,10 @@
 //!   in one place for `run` and `why`.
 //! - [`slurm`]: a Slurm job's death judged on its node after it ended.
 //! - [`trend`]: the least-squares fit of a memory series, for `run`, `top` and `why`.
+//! - [`windump`]: a Windows crash dump's bug check and faulting driver; [`bugcheck`]: the
+//!   bug checks by code, with what their parameters hold.
 
+pub mod bugcheck;
 pub mod cow;
 pub mod cuda_snapshot;
 pub mod doctor;
@@ -31,4 +34,5 @@ pub mod shm;
 pub mod signal;
 pub mod slurm;
 pub mod trend;
+pub mod windump;
 pub mod xid;

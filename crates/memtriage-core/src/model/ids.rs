@@ -141,6 +141,8 @@ pub const LOG_MEMORY_GROWTH: &str = "log.memory-growth";
 pub const LOG_GPU_ECC: &str = "log.gpu-ecc";
 pub const LOG_SWAP_THRASHING: &str = "log.swap-thrashing";
 pub const LOG_WINDOWS_MEMORY_FAULT: &str = "log.windows-memory-fault";
+// ---- explain: a Windows crash dump
+pub const DUMP_WINDOWS_BUGCHECK: &str = "dump.windows-bugcheck";
 
 // ---- doctor, inspect, run: NVIDIA GPUs (NVML, the driver's Xids)
 pub const GPU_OK: &str = "gpu.ok";
@@ -275,6 +277,7 @@ pub const ALL: &[&str] = &[
     LOG_GPU_ECC,
     LOG_SWAP_THRASHING,
     LOG_WINDOWS_MEMORY_FAULT,
+    DUMP_WINDOWS_BUGCHECK,
     GPU_OK,
     GPU_ABSENT,
     GPU_NVML_FAILED,

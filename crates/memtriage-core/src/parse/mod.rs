@@ -7,7 +7,8 @@
 //! `uptime`, `stat`, `statm`, `status`, `smaps`, `smaps_rollup`, `mountinfo`,
 //! `cgroup`, and the rank variables of `environ`), `/sys` choices (`thp`), the kernel
 //! log (`kmsg`), the kernel's process events (`proc_connector`), `/etc/passwd`
-//! (`passwd`), the `.safetensors` header (`safetensors`), the kernel's OOM reports
+//! (`passwd`), the `.safetensors` header (`safetensors`), Windows kernel crash dump
+//! headers and their triage data (`windump`), the kernel's OOM reports
 //! (`oom_report`, `oom_task_table`), Slurm's job records and lines (`slurm`), `--record` files
 //! (`record`), and the shared helpers `kv`, `text` and `size`.
 
@@ -42,6 +43,7 @@ pub mod thp;
 pub mod timeline;
 pub mod uptime;
 pub mod userspace_oom;
+pub mod windump;
 pub mod workload;
 
 /// Text that is not in the format a parser reads. The caller knows which file it

@@ -14,19 +14,23 @@ use std::sync::{Mutex, PoisonError};
 pub fn built(package: &str, file: &str) -> PathBuf {
     static BUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
-    if !built.iter().any(|p| p == package) {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-p", package])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building {package} failed");
-        built.push(package.to_string());
-    }
     let mut dir = std::env::current_exe().expect("test executable path");
     dir.pop();
     if dir.ends_with("deps") {
         dir.pop();
+    }
+    if !built.iter().any(|p| p == package) {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        // In the profile the test was built in (`cargo test --release` looks in
+        // target/release).
+        let release = dir.ends_with("release").then_some("--release");
+        let status = Command::new(cargo)
+            .args(["build", "-p", package])
+            .args(release)
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building {package} failed");
+        built.push(package.to_string());
     }
     dir.join(file)
 }

@@ -93,7 +93,17 @@ pub fn file(path: &Path) -> Result<ExplainReport> {
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(Error::bad_input(shown, "is a directory (give a log file)"));
     }
-    read(&shown, &shown, &shown, file)
+    let mut file = file;
+    let mut start = [0u8; 8];
+    let got = file.read(&mut start).map_err(|e| Error::io(&shown, e))?;
+    let named_a_dump = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("dmp"));
+    if super::explain_dump::is_kernel_dump(&start[..got]) || named_a_dump {
+        return super::explain_dump::read(&shown, file);
+    }
+    // The bytes already read go first: a pipe (`explain <(dmesg)`) cannot seek back.
+    read(&shown, &shown, &shown, (&start[..got]).chain(file))
 }
 
 /// Scans a stream to its end. `source` names it in the report, `evidence` in each

@@ -24,6 +24,7 @@ pub mod cache;
 pub mod doctor;
 pub mod evict;
 pub mod explain;
+pub mod explain_dump;
 pub mod explain_snapshot;
 pub mod inspect;
 pub mod lock;

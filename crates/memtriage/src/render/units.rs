@@ -15,28 +15,7 @@ pub fn percent(part: u64, whole: u64) -> String {
     }
 }
 
-/// Unix milliseconds as `2026-11-25 17:30:12 UTC` (UTC: a record is read on other
-/// machines and in other zones than it was written).
-pub fn utc_ms(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
+pub use memtriage_core::model::units::utc_ms;
 
 /// Seconds as a person says how long ago: `42 s`, `7 min`, `3.5 h`, `2.0 d`.
 pub fn ago(seconds: f64) -> String {

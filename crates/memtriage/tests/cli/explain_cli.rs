@@ -333,3 +333,117 @@ fn regression_a_full_standard_output_is_named() {
         text(&out.stderr)
     );
 }
+
+fn dumps() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../corpus/kernel-crashes/dumps")
+}
+
+/// A real Windows triage dump (rizin-testbins' `triage_x64.dmp`) read on Linux: the bug
+/// check by name, its parameters, and the driver that holds the faulting address.
+#[test]
+fn explains_a_windows_triage_dump() {
+    let path = dumps().join("triage_x64.dmp");
+    let out = memtriage().arg("explain").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(
+            "error Windows bug check 0x1000007E SYSTEM_THREAD_EXCEPTION_NOT_HANDLED in amdppm.sys (a driver)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("suspect: amdppm.sys+0x334c (a driver)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("crashed at: 2021-02-21 01:38:22 UTC"),
+        "{stdout}"
+    );
+    let json = explain_json(&path);
+    assert_eq!(json["findings"][0]["id"], "dump.windows-bugcheck");
+    assert_eq!(json["findings"][0]["certainty"], "confirmed");
+    assert_eq!(json["matches"].as_array().map(Vec::len), Some(0));
+}
+
+/// A dump cut short, a user-mode minidump and a non-dump named `.dmp` are refused with
+/// what they are, exit status 2.
+#[test]
+fn a_truncated_or_foreign_dump_exits_2_saying_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = std::fs::read(dumps().join("triage_x64.dmp")).unwrap();
+    for (name, bytes, says) in [
+        (
+            "cut.dmp",
+            whole[..5000].to_vec(),
+            "truncated: the dump header is 8192 bytes, the file has 5000",
+        ),
+        ("list.dmp", whole[..0x10900].to_vec(), "lies past its end"),
+        (
+            "user.dmp",
+            b"MDMP\x93\xa7\x00\x00 and more".to_vec(),
+            "a user-mode minidump",
+        ),
+        (
+            "notes.dmp",
+            b"hello\n".to_vec(),
+            "not a Windows kernel dump",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = memtriage().arg("explain").arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        assert!(stderr.contains(name), "{name}: {stderr}");
+    }
+}
+
+/// A file that is a pipe (`memtriage explain <(dmesg)`) is read from its first byte,
+/// though the first bytes were read to tell a dump from a log.
+#[test]
+fn a_pipe_named_as_a_file_is_read_whole() {
+    use std::io::Write;
+    let log = std::fs::read(logs().join("dataloader-shm-bus-error.log")).unwrap();
+    let mut child = std::process::Command::new(BIN)
+        .args(["explain", "--json", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&log).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["findings"][0]["id"], "log.dataloader-shm");
+    assert_eq!(json["bytes"].as_u64(), Some(log.len() as u64));
+}
+
+/// An oops's report names the faulting module, the process and the taint flags.
+#[test]
+fn a_kernel_oops_names_its_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dmesg.log");
+    std::fs::write(
+        &path,
+        "[ 1234.567890] BUG: unable to handle page fault for address: ffffb8a1c0e3f000\n\
+         [ 1234.567900] #PF: supervisor read access in kernel mode\n\
+         [ 1234.567915] Oops: 0000 [#1] PREEMPT SMP NOPTI\n\
+         [ 1234.567920] CPU: 3 PID: 4242 Comm: python Tainted: P           OE     6.5.0-14-generic #14\n\
+         [ 1234.567925] RIP: 0010:_nv012345rm+0x1c/0x30 [nvidia]\n",
+    )
+    .unwrap();
+    let out = memtriage().arg("explain").arg(&path).output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(
+            "error Kernel oops in the nvidia module, a GPU driver while python (pid 4242) ran"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("tainted: P (a proprietary module is loaded)"),
+        "{stdout}"
+    );
+}

@@ -24,6 +24,7 @@ mod encoding;
 mod engine;
 mod faulthandler;
 mod join;
+mod oops;
 mod prefilter;
 mod prose;
 mod report;
@@ -152,6 +153,10 @@ pub struct LogScanner {
     partial: Vec<u8>,
     partial_open: bool,
     block: Option<faulthandler::Block>,
+    /// An oops whose report is being read (its headline's match held until it ends),
+    /// and how many have been.
+    oops: Option<oops::Watch>,
+    oopses: usize,
     /// A table whose rows hold no literal, open since its header line.
     table: Option<tables::Table>,
     /// How the bytes are encoded, decided from the first ones (UTF-16 is turned into
@@ -221,6 +226,8 @@ impl LogScanner {
             partial: Vec::new(),
             partial_open: false,
             block: None,
+            oops: None,
+            oopses: 0,
             table: None,
             decoder: encoding::Decoder::default(),
             matches: Vec::new(),
@@ -392,6 +399,7 @@ impl LogScanner {
         }
         self.read_unread_pieces(engine);
         self.close_block();
+        self.close_oops();
         self.close_table();
     }
 
@@ -411,6 +419,7 @@ impl LogScanner {
     /// the classes first appeared.
     pub fn findings(&self) -> Vec<Finding> {
         let open = self.block.as_ref().map(faulthandler::Block::to_match);
+        let open = open.or_else(|| self.oops.as_ref().map(oops::Watch::to_match));
         let table = self.table.as_ref().and_then(tables::Table::summary);
         let open: Vec<LogMatch> = open
             .into_iter()
@@ -447,6 +456,7 @@ impl LogScanner {
                 self.wrap_at = None;
             }
             let every_line = self.block.is_some()
+                || self.oops.is_some()
                 || self.table.is_some()
                 || self.pending_join.is_some()
                 || self.wrap_at.is_some();
@@ -488,44 +498,15 @@ impl LogScanner {
         }
     }
 
-    /// Whether the input is a page: it opens with an article's title (its first non-empty
-    /// line), or its head carries the marks of a document ([`prose::reads_as_document`]).
+    /// Whether the input is a page, a report in its writer's words, or a pasted issue
+    /// ([`prose::read_head`]); read again until the input has a non-empty line.
     fn read_title(&mut self, region: &[u8]) {
-        let text = &region[..region.len().min(MAX_LINE * 3)];
-        // The title opens the page, or opens the fence a user quotes it in (after
-        // their line that says what it is). A second line of the user's own (`어떻게
-        // 해결하나요?`, how do I fix it?) is no title.
-        let lines: Vec<String> = text
-            .split(|b| *b == b'\n')
-            .map(|l| {
-                // A page quoted in markdown is still the page.
-                let l = String::from_utf8_lossy(l);
-                l.trim_start_matches(['>', ' ']).trim().to_string()
-            })
-            .filter(|l| !l.is_empty())
-            .take(4)
-            .collect();
-        let Some(first) = lines.first() else {
-            return;
-        };
-        let mut firsts = vec![first.clone()];
-        if let Some(fence) = lines.iter().take(2).position(|l| l.starts_with("```")) {
-            firsts.extend(lines.get(fence + 1).cloned());
+        if let Some(head) = prose::read_head(region) {
+            self.article = head.article;
+            self.impersonal = head.impersonal;
+            self.issue_title = head.issue_title;
+            self.title_read = true;
         }
-        if first.starts_with('#') && lines.get(1).is_some_and(|l| prose::is_issue_byline(l)) {
-            self.issue_title = Some(first.clone());
-        }
-        self.title_read = true;
-        self.read_page(region, &firsts);
-    }
-
-    /// Whether the input is a page (see [`Self::read_title`]) and whether its writer
-    /// ever speaks of themselves.
-    fn read_page(&mut self, region: &[u8], firsts: &[String]) {
-        let head = String::from_utf8_lossy(&region[..region.len().min(prose::DOCUMENT_HEAD)]);
-        self.article =
-            firsts.iter().any(|l| prose::is_article_title(l)) || prose::reads_as_document(&head);
-        self.impersonal = !prose::first_person(&head);
     }
 
     /// One segment, through the faulthandler block if one is open, then the rules.
@@ -539,6 +520,11 @@ impl LogScanner {
                 return;
             }
             self.close_block();
+        }
+        if let Some(watch) = &mut self.oops {
+            if !watch.observe(&normalize(engine, &escape_bytes(bytes))) {
+                self.close_oops();
+            }
         }
         if self.table.is_some() {
             if bytes.is_empty() {
@@ -684,13 +670,14 @@ impl LogScanner {
                     captures,
                 ));
             } else {
-                self.record(LogMatch {
+                let m = LogMatch {
                     class: rule.class,
                     rule: rule.id,
                     line_no,
                     line: line.to_string(),
                     captures,
-                });
+                };
+                self.record_or_watch(m, &msg);
             }
             return true;
         }
@@ -736,6 +723,41 @@ impl LogScanner {
     fn close_table(&mut self) {
         if let Some(m) = self.table.take().and_then(|t| t.summary()) {
             self.record(m);
+        }
+    }
+
+    /// An oops's headline is held while the lines after it tell what faulted.
+    fn record_or_watch(&mut self, m: LogMatch, msg: &str) {
+        if m.class == FailureClass::KernelOops
+            && self.oops.is_none()
+            && self.oopses < oops::MAX_OOPSES
+        {
+            self.oopses += 1;
+            let mut watch = oops::Watch::new(m, msg);
+            // A WARN names its source file, and a 2.6 oops its process, above the line
+            // a rule knows.
+            if let Ok(engine) = engine() {
+                let before = String::from_utf8_lossy(&self.context);
+                let lines: Vec<&str> = before.lines().collect();
+                // Not past the end of an earlier oops: its lines are its own.
+                let from = lines
+                    .iter()
+                    .rposition(|l| l.contains("---[ end trace"))
+                    .map_or(0, |i| i + 1)
+                    .max(lines.len().saturating_sub(oops::LINES_BEFORE));
+                for line in &lines[from..] {
+                    watch.read_before(&normalize(engine, line));
+                }
+            }
+            self.oops = Some(watch);
+        } else {
+            self.record(m);
+        }
+    }
+
+    fn close_oops(&mut self) {
+        if let Some(watch) = self.oops.take() {
+            self.record(watch.to_match());
         }
     }
 

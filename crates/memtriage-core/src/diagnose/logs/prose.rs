@@ -46,6 +46,48 @@ pub(super) fn is_issue_byline(line: &str) -> bool {
     )
 }
 
+/// How the input's head reads.
+pub(super) struct Head {
+    /// It opens with an article's title, or carries the marks of a document
+    /// ([`reads_as_document`]): the errors it quotes are examples.
+    pub article: bool,
+    /// Its writer never speaks of themselves (`I`, `my`, `我`): a page, not a report.
+    pub impersonal: bool,
+    /// A pasted issue thread's title (a heading over the author's byline): the error
+    /// the poster got, no section of a page.
+    pub issue_title: Option<String>,
+}
+
+/// The head of the input, `None` while it has no non-empty line yet.
+pub(super) fn read_head(region: &[u8]) -> Option<Head> {
+    let text = &region[..region.len().min(super::MAX_LINE * 3)];
+    // The title opens the page, or opens the fence a user quotes it in (after
+    // their line that says what it is). A second line of the user's own (`어떻게
+    // 해결하나요?`, how do I fix it?) is no title.
+    let lines: Vec<String> = text
+        .split(|b| *b == b'\n')
+        .map(|l| {
+            // A page quoted in markdown is still the page.
+            let l = String::from_utf8_lossy(l);
+            l.trim_start_matches(['>', ' ']).trim().to_string()
+        })
+        .filter(|l| !l.is_empty())
+        .take(4)
+        .collect();
+    let first = lines.first()?;
+    let mut firsts = vec![first.clone()];
+    if let Some(fence) = lines.iter().take(2).position(|l| l.starts_with("```")) {
+        firsts.extend(lines.get(fence + 1).cloned());
+    }
+    let head = String::from_utf8_lossy(&region[..region.len().min(DOCUMENT_HEAD)]);
+    Some(Head {
+        article: firsts.iter().any(|l| is_article_title(l)) || reads_as_document(&head),
+        impersonal: !first_person(&head),
+        issue_title: (first.starts_with('#') && lines.get(1).is_some_and(|l| is_issue_byline(l)))
+            .then(|| first.clone()),
+    })
+}
+
 /// `RuntimeError: …`, `torch.OutOfMemoryError: …`: an issue's title that is the
 /// error the poster got, not a section of a page.
 fn names_an_exception(title: &str) -> bool {

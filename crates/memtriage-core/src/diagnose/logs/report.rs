@@ -397,6 +397,7 @@ fn build(
     let at = |m: &LogMatch| format!("{source}:{}", m.line_no);
 
     let mut evidence = Vec::new();
+    let mut oops_cause = None;
     // The crash site leads: the Python frames, innermost first.
     if let Some(fh) = group
         .iter()
@@ -425,6 +426,14 @@ fn build(
                 }
             }
         }
+        FailureClass::KernelOops => {
+            if let Some(v) = super::oops::verdict(group, source) {
+                title = v.title;
+                fix = v.fix;
+                evidence.extend(v.evidence);
+                oops_cause = Some(v.cause);
+            }
+        }
         FailureClass::GpuXid | FailureClass::GpuEcc => {
             if let Some((t, xfix)) = xid_evidence(group, source, &mut evidence) {
                 title = t;
@@ -446,6 +455,7 @@ fn build(
             for (k, v) in &m.captures {
                 if matches!(k.as_str(), "frame" | "site" | "meaning" | "whose")
                     || k.ends_with("_bytes")
+                    || k.starts_with("oops_")
                 {
                     continue;
                 }
@@ -454,7 +464,10 @@ fn build(
         }
     }
     lines_evidence(group, source, (seen, first, last), &mut evidence);
-    let assessment = assess(class, group, best_rule);
+    let mut assessment = assess(class, group, best_rule);
+    if let Some(cause) = oops_cause {
+        assessment.cause = cause;
+    }
     if class == FailureClass::WindowsMemoryFault {
         if let Some(whose) = group.iter().find_map(|m| m.capture("whose")) {
             evidence.push(Evidence::text("points at", whose, source));

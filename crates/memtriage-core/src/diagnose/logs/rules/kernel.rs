@@ -45,7 +45,7 @@ pub(super) static RULES: &[Rule] = &[
             "BUG unable to handle",
             "BUG: kernel NULL pointer",
         ],
-        r"BUG:? unable to handle (?P<what>page fault|kernel NULL pointer dereference|kernel paging request) (?:for|at) (?:address:? ?)?(?P<address>[0-9a-fx]+)|BUG: (?P<what2>kernel NULL pointer dereference), address: (?P<address2>[0-9a-fx]+)",
+        r"BUG:? unable to handle (?P<what>page fault|kernel NULL pointer dereference|kernel paging request) (?:for|at) (?:address:? ?)?\s*(?P<address>[0-9a-fx]+|\(null\))|BUG: (?P<what2>kernel NULL pointer dereference), address: (?P<address2>[0-9a-fx]+)",
         "Kernel oops: unable to handle {what} at {address}",
     ),
     rule(
