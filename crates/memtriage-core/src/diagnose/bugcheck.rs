@@ -71,6 +71,7 @@ pub const BUG_CHECKS: &[BugCheck] = &[
     check(0x3B, "SYSTEM_SERVICE_EXCEPTION", ["exception code", "address of the faulting instruction", "context record", ""], Some(1), Points::Code, "an exception in a system call's kernel code"),
     check(0x4E, "PFN_LIST_CORRUPT", ["kind of corruption", "", "", ""], None, Points::Corruption, "the list of physical pages was found corrupt"),
     check(0x50, "PAGE_FAULT_IN_NONPAGED_AREA", ["memory referenced", "access (0 read, 1 write, 2 execute)", "address of the faulting instruction", ""], Some(2), Points::Code, "kernel code touched memory that was not there"),
+    check(0x7C, "BUGCODE_NDIS_DRIVER", ["kind of violation", "", "", ""], None, Points::Code, "a network driver (NDIS) broke the rules of its interface"),
     check(0x7E, "SYSTEM_THREAD_EXCEPTION_NOT_HANDLED", EXCEPTION, Some(1), Points::Code, "a system thread raised an exception that nothing handled"),
     check(0x7F, "UNEXPECTED_KERNEL_MODE_TRAP", ["trap number", "", "", ""], None, Points::Code, "the CPU trapped in kernel mode (a double fault, a stack overflow)"),
     check(0x8E, "KERNEL_MODE_EXCEPTION_NOT_HANDLED", EXCEPTION, Some(1), Points::Code, "kernel code raised an exception that nothing handled"),

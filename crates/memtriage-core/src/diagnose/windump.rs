@@ -96,7 +96,7 @@ fn suspect(contents: &DumpContents<'_>, check: Option<&BugCheck>) -> Option<Susp
 }
 
 /// Whose code a driver is, for the title and the fix.
-fn whose(driver: &str) -> &'static str {
+pub fn whose(driver: &str) -> &'static str {
     let d = driver.to_ascii_lowercase();
     if d.starts_with("nvlddmkm") || d.starts_with("nvkflt") || d.starts_with("nvvad") {
         "NVIDIA's display driver"
@@ -201,22 +201,29 @@ pub fn explain(contents: &DumpContents<'_>, source: &str) -> Finding {
              was running; a fault in the Windows kernel itself most often means another driver corrupted \
              memory, or the RAM is failing."
         ),
-        fix: fix(points, suspect.as_ref()),
+        fix: fix_for(points, suspect.as_ref().map(|s| s.name.as_str())),
         assessment: Some(Assessment {
             certainty: suspect.as_ref().map_or(Certainty::Possible, |s| s.certainty),
-            cause: match points {
-                Points::Hardware => CauseKind::Hardware,
-                Points::Manual => CauseKind::Configuration,
-                _ if suspect.as_ref().is_some_and(|s| is_kernel_image(&s.name)) => CauseKind::Hardware,
-                _ => CauseKind::Driver,
-            },
+            cause: cause_of(points, suspect.as_ref().map(|s| s.name.as_str())),
             confirm: "WinDbg on Windows: windbg -z FILE.dmp, then !analyze -v (MODULE_NAME, IMAGE_NAME).".into(),
         }),
     }
 }
 
-fn fix(points: Points, suspect: Option<&Suspect>) -> String {
-    let driver = suspect.map(|s| s.name.as_str()).unwrap_or("");
+/// Whom a bug check points at: the hardware, nobody (a crash asked for), the RAM
+/// when the kernel's own image faulted, else the driver.
+pub fn cause_of(points: Points, driver: Option<&str>) -> CauseKind {
+    match points {
+        Points::Hardware => CauseKind::Hardware,
+        Points::Manual => CauseKind::Configuration,
+        _ if driver.is_some_and(is_kernel_image) => CauseKind::Hardware,
+        _ => CauseKind::Driver,
+    }
+}
+
+/// The fix for a bug check of this kind in `driver` (a file name, `nvlddmkm.sys`).
+pub fn fix_for(points: Points, driver: Option<&str>) -> String {
+    let driver = driver.unwrap_or("");
     let who = whose(driver);
     match points {
         Points::Manual => "Nothing failed: the crash was asked for (a power button held, a keyboard or debugger crash).".into(),

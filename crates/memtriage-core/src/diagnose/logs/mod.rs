@@ -31,6 +31,7 @@ mod report;
 pub(crate) mod rules;
 mod search;
 mod tables;
+mod windbg;
 mod wrap;
 
 use memchr::{memchr2, memrchr2};
@@ -728,10 +729,7 @@ impl LogScanner {
 
     /// An oops's headline is held while the lines after it tell what faulted.
     fn record_or_watch(&mut self, m: LogMatch, msg: &str) {
-        if m.class == FailureClass::KernelOops
-            && self.oops.is_none()
-            && self.oopses < oops::MAX_OOPSES
-        {
+        if oops::watched(m.class) && self.oops.is_none() && self.oopses < oops::MAX_OOPSES {
             self.oopses += 1;
             let mut watch = oops::Watch::new(m, msg);
             // A WARN names its source file, and a 2.6 oops its process, above the line

@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::LogMatch;
+use super::{FailureClass, LogMatch};
 use crate::model::finding::{CauseKind, Evidence};
 
 /// An oops's report is a few dozen lines; a call trace a few dozen more. Past this the
@@ -38,6 +38,16 @@ pub(super) struct Watch {
     lines: u32,
     in_trace: bool,
     details: Details,
+    /// For a Windows bug check's report (WinDbg, BlueScreenView, an event), its fields.
+    bugcheck: Option<super::windbg::Details>,
+}
+
+/// The classes whose headline opens a report worth reading whole.
+pub(super) fn watched(class: FailureClass) -> bool {
+    matches!(
+        class,
+        FailureClass::KernelOops | FailureClass::WindowsMemoryFault
+    )
 }
 
 /// What an oops says about itself; each field as printed.
@@ -65,6 +75,8 @@ impl Watch {
             lines: 0,
             in_trace: false,
             details: Details::default(),
+            bugcheck: (opened.class == FailureClass::WindowsMemoryFault)
+                .then(super::windbg::Details::default),
             opened,
         };
         watch.read(msg);
@@ -74,6 +86,10 @@ impl Watch {
     /// A line above the headline, read for what it says of the oops (nothing ends
     /// the oops there).
     pub(super) fn read_before(&mut self, msg: &str) {
+        if let Some(b) = &mut self.bugcheck {
+            b.read(msg, 0);
+            return;
+        }
         let t = msg.trim();
         if !self.read_task(t) {
             self.read_source(t);
@@ -84,6 +100,9 @@ impl Watch {
     /// then not part of it).
     pub(super) fn observe(&mut self, msg: &str) -> bool {
         self.lines += 1;
+        if let Some(b) = &mut self.bugcheck {
+            return b.read(msg, self.lines);
+        }
         if self.lines > MAX_LINES || msg.contains("---[ end trace") {
             return false;
         }
@@ -92,6 +111,10 @@ impl Watch {
     }
 
     fn read(&mut self, msg: &str) {
+        if let Some(b) = &mut self.bugcheck {
+            b.read(msg, 0);
+            return;
+        }
         let t = msg.trim();
         let d = &mut self.details;
         if t.starts_with("Call Trace:") || t.starts_with("Backtrace:") || t == "Call trace:" {
@@ -159,6 +182,10 @@ impl Watch {
     /// The headline's match, with what the oops said about itself as captures.
     pub(super) fn to_match(&self) -> LogMatch {
         let mut m = self.opened.clone();
+        if let Some(b) = &self.bugcheck {
+            b.captures(&mut m.captures);
+            return m;
+        }
         let d = &self.details;
         let culprit = culprit(d);
         for (name, value) in [
@@ -206,7 +233,10 @@ static TASK: OnceLock<Option<Regex>> = OnceLock::new();
 static ACCESS: OnceLock<Option<Regex>> = OnceLock::new();
 static SOURCE: OnceLock<Option<Regex>> = OnceLock::new();
 
-fn pattern(cell: &'static OnceLock<Option<Regex>>, text: &str) -> Option<&'static Regex> {
+pub(super) fn pattern(
+    cell: &'static OnceLock<Option<Regex>>,
+    text: &str,
+) -> Option<&'static Regex> {
     cell.get_or_init(|| Regex::new(text).ok()).as_ref()
 }
 
@@ -407,8 +437,8 @@ fn taint_meaning(flag: char) -> Option<&'static str> {
     })
 }
 
-/// What the oops says, for the finding: its title, evidence, fix and whom it points
-/// at. `None` where the headline came without the oops's details.
+/// What a crash report says, for the finding: its title, evidence, fix and whom it
+/// points at.
 pub(super) struct Verdict {
     pub title: String,
     pub evidence: Vec<Evidence>,
@@ -416,7 +446,20 @@ pub(super) struct Verdict {
     pub cause: CauseKind,
 }
 
-pub(super) fn verdict(group: &[&LogMatch], source: &str) -> Option<Verdict> {
+/// An oops's or a Windows bug check's report, read whole, for the finding.
+pub(super) fn crash_verdict(
+    class: FailureClass,
+    group: &[&LogMatch],
+    source: &str,
+) -> Option<Verdict> {
+    match class {
+        FailureClass::KernelOops => verdict(group, source),
+        FailureClass::WindowsMemoryFault => super::windbg::verdict(group, source),
+        _ => None,
+    }
+}
+
+fn verdict(group: &[&LogMatch], source: &str) -> Option<Verdict> {
     let m = group.iter().find(|m| m.capture("oops_module").is_some())?;
     let at = format!("{source}:{}", m.line_no);
     let module = m.capture("oops_module")?;

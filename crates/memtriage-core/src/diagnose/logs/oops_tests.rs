@@ -1,15 +1,23 @@
 use super::super::LogScanner;
 use crate::model::finding::{CauseKind, Finding};
 
-fn oops_finding(log: &str) -> Finding {
+fn finding(log: &str, id: &str) -> Finding {
     let mut scanner = LogScanner::with_source("dmesg");
     scanner.feed(log.as_bytes());
     scanner.finish();
     scanner
         .findings()
         .into_iter()
-        .find(|f| f.id == "log.kernel-oops")
-        .unwrap_or_else(|| panic!("no oops finding in {log}"))
+        .find(|f| f.id == id)
+        .unwrap_or_else(|| panic!("no {id} finding in {log}"))
+}
+
+fn oops_finding(log: &str) -> Finding {
+    finding(log, "log.kernel-oops")
+}
+
+fn windows_finding(log: &str) -> Finding {
+    finding(log, "log.windows-memory-fault")
 }
 
 fn evidence<'a>(f: &'a Finding, label: &str) -> Option<&'a str> {
@@ -133,4 +141,60 @@ fn a_prefixed_register_dump_and_a_null_bug_are_read() {
          [1568872.385263] Oops: 0002 [#1] SMP\n",
     );
     assert_eq!(evidence(&f, "function"), Some("sysrq_handle_crash"));
+}
+
+/// A Windows bug check pasted from WinDbg, BlueScreenView, WhoCrashed or the event log:
+/// the code by name, its parameters labelled, the driver each tool blames.
+#[test]
+fn windows_bug_check_reports_name_the_check_and_the_driver() {
+    let windbg = "PAGE_FAULT_IN_NONPAGED_AREA (50)\n\
+                  Invalid system memory was referenced.\n\
+                  Arguments:\n\
+                  Arg1: fffff6fb7dbedf80, memory referenced.\n\
+                  Arg2: 0000000000000000, value 0 = read operation, 1 = write operation.\n\
+                  Arg3: fffff80cb903265d, If non-zero, the instruction address which referenced the bad memory\n\
+                  Arg4: 0000000000000002, (reserved)\n\
+                  IMAGE_NAME:  nvlddmkm.sys\n\
+                  FAILURE_BUCKET_ID:  AV_R_INVALID_nvlddmkm!unknown_function\n";
+    let f = windows_finding(windbg);
+    assert_eq!(
+        f.title,
+        "Windows bug check 0x00000050 PAGE_FAULT_IN_NONPAGED_AREA in nvlddmkm.sys (NVIDIA's display driver)"
+    );
+    assert_eq!(
+        evidence(&f, "parameter 3"),
+        Some("0xFFFFF80CB903265D (address of the faulting instruction)")
+    );
+    assert!(f.fix.contains("DDU"), "{}", f.fix);
+    let bsv = "Bug Check String  : SYSTEM_SERVICE_EXCEPTION\n\
+               Bug Check Code    : 0x0000003b\n\
+               Caused By Driver  : btrfs.sys\n";
+    assert_eq!(
+        windows_finding(bsv).title,
+        "Windows bug check 0x0000003B SYSTEM_SERVICE_EXCEPTION in btrfs.sys (a driver)"
+    );
+    let event = "The computer has rebooted from a bugcheck.  The bugcheck was: 0x0000003b (0x00000000c0000005, 0xfffff800f1819d34, 0xffffd001fdcdad10, 0x0000000000000000). A dump was saved in: C:\\Windows\\MEMORY.DMP.\n";
+    let f = windows_finding(event);
+    assert_eq!(
+        f.title,
+        "Windows bug check 0x0000003B SYSTEM_SERVICE_EXCEPTION"
+    );
+    assert_eq!(
+        evidence(&f, "parameter 2"),
+        Some("0xFFFFF800F1819D34 (address of the faulting instruction)")
+    );
+    let whocrashed =
+        "This was probably caused by the following module: ntoskrnl.exe (nt+0x14A0D0)\n\
+                      Bugcheck code: 0xD1 (0x0, 0xFF, 0x0, 0x0)\n";
+    let f = windows_finding(whocrashed);
+    assert!(
+        f.title
+            .ends_with("in ntoskrnl.exe (the Windows kernel itself)"),
+        "{}",
+        f.title
+    );
+    assert_eq!(
+        f.assessment.as_ref().map(|a| a.cause),
+        Some(CauseKind::Hardware)
+    );
 }

@@ -426,10 +426,9 @@ fn build(
                 }
             }
         }
-        FailureClass::KernelOops => {
-            if let Some(v) = super::oops::verdict(group, source) {
-                title = v.title;
-                fix = v.fix;
+        FailureClass::KernelOops | FailureClass::WindowsMemoryFault => {
+            if let Some(v) = super::oops::crash_verdict(class, group, source) {
+                (title, fix) = (v.title, v.fix);
                 evidence.extend(v.evidence);
                 oops_cause = Some(v.cause);
             }
@@ -456,6 +455,7 @@ fn build(
                 if matches!(k.as_str(), "frame" | "site" | "meaning" | "whose")
                     || k.ends_with("_bytes")
                     || k.starts_with("oops_")
+                    || k.starts_with("bugcheck_")
                 {
                     continue;
                 }
