@@ -26,6 +26,10 @@ pub const OOM_UNREADABLE: &str = "oom.unreadable";
 pub const PANIC_ON_OOM_OK: &str = "panic-on-oom.ok";
 pub const PANIC_ON_OOM_ENABLED: &str = "panic-on-oom.enabled";
 pub const PANIC_ON_OOM_UNREADABLE: &str = "panic-on-oom.unreadable";
+// ---- doctor: a kernel crash an earlier boot kept
+pub const CRASH_OK: &str = "crash.ok";
+pub const CRASH_PREVIOUS_BOOT: &str = "crash.previous-boot";
+pub const CRASH_UNREADABLE: &str = "crash.unreadable";
 pub const CGROUP_OK: &str = "cgroup.ok";
 pub const CGROUP_OOM_KILLS: &str = "cgroup.oom-kills";
 pub const CGROUP_LIMIT_NEAR: &str = "cgroup.limit-near";
@@ -188,6 +192,9 @@ pub const ALL: &[&str] = &[
     PANIC_ON_OOM_OK,
     PANIC_ON_OOM_ENABLED,
     PANIC_ON_OOM_UNREADABLE,
+    CRASH_OK,
+    CRASH_PREVIOUS_BOOT,
+    CRASH_UNREADABLE,
     CGROUP_OK,
     CGROUP_OOM_KILLS,
     CGROUP_LIMIT_NEAR,

@@ -69,6 +69,11 @@ pub struct SystemSnapshot {
     /// kernel log could not be read.
     #[serde(default)]
     pub xids: Option<Vec<KernelXid>>,
+    /// Kernel logs kept from earlier boots (pstore, kdump's `vmcore-dmesg.txt`, the
+    /// journal's previous boot), where a node that rebooted after a panic keeps the
+    /// oops; `None` where none of them could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_boot_logs: Option<Vec<BootLog>>,
     /// The OOM killers that act here: the kernel's (for memtriage's own cgroup) and
     /// the userspace ones, running or installed; `None` where not looked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -121,6 +126,7 @@ impl SystemSnapshot {
             proactive_reclaim: Vec::new(),
             gpu: None,
             xids: None,
+            previous_boot_logs: None,
             oom_killers: None,
             unreadable: Vec::new(),
         }
@@ -351,6 +357,16 @@ impl OomConstraint {
         .into_iter()
         .find(|c| c.as_str() == name)
     }
+}
+
+/// A kernel log kept from an earlier boot: where it was read, and its last bytes
+/// (the crash is at its end). The text stays out of JSON: the finding quotes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootLog {
+    /// A path, or the command that printed it (`journalctl -k -b -1`).
+    pub source: String,
+    #[serde(skip)]
+    pub text: String,
 }
 
 /// One process the kernel OOM killer killed, from the kernel log.

@@ -15,6 +15,7 @@
 
 pub mod cgroup;
 pub mod command;
+pub mod crashes;
 pub mod damon;
 pub mod environ;
 pub mod files;

@@ -118,6 +118,13 @@ pub fn read(root: &Root) -> SystemSnapshot {
             s.unreadable("xids", &e.to_string());
         }
     }
+    s.snap.previous_boot_logs = match super::crashes::previous_boot_logs(root) {
+        Ok(logs) => Some(logs),
+        Err(why) => {
+            s.unreadable("previous_boot_logs", &why);
+            None
+        }
+    };
     // A captured tree has no GPU of its own; NVML would read this machine's.
     s.snap.gpu = root.is_host().then(|| super::gpu::report(root));
     r.snap

@@ -311,3 +311,46 @@ fn unprivileged_user_is_told_why_the_kernel_log_is_unreadable() {
         assert!(finding(&v, "proactive-reclaim.ok").is_none());
     }
 }
+
+/// A node that rebooted after a panic keeps the oops in pstore: doctor reads it (read
+/// only) and names the driver, as `explain` would; an error, so doctor exits 1.
+#[test]
+fn an_oops_kept_in_pstore_is_the_earlier_boots_crash() {
+    let root = fake_root();
+    let pstore = root.path().join("sys/fs/pstore");
+    fs::create_dir_all(&pstore).unwrap();
+    fs::write(
+        pstore.join("dmesg-efi-172563812601001"),
+        "Panic#1 Part1\n\
+         <4>[ 9182.443107] BUG: unable to handle page fault for address: ffffb8a1c0e3f000\n\
+         <4>[ 9182.443121] #PF: supervisor read access in kernel mode\n\
+         <4>[ 9182.443140] CPU: 3 PID: 4242 Comm: python Tainted: P           OE     6.5.0-14-generic #14\n\
+         <4>[ 9182.443152] RIP: 0010:_nv012345rm+0x1c/0x30 [nvidia]\n\
+         <0>[ 9182.451001] Kernel panic - not syncing: Fatal exception\n",
+    )
+    .unwrap();
+    let (code, v) = json(root.path(), &[]);
+    assert_eq!(code, 1);
+    let crash = finding(&v, "crash.previous-boot").expect("crash finding");
+    assert_eq!(crash["severity"], "error");
+    assert!(
+        crash["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("An earlier boot crashed: Kernel oops in the nvidia module"),
+        "{crash:#}"
+    );
+    assert_eq!(
+        crash["evidence"][0]["value"],
+        "/sys/fs/pstore/dmesg-efi-172563812601001"
+    );
+    // An empty pstore is no crash; no pstore or kdump at all, a check not made.
+    let (_, plain) = json(fake_root().path(), &[]);
+    assert_eq!(finding(&plain, "crash.ok").unwrap()["severity"], "ok");
+    let empty = tempfile::tempdir().unwrap();
+    let (_, none) = json(empty.path(), &[]);
+    assert_eq!(
+        finding(&none, "crash.unreadable").unwrap()["severity"],
+        "info"
+    );
+}

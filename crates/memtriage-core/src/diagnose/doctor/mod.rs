@@ -14,6 +14,7 @@ use crate::model::finding::{Evidence, Finding, Severity};
 use crate::model::system::SystemSnapshot;
 
 pub mod cgroup;
+pub mod crash;
 pub mod gpu;
 pub mod hugepages;
 mod killer_alarms;
@@ -84,7 +85,7 @@ type Rule = fn(&SystemSnapshot, Profile) -> Vec<Finding>;
 
 /// All findings, most severe first; within a severity, in the order of the rules.
 pub fn audit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
-    const RULES: [Rule; 19] = [
+    const RULES: [Rule; 20] = [
         memory::memory,
         kills::oom,
         killers::killers,
@@ -102,6 +103,7 @@ pub fn audit(sys: &SystemSnapshot, profile: Profile) -> Vec<Finding> {
         vm::dirty,
         numa::numa,
         kills::panic_on_oom,
+        crash::previous_boot,
         reclaim::proactive_reclaim,
         gpu::gpu,
     ];
