@@ -1,7 +1,10 @@
 //! Windows bug checks by code: their names, what their four parameters hold, and
 //! which of them (if any) is the address of the faulting instruction, from Microsoft's
 //! bug check reference (learn.microsoft.com, "Bug Check Code Reference"). A dump or a
-//! WinDbg analysis gives the code and the parameters; this says what they mean.
+//! WinDbg analysis gives the code and the parameters; this says what they mean, whose
+//! the driver named is, and what to do.
+
+use crate::model::finding::{CauseKind, Evidence};
 
 /// Whom a bug check points at before any module is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +109,148 @@ pub fn lookup(code: u32) -> Option<&'static BugCheck> {
 /// `0x00000050` as WinDbg and Event Viewer print it.
 pub fn code_text(code: u32) -> String {
     format!("0x{code:08X}")
+}
+
+/// The bug check by name and its parameters, each labelled with what it holds, as
+/// evidence from `source` (a dump's header, a pasted analysis's line).
+pub fn evidence(code: u32, parameters: &[Option<u64>; 4], source: &str) -> Vec<Evidence> {
+    let check = lookup(code);
+    let name = check.map_or("an unknown bug check", |c| c.name);
+    let mut out = vec![Evidence::text(
+        "bug check",
+        format!("{} {name}", code_text(code)),
+        source,
+    )];
+    for (i, value) in parameters.iter().enumerate() {
+        let Some(value) = value else {
+            continue;
+        };
+        let shown = match check.map(|c| c.parameters[i]).filter(|l| !l.is_empty()) {
+            Some(label) => format!("0x{value:X} ({label})"),
+            None => format!("0x{value:X}"),
+        };
+        out.push(Evidence::text(
+            format!("parameter {}", i + 1),
+            shown,
+            source,
+        ));
+    }
+    out
+}
+
+/// `Windows bug check 0x00000050 PAGE_FAULT_IN_NONPAGED_AREA in nvlddmkm.sys (NVIDIA's
+/// display driver)`, without the driver where none is known.
+pub fn title(code: u32, driver: Option<&str>) -> String {
+    let name = lookup(code).map_or("an unknown bug check", |c| c.name);
+    match driver {
+        Some(d) => format!(
+            "Windows bug check {} {name} in {d} ({})",
+            code_text(code),
+            whose(d)
+        ),
+        None => format!("Windows bug check {} {name}", code_text(code)),
+    }
+}
+
+/// Images that are the kernel itself: a fault there is its own or corruption by
+/// another driver, never the place to stop looking.
+const KERNEL_IMAGES: &[&str] = &[
+    "ntoskrnl.exe",
+    "ntkrnlmp.exe",
+    "ntkrnlpa.exe",
+    "ntkrpamp.exe",
+    "hal.dll",
+    "kd.dll",
+];
+
+fn is_kernel_image(name: &str) -> bool {
+    KERNEL_IMAGES.iter().any(|k| name.eq_ignore_ascii_case(k))
+}
+
+/// The makers of the images that bug checks most often name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Maker {
+    NvidiaDisplay,
+    AmdDisplay,
+    IntelDisplay,
+    /// dxgkrnl and dxgmms2, which fault on behalf of the display driver.
+    GraphicsKernel,
+    /// The kernel's own images, and WinDbg's `memory_corruption` pseudo-module.
+    WindowsKernel,
+}
+
+/// Who made `image` (`nvlddmkm.sys`, `ntoskrnl.exe`, WinDbg's `MODULE_NAME`), where it
+/// is one of the images told apart here.
+pub fn maker(image: &str) -> Option<Maker> {
+    let d = image.to_ascii_lowercase();
+    let any = |prefixes: &[&str]| prefixes.iter().any(|p| d.starts_with(p));
+    if any(&["nvlddmkm", "nvkflt", "nvvad", "nvwgf", "nvoglv"]) {
+        Some(Maker::NvidiaDisplay)
+    } else if any(&["atikmdag", "amdkmdag", "atikmpag"]) {
+        Some(Maker::AmdDisplay)
+    } else if any(&["igdkmd"]) {
+        Some(Maker::IntelDisplay)
+    } else if is_kernel_image(&d) || any(&["ntoskrnl", "ntkrnl"]) || d.contains("memory_corruption")
+    {
+        Some(Maker::WindowsKernel)
+    } else if d == "dxgkrnl.sys" || d == "dxgmms2.sys" {
+        Some(Maker::GraphicsKernel)
+    } else {
+        None
+    }
+}
+
+/// Whose code a driver is, for the title and the fix.
+pub fn whose(driver: &str) -> &'static str {
+    match maker(driver) {
+        Some(Maker::NvidiaDisplay) => "NVIDIA's display driver",
+        Some(Maker::AmdDisplay) => "AMD's display driver",
+        Some(Maker::IntelDisplay) => "Intel's display driver",
+        Some(Maker::WindowsKernel) => "the Windows kernel itself",
+        Some(Maker::GraphicsKernel) => "Windows' graphics kernel (on behalf of the display driver)",
+        None => "a driver",
+    }
+}
+
+/// Whom a bug check points at: the hardware, nobody (a crash asked for), the RAM
+/// when the kernel's own image faulted, else the driver.
+pub fn cause_of(points: Points, driver: Option<&str>) -> CauseKind {
+    match points {
+        Points::Hardware => CauseKind::Hardware,
+        Points::Manual => CauseKind::Configuration,
+        _ if driver.and_then(maker) == Some(Maker::WindowsKernel) => CauseKind::Hardware,
+        _ => CauseKind::Driver,
+    }
+}
+
+/// The fix for a bug check of this kind in `driver` (a file name, `nvlddmkm.sys`).
+pub fn fix_for(points: Points, driver: Option<&str>) -> String {
+    let driver = driver.unwrap_or("");
+    let who = whose(driver);
+    match points {
+        Points::Manual => "Nothing failed: the crash was asked for (a power button held, a keyboard or debugger crash).".into(),
+        Points::Hardware => "Test the hardware: the CPU, RAM and PCIe devices reported an error they could not correct. \
+             Run Windows Memory Diagnostic or memtest86+, check temperatures and overclocks (reset them to stock), \
+             and read the WHEA records in Event Viewer (System log, source WHEA-Logger)."
+            .into(),
+        _ if who.starts_with("NVIDIA") || who.starts_with("AMD") || who.starts_with("Intel") => format!(
+            "Reinstall the display driver ({driver}): remove it cleanly (DDU in safe mode), install the vendor's \
+             current or last known good version, and for CUDA work one that matches the CUDA toolkit PyTorch was \
+             built with. Reset GPU overclocks; if the bug checks continue, test the card and the RAM."
+        ),
+        _ if who == "the Windows kernel itself" => "The kernel faulted in its own code: most often memory corrupted \
+             by another driver, or failing RAM. Run Windows Memory Diagnostic or memtest86+ (a pass per stick), \
+             then Driver Verifier (verifier /standard /all, on a test machine) to catch the driver that writes \
+             where it must not."
+            .into(),
+        _ if !driver.is_empty() => format!(
+            "Update or remove {driver} (its vendor's current version; Device Manager or the program that \
+             installed it). If bug checks continue in other drivers, test the RAM (memtest86+)."
+        ),
+        _ => "Open the dump in WinDbg (!analyze -v) to name the driver; test the RAM (memtest86+) if the bug checks \
+             name different drivers each time."
+            .into(),
+    }
 }
 
 #[cfg(test)]

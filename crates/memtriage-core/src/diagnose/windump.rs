@@ -5,10 +5,8 @@
 //! range), and the saved stack's first word inside a driver other than the kernel's
 //! is the guess BlueScreenView makes (said as likely, never as confirmed).
 
-use super::bugcheck::{self, BugCheck, Points};
-use crate::model::finding::{
-    Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
-};
+use super::bugcheck::{self, BugCheck, Maker, Points};
+use crate::model::finding::{Assessment, Certainty, Evidence, Finding, Quantity, Severity};
 use crate::model::ids;
 use crate::model::units::utc_ms;
 use crate::parse::windump::{basename, driver_at, Driver, DumpHeader};
@@ -32,19 +30,9 @@ struct Suspect {
     certainty: Certainty,
 }
 
-/// Images that are the kernel itself: a fault there is its own or corruption by
-/// another driver, never the place to stop looking.
-const KERNEL_IMAGES: &[&str] = &[
-    "ntoskrnl.exe",
-    "ntkrnlmp.exe",
-    "ntkrnlpa.exe",
-    "ntkrpamp.exe",
-    "hal.dll",
-    "kd.dll",
-];
-
-fn is_kernel_image(name: &str) -> bool {
-    KERNEL_IMAGES.iter().any(|k| name.eq_ignore_ascii_case(k))
+/// A fault in the kernel's own image is the place to look further, never to stop.
+fn is_windows_kernel(image: &str) -> bool {
+    bugcheck::maker(image) == Some(Maker::WindowsKernel)
 }
 
 fn suspect(contents: &DumpContents<'_>, check: Option<&BugCheck>) -> Option<Suspect> {
@@ -81,7 +69,7 @@ fn suspect(contents: &DumpContents<'_>, check: Option<&BugCheck>) -> Option<Susp
         })
     };
     let direct = from_parameter.or_else(from_context);
-    if direct.as_ref().is_some_and(|s| !is_kernel_image(&s.name)) {
+    if direct.as_ref().is_some_and(|s| !is_windows_kernel(&s.name)) {
         return direct;
     }
     let from_stack = contents.stack.iter().find_map(|&word| {
@@ -90,57 +78,22 @@ fn suspect(contents: &DumpContents<'_>, check: Option<&BugCheck>) -> Option<Susp
             "the first return address on the saved stack inside a driver".into(),
             Certainty::Likely,
         )
-        .filter(|s| !is_kernel_image(&s.name))
+        .filter(|s| !is_windows_kernel(&s.name))
     });
     from_stack.or(direct)
-}
-
-/// Whose code a driver is, for the title and the fix.
-pub fn whose(driver: &str) -> &'static str {
-    let d = driver.to_ascii_lowercase();
-    if d.starts_with("nvlddmkm") || d.starts_with("nvkflt") || d.starts_with("nvvad") {
-        "NVIDIA's display driver"
-    } else if d.starts_with("atikmdag") || d.starts_with("amdkmdag") || d.starts_with("atikmpag") {
-        "AMD's display driver"
-    } else if d.starts_with("igdkmd") {
-        "Intel's display driver"
-    } else if is_kernel_image(&d) {
-        "the Windows kernel itself"
-    } else if d == "dxgkrnl.sys" || d == "dxgmms2.sys" {
-        "Windows' graphics kernel (on behalf of the display driver)"
-    } else {
-        "a driver"
-    }
 }
 
 /// The dump's bug check and suspect, as one finding.
 pub fn explain(contents: &DumpContents<'_>, source: &str) -> Finding {
     let h = contents.header;
     let check = bugcheck::lookup(h.bugcheck_code);
-    let name = check.map_or("an unknown bug check", |c| c.name);
-    let code = bugcheck::code_text(h.bugcheck_code);
     let suspect = suspect(contents, check);
-    let mut evidence = vec![Evidence::text(
-        "bug check",
-        format!("{code} {name}"),
-        source,
-    )];
-    for (i, value) in h.bugcheck_parameters.iter().enumerate() {
-        let label = check.map(|c| c.parameters[i]).filter(|l| !l.is_empty());
-        let shown = match label {
-            Some(l) => format!("0x{value:X} ({l})"),
-            None => format!("0x{value:X}"),
-        };
-        evidence.push(Evidence::text(
-            format!("parameter {}", i + 1),
-            shown,
-            source,
-        ));
-    }
+    let parameters = h.bugcheck_parameters.map(Some);
+    let mut evidence = bugcheck::evidence(h.bugcheck_code, &parameters, source);
     if let Some(s) = &suspect {
         evidence.push(Evidence::text(
             "suspect",
-            format!("{}+0x{:x} ({})", s.name, s.offset, whose(&s.name)),
+            format!("{}+0x{:x} ({})", s.name, s.offset, bugcheck::whose(&s.name)),
             source,
         ));
         evidence.push(Evidence::text("named by", s.named_by.clone(), source));
@@ -179,14 +132,7 @@ pub fn explain(contents: &DumpContents<'_>, source: &str) -> Finding {
         )),
     }
     let points = check.map_or(Points::Code, |c| c.points);
-    let title = match &suspect {
-        Some(s) => format!(
-            "Windows bug check {code} {name} in {} ({})",
-            s.name,
-            whose(&s.name)
-        ),
-        None => format!("Windows bug check {code} {name}"),
-    };
+    let title = bugcheck::title(h.bugcheck_code, suspect.as_ref().map(|s| s.name.as_str()));
     let meaning = check.map_or(
         "Windows stopped on a bug check this tool has no entry for",
         |c| c.meaning,
@@ -201,53 +147,12 @@ pub fn explain(contents: &DumpContents<'_>, source: &str) -> Finding {
              was running; a fault in the Windows kernel itself most often means another driver corrupted \
              memory, or the RAM is failing."
         ),
-        fix: fix_for(points, suspect.as_ref().map(|s| s.name.as_str())),
+        fix: bugcheck::fix_for(points, suspect.as_ref().map(|s| s.name.as_str())),
         assessment: Some(Assessment {
             certainty: suspect.as_ref().map_or(Certainty::Possible, |s| s.certainty),
-            cause: cause_of(points, suspect.as_ref().map(|s| s.name.as_str())),
+            cause: bugcheck::cause_of(points, suspect.as_ref().map(|s| s.name.as_str())),
             confirm: "WinDbg on Windows: windbg -z FILE.dmp, then !analyze -v (MODULE_NAME, IMAGE_NAME).".into(),
         }),
-    }
-}
-
-/// Whom a bug check points at: the hardware, nobody (a crash asked for), the RAM
-/// when the kernel's own image faulted, else the driver.
-pub fn cause_of(points: Points, driver: Option<&str>) -> CauseKind {
-    match points {
-        Points::Hardware => CauseKind::Hardware,
-        Points::Manual => CauseKind::Configuration,
-        _ if driver.is_some_and(is_kernel_image) => CauseKind::Hardware,
-        _ => CauseKind::Driver,
-    }
-}
-
-/// The fix for a bug check of this kind in `driver` (a file name, `nvlddmkm.sys`).
-pub fn fix_for(points: Points, driver: Option<&str>) -> String {
-    let driver = driver.unwrap_or("");
-    let who = whose(driver);
-    match points {
-        Points::Manual => "Nothing failed: the crash was asked for (a power button held, a keyboard or debugger crash).".into(),
-        Points::Hardware => "Test the hardware: the CPU, RAM and PCIe devices reported an error they could not correct. \
-             Run Windows Memory Diagnostic or memtest86+, check temperatures and overclocks (reset them to stock), \
-             and read the WHEA records in Event Viewer (System log, source WHEA-Logger)."
-            .into(),
-        _ if who.starts_with("NVIDIA") || who.starts_with("AMD") || who.starts_with("Intel") => format!(
-            "Reinstall the display driver ({driver}): remove it cleanly (DDU in safe mode), install the vendor's \
-             current or last known good version, and for CUDA work one that matches the CUDA toolkit PyTorch was \
-             built with. Reset GPU overclocks; if the bug checks continue, test the card and the RAM."
-        ),
-        _ if who == "the Windows kernel itself" => "The kernel faulted in its own code: most often memory corrupted \
-             by another driver, or failing RAM. Run Windows Memory Diagnostic or memtest86+ (a pass per stick), \
-             then Driver Verifier (verifier /standard /all, on a test machine) to catch the driver that writes \
-             where it must not."
-            .into(),
-        _ if !driver.is_empty() => format!(
-            "Update or remove {driver} (its vendor's current version; Device Manager or the program that \
-             installed it). If bug checks continue in other drivers, test the RAM (memtest86+)."
-        ),
-        _ => "Open the dump in WinDbg (!analyze -v) to name the driver; test the RAM (memtest86+) if the bug checks \
-             name different drivers each time."
-            .into(),
     }
 }
 

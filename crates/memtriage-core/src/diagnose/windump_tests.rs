@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::finding::CauseKind;
 use crate::parse::windump::{self as parse, DumpType, Machine};
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -33,13 +34,6 @@ fn explain_fixture(name: &str) -> Finding {
     )
 }
 
-fn evidence<'a>(f: &'a Finding, label: &str) -> Option<&'a str> {
-    f.evidence
-        .iter()
-        .find(|e| e.label == label)
-        .map(|e| e.value.as_str())
-}
-
 #[test]
 fn the_real_x64_triage_dump_names_amdppm_from_the_exception_address() {
     let f = explain_fixture("triage_x64.dmp");
@@ -48,24 +42,27 @@ fn the_real_x64_triage_dump_names_amdppm_from_the_exception_address() {
         "Windows bug check 0x1000007E SYSTEM_THREAD_EXCEPTION_NOT_HANDLED in amdppm.sys (a driver)"
     );
     assert_eq!(
-        evidence(&f, "suspect"),
+        f.evidence_value("suspect"),
         Some("amdppm.sys+0x334c (a driver)")
     );
     assert_eq!(
-        evidence(&f, "named by"),
+        f.evidence_value("named by"),
         Some("parameter 2 (address of the faulting instruction)")
     );
     assert_eq!(
-        evidence(&f, "parameter 1"),
+        f.evidence_value("parameter 1"),
         Some("0xFFFFFFFFC0000005 (exception code)")
     );
     assert_eq!(
-        evidence(&f, "system"),
+        f.evidence_value("system"),
         Some("Windows build 19041 (x64, 16 processors)")
     );
-    assert_eq!(evidence(&f, "drivers loaded"), Some("151"));
-    assert_eq!(evidence(&f, "crashed at"), Some("2021-02-21 01:38:22 UTC"));
-    assert_eq!(evidence(&f, "up for"), Some("3.7 s"));
+    assert_eq!(f.evidence_value("drivers loaded"), Some("151"));
+    assert_eq!(
+        f.evidence_value("crashed at"),
+        Some("2021-02-21 01:38:22 UTC")
+    );
+    assert_eq!(f.evidence_value("up for"), Some("3.7 s"));
     let a = f.assessment.as_ref().expect("assessment");
     assert_eq!(a.certainty, Certainty::Confirmed);
     assert_eq!(a.cause, CauseKind::Driver);
@@ -117,6 +114,16 @@ fn drivers() -> Vec<Driver> {
     ]
 }
 
+fn explain_with(h: &DumpHeader, drivers: &[Driver], stack: &[u64]) -> Finding {
+    let contents = DumpContents {
+        header: h,
+        drivers,
+        stack,
+        drivers_missing: None,
+    };
+    explain(&contents, "d.dmp")
+}
+
 /// 0x50's third parameter is the faulting instruction: the NVIDIA driver, confirmed.
 #[test]
 fn a_page_fault_names_the_driver_holding_the_faulting_instruction() {
@@ -126,21 +133,13 @@ fn a_page_fault_names_the_driver_holding_the_faulting_instruction() {
         None,
     );
     let drivers = drivers();
-    let f = explain(
-        &DumpContents {
-            header: &h,
-            drivers: &drivers,
-            stack: &[],
-            drivers_missing: None,
-        },
-        "d.dmp",
-    );
+    let f = explain_with(&h, &drivers, &[]);
     assert_eq!(
         f.title,
         "Windows bug check 0x00000050 PAGE_FAULT_IN_NONPAGED_AREA in nvlddmkm.sys (NVIDIA's display driver)"
     );
     assert_eq!(
-        evidence(&f, "parameter 2"),
+        f.evidence_value("parameter 2"),
         Some("0x0 (access (0 read, 1 write, 2 execute))")
     );
     assert!(f.fix.contains("DDU"), "{}", f.fix);
@@ -157,34 +156,18 @@ fn a_fault_in_the_kernel_falls_back_to_the_stack_then_to_ram() {
     let h = header(0x50, [0, 0, 0xfffff800_00001000, 0], None);
     let drivers = drivers();
     let stack = [0x1234, 0xfffff800_00002000, 0xfffff801_00000400];
-    let f = explain(
-        &DumpContents {
-            header: &h,
-            drivers: &drivers,
-            stack: &stack,
-            drivers_missing: None,
-        },
-        "d.dmp",
-    );
+    let f = explain_with(&h, &drivers, &stack);
     assert_eq!(
-        evidence(&f, "suspect"),
+        f.evidence_value("suspect"),
         Some("nvlddmkm.sys+0x400 (NVIDIA's display driver)")
     );
     assert_eq!(
         f.assessment.as_ref().map(|a| a.certainty),
         Some(Certainty::Likely)
     );
-    let f = explain(
-        &DumpContents {
-            header: &h,
-            drivers: &drivers,
-            stack: &[],
-            drivers_missing: None,
-        },
-        "d.dmp",
-    );
+    let f = explain_with(&h, &drivers, &[]);
     assert_eq!(
-        evidence(&f, "suspect"),
+        f.evidence_value("suspect"),
         Some("ntoskrnl.exe+0x1000 (the Windows kernel itself)")
     );
     assert_eq!(
@@ -213,8 +196,8 @@ fn a_dump_without_a_driver_list_still_names_its_bug_check() {
         f.title,
         "Windows bug check 0x00000124 WHEA_UNCORRECTABLE_ERROR"
     );
-    assert_eq!(evidence(&f, "suspect"), None);
-    assert_eq!(evidence(&f, "drivers"), Some("not read"));
+    assert_eq!(f.evidence_value("suspect"), None);
+    assert_eq!(f.evidence_value("drivers"), Some("not read"));
     assert_eq!(
         f.assessment.as_ref().map(|a| (a.certainty, a.cause)),
         Some((Certainty::Possible, CauseKind::Hardware))

@@ -260,6 +260,16 @@ pub struct Finding {
     pub assessment: Option<Assessment>,
 }
 
+impl Finding {
+    /// The value of the evidence labelled `label`, if the finding has one.
+    pub fn evidence_value(&self, label: &str) -> Option<&str> {
+        self.evidence
+            .iter()
+            .find(|e| e.label == label)
+            .map(|e| e.value.as_str())
+    }
+}
+
 /// How sure a diagnosis is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -70,6 +70,15 @@ fn compile_rule(r: &rules::Rule) -> Result<Pattern, String> {
     Ok(Pattern { main, optional })
 }
 
+/// A pattern compiled on first use and kept: the readers of whole reports (an oops,
+/// a bug check) and of pages ask each line few questions, most lines none.
+pub(super) fn lazy_regex(
+    cell: &'static OnceLock<Option<Regex>>,
+    pattern: &str,
+) -> Option<&'static Regex> {
+    cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()
+}
+
 pub(super) fn engine() -> Result<&'static Engine, &'static str> {
     static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
     ENGINE

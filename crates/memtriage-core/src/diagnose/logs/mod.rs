@@ -154,10 +154,10 @@ pub struct LogScanner {
     partial: Vec<u8>,
     partial_open: bool,
     block: Option<faulthandler::Block>,
-    /// An oops whose report is being read (its headline's match held until it ends),
-    /// and how many have been.
-    oops: Option<oops::Watch>,
-    oopses: usize,
+    /// A crash report being read whole (an oops, a bug check: its headline's match held
+    /// until it ends), and how many have been.
+    report: Option<oops::Watch>,
+    reports: usize,
     /// A table whose rows hold no literal, open since its header line.
     table: Option<tables::Table>,
     /// How the bytes are encoded, decided from the first ones (UTF-16 is turned into
@@ -227,8 +227,8 @@ impl LogScanner {
             partial: Vec::new(),
             partial_open: false,
             block: None,
-            oops: None,
-            oopses: 0,
+            report: None,
+            reports: 0,
             table: None,
             decoder: encoding::Decoder::default(),
             matches: Vec::new(),
@@ -400,7 +400,7 @@ impl LogScanner {
         }
         self.read_unread_pieces(engine);
         self.close_block();
-        self.close_oops();
+        self.close_report();
         self.close_table();
     }
 
@@ -420,7 +420,7 @@ impl LogScanner {
     /// the classes first appeared.
     pub fn findings(&self) -> Vec<Finding> {
         let open = self.block.as_ref().map(faulthandler::Block::to_match);
-        let open = open.or_else(|| self.oops.as_ref().map(oops::Watch::to_match));
+        let open = open.or_else(|| self.report.as_ref().map(oops::Watch::to_match));
         let table = self.table.as_ref().and_then(tables::Table::summary);
         let open: Vec<LogMatch> = open
             .into_iter()
@@ -457,7 +457,7 @@ impl LogScanner {
                 self.wrap_at = None;
             }
             let every_line = self.block.is_some()
-                || self.oops.is_some()
+                || self.report.is_some()
                 || self.table.is_some()
                 || self.pending_join.is_some()
                 || self.wrap_at.is_some();
@@ -522,9 +522,9 @@ impl LogScanner {
             }
             self.close_block();
         }
-        if let Some(watch) = &mut self.oops {
+        if let Some(watch) = &mut self.report {
             if !watch.observe(&normalize(engine, &escape_bytes(bytes))) {
-                self.close_oops();
+                self.close_report();
             }
         }
         if self.table.is_some() {
@@ -729,32 +729,23 @@ impl LogScanner {
 
     /// An oops's headline is held while the lines after it tell what faulted.
     fn record_or_watch(&mut self, m: LogMatch, msg: &str) {
-        if oops::watched(m.class) && self.oops.is_none() && self.oopses < oops::MAX_OOPSES {
-            self.oopses += 1;
-            let mut watch = oops::Watch::new(m, msg);
-            // A WARN names its source file, and a 2.6 oops its process, above the line
-            // a rule knows.
-            if let Ok(engine) = engine() {
-                let before = String::from_utf8_lossy(&self.context);
-                let lines: Vec<&str> = before.lines().collect();
-                // Not past the end of an earlier oops: its lines are its own.
-                let from = lines
-                    .iter()
-                    .rposition(|l| l.contains("---[ end trace"))
-                    .map_or(0, |i| i + 1)
-                    .max(lines.len().saturating_sub(oops::LINES_BEFORE));
-                for line in &lines[from..] {
-                    watch.read_before(&normalize(engine, line));
+        if self.report.is_some() || self.reports >= oops::MAX_REPORTS {
+            return self.record(m);
+        }
+        match oops::Watch::new(m, msg) {
+            Ok(mut watch) => {
+                self.reports += 1;
+                if let Ok(engine) = engine() {
+                    watch.read_context(engine, &self.context);
                 }
+                self.report = Some(watch);
             }
-            self.oops = Some(watch);
-        } else {
-            self.record(m);
+            Err(m) => self.record(m),
         }
     }
 
-    fn close_oops(&mut self) {
-        if let Some(watch) = self.oops.take() {
+    fn close_report(&mut self) {
+        if let Some(watch) = self.report.take() {
             self.record(watch.to_match());
         }
     }

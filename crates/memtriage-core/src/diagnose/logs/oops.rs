@@ -1,3 +1,6 @@
+//! A crash report read as a whole, its headline's match held until it ends: a Windows
+//! bug check's by [`super::windbg`], a Linux oops's here.
+//!
 //! A Linux oops, BUG, GPF or panic read as a whole: the lines after its headline name
 //! the code that faulted (`RIP: 0010:_nv031695rm+0x79/0x940 [nvidia]`), the process that
 //! was running (`CPU: 33 PID: 4564 Comm: sbatchd`), the taint flags, the kind of access
@@ -20,34 +23,38 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::engine::{lazy_regex, normalize, Engine};
 use super::{FailureClass, LogMatch};
 use crate::model::finding::{CauseKind, Evidence};
 
 /// An oops's report is a few dozen lines; a call trace a few dozen more. Past this the
 /// lines are another story.
 const MAX_LINES: u32 = 160;
-/// Oopses read in detail per input; later ones are counted as any match.
-pub(super) const MAX_OOPSES: usize = 4;
+/// Reports read whole per input; later ones are counted as any match.
+pub(super) const MAX_REPORTS: usize = 4;
 /// Lines above the headline read with it (a WARN's own line, 2.6's `Pid:` line).
-pub(super) const LINES_BEFORE: usize = 8;
+const LINES_BEFORE: usize = 8;
 
-/// The lines after an oops's headline, read until its trace ends.
+/// A report's headline (its match held until the report ends) and the lines after it,
+/// read by the reader of its kind.
 #[derive(Debug, Clone)]
 pub(super) struct Watch {
     opened: LogMatch,
     lines: u32,
-    in_trace: bool,
-    details: Details,
-    /// For a Windows bug check's report (WinDbg, BlueScreenView, an event), its fields.
-    bugcheck: Option<super::windbg::Details>,
+    reader: Reader,
 }
 
-/// The classes whose headline opens a report worth reading whole.
-pub(super) fn watched(class: FailureClass) -> bool {
-    matches!(
-        class,
-        FailureClass::KernelOops | FailureClass::WindowsMemoryFault
-    )
+#[derive(Debug, Clone)]
+enum Reader {
+    Oops(OopsReader),
+    BugCheck(super::windbg::Details),
+}
+
+/// An oops's lines: what it says about itself, and whether the call trace has begun.
+#[derive(Debug, Clone, Default)]
+struct OopsReader {
+    in_trace: bool,
+    details: Details,
 }
 
 /// What an oops says about itself; each field as printed.
@@ -69,67 +76,100 @@ struct Details {
 }
 
 impl Watch {
-    /// `msg` is the headline's message (without the prefix a tool put on the line).
-    pub(super) fn new(opened: LogMatch, msg: &str) -> Self {
-        let mut watch = Watch {
-            lines: 0,
-            in_trace: false,
-            details: Details::default(),
-            bugcheck: (opened.class == FailureClass::WindowsMemoryFault)
-                .then(super::windbg::Details::default),
-            opened,
+    /// `msg` is the headline's message (without the prefix a tool put on the line);
+    /// the match comes back for a class whose reports are not read whole.
+    pub(super) fn new(opened: LogMatch, msg: &str) -> Result<Self, LogMatch> {
+        let mut reader = match opened.class {
+            FailureClass::KernelOops => Reader::Oops(OopsReader::default()),
+            FailureClass::WindowsMemoryFault => Reader::BugCheck(Default::default()),
+            _ => return Err(opened),
         };
-        watch.read(msg);
-        watch
+        reader.read(msg);
+        Ok(Watch {
+            opened,
+            lines: 0,
+            reader,
+        })
     }
 
-    /// A line above the headline, read for what it says of the oops (nothing ends
-    /// the oops there).
-    pub(super) fn read_before(&mut self, msg: &str) {
-        if let Some(b) = &mut self.bugcheck {
-            b.read(msg, 0);
-            return;
-        }
-        let t = msg.trim();
-        if !self.read_task(t) {
-            self.read_source(t);
+    /// The lines just above the headline (`context`, as the scanner keeps them): a
+    /// WARN names its source file, a 2.6 oops its process, WhoCrashed its module there.
+    /// Not past the end of an earlier oops, whose lines are its own.
+    pub(super) fn read_context(&mut self, engine: &Engine, context: &[u8]) {
+        let before = String::from_utf8_lossy(context);
+        let lines: Vec<&str> = before.lines().collect();
+        let from = lines
+            .iter()
+            .rposition(|l| l.contains("---[ end trace"))
+            .map_or(0, |i| i + 1)
+            .max(lines.len().saturating_sub(LINES_BEFORE));
+        for line in &lines[from..] {
+            let msg = normalize(engine, line);
+            match &mut self.reader {
+                // The faulting instruction and the trace are the headline's own lines'.
+                Reader::Oops(o) => {
+                    let t = msg.trim();
+                    if !o.read_task(t) {
+                        o.read_source(t);
+                    }
+                }
+                Reader::BugCheck(b) => b.read(&msg),
+            }
         }
     }
 
-    /// Reads one more line's message; `false` once the oops has ended (the line is
+    /// Reads one more line's message; `false` once the report has ended (the line is
     /// then not part of it).
     pub(super) fn observe(&mut self, msg: &str) -> bool {
         self.lines += 1;
-        if let Some(b) = &mut self.bugcheck {
-            return b.read(msg, self.lines);
-        }
-        if self.lines > MAX_LINES || msg.contains("---[ end trace") {
+        let (limit, ended) = match self.reader {
+            Reader::Oops(_) => (MAX_LINES, msg.contains("---[ end trace")),
+            Reader::BugCheck(_) => (super::windbg::MAX_LINES, false),
+        };
+        if self.lines > limit || ended {
             return false;
         }
-        self.read(msg);
+        self.reader.read(msg);
         true
     }
 
-    fn read(&mut self, msg: &str) {
-        if let Some(b) = &mut self.bugcheck {
-            b.read(msg, 0);
-            return;
+    /// The headline's match, with what the report said about itself as captures.
+    pub(super) fn to_match(&self) -> LogMatch {
+        let mut m = self.opened.clone();
+        match &self.reader {
+            Reader::Oops(o) => o.details.captures(&mut m.captures),
+            Reader::BugCheck(b) => b.captures(&mut m.captures),
         }
+        m
+    }
+}
+
+impl Reader {
+    fn read(&mut self, msg: &str) {
+        match self {
+            Reader::Oops(o) => o.read(msg),
+            Reader::BugCheck(b) => b.read(msg),
+        }
+    }
+}
+
+impl OopsReader {
+    fn read(&mut self, msg: &str) {
         let t = msg.trim();
-        let d = &mut self.details;
         if t.starts_with("Call Trace:") || t.starts_with("Backtrace:") || t == "Call trace:" {
             self.in_trace = true;
             return;
         }
+        let d = &mut self.details;
         if d.function.is_none() {
-            if let Some(c) = pattern(&FAULTING, FAULTING_PATTERN).and_then(|re| re.captures(t)) {
+            if let Some(c) = lazy_regex(&FAULTING, FAULTING_PATTERN).and_then(|re| re.captures(t)) {
                 d.function = c.name("func").map(|m| m.as_str().to_string());
                 d.module = c.name("module").map(|m| m.as_str().to_string());
                 return;
             }
         }
         if self.in_trace && d.trace_module.is_none() {
-            if let Some(c) = pattern(&FRAME, FRAME_PATTERN).and_then(|re| re.captures(t)) {
+            if let Some(c) = lazy_regex(&FRAME, FRAME_PATTERN).and_then(|re| re.captures(t)) {
                 if let (Some(module), None) = (c.name("module"), c.name("guess")) {
                     d.trace_function = c.name("func").map(|m| m.as_str().to_string());
                     d.trace_module = Some(module.as_str().to_string());
@@ -137,17 +177,7 @@ impl Watch {
                 return;
             }
         }
-        if self.read_task(t) {
-            return;
-        }
-        let d = &mut self.details;
-        if let Some(c) = pattern(&ACCESS, ACCESS_PATTERN).and_then(|re| re.captures(t)) {
-            if let Some(a) = c.name("access") {
-                d.access = Some(a.as_str().to_string());
-            }
-            if let Some(p) = c.name("page") {
-                d.page = Some(p.as_str().trim().to_string());
-            }
+        if self.read_task(t) || self.read_access(t) {
             return;
         }
         self.read_source(t);
@@ -159,7 +189,7 @@ impl Watch {
         if d.process.is_some() {
             return false;
         }
-        let Some(c) = pattern(&TASK, TASK_PATTERN).and_then(|re| re.captures(t)) else {
+        let Some(c) = lazy_regex(&TASK, TASK_PATTERN).and_then(|re| re.captures(t)) else {
             return false;
         };
         let get = |n: &str| c.name(n).map(|m| m.as_str().trim().to_string());
@@ -170,48 +200,56 @@ impl Watch {
         true
     }
 
+    /// `#PF: supervisor read access in kernel mode`, `#PF: error_code(…) - not-present page`.
+    fn read_access(&mut self, t: &str) -> bool {
+        let Some(c) = lazy_regex(&ACCESS, ACCESS_PATTERN).and_then(|re| re.captures(t)) else {
+            return false;
+        };
+        let d = &mut self.details;
+        if let Some(a) = c.name("access") {
+            d.access = Some(a.as_str().to_string());
+        }
+        if let Some(p) = c.name("page") {
+            d.page = Some(p.as_str().trim().to_string());
+        }
+        true
+    }
+
     fn read_source(&mut self, t: &str) {
         let d = &mut self.details;
         if d.source_file.is_none() {
-            if let Some(c) = pattern(&SOURCE, SOURCE_PATTERN).and_then(|re| re.captures(t)) {
+            if let Some(c) = lazy_regex(&SOURCE, SOURCE_PATTERN).and_then(|re| re.captures(t)) {
                 d.source_file = c.name("path").map(|m| m.as_str().to_string());
             }
         }
     }
+}
 
-    /// The headline's match, with what the oops said about itself as captures.
-    pub(super) fn to_match(&self) -> LogMatch {
-        let mut m = self.opened.clone();
-        if let Some(b) = &self.bugcheck {
-            b.captures(&mut m.captures);
-            return m;
-        }
-        let d = &self.details;
-        let culprit = culprit(d);
+impl Details {
+    fn captures(&self, out: &mut Vec<(String, String)>) {
+        let culprit = culprit(self);
         for (name, value) in [
             (
                 "oops_function",
-                d.function.as_ref().or(d.trace_function.as_ref()),
+                self.function.as_ref().or(self.trace_function.as_ref()),
             ),
             ("oops_module", culprit.as_ref().map(|c| &c.name)),
-            ("oops_source_file", d.source_file.as_ref()),
-            ("oops_process", d.process.as_ref()),
-            ("oops_pid", d.pid.as_ref()),
-            ("oops_taint", d.taint.as_ref()),
-            ("oops_kernel", d.kernel.as_ref()),
-            ("oops_access", d.access.as_ref()),
-            ("oops_page", d.page.as_ref()),
+            ("oops_source_file", self.source_file.as_ref()),
+            ("oops_process", self.process.as_ref()),
+            ("oops_pid", self.pid.as_ref()),
+            ("oops_taint", self.taint.as_ref()),
+            ("oops_kernel", self.kernel.as_ref()),
+            ("oops_access", self.access.as_ref()),
+            ("oops_page", self.page.as_ref()),
         ] {
             if let Some(v) = value {
-                m.captures.push((name.to_string(), v.clone()));
+                out.push((name.to_string(), v.clone()));
             }
         }
         if let Some(c) = culprit {
-            m.captures
-                .push(("oops_culprit_kind".into(), c.kind.as_str().into()));
-            m.captures.push(("oops_culprit_from".into(), c.from.into()));
+            out.push(("oops_culprit_kind".into(), c.kind.as_str().into()));
+            out.push(("oops_culprit_from".into(), c.from.into()));
         }
-        m
     }
 }
 
@@ -232,13 +270,6 @@ static FRAME: OnceLock<Option<Regex>> = OnceLock::new();
 static TASK: OnceLock<Option<Regex>> = OnceLock::new();
 static ACCESS: OnceLock<Option<Regex>> = OnceLock::new();
 static SOURCE: OnceLock<Option<Regex>> = OnceLock::new();
-
-pub(super) fn pattern(
-    cell: &'static OnceLock<Option<Regex>>,
-    text: &str,
-) -> Option<&'static Regex> {
-    cell.get_or_init(|| Regex::new(text).ok()).as_ref()
-}
 
 /// Whom an oops points at: who wrote the faulting code, so whom to call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

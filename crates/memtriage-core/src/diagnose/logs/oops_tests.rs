@@ -20,13 +20,6 @@ fn windows_finding(log: &str) -> Finding {
     finding(log, "log.windows-memory-fault")
 }
 
-fn evidence<'a>(f: &'a Finding, label: &str) -> Option<&'a str> {
-    f.evidence
-        .iter()
-        .find(|e| e.label == label)
-        .map(|e| e.value.as_str())
-}
-
 /// The issue's own example: the module, the process and the taint flags were all there.
 #[test]
 fn an_nvidia_oops_names_the_module_the_process_and_the_taint() {
@@ -42,18 +35,18 @@ fn an_nvidia_oops_names_the_module_the_process_and_the_taint() {
         f.title,
         "Kernel oops in the nvidia module, a GPU driver while python (pid 4242) ran"
     );
-    assert_eq!(evidence(&f, "suspect"), Some("nvidia (GPU driver)"));
-    assert_eq!(evidence(&f, "function"), Some("_nv012345rm"));
-    assert_eq!(evidence(&f, "running"), Some("python (pid 4242)"));
+    assert_eq!(f.evidence_value("suspect"), Some("nvidia (GPU driver)"));
+    assert_eq!(f.evidence_value("function"), Some("_nv012345rm"));
+    assert_eq!(f.evidence_value("running"), Some("python (pid 4242)"));
     assert_eq!(
-        evidence(&f, "tainted"),
+        f.evidence_value("tainted"),
         Some("P (a proprietary module is loaded), O (an out-of-tree module is loaded), E (an unsigned module is loaded)")
     );
     assert_eq!(
-        evidence(&f, "access"),
+        f.evidence_value("access"),
         Some("supervisor read access in kernel mode, not-present page")
     );
-    assert_eq!(evidence(&f, "kernel"), Some("6.5.0-14-generic"));
+    assert_eq!(f.evidence_value("kernel"), Some("6.5.0-14-generic"));
     assert!(f.fix.contains("nvidia-bug-report.sh"), "{}", f.fix);
     assert_eq!(
         f.assessment.as_ref().map(|a| a.cause),
@@ -71,9 +64,9 @@ fn built_in_code_is_named_by_its_source_file_or_the_trace() {
          CPU: 0 PID: 6 Comm: kworker/u4:0 Tainted: G           O    4.4.14-11.pvops.qubes.x86_64 #1\n\
          RIP: e030:[<ffffffff812acace>]  [<ffffffff812acace>] mpage_prepare_extent_to_map+0x2ce/0x2f0\n",
     );
-    assert_eq!(evidence(&f, "suspect"), Some("ext4 (filesystem)"));
+    assert_eq!(f.evidence_value("suspect"), Some("ext4 (filesystem)"));
     assert_eq!(
-        evidence(&f, "function"),
+        f.evidence_value("function"),
         Some("mpage_prepare_extent_to_map")
     );
     let f = oops_finding(
@@ -84,8 +77,8 @@ fn built_in_code_is_named_by_its_source_file_or_the_trace() {
           [<ffffffffa025d081>] ? arc_read+0x7a1/0x8d0 [zfs]\n\
           [<ffffffffa025d081>] xfs_alloc_ag_vextent+0x7a1/0x8d0 [xfs]\n",
     );
-    assert_eq!(evidence(&f, "suspect"), Some("xfs (filesystem)"));
-    assert_eq!(evidence(&f, "named by"), Some("the call trace"));
+    assert_eq!(f.evidence_value("suspect"), Some("xfs (filesystem)"));
+    assert_eq!(f.evidence_value("named by"), Some("the call trace"));
 }
 
 /// Oopses in unrelated built-in functions point at the RAM, not at one piece of code.
@@ -123,7 +116,7 @@ fn a_headline_alone_keeps_its_plain_verdict() {
         "{}",
         f.title
     );
-    assert!(evidence(&f, "suspect").is_none());
+    assert!(f.evidence_value("suspect").is_none());
 }
 
 /// The register dump may come first (a WARN's report), behind the log's own prefix; a
@@ -134,13 +127,13 @@ fn a_prefixed_register_dump_and_a_null_bug_are_read() {
         "[  886.507366] RIP: 0010:freeRpcInfrastructure_VGPU+0x25/0xe0 [nvidia]\n\
          [  886.507380] CPU: 12 PID: 4567 Comm: nvidia-vgpu-mgr Tainted: P           OE     5.4.0-81-generic #91\n",
     );
-    assert_eq!(evidence(&f, "suspect"), Some("nvidia (GPU driver)"));
+    assert_eq!(f.evidence_value("suspect"), Some("nvidia (GPU driver)"));
     let f = oops_finding(
         "[1568872.360135] BUG: unable to handle kernel NULL pointer dereference at           (null)\n\
          [1568872.361626] IP: [<ffffffffba828802>] sysrq_handle_crash+0x12/0x20\n\
          [1568872.385263] Oops: 0002 [#1] SMP\n",
     );
-    assert_eq!(evidence(&f, "function"), Some("sysrq_handle_crash"));
+    assert_eq!(f.evidence_value("function"), Some("sysrq_handle_crash"));
 }
 
 /// A Windows bug check pasted from WinDbg, BlueScreenView, WhoCrashed or the event log:
@@ -162,7 +155,7 @@ fn windows_bug_check_reports_name_the_check_and_the_driver() {
         "Windows bug check 0x00000050 PAGE_FAULT_IN_NONPAGED_AREA in nvlddmkm.sys (NVIDIA's display driver)"
     );
     assert_eq!(
-        evidence(&f, "parameter 3"),
+        f.evidence_value("parameter 3"),
         Some("0xFFFFF80CB903265D (address of the faulting instruction)")
     );
     assert!(f.fix.contains("DDU"), "{}", f.fix);
@@ -180,7 +173,7 @@ fn windows_bug_check_reports_name_the_check_and_the_driver() {
         "Windows bug check 0x0000003B SYSTEM_SERVICE_EXCEPTION"
     );
     assert_eq!(
-        evidence(&f, "parameter 2"),
+        f.evidence_value("parameter 2"),
         Some("0xFFFFF800F1819D34 (address of the faulting instruction)")
     );
     let whocrashed =

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::engine::{normalize, Engine};
+use super::engine::{lazy_regex, normalize, Engine};
 
 /// `## CUDA out of memory`: a document's section title names an error, it is not one.
 /// A JVM's fatal-error banner also opens its lines with `# `, but its lines are
@@ -454,10 +454,8 @@ pub(super) fn has_invented_values(line: &str) -> bool {
 
 /// `pattern` (compiled once into `cell`) matches `text`; a pattern that does not
 /// compile matches nothing (the tests compile both).
-fn matches(cell: &OnceLock<Option<Regex>>, pattern: &str, text: &str) -> bool {
-    cell.get_or_init(|| Regex::new(pattern).ok())
-        .as_ref()
-        .is_some_and(|re| re.is_match(text))
+fn matches(cell: &'static OnceLock<Option<Regex>>, pattern: &str, text: &str) -> bool {
+    lazy_regex(cell, pattern).is_some_and(|re| re.is_match(text))
 }
 
 #[cfg(test)]

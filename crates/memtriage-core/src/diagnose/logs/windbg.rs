@@ -10,13 +10,14 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::oops::{pattern, Verdict};
+use super::engine::lazy_regex;
+use super::oops::Verdict;
 use super::LogMatch;
 use crate::diagnose::bugcheck;
 use crate::model::finding::Evidence;
 
 /// A WinDbg analysis runs to a few hundred lines with its stack and registers.
-const MAX_LINES: u32 = 400;
+pub(super) const MAX_LINES: u32 = 400;
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Details {
@@ -32,8 +33,7 @@ pub(super) struct Details {
 const CODE_PATTERN: &str = r#"(?i)(?:^BUGCHECK_CODE:\s*(?P<hex>[0-9a-f]+)\s*$|Bug ?Check Code\s*:\s*(?:0x)?(?P<hex2>[0-9a-f]+)\b|the bugcheck was:\s*0x(?P<hex3>[0-9a-f]+)|\bSTOP:\s*0x(?P<hex4>[0-9a-f]+)|BugcheckCode"?>\s*(?P<dec>\d+)\s*<|^[A-Z][A-Z0-9_]{5,} \((?P<hex5>[0-9a-f]+)\)\s*$|^BUGCHECK_STR:\s*0x(?P<hex6>[0-9a-f]+)\s*$)(?:\s*\((?P<list>[^)]*)\))?"#;
 /// `BUGCHECK_P1: ffff…`, `Arg1: 0000…, memory referenced.`, `BugcheckParameter1">0x…<`.
 const PARAMETER_PATTERN: &str = r#"(?i)^(?:BUGCHECK_P(?P<n>[1-4]):\s*|Arg(?P<n2>[1-4]):\s*|.*BugcheckParameter(?P<n3>[1-4])"?>\s*)(?:0x)?(?P<value>[0-9a-f`]+)"#;
-/// What each tool calls the culprit.
-/// WinDbg's complaints about a driver it has no symbols for (`Unable to load image
+/// What each tool calls the culprit; WinDbg's complaints about a driver it has no symbols for (`Unable to load image
 /// \SystemRoot\system32\DRIVERS\npcap.sys`) name a third-party driver, most often the
 /// one on the stack.
 const DRIVER_PATTERN: &str = r"(?i)(?:^IMAGE_NAME:\s*|Caused By Driver\s*:\s*|probably caused by the following module:\s*|Probably caused by\s*:\s*|^\*\*\*\s+|Unable to load image\s+(?:\S*\\)?|Unable to verify timestamp for\s+|symbols could not be loaded for\s+)(?P<driver>[\w.-]+\.(?:sys|exe|dll))\b";
@@ -56,14 +56,11 @@ fn hex(text: &str) -> Option<u64> {
 }
 
 impl Details {
-    /// Reads one line's message; `false` past the analysis's length.
-    pub(super) fn read(&mut self, t: &str, lines: u32) -> bool {
-        if lines > MAX_LINES {
-            return false;
-        }
-        let t = t.trim();
+    /// Reads one line's message for the fields it may hold.
+    pub(super) fn read(&mut self, msg: &str) {
+        let t = msg.trim();
         if self.code.is_none() {
-            if let Some(c) = pattern(&CODE, CODE_PATTERN).and_then(|re| re.captures(t)) {
+            if let Some(c) = lazy_regex(&CODE, CODE_PATTERN).and_then(|re| re.captures(t)) {
                 let h = ["hex", "hex2", "hex3", "hex4", "hex5", "hex6"]
                     .iter()
                     .find_map(|n| c.name(n))
@@ -75,10 +72,10 @@ impl Details {
                         *slot = slot.or(hex(value));
                     }
                 }
-                return true;
+                return;
             }
         }
-        if let Some(c) = pattern(&PARAMETER, PARAMETER_PATTERN).and_then(|re| re.captures(t)) {
+        if let Some(c) = lazy_regex(&PARAMETER, PARAMETER_PATTERN).and_then(|re| re.captures(t)) {
             let n = ["n", "n2", "n3"]
                 .iter()
                 .find_map(|n| c.name(n))
@@ -86,20 +83,19 @@ impl Details {
             if let Some(slot) = n.and_then(|n| self.parameters.get_mut(n - 1)) {
                 *slot = slot.or(c.name("value").and_then(|v| hex(v.as_str())));
             }
-            return true;
+            return;
         }
         if self.driver.is_none() {
-            if let Some(c) = pattern(&DRIVER, DRIVER_PATTERN).and_then(|re| re.captures(t)) {
+            if let Some(c) = lazy_regex(&DRIVER, DRIVER_PATTERN).and_then(|re| re.captures(t)) {
                 self.driver = c.name("driver").map(|m| m.as_str().to_string());
-                return true;
+                return;
             }
         }
         if self.bucket.is_none() {
-            if let Some(c) = pattern(&BUCKET, BUCKET_PATTERN).and_then(|re| re.captures(t)) {
+            if let Some(c) = lazy_regex(&BUCKET, BUCKET_PATTERN).and_then(|re| re.captures(t)) {
                 self.bucket = c.name("bucket").map(|m| m.as_str().to_string());
             }
         }
-        true
     }
 
     pub(super) fn captures(&self, out: &mut Vec<(String, String)>) {
@@ -126,48 +122,27 @@ pub(super) fn verdict(group: &[&LogMatch], source: &str) -> Option<Verdict> {
         .find(|m| m.capture("bugcheck_code").is_some())?;
     let at = format!("{source}:{}", m.line_no);
     let code: u32 = m.capture("bugcheck_code")?.parse().ok()?;
-    let check = bugcheck::lookup(code);
-    let name = check.map_or("an unknown bug check", |c| c.name);
-    let code_text = bugcheck::code_text(code);
-    let mut evidence = vec![Evidence::text(
-        "bug check",
-        format!("{code_text} {name}"),
-        at.clone(),
-    )];
-    for i in 0..4 {
-        let Some(value) = m
-            .capture(&format!("bugcheck_p{}", i + 1))
+    let parameter = |i: usize| {
+        m.capture(&format!("bugcheck_p{}", i + 1))
             .and_then(|v| v.parse::<u64>().ok())
-        else {
-            continue;
-        };
-        let shown = match check.map(|c| c.parameters[i]).filter(|l| !l.is_empty()) {
-            Some(label) => format!("0x{value:X} ({label})"),
-            None => format!("0x{value:X}"),
-        };
+    };
+    let mut evidence = bugcheck::evidence(code, &std::array::from_fn(parameter), &at);
+    let driver = m.capture("bugcheck_driver");
+    if let Some(d) = driver {
         evidence.push(Evidence::text(
-            format!("parameter {}", i + 1),
-            shown,
+            "suspect",
+            format!("{d} ({})", bugcheck::whose(d)),
             at.clone(),
         ));
-    }
-    let driver = m.capture("bugcheck_driver");
-    let whose = driver.map(crate::diagnose::windump::whose);
-    if let (Some(d), Some(w)) = (driver, whose) {
-        evidence.push(Evidence::text("suspect", format!("{d} ({w})"), at.clone()));
     }
     if let Some(b) = m.capture("bugcheck_bucket") {
         evidence.push(Evidence::text("failure bucket", b.to_string(), at.clone()));
     }
-    let title = match (driver, whose) {
-        (Some(d), Some(w)) => format!("Windows bug check {code_text} {name} in {d} ({w})"),
-        _ => format!("Windows bug check {code_text} {name}"),
-    };
-    let points = check.map_or(bugcheck::Points::Code, |c| c.points);
+    let points = bugcheck::lookup(code).map_or(bugcheck::Points::Code, |c| c.points);
     Some(Verdict {
-        title,
+        title: bugcheck::title(code, driver),
         evidence,
-        fix: crate::diagnose::windump::fix_for(points, driver),
-        cause: crate::diagnose::windump::cause_of(points, driver),
+        fix: bugcheck::fix_for(points, driver),
+        cause: bugcheck::cause_of(points, driver),
     })
 }

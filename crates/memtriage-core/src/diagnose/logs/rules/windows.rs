@@ -3,6 +3,7 @@
 //! statuses and Python's own report.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::diagnose::bugcheck::{self, Maker};
 use crate::model::finding::CauseKind::{Driver, UserCode};
 use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::Error;
@@ -23,19 +24,14 @@ fn extract_module(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
         .find(|(k, _)| k == "module")
         .map(|(_, v)| v.to_ascii_lowercase());
     if let Some(m) = module {
-        let whose =
-            if m.starts_with("nvlddmkm") || m.starts_with("nvwgf") || m.starts_with("nvoglv") {
-                "the NVIDIA display driver"
-            } else if m.starts_with("atikmdag") || m.starts_with("amdkmdag") {
-                "the AMD display driver"
-            } else if m.contains("memory_corruption")
-                || m.starts_with("ntoskrnl")
-                || m.starts_with("ntkrnl")
-            {
+        let whose = match bugcheck::maker(&m) {
+            Some(Maker::NvidiaDisplay) => "the NVIDIA display driver",
+            Some(Maker::AmdDisplay) => "the AMD display driver",
+            Some(Maker::WindowsKernel) => {
                 "RAM or memory corruption (the Windows kernel itself faulted)"
-            } else {
-                "this module"
-            };
+            }
+            _ => "this module",
+        };
         out.push(("whose".into(), whose.into()));
     }
     true
