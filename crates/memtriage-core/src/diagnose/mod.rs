@@ -15,6 +15,8 @@
 //!   in one place for `run` and `why`.
 //! - [`slurm`]: a Slurm job's death judged on its node after it ended.
 //! - [`trend`]: the least-squares fit of a memory series, for `run`, `top` and `why`.
+//! - [`kernel_crash`]: a kernel oops, BUG or panic logged while a job ran or recorded,
+//!   read by the log rules and told whether its process was the job's.
 //! - [`windump`]: a Windows crash dump's bug check and faulting driver; [`bugcheck`]: the
 //!   bug checks by code, with what their parameters hold.
 
@@ -24,6 +26,7 @@ pub mod cuda_snapshot;
 pub mod doctor;
 pub mod gpu;
 pub mod growth;
+pub mod kernel_crash;
 pub mod killers;
 pub mod lines;
 pub mod logs;

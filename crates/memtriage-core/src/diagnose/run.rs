@@ -3,6 +3,7 @@
 //! records, the cgroup's counters, /dev/shm use), and joined with what the job's
 //! output said (the log scanner's findings, passed in).
 
+use crate::diagnose::kernel_crash::{self, KernelCrash};
 use crate::diagnose::logs::MAPPED_FILE_READER;
 use crate::diagnose::oom::{self, Limit, OomKilled};
 use crate::diagnose::pressure::{self, MajorFaults, Swapping};
@@ -37,6 +38,8 @@ pub struct Inputs<'a> {
     /// Kills the userspace OOM killers logged during the run, where their logs were
     /// readable.
     pub logged_kills: &'a [LoggedKill],
+    /// A kernel crash the kernel logged during the run ([`super::kernel_crash`]).
+    pub kernel_crash: Option<KernelCrash>,
 }
 
 /// A line of the job's code where a crash happened: `job.py:2` and what it says.
@@ -47,7 +50,10 @@ pub struct CrashLine {
 
 pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     let r = inputs.report;
-    let mut findings = Vec::new();
+    // The kernel's own crash comes first: what the job saw (a signal, a hung CUDA
+    // call) follows from it.
+    let crash = inputs.kernel_crash.as_ref();
+    let mut findings: Vec<Finding> = crash.map(|c| c.finding.clone()).into_iter().collect();
     let mut oom = oom_kill(&inputs);
     let oom_seen = oom.is_some();
     if let Some(f) = oom.as_mut() {
@@ -59,13 +65,18 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     } else {
         PythonFrames::NotShown
     };
-    findings.extend(signal_ends(
+    let mut ends = signal_ends(
         r,
         oom_seen,
         frames,
         &crash_site(&inputs),
         inputs.logged_kills,
-    ));
+    );
+    if let Some(crash) = crash {
+        ends.iter_mut()
+            .for_each(|f| kernel_crash::defer_to_crash(f, crash));
+    }
+    findings.extend(ends);
     findings.extend(shm_full(r));
     let mut near = near_limit(r, oom_seen);
     if let Some(f) = near.as_mut() {
@@ -177,7 +188,8 @@ fn add_system_evidence(f: &mut Finding, r: &RunReport) {
 
 /// A system-confirmed finding and a text finding about the same failure.
 fn same_failure(system_id: &str, text_id: &str) -> bool {
-    let families: [(&str, &[&str]); 6] = [
+    let families: [(&str, &[&str]); 7] = [
+        (ids::RUN_KERNEL_CRASH, &[ids::LOG_KERNEL_OOPS]),
         (
             ids::RUN_OOM_KILLED,
             &[ids::LOG_OOM_KILL, ids::LOG_DATALOADER_WORKER_KILLED],
@@ -672,6 +684,7 @@ mod tests {
             text_findings: Vec::new(),
             python_frames: false,
             crash_line: None,
+            kernel_crash: None,
         })
     }
 
@@ -752,6 +765,7 @@ mod tests {
             text_findings: Vec::new(),
             python_frames: false,
             crash_line: None,
+            kernel_crash: None,
         })
     }
 

@@ -7,7 +7,7 @@ use crate::error::Result;
 
 use super::store::Store;
 use crate::model::history::{
-    CgroupRow, FaultRow, JobPoint, JobRow, KillRow, KillSource, MachineRow, ProcessBrief,
+    CgroupRow, CrashRow, FaultRow, JobPoint, JobRow, KillRow, KillSource, MachineRow, ProcessBrief,
     KERNEL_KILLER,
 };
 use crate::model::system::OomConstraint;
@@ -120,6 +120,32 @@ impl Store {
                     object: r.get(4)?,
                     cmdline: r.get(5)?,
                     cgroup: r.get(6)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Kernel crashes at or after `since_ms`, naming `pid` where given, the latest
+    /// first.
+    pub fn crashes(&self, since_ms: i64, pid: Option<i32>) -> Result<Vec<CrashRow>> {
+        let mut q = self
+            .conn
+            .prepare(
+                "SELECT t, pid, comm, text, cmdline, cgroup FROM kernel_crashes \
+                 WHERE t >= ?1 AND (?2 IS NULL OR pid = ?2) ORDER BY t DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = q
+            .query_map(params![since_ms, pid], |r| {
+                Ok(CrashRow {
+                    t_ms: r.get(0)?,
+                    pid: r.get(1)?,
+                    comm: r.get(2)?,
+                    text: r.get(3)?,
+                    cmdline: r.get(4)?,
+                    cgroup: r.get(5)?,
                 })
             })
             .map_err(|e| self.err(e))?;

@@ -3,7 +3,7 @@
 //! locked, damaged or from a newer schema is an error that names the file and says
 //! what to do; it is never reset.
 //!
-//! Schema v3 (times are Unix milliseconds; bytes are bytes; NULL is unknown):
+//! Schema v4 (times are Unix milliseconds; bytes are bytes; NULL is unknown):
 //!
 //! ```sql
 //! meta(key TEXT PRIMARY KEY, value TEXT)          -- schema_version, created_ms
@@ -17,10 +17,11 @@
 //! oom_kills(t, pid, victim, cmdline, cgroup, limit_cgroup, constraint_kind,
 //!           anon_rss, total_vm, killer, source, snapshot_json)
 //! faults(t, pid, comm, signal, object, cmdline, cgroup)   -- segfaults, bus errors the kernel logged
+//! kernel_crashes(t, pid, comm, text, cmdline, cgroup)      -- oopses, BUGs, panics, their lines
 //! ```
 //!
 //! An older database (v1: no processes; v2: no THP, only `oom_kill` of a cgroup's
-//! events) is brought to v3 when a recorder opens it.
+//! events; v3: no kernel crashes) is brought to v4 when a recorder opens it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::model::history::{Interval, MachineRow};
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -97,6 +98,15 @@ ALTER TABLE cgroups ADD COLUMN oom_group_kill INTEGER;
 ALTER TABLE cgroups ADD COLUMN max_events INTEGER;
 ALTER TABLE cgroups ADD COLUMN high_events INTEGER;
 UPDATE meta SET value = '3' WHERE key = 'schema_version';
+";
+
+/// From v3 to v4: the kernel's crashes (an oops, BUG, GPF, panic) with their lines.
+const MIGRATE_TO_4: &str = "
+CREATE TABLE IF NOT EXISTS kernel_crashes (
+    t INTEGER NOT NULL, pid INTEGER, comm TEXT, text TEXT NOT NULL, cmdline TEXT, cgroup TEXT
+);
+CREATE INDEX IF NOT EXISTS kernel_crashes_t ON kernel_crashes (t);
+UPDATE meta SET value = '4' WHERE key = 'schema_version';
 ";
 
 pub struct Store {
@@ -279,7 +289,7 @@ impl Store {
     }
 
     fn migrate(&self, from: i64) -> Result<()> {
-        let steps = [(2, MIGRATE_TO_2), (3, MIGRATE_TO_3)];
+        let steps = [(2, MIGRATE_TO_2), (3, MIGRATE_TO_3), (4, MIGRATE_TO_4)];
         for (to, step) in steps {
             if from < to {
                 let batch = format!("BEGIN; {step} COMMIT;");
@@ -429,6 +439,14 @@ impl Store {
                     ])
                     .map_err(|e| sqlite_error(&path, e))?;
             }
+            let mut crash = tx
+                .prepare_cached("INSERT INTO kernel_crashes VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+                .map_err(|e| sqlite_error(&path, e))?;
+            for c in &interval.crashes {
+                crash
+                    .execute(params![c.t_ms, c.pid, c.comm, c.text, c.cmdline, c.cgroup])
+                    .map_err(|e| sqlite_error(&path, e))?;
+            }
         }
         tx.commit().map_err(|e| sqlite_error(&path, e))
     }
@@ -479,6 +497,7 @@ impl Store {
             "processes",
             "oom_kills",
             "faults",
+            "kernel_crashes",
         ] {
             let rows = tx
                 .execute(
@@ -601,6 +620,7 @@ mod tests {
             }],
             kills: Vec::new(),
             faults: Vec::new(),
+            crashes: Vec::new(),
         }
     }
 
@@ -633,7 +653,7 @@ mod tests {
     }
 
     #[test]
-    fn a_v1_record_is_brought_to_v3_by_a_recorder_and_a_reader_says_how() {
+    fn a_v1_record_is_brought_to_the_current_schema_by_a_recorder_and_a_reader_says_how() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v1.db");
         drop(older_database(&path, &[]));
@@ -642,7 +662,8 @@ mod tests {
         let mut store = Store::open(&path).unwrap();
         store.write(&interval(1000, 1 << 20)).unwrap();
         let reader = Store::open_read(&path).unwrap();
-        assert_eq!(reader.meta("schema_version").unwrap().as_deref(), Some("3"));
+        let current = SCHEMA_VERSION.to_string();
+        assert_eq!(reader.meta("schema_version").unwrap(), Some(current));
         let (t, largest) = reader.largest_at(5000).unwrap();
         assert_eq!(t, Some(1000));
         assert_eq!(largest[0].cmdline, "python train.py");
@@ -669,7 +690,8 @@ mod tests {
         next.cgroups[0].peak = Some(9 << 20);
         store.write(&next).unwrap();
         let reader = Store::open_read(&path).unwrap();
-        assert_eq!(reader.meta("schema_version").unwrap().as_deref(), Some("3"));
+        let current = SCHEMA_VERSION.to_string();
+        assert_eq!(reader.meta("schema_version").unwrap(), Some(current));
         let now = reader.cgroup_at("/job", 2000).unwrap().unwrap();
         assert_eq!(
             (now.max_events, now.oom, now.peak, now.oom_group_kill),
@@ -678,6 +700,35 @@ mod tests {
         let machine = reader.machine_between(2000, 2000).unwrap();
         assert_eq!(machine[0].thp.as_deref(), Some("madvise"));
         assert_eq!(machine[0].thp_anon, Some(4 << 20));
+    }
+
+    /// A v3 record (no kernel crashes) keeps its faults and gains the crash table.
+    #[test]
+    fn a_v3_record_keeps_its_faults_and_gains_kernel_crashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.db");
+        older_database(&path, &[MIGRATE_TO_2, MIGRATE_TO_3])
+            .execute(
+                "INSERT INTO faults VALUES (1000, 9, 'python3', 11, NULL, NULL, NULL)",
+                [],
+            )
+            .unwrap();
+        let mut store = Store::open(&path).unwrap();
+        let mut next = interval(2000, 1 << 20);
+        next.crashes.push(crate::model::history::CrashRow {
+            t_ms: 2500,
+            pid: Some(9),
+            comm: Some("python3".into()),
+            text: "[ 1.000000] Oops: 0000 [#1] SMP\n".into(),
+            cmdline: None,
+            cgroup: None,
+        });
+        store.write(&next).unwrap();
+        let reader = Store::open_read(&path).unwrap();
+        assert_eq!(reader.faults(0, Some(9)).unwrap().len(), 1);
+        let crashes = reader.crashes(0, Some(9)).unwrap();
+        assert_eq!(crashes.len(), 1);
+        assert!(crashes[0].text.contains("Oops"));
     }
 
     #[test]

@@ -167,6 +167,19 @@ pub struct FaultRow {
     pub cgroup: Option<String>,
 }
 
+/// A kernel crash (an oops, BUG, GPF, panic) the kernel logged, with its lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrashRow {
+    pub t_ms: i64,
+    /// The process the report names as running, where it names one.
+    pub pid: Option<i32>,
+    pub comm: Option<String>,
+    /// The report's lines as `dmesg` prints them.
+    pub text: String,
+    pub cmdline: Option<String>,
+    pub cgroup: Option<String>,
+}
+
 /// What one interval adds, written in one transaction.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Interval {
@@ -177,6 +190,7 @@ pub struct Interval {
     pub processes: Vec<ProcessBrief>,
     pub kills: Vec<KillRow>,
     pub faults: Vec<FaultRow>,
+    pub crashes: Vec<CrashRow>,
 }
 
 /// What the machine held when a kill was recorded: `oom_kills.snapshot_json`.

@@ -113,6 +113,8 @@ pub const RUN_MAJOR_FAULT_STORM: &str = "run.major-fault-storm";
 pub const RUN_SWAP_THRASHING: &str = "run.swap-thrashing";
 pub const RUN_LEAK_LIKE_GROWTH: &str = "run.leak-like-growth";
 pub const RUN_PYTHON_LEAK: &str = "run.python-leak";
+/// The kernel logged an oops, BUG, GPF or panic while the job ran (`run`, `why`).
+pub const RUN_KERNEL_CRASH: &str = "run.kernel-crash";
 
 // ---- fork: copy-on-write after fork (a tree or a run)
 pub const FORK_COPY_ON_WRITE: &str = "fork.copy-on-write";
@@ -260,6 +262,7 @@ pub const ALL: &[&str] = &[
     RUN_SWAP_THRASHING,
     RUN_LEAK_LIKE_GROWTH,
     RUN_PYTHON_LEAK,
+    RUN_KERNEL_CRASH,
     FORK_COPY_ON_WRITE,
     FORK_COPY_ON_WRITE_UNKNOWN,
     LOG_OOM_KILL,

@@ -17,13 +17,16 @@ pub enum DeathKind {
     OomKill,
     /// A signal the kernel logged: a segfault, a bus error, an illegal instruction.
     Fault,
+    /// The kernel itself crashed (an oops, BUG, GPF, panic) while the process ran.
+    KernelCrash,
 }
 
 /// The death explained.
 #[derive(Debug, Clone, Serialize)]
 pub struct Death {
     pub kind: DeathKind,
-    /// The signal of a fault (`SIGSEGV`, `SIGBUS`, …); SIGKILL for an OOM kill.
+    /// The signal of a fault (`SIGSEGV`, `SIGBUS`, …); SIGKILL for an OOM kill; empty
+    /// for a kernel crash.
     pub signal: &'static str,
     /// The object a fault was in (`libtorch_cpu.so`), where the kernel said.
     pub object: Option<String>,
@@ -44,9 +47,42 @@ pub struct Death {
 }
 
 impl Death {
+    /// A death the kernel's log told of (a fault, a crash): no killer but the kernel,
+    /// no limit, no OOM report.
+    pub fn logged(kind: DeathKind, at_ms: i64, pid: Option<i32>, victim: Option<String>) -> Death {
+        Death {
+            kind,
+            signal: "",
+            object: None,
+            at_ms,
+            pid,
+            victim,
+            cmdline: None,
+            cgroup: None,
+            limit_cgroup: None,
+            limit_bytes: None,
+            constraint: None,
+            anon_rss: None,
+            killer: super::history::KERNEL_KILLER.into(),
+            source: KillSource::KernelLog,
+        }
+    }
+
     /// `python3 (pid 4242)`, or what is known of it.
     pub fn label(&self) -> String {
         victim_label(self.victim.as_deref(), self.pid)
+    }
+
+    /// What happened, said in a line: `python3 (pid 4242) died`, `the kernel crashed
+    /// while python3 (pid 4242) ran`.
+    pub fn headline(&self) -> String {
+        match self.kind {
+            DeathKind::KernelCrash if self.pid.is_some() || self.victim.is_some() => {
+                format!("the kernel crashed while {} ran", self.label())
+            }
+            DeathKind::KernelCrash => "the kernel crashed".into(),
+            _ => format!("{} died", self.label()),
+        }
     }
 }
 

@@ -161,21 +161,30 @@ pub fn run<O: OutputObserver + 'static>(
     Ok(result)
 }
 
-/// OOM kills the kernel logged for this job: of its processes or in its cgroup,
-/// since it started. `Err` says why the kernel log could not be read.
+/// The kernel log's records since the job started (every record where the log
+/// carries no time). `Err` says why the kernel log could not be read.
+pub fn kernel_log_of_run<O>(root: &Root, result: &RunResult<O>) -> Result<Vec<String>> {
+    let mut lines = crate::probe::kmsg::read_kmsg(root)?;
+    if let Some(start) = result.started_boot_seconds {
+        lines.retain(|l| {
+            crate::parse::kmsg::parse_line(l)
+                .timestamp
+                .is_none_or(|t| t + 1.0 >= start)
+        });
+    }
+    Ok(lines)
+}
+
+/// OOM kills the kernel logged for this job (`log`: [`kernel_log_of_run`]): of its
+/// processes or in its cgroup.
 pub fn kernel_oom_kills<O>(
-    root: &Root,
+    log: &[String],
     result: &RunResult<O>,
-) -> Result<Vec<crate::model::system::OomKill>> {
-    let lines = crate::probe::kmsg::read_kmsg(root)?;
-    let kills = crate::parse::kmsg::oom_kills(lines.iter().map(String::as_str));
+) -> Vec<crate::model::system::OomKill> {
+    let kills = crate::parse::kmsg::oom_kills(log.iter().map(String::as_str));
     let limit_dir = result.report.limit.as_ref().map(|l| l.dir.clone());
-    Ok(kills
+    kills
         .into_iter()
-        .filter(|k| match (k.timestamp, result.started_boot_seconds) {
-            (Some(t), Some(start)) => t + 1.0 >= start,
-            _ => true,
-        })
         .filter(|k| {
             result.pids.contains(&k.pid)
                 || result.reaped.iter().any(|r| r.pid == k.pid)
@@ -186,7 +195,12 @@ pub fn kernel_oom_kills<O>(
                     })
                 })
         })
-        .collect())
+        .collect()
+}
+
+/// Whether `pid` was one of the job's processes.
+pub fn was_the_jobs<O>(result: &RunResult<O>, pid: i32) -> bool {
+    result.pids.contains(&pid) || result.reaped.iter().any(|r| r.pid == pid)
 }
 
 /// Keeps the last bytes of a stream, for evidence when nothing else explains a

@@ -2,11 +2,13 @@
 //! report with its findings, from the samples, the exits, the kernel log and what the
 //! job printed. The recording, when one was asked for, ends with this same report.
 
+use crate::diagnose::kernel_crash;
 use crate::diagnose::logs::LogScanner;
 use crate::diagnose::run::{diagnose, CrashLine, Inputs};
 use crate::error::{Error, Result};
 use crate::model::finding::{Evidence, Finding};
 use crate::model::run::RunReport;
+use crate::parse::kmsg::parse_line;
 use crate::probe::root::Root;
 use crate::supervise::passthrough::OutputObserver;
 use crate::supervise::python_hook::SavedSnapshot;
@@ -158,10 +160,26 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
         JobOutput::new("stdout"),
         JobOutput::new("stderr"),
     )?;
-    let (kills, kernel_log_unreadable) = match supervise::kernel_oom_kills(root, &result) {
-        Ok(k) => (k, None),
+    let (kernel_log, kernel_log_unreadable) = match supervise::kernel_log_of_run(root, &result) {
+        Ok(lines) => (lines, None),
         Err(e) => (Vec::new(), Some(e.to_string())),
     };
+    let kills = supervise::kernel_oom_kills(&kernel_log, &result);
+    // Only what the kernel logged once the job ran: the kill window's second of slack
+    // (a report's first line logged before the kill) would take in an earlier crash.
+    let since_start: Vec<_> = kernel_log
+        .iter()
+        .map(|l| parse_line(l))
+        .filter(|l| match (l.timestamp, result.started_boot_seconds) {
+            (Some(t), Some(start)) => t >= start,
+            _ => true,
+        })
+        .collect();
+    let kernel_crash = kernel_crash::explain(
+        &kernel_crash::as_dmesg(&since_start),
+        "kernel log since the job started",
+        |pid| supervise::was_the_jobs(&result, pid),
+    );
     crate::diagnose::lines::classify(&mut result.report.memory_by_line);
     let text_findings = text_findings(&result.stdout, &result.stderr);
     let crash_line = crash_line(&text_findings);
@@ -189,6 +207,7 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
         text_findings,
         python_frames: result.stdout.python_frames() || result.stderr.python_frames(),
         crash_line,
+        kernel_crash,
     });
     let mut report = result.report;
     report.findings = findings;

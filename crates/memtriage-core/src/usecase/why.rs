@@ -1,6 +1,7 @@
 //! `why`: the verdict on a death nobody supervised, from the machine's history (what
-//! [`super::record`] kept): the latest OOM kill or fatal fault (of one pid, or since a
-//! time), with the growth before it, what else held memory, and the fix.
+//! [`super::record`] kept): the latest OOM kill, fatal fault or kernel crash (of one
+//! pid, or since a time), with the growth before it, what else held memory, and the
+//! fix.
 
 use std::path::Path;
 
@@ -65,16 +66,19 @@ pub fn why(db: &Path, request: &WhyRequest) -> Result<WhyAnswer> {
 fn left_out(store: &Store) -> Result<Option<LeftOut>> {
     let kills = store.kills(i64::MIN, None)?;
     let faults = store.faults(i64::MIN, None)?;
-    let latest_kill = kills.first().map(|k| (k.t_ms, k.pid, k.victim.clone()));
-    let latest_fault = faults
-        .first()
-        .map(|f| (f.t_ms, Some(f.pid), Some(f.comm.clone())));
-    let latest = match (latest_kill, latest_fault) {
-        (Some(k), Some(f)) => Some(if f.0 > k.0 { f } else { k }),
-        (k, f) => k.or(f),
-    };
+    let crashes = store.crashes(i64::MIN, None)?;
+    let latest = [
+        kills.first().map(|k| (k.t_ms, k.pid, k.victim.clone())),
+        faults
+            .first()
+            .map(|f| (f.t_ms, Some(f.pid), Some(f.comm.clone()))),
+        crashes.first().map(|c| (c.t_ms, c.pid, c.comm.clone())),
+    ]
+    .into_iter()
+    .flatten()
+    .max_by_key(|(at, _, _)| *at);
     Ok(latest.map(|(at, pid, victim)| LeftOut {
-        deaths: kills.len() + faults.len(),
+        deaths: kills.len() + faults.len() + crashes.len(),
         latest_pid: pid,
         latest: crate::model::why::victim_label(victim.as_deref(), pid),
         latest_ms: at,

@@ -6,7 +6,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{KillRecord, MachineView};
 use crate::model::history::{
-    CgroupRow, FaultRow, Interval, JobRow, KillRow, KillSnapshot, MachineRow, ProcessBrief,
+    CgroupRow, CrashRow, FaultRow, Interval, JobRow, KillRow, KillSnapshot, MachineRow,
+    ProcessBrief,
 };
 use crate::probe::system::{read_meminfo, read_pressure, read_thp_setting, shm_usage, THP_ENABLED};
 use crate::Root;
@@ -41,11 +42,12 @@ impl Earlier {
     }
 }
 
-/// The last kill and fault a reader has taken (their `seq`s), so each is written once.
+/// The last kill, fault and crash a reader has taken (their `seq`s), so each is written once.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Taken {
     pub kills: u64,
     pub faults: u64,
+    pub crashes: u64,
 }
 
 /// The interval a view describes, with the kills and faults counted after `after`;
@@ -130,6 +132,20 @@ pub fn interval_from(view: &MachineView, after: Taken, earlier: &Earlier) -> Opt
                 cgroup: f.cgroup.clone(),
             })
             .collect(),
+        crashes: view
+            .oom
+            .crashes
+            .iter()
+            .filter(|c| c.seq > after.crashes)
+            .map(|c| CrashRow {
+                t_ms: unix_ms(c.at),
+                pid: c.crash.pid,
+                comm: c.crash.comm.clone(),
+                text: c.crash.text.clone(),
+                cmdline: c.cmdline.clone(),
+                cgroup: c.cgroup.clone(),
+            })
+            .collect(),
     })
 }
 
@@ -138,6 +154,7 @@ pub fn taken(view: &MachineView) -> Taken {
     Taken {
         kills: view.oom.recent.last().map_or(0, |k| k.seq),
         faults: view.oom.faults.last().map_or(0, |f| f.seq),
+        crashes: view.oom.crashes.last().map_or(0, |c| c.seq),
     }
 }
 

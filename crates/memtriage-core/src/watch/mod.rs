@@ -74,6 +74,9 @@ pub struct WatchConfig {
     pub files_interval: Duration,
     /// Log files where userspace OOM killers write (syslog, a journal export).
     pub killer_logs: Vec<PathBuf>,
+    /// Keep the kernel's crash reports (an oops, BUG, panic) for `why`: reading them
+    /// takes the log rules (about 8 MiB), which an exporter has no use for.
+    pub kernel_crashes: bool,
     /// How often `doctor` runs; `None`: never.
     pub doctor: Option<(Profile, Duration)>,
     pub root: Root,
@@ -94,6 +97,7 @@ impl WatchConfig {
             watch_tensors: false,
             files_interval: Duration::from_secs(30),
             killer_logs: Vec::new(),
+            kernel_crashes: false,
             doctor: Some((Profile::Training, Duration::from_secs(300))),
             root,
         }
@@ -188,7 +192,12 @@ impl Watcher {
     pub fn start(config: WatchConfig) -> std::io::Result<Self> {
         let identities = identity::Identities::new(&config.root, config.grace);
         let hierarchy = identities.hierarchy().cloned();
-        let oom = oom::OomWatcher::new(&config.root, hierarchy, &config.killer_logs);
+        let oom = oom::OomWatcher::new(
+            &config.root,
+            hierarchy,
+            &config.killer_logs,
+            config.kernel_crashes,
+        );
         let state = Arc::new(Mutex::new(State {
             identities,
             groups: groups::Groups::new(config.grouping.clone(), config.max_groups, config.grace),

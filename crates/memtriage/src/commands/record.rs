@@ -25,6 +25,7 @@ pub fn run(ctx: &Context, args: &RecordArgs, p: &mut Printer) -> anyhow::Result<
     let mut config = WatchConfig::new(ctx.root.clone());
     config.interval = args.interval.0;
     config.doctor = None;
+    config.kernel_crashes = true;
     let watcher = Watcher::start(config).context("cannot start the sampler")?;
     super::stop::install();
     writeln!(

@@ -47,7 +47,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     let Some(report) = report else {
         let what = match args.pid {
             Some(pid) => format!("no death of pid {pid}"),
-            None => "no death (an OOM kill, a segfault, a bus error)".to_string(),
+            None => "no death (an OOM kill, a segfault, a bus error, a kernel crash)".to_string(),
         };
         let window = match span {
             Some((first, last)) => format!(
@@ -87,7 +87,7 @@ pub fn run(args: &WhyArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
     writeln!(
         p.out,
         "{} at {} ({} ago){}",
-        style.bold(&format!("{} died", report.death.label())),
+        style.bold(&report.death.headline()),
         render::units::utc_ms(report.death.at_ms),
         render::units::ago(ago),
         report

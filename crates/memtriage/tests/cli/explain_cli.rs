@@ -438,7 +438,7 @@ fn a_kernel_oops_names_its_module() {
     let stdout = text(&out.stdout);
     assert!(
         stdout.starts_with(
-            "error Kernel oops in the nvidia module, a GPU driver while python (pid 4242) ran"
+            "error Kernel oops in the nvidia module, a GPU driver, while python (pid 4242) ran"
         ),
         "{stdout}"
     );

@@ -556,9 +556,11 @@ fn verdict(group: &[&LogMatch], source: &str) -> Option<Verdict> {
             sites.len()
         ),
         CulpritKind::Kernel => format!("Kernel oops in built-in kernel code ({module}){where_}"),
+        // The comma closes the apposition: "the nvidia module, a GPU driver, while …".
         _ => format!(
-            "Kernel oops in the {module} module, a {}{where_}",
-            kind.as_str()
+            "Kernel oops in the {module} module, a {}{}{where_}",
+            kind.as_str(),
+            if where_.is_empty() { "" } else { "," }
         ),
     };
     Some(Verdict {

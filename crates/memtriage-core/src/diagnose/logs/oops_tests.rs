@@ -33,7 +33,7 @@ fn an_nvidia_oops_names_the_module_the_process_and_the_taint() {
     );
     assert_eq!(
         f.title,
-        "Kernel oops in the nvidia module, a GPU driver while python (pid 4242) ran"
+        "Kernel oops in the nvidia module, a GPU driver, while python (pid 4242) ran"
     );
     assert_eq!(f.evidence_value("suspect"), Some("nvidia (GPU driver)"));
     assert_eq!(f.evidence_value("function"), Some("_nv012345rm"));

@@ -5,7 +5,7 @@ use crate::diagnose::shm::ShmUse;
 use crate::diagnose::signal::{self, CrashSite, PythonFrames, SignalEnd};
 use crate::error::Result;
 use crate::model::finding::{Evidence, Quantity};
-use crate::model::history::{FaultRow, KillSource, KERNEL_KILLER};
+use crate::model::history::FaultRow;
 use crate::model::run::signal_name;
 use crate::model::units::iec;
 use crate::model::why::{Death, DeathKind, WhyReport, WHY_SCHEMA};
@@ -64,20 +64,11 @@ pub(super) fn explain(store: &Store, f: FaultRow) -> Result<WhyReport> {
     Ok(WhyReport {
         schema: WHY_SCHEMA,
         death: Death {
-            kind: DeathKind::Fault,
             signal,
             object: f.object.clone(),
-            at_ms: f.t_ms,
-            pid: Some(f.pid),
-            victim: Some(f.comm.clone()),
             cmdline: f.cmdline.clone(),
             cgroup: f.cgroup.clone(),
-            limit_cgroup: None,
-            limit_bytes: None,
-            constraint: None,
-            anon_rss: None,
-            killer: KERNEL_KILLER.into(),
-            source: KillSource::KernelLog,
+            ..Death::logged(DeathKind::Fault, f.t_ms, Some(f.pid), Some(f.comm.clone()))
         },
         job,
         growth: None,

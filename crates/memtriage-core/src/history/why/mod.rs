@@ -3,15 +3,17 @@
 //! when, the limit that was hit, how the victim's job grew and since when (a
 //! least-squares slope from the start of the growth), and what else held memory at
 //! the last interval before; for a fault the kernel logged, `run`'s finding for that
-//! signal.
+//! signal; for a kernel crash, `run`'s reading of its report.
 //!
 //! - `kill`: an OOM kill, step by step
 //! - `fault`: a segfault, a bus error, an illegal instruction
+//! - `crash`: a kernel oops, BUG, GPF or panic, its lines recorded
 //! - `userspace`: a kill by a userspace killer, against the threshold it acts at
 //! - `before`: what the minutes before a kill show: workers that copied their
 //!   parent's memory, a storm of major faults, the machine stalled on memory
 
 mod before;
+mod crash;
 mod fault;
 mod kill;
 #[cfg(test)]
@@ -55,11 +57,29 @@ pub fn why(store: &Store, request: &WhyRequest) -> Result<Option<WhyReport>> {
         .faults(since, request.pid)?
         .into_iter()
         .find(|f| of_job([f.cgroup.as_deref(), None]));
-    match (kill, fault) {
-        (Some(k), Some(f)) if f.t_ms > k.t_ms => fault::explain(store, f).map(Some),
-        (Some(k), _) => kill::explain(store, k).map(Some),
-        (None, Some(f)) => fault::explain(store, f).map(Some),
-        (None, None) => Ok(None),
+    let crash = store
+        .crashes(since, request.pid)?
+        .into_iter()
+        .find(|c| of_job([c.cgroup.as_deref(), None]));
+    let latest = [
+        kill.as_ref().map(|k| k.t_ms),
+        fault.as_ref().map(|f| f.t_ms),
+        crash.as_ref().map(|c| c.t_ms),
+    ];
+    // The latest death. At the same moment (max_by_key keeps the last of equals) a
+    // kill is said before a fault, and a crash, which explains the rest, before both.
+    let order = [1, 0, 2];
+    let Some(pick) = order
+        .into_iter()
+        .filter(|&i| latest[i].is_some())
+        .max_by_key(|&i| latest[i])
+    else {
+        return Ok(None);
+    };
+    match pick {
+        0 => kill.map(|k| kill::explain(store, k)).transpose(),
+        1 => fault.map(|f| fault::explain(store, f)).transpose(),
+        _ => crash.map(|c| crash::explain(store, c)).transpose(),
     }
 }
 

@@ -232,6 +232,7 @@ fn a_recorded_kill_is_explained_with_its_limit_growth_and_what_else_held_memory(
             ],
             kills: Vec::new(),
             faults: Vec::new(),
+            crashes: Vec::new(),
         };
         if i == 11 {
             interval.kills.push(KillRow {
@@ -527,4 +528,72 @@ fn a_recorded_earlyoom_kill_names_its_threshold_and_the_machine_against_it() {
         "{values:?}"
     );
     assert!(f.fix.contains("EARLYOOM_ARGS"), "{}", f.fix);
+}
+
+/// A kernel oops the recorder kept is read again as `run` reads one: the driver named,
+/// the process it names tied to its recorded job. The segfault the kernel logged for
+/// that process at the same moment follows from the crash and is not the verdict.
+#[test]
+fn a_recorded_kernel_crash_names_the_driver_and_the_job_of_its_process() {
+    use crate::model::history::{CrashRow, FaultRow};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    let mut store = Store::open(&path).unwrap();
+    let text = "\
+[  100.000001] BUG: unable to handle page fault for address: ffffb8a1c0e3f000
+[  100.000002] Oops: 0000 [#1] PREEMPT SMP NOPTI
+[  100.000003] CPU: 3 PID: 7 Comm: python3 Tainted: P           OE     6.5.0-14-generic
+[  100.000004] RIP: 0010:_nv012345rm+0x1c/0x30 [nvidia]
+[  100.000005] ---[ end trace 0000000000000000 ]---
+";
+    store
+        .write(&Interval {
+            machine: MachineRow {
+                t_ms: 10_000,
+                ..MachineRow::default()
+            },
+            processes: vec![brief(7, "python3", Some("/train"), 300)],
+            faults: vec![FaultRow {
+                t_ms: 11_000,
+                pid: 7,
+                comm: "python3".into(),
+                signal: libc::SIGSEGV,
+                object: None,
+                cmdline: None,
+                cgroup: None,
+            }],
+            crashes: vec![CrashRow {
+                t_ms: 11_000,
+                pid: Some(7),
+                comm: Some("python3".into()),
+                text: text.into(),
+                cmdline: Some("python3 train.py".into()),
+                cgroup: Some("/train".into()),
+            }],
+            ..Interval::default()
+        })
+        .unwrap();
+    let latest = latest_death(&path);
+    assert_eq!(latest.death.kind, crate::model::why::DeathKind::KernelCrash);
+    assert_eq!(
+        latest.death.headline(),
+        "the kernel crashed while python3 (pid 7) ran"
+    );
+    let f = &latest.findings[0];
+    assert_eq!(f.id, ids::RUN_KERNEL_CRASH);
+    assert!(f.title.contains("nvidia module"), "{}", f.title);
+    let relation = f.evidence_value("the process the kernel names").unwrap();
+    assert!(relation.contains("was the job's"), "{relation}");
+    assert_eq!(
+        f.evidence_value("the named process's command line"),
+        Some("python3 train.py")
+    );
+    // Asked for that pid, the same answer; a left-out count includes the crash.
+    let reader = Store::open_read(&path).unwrap();
+    let of_pid = WhyRequest {
+        pid: Some(7),
+        ..WhyRequest::default()
+    };
+    let by_pid = why(&reader, &of_pid).unwrap().unwrap();
+    assert_eq!(by_pid.death.kind, crate::model::why::DeathKind::KernelCrash);
 }

@@ -11,7 +11,7 @@ fn kernel_oops_and_memory_pressure() {
     let f = only_finding(&s, FailureClass::KernelOops);
     assert_eq!(
         f.title,
-        "Kernel oops in the nvidia module, a GPU driver while python (pid 9911) ran"
+        "Kernel oops in the nvidia module, a GPU driver, while python (pid 9911) ran"
     );
     assert!(f.why.contains("PAGE_FAULT_IN_NONPAGED_AREA"));
     for line in [

@@ -1,9 +1,11 @@
 //! The kernel log as the OOM watch follows it: each read's OOM reports (every era's,
-//! with their task tables) and processes dying of a fault. A report whose lines span
-//! two reads waits, a few reads at most, for its `Killed process` line.
+//! with their task tables), processes dying of a fault, and kernel crashes (an oops,
+//! BUG, GPF, panic: their lines kept for `why`). A report whose lines span two reads
+//! waits, a few reads at most, for its `Killed process` line; a crash for its end.
 
 use std::time::SystemTime;
 
+use crate::diagnose::kernel_crash;
 use crate::model::system::OomKill;
 use crate::parse::fatal_signal::{self, FatalSignal};
 use crate::parse::kmsg::{oom_kills, parse_line};
@@ -20,6 +22,25 @@ pub(super) struct KernelLog {
     /// A report's lines may span reads: the tail since its `oom-kill:` line waits.
     carry: Vec<String>,
     carry_reads: u32,
+    /// Whether crash reports are looked for.
+    crashes: bool,
+    /// A crash report's lines read so far, waiting for its end.
+    crash_carry: Vec<String>,
+    crash_carry_reads: u32,
+}
+
+/// A crash's lines kept for `why` at most: a report with its call trace.
+const CRASH_LINES: usize = 200;
+/// Lines above a crash's headline kept with it (a WARN's own line, 2.6's `Pid:`).
+const CRASH_LINES_BEFORE: usize = 8;
+
+/// A kernel crash as the log printed it, and the process it names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrashText {
+    pub pid: Option<i32>,
+    pub comm: Option<String>,
+    /// The report's lines as `dmesg` prints them: `why` reads them again.
+    pub text: String,
 }
 
 /// What one read found.
@@ -29,15 +50,20 @@ pub(super) struct LogRead {
     /// Each kill with its report's task table (empty where the report had none).
     pub kills: Vec<(OomKill, Vec<String>)>,
     pub faults: Vec<FatalSignal>,
+    pub crashes: Vec<CrashText>,
 }
 
 impl KernelLog {
-    /// Follows from now: what was logged before is not read.
-    pub fn follow(root: &Root) -> Self {
+    /// Follows from now: what was logged before is not read. `crashes`: look for the
+    /// kernel's crash reports too.
+    pub fn follow(root: &Root, crashes: bool) -> Self {
         KernelLog {
             follower: LogFollower::kmsg(root, Start::Now).map_err(|e| e.to_string()),
             carry: Vec::new(),
             carry_reads: 0,
+            crashes,
+            crash_carry: Vec::new(),
+            crash_carry_reads: 0,
         }
     }
 
@@ -59,9 +85,13 @@ impl KernelLog {
                 return None;
             }
         };
-        if lines.is_empty() && self.carry.is_empty() {
+        if lines.is_empty() && self.carry.is_empty() && self.crash_carry.is_empty() {
             return None;
         }
+        let crashes = match self.crashes {
+            true => self.read_crashes(&lines),
+            false => Vec::new(),
+        };
         // Only new lines: a carried report is read again.
         let at = SystemTime::now();
         let faults = lines
@@ -90,7 +120,41 @@ impl KernelLog {
             at,
             kills: kills.into_iter().zip(tables).collect(),
             faults,
+            crashes,
         })
+    }
+
+    /// The crash in what is new, if one is: a report whose end (`---[ end trace`,
+    /// `---[ end Kernel panic`) is not read yet waits a read or two for the rest.
+    fn read_crashes(&mut self, new: &[String]) -> Vec<CrashText> {
+        let mut all = std::mem::take(&mut self.crash_carry);
+        all.extend(new.iter().cloned());
+        // Each line as `dmesg` prints it, `\n` ended.
+        let shown: Vec<String> = all
+            .iter()
+            .map(|l| kernel_crash::as_dmesg([&parse_line(l)]))
+            .collect();
+        let text = shown.concat();
+        let Some(crash) = kernel_crash::explain(&text, "kernel log", |_| false) else {
+            self.crash_carry_reads = 0;
+            return Vec::new();
+        };
+        let from = (crash.first_line as usize)
+            .saturating_sub(1 + CRASH_LINES_BEFORE)
+            .min(all.len());
+        let ended = shown[from..].iter().any(|l| l.contains("---[ end "));
+        if !ended && self.crash_carry_reads < 2 {
+            self.crash_carry = all.split_off(from);
+            self.crash_carry_reads += 1;
+            return Vec::new();
+        }
+        self.crash_carry_reads = 0;
+        let text = shown[from..(from + CRASH_LINES).min(all.len())].concat();
+        vec![CrashText {
+            pid: crash.process.as_ref().map(|(_, pid)| *pid),
+            comm: crash.process.map(|(comm, _)| comm),
+            text,
+        }]
     }
 
     /// A report whose `Killed process` line is not logged yet waits, a few reads at

@@ -29,6 +29,7 @@ use crate::probe::root::Root;
 
 use super::identity::Identities;
 use counters::Walk;
+pub use kernel_log::CrashText;
 use kernel_log::KernelLog;
 use killers::KillerFinder;
 
@@ -70,6 +71,22 @@ pub struct OomCounts {
     /// The last processes the kernel logged dying of a fault (a segfault, a bus
     /// error), oldest first (at most 64).
     pub faults: Vec<FaultRecord>,
+    /// The last kernel crashes (oops, BUG, GPF, panic) logged, oldest first (at most
+    /// 64).
+    pub crashes: Vec<CrashRecord>,
+}
+
+/// A kernel crash the kernel logged, its lines kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrashRecord {
+    /// Counts up from 1 for each crash this watch saw.
+    pub seq: u64,
+    pub at: SystemTime,
+    pub crash: CrashText,
+    /// The named process's command line and memory cgroup, where the watch had read
+    /// them.
+    pub cmdline: Option<String>,
+    pub cgroup: Option<String>,
 }
 
 /// A process the kernel logged dying of a fault.
@@ -182,15 +199,24 @@ pub struct OomWatcher {
     pending_faults: Vec<(SystemTime, FatalSignal)>,
     faults: VecDeque<FaultRecord>,
     faults_seen: u64,
+    pending_crashes: Vec<(SystemTime, CrashText)>,
+    crashes: VecDeque<CrashRecord>,
+    crashes_seen: u64,
     /// earlyoom signals SIGTERM then SIGKILL: one kill.
     recent_userspace: Vec<(i32, Instant)>,
 }
 
 impl OomWatcher {
     /// Starts following from now: kills before this moment are not counted (a
-    /// restarted exporter would count them twice).
-    pub fn new(root: &Root, hierarchy: Option<Hierarchy>, killer_logs: &[PathBuf]) -> Self {
-        let kmsg = KernelLog::follow(root);
+    /// restarted exporter would count them twice). `crashes`: keep the kernel's crash
+    /// reports too.
+    pub fn new(
+        root: &Root,
+        hierarchy: Option<Hierarchy>,
+        killer_logs: &[PathBuf],
+        crashes: bool,
+    ) -> Self {
+        let kmsg = KernelLog::follow(root, crashes);
         let killer_logs = killer_logs
             .iter()
             .map(|p| KillerLog {
@@ -216,6 +242,9 @@ impl OomWatcher {
             pending_faults: Vec::new(),
             faults: VecDeque::new(),
             faults_seen: 0,
+            pending_crashes: Vec::new(),
+            crashes: VecDeque::new(),
+            crashes_seen: 0,
             recent_userspace: Vec::new(),
         }
     }
@@ -262,6 +291,7 @@ impl OomWatcher {
                 .collect(),
             recent: self.recent.iter().cloned().collect(),
             faults: self.faults.iter().cloned().collect(),
+            crashes: self.crashes.iter().cloned().collect(),
         }
     }
 
@@ -271,6 +301,8 @@ impl OomWatcher {
         };
         self.pending_faults
             .extend(read.faults.into_iter().map(|f| (read.at, f)));
+        self.pending_crashes
+            .extend(read.crashes.into_iter().map(|c| (read.at, c)));
         for (kill, task_table) in read.kills {
             self.pending_log.push(PendingLogKill {
                 kill,
@@ -354,6 +386,20 @@ impl OomWatcher {
                 cmdline: id.map(|i| i.cmdline.clone()).filter(|c| !c.is_empty()),
                 cgroup: id.and_then(|i| i.cgroup.clone()),
                 fault,
+            });
+        }
+        for (at, crash) in std::mem::take(&mut self.pending_crashes) {
+            let id = crash.pid.and_then(|pid| identities.get(pid));
+            self.crashes_seen += 1;
+            if self.crashes.len() == RECENT_KILLS {
+                self.crashes.pop_front();
+            }
+            self.crashes.push_back(CrashRecord {
+                seq: self.crashes_seen,
+                at,
+                cmdline: id.map(|i| i.cmdline.clone()).filter(|c| !c.is_empty()),
+                cgroup: id.and_then(|i| i.cgroup.clone()),
+                crash,
             });
         }
         for p in std::mem::take(&mut self.pending_user) {
@@ -566,250 +612,4 @@ impl OomWatcher {
 
 /// `path` is `ancestor` or below it.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::probe::cgroup::Hierarchies;
-    use std::io::Write;
-
-    /// A captured tree: a cgroup2 hierarchy with a memory controller, and a kernel log
-    /// that is a plain file the test appends to.
-    struct Tree {
-        dir: tempfile::TempDir,
-        root: Root,
-    }
-
-    impl Tree {
-        fn new() -> Tree {
-            let dir = tempfile::tempdir().unwrap();
-            let root = Root::at(dir.path());
-            let t = Tree { dir, root };
-            t.write(
-                "proc/self/mountinfo",
-                "30 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
-            );
-            t.write("sys/fs/cgroup/cgroup.controllers", "cpu memory pids\n");
-            t.write("sys/fs/cgroup/memory.events", "oom 0\noom_kill 0\n");
-            t.write("dev/kmsg", "6,1,1,-;booted\n");
-            t
-        }
-
-        fn write(&self, rel: &str, text: &str) {
-            let path = self.dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-
-        fn kills_in(&self, cgroup: &str, hierarchical: u64, local: u64) {
-            let base = format!("sys/fs/cgroup{cgroup}");
-            self.write(
-                &format!("{base}/memory.events"),
-                &format!("oom {hierarchical}\noom_kill {hierarchical}\n"),
-            );
-            self.write(
-                &format!("{base}/memory.events.local"),
-                &format!("oom {local}\noom_kill {local}\n"),
-            );
-        }
-
-        fn log(&self, lines: &[&str]) {
-            let mut f = std::fs::OpenOptions::new()
-                .append(true)
-                .open(self.dir.path().join("dev/kmsg"))
-                .unwrap();
-            for l in lines {
-                writeln!(f, "{l}").unwrap();
-            }
-        }
-
-        fn watcher(&self) -> (OomWatcher, Identities) {
-            let h = Hierarchies::discover(&self.root)
-                .unwrap()
-                .preferred()
-                .cloned();
-            assert!(h.is_some(), "the captured hierarchy is found");
-            let ids = Identities::new(&self.root, Duration::from_secs(60));
-            (OomWatcher::new(&self.root, h, &[]), ids)
-        }
-    }
-
-    const CONSTRAINT: &str = "3,10,100,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/kubepods.slice/pod,task_memcg=/kubepods.slice/pod/worker,task=python,pid=4242,uid=0";
-    const KILLED: &str = "3,11,101,-;Memory cgroup out of memory: Killed process 4242 (python) total-vm:9000kB, anon-rss:51200kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0";
-
-    fn kills(w: &OomWatcher) -> Vec<(String, String, &'static str, u64)> {
-        w.counts()
-            .kills
-            .into_iter()
-            .map(|(k, n)| (k.cgroup, k.victim, k.source, n))
-            .collect()
-    }
-
-    /// A pod's cgroup with one container's below it, no kill yet, watched from `t0`.
-    fn pod_with_a_container() -> (Tree, OomWatcher, Identities, Instant) {
-        let t = Tree::new();
-        t.kills_in("/kubepods.slice", 0, 0);
-        t.kills_in("/kubepods.slice/pod", 0, 0);
-        t.kills_in("/kubepods.slice/pod/worker", 0, 0);
-        let (mut w, ids) = t.watcher();
-        let t0 = Instant::now();
-        w.poll(&ids, t0, true);
-        (t, w, ids, t0)
-    }
-
-    #[test]
-    fn a_kill_both_sources_see_counts_once_as_both() {
-        let (t, mut w, ids, t0) = pod_with_a_container();
-        // The report's two lines arrive in two reads; the counters rise all the way up.
-        t.log(&[CONSTRAINT]);
-        w.poll(&ids, t0 + Duration::from_secs(1), false);
-        t.log(&[KILLED]);
-        t.kills_in("/kubepods.slice", 1, 0);
-        t.kills_in("/kubepods.slice/pod", 1, 0);
-        t.kills_in("/kubepods.slice/pod/worker", 1, 1);
-        w.poll(&ids, t0 + Duration::from_secs(2), true);
-        w.poll(&ids, t0 + Duration::from_secs(20), true);
-        assert_eq!(
-            kills(&w),
-            vec![(
-                "/kubepods.slice/pod/worker".into(),
-                "python".into(),
-                "both",
-                1
-            )]
-        );
-        let c = w.counts();
-        assert_eq!(c.last_anon_rss[0].1, 51200 * 1024);
-        let key = &c.kills[0].0;
-        assert_eq!(
-            (key.constraint.as_str(), key.limit_cgroup.as_str()),
-            ("cgroup", "/kubepods.slice/pod"),
-            "the pod's limit was hit, not the container's"
-        );
-    }
-
-    #[test]
-    fn one_source_alone_counts_after_the_wait_and_counters_without_local_files_are_each_cgroups_own(
-    ) {
-        let t = Tree::new();
-        // No `.local` files (v1, v2 before 5.2): each counter is the cgroup's own, so
-        // a parent's 2 and a child's 1 are three kills.
-        t.write("sys/fs/cgroup/job/memory.events", "oom_kill 0\n");
-        t.write("sys/fs/cgroup/job/step/memory.events", "oom_kill 0\n");
-        let (mut w, ids) = t.watcher();
-        let t0 = Instant::now();
-        w.poll(&ids, t0, true);
-        t.write("sys/fs/cgroup/job/memory.events", "oom_kill 2\n");
-        t.write("sys/fs/cgroup/job/step/memory.events", "oom_kill 1\n");
-        w.poll(&ids, t0 + Duration::from_secs(2), true);
-        assert!(kills(&w).is_empty(), "waits for the kernel log");
-        w.poll(&ids, t0 + Duration::from_secs(10), true);
-        let mut got = kills(&w);
-        got.sort();
-        assert_eq!(
-            got,
-            vec![
-                ("/job".into(), String::new(), "memory_events", 2),
-                ("/job/step".into(), String::new(), "memory_events", 1),
-            ]
-        );
-
-        t.log(&[
-            "[ 99.1] Out of memory: Killed process 77 (trainer) total-vm:1kB, anon-rss:4kB, file-rss:0kB, shmem-rss:0kB",
-        ]);
-        w.poll(&ids, t0 + Duration::from_secs(11), false);
-        w.poll(&ids, t0 + Duration::from_secs(30), false);
-        assert!(kills(&w).contains(&(String::new(), "trainer".into(), "kernel_log", 1)));
-    }
-
-    #[test]
-    fn kills_before_the_watch_began_are_not_counted() {
-        let t = Tree::new();
-        t.log(&[CONSTRAINT, KILLED]);
-        t.kills_in("/kubepods.slice/pod/worker", 1, 1);
-        let (mut w, ids) = t.watcher();
-        let t0 = Instant::now();
-        w.poll(&ids, t0, true);
-        w.poll(&ids, t0 + Duration::from_secs(30), true);
-        assert!(kills(&w).is_empty(), "{:?}", kills(&w));
-    }
-
-    #[test]
-    fn a_container_removed_right_after_its_kill_is_matched_through_its_pod() {
-        let (t, mut w, ids, t0) = pod_with_a_container();
-        // The container's cgroup is gone before the next walk; its pod still counts.
-        std::fs::remove_dir_all(t.dir.path().join("sys/fs/cgroup/kubepods.slice/pod/worker"))
-            .unwrap();
-        t.kills_in("/kubepods.slice", 1, 0);
-        t.kills_in("/kubepods.slice/pod", 1, 0);
-        t.log(&[CONSTRAINT, KILLED]);
-        w.poll(&ids, t0 + Duration::from_secs(2), true);
-        w.poll(&ids, t0 + Duration::from_secs(20), true);
-        assert_eq!(
-            kills(&w),
-            vec![(
-                "/kubepods.slice/pod/worker".into(),
-                "python".into(),
-                "both",
-                1
-            )]
-        );
-    }
-
-    #[test]
-    fn a_report_cut_between_reads_after_another_counts_each_kill_once() {
-        let t = Tree::new();
-        let (mut w, ids) = t.watcher();
-        let t0 = Instant::now();
-        w.poll(&ids, t0, true);
-        t.log(&[CONSTRAINT]);
-        w.poll(&ids, t0 + Duration::from_secs(1), false);
-        t.log(&[
-            KILLED,
-            "3,12,102,-;oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/x,task=java,pid=99,uid=0",
-        ]);
-        w.poll(&ids, t0 + Duration::from_secs(2), false);
-        t.log(&["3,13,103,-;Out of memory: Killed process 99 (java) total-vm:1kB, anon-rss:4kB, file-rss:0kB, shmem-rss:0kB"]);
-        w.poll(&ids, t0 + Duration::from_secs(3), false);
-        w.poll(&ids, t0 + Duration::from_secs(30), false);
-        let mut got = kills(&w);
-        got.sort();
-        assert_eq!(
-            got,
-            vec![
-                (
-                    "/kubepods.slice/pod/worker".into(),
-                    "python".into(),
-                    "kernel_log",
-                    1
-                ),
-                ("/x".into(), "java".into(), "kernel_log", 1),
-            ]
-        );
-    }
-
-    #[test]
-    fn a_report_split_before_its_verdict_keeps_its_task_table() {
-        let t = Tree::new();
-        let (mut w, ids) = t.watcher();
-        let t0 = Instant::now();
-        w.poll(&ids, t0, true);
-        let before = SystemTime::now();
-        t.log(&[
-            "4,20,90,-;python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0",
-            "6,21,91,-;[  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name",
-            "6,22,92,-;[   4242]     0  4242     2250    12800    65536        0             0 python",
-            "6,23,93,-;[   4243]     0  4243      300       90    32768        0             0 sh",
-            CONSTRAINT,
-        ]);
-        w.poll(&ids, t0 + Duration::from_secs(1), false);
-        t.log(&[KILLED]);
-        w.poll(&ids, t0 + Duration::from_secs(2), false);
-        w.poll(&ids, t0 + Duration::from_secs(30), false);
-        let recent = w.counts().recent;
-        assert_eq!(recent.len(), 1, "{recent:?}");
-        let k = &recent[0];
-        assert_eq!(k.pid, Some(4242));
-        assert_eq!(k.task_table.len(), 3, "{:?}", k.task_table);
-        assert!(k.task_table[1].ends_with("python"));
-        assert!(k.at >= before);
-    }
-}
+mod tests;
