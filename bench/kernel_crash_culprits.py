@@ -25,9 +25,15 @@ def findings(binary, path):
     return json.loads(out.stdout)["findings"] if out.returncode == 0 else []
 
 
+def is_linux(e):
+    """A Linux crash: by its form, or an `other` form whose culprit is no Windows image."""
+    return e["form"].startswith("linux") or (e["form"] == "other" and not e.get("bugcheck"))
+
+
 def named(e, found):
-    culprit = e["culprit"].lower()
-    if e["form"].startswith("linux"):
+    # The culprit's name, without the collector's gloss (`spl (zfs)`, `HyperHide driver`).
+    culprit = e["culprit"].lower().split(" (")[0].split()[0]
+    if is_linux(e):
         f = next((f for f in found if f["id"] == "log.kernel-oops"), None)
         suspect = next((v["value"] for v in (f or {}).get("evidence", []) if v["label"] == "suspect"), "")
         if e["culprit_kind"] == "kernel":
@@ -44,13 +50,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "memtriage"))
     ap.add_argument("--split", default="train")
+    ap.add_argument("--batch", type=int, help="only this batch (1: the first, 2: the second)")
     args = ap.parse_args()
     tally = {"linux": [0, 0], "windows": [0, 0]}
     for line in open(os.path.join(CORPUS, "index.jsonl"), encoding="utf-8"):
         e = json.loads(line)
-        if e["split"] != args.split:
+        if e["split"] != args.split or (args.batch and e.get("batch", 1) != args.batch):
             continue
-        kind = "linux" if e["form"].startswith("linux") else "windows"
+        kind = "linux" if is_linux(e) else "windows"
         ok = named(e, findings(args.binary, os.path.join(CORPUS, e["file"])))
         tally[kind][0] += ok
         tally[kind][1] += 1

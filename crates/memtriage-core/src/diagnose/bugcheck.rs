@@ -106,6 +106,11 @@ pub fn lookup(code: u32) -> Option<&'static BugCheck> {
     BUG_CHECKS.iter().find(|b| b.code == base)
 }
 
+/// A bug check by its name (`PAGE_FAULT_IN_NONPAGED_AREA`).
+pub fn by_name(name: &str) -> Option<&'static BugCheck> {
+    BUG_CHECKS.iter().find(|b| b.name == name)
+}
+
 /// `0x00000050` as WinDbg and Event Viewer print it.
 pub fn code_text(code: u32) -> String {
     format!("0x{code:08X}")

@@ -58,7 +58,7 @@ fn intervals_are_recorded_for_sqlite_and_sigterm_stops_cleanly() {
     );
     assert_eq!(
         sqlite(&db, "SELECT value FROM meta WHERE key = 'schema_version'").trim(),
-        "3"
+        "4"
     );
     assert_eq!(sqlite(&db, "PRAGMA journal_mode").trim(), "wal");
     let machine = sqlite(

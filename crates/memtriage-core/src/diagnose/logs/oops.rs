@@ -113,7 +113,7 @@ impl Watch {
                         o.read_source(t);
                     }
                 }
-                Reader::BugCheck(b) => b.read(&msg),
+                Reader::BugCheck(b) => b.read_above(&msg),
             }
         }
     }
@@ -160,6 +160,10 @@ impl OopsReader {
             self.in_trace = true;
             return;
         }
+        if t.starts_with("WARNING:") {
+            self.read_warning(t);
+            return;
+        }
         let d = &mut self.details;
         if d.function.is_none() {
             if let Some(c) = lazy_regex(&FAULTING, FAULTING_PATTERN).and_then(|re| re.captures(t)) {
@@ -200,6 +204,22 @@ impl OopsReader {
         true
     }
 
+    /// A WARN's own line: the function and module it warned in, the pid, the source.
+    fn read_warning(&mut self, t: &str) {
+        if let Some(c) = lazy_regex(&WARNING, WARNING_PATTERN).and_then(|re| re.captures(t)) {
+            let d = &mut self.details;
+            if d.function.is_none() {
+                d.function = c.name("func").map(|m| m.as_str().to_string());
+                d.module = c.name("module").map(|m| m.as_str().to_string());
+            }
+            d.pid = d
+                .pid
+                .take()
+                .or(c.name("pid").map(|m| m.as_str().to_string()));
+        }
+        self.read_source(t);
+    }
+
     /// `#PF: supervisor read access in kernel mode`, `#PF: error_code(…) - not-present page`.
     fn read_access(&mut self, t: &str) -> bool {
         let Some(c) = lazy_regex(&ACCESS, ACCESS_PATTERN).and_then(|re| re.captures(t)) else {
@@ -219,7 +239,10 @@ impl OopsReader {
         let d = &mut self.details;
         if d.source_file.is_none() {
             if let Some(c) = lazy_regex(&SOURCE, SOURCE_PATTERN).and_then(|re| re.captures(t)) {
-                d.source_file = c.name("path").map(|m| m.as_str().to_string());
+                d.source_file = c
+                    .name("path")
+                    .or(c.name("path2"))
+                    .map(|m| m.as_str().to_string());
             }
         }
     }
@@ -262,9 +285,17 @@ const FRAME_PATTERN: &str = r"^(?:\[<?[0-9a-f]+>?\]\s*)*(?P<guess>\?\s+)?(?P<fun
 /// comm: xfsalloc/6 Not tainted 2.6.32-358.el6.x86_64`.
 const TASK_PATTERN: &str = r"(?:CPU: \d+,? (?:UID: \d+ )?PID: (?P<pid>\d+),? Comm: (?P<comm>\S+)|Pid: (?P<pid2>\d+), comm: (?P<comm2>\S+))(?: Kdump: \w+)?\s+(?:Not tainted|Tainted: (?P<taint>[A-Z ]*?))\s+(?:-+ - - )?(?P<kernel>\d[\w.+~-]*)";
 const ACCESS_PATTERN: &str = r"^#PF: (?:(?P<access>(?:supervisor|user) (?:read|write|instruction fetch) access in (?:kernel|user) mode)|error_code\(0x[0-9a-f]+\) - (?P<page>[\w -]+page))";
-const SOURCE_PATTERN: &str =
-    r"(?:kernel BUG at|WARNING:.*? at) (?P<path>/?(?:[\w.-]+/)*[\w.-]+\.[ch]):\d+";
+/// `kernel BUG at fs/ext4/inode.c:2422!`, `WARNING: … at drivers/…/x.c:123`, and a
+/// filesystem's own check: `XFS: Internal error … at line 342 of file fs/xfs/xfs_alloc.c`.
+const SOURCE_PATTERN: &str = r"(?:kernel BUG at|WARNING:.*? at) (?P<path>/?(?:[\w.-]+/)*[\w.-]+\.[ch]):\d+|Internal error \S+ at line \d+ of file (?P<path2>(?:[\w.-]+/)*[\w.-]+\.[ch])";
 
+/// `WARNING: CPU: 3 PID: 295 at drivers/gpu/drm/i915/display/intel_bw.c:125
+/// icl_get_bw_info+0x48e/0x540 [i915]`; 2.6's `WARNING: at fs/x.c:12 func+0x…()`.
+const WARNING_PATTERN: &str = r"^WARNING: (?:CPU: \d+ PID: (?P<pid>\d+) )?at (?:/?(?:[\w.-]+/)*[\w.-]+\.[ch]:\d+ )?(?:(?P<func>[A-Za-z_$][\w.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[(?P<module>[\w-]+)\])?)?";
+/// The rule whose headline is a WARN.
+const WARNING_RULE: &str = "kernel.warning";
+
+static WARNING: OnceLock<Option<Regex>> = OnceLock::new();
 static FAULTING: OnceLock<Option<Regex>> = OnceLock::new();
 static FRAME: OnceLock<Option<Regex>> = OnceLock::new();
 static TASK: OnceLock<Option<Regex>> = OnceLock::new();
@@ -544,29 +575,47 @@ fn verdict(group: &[&LogMatch], source: &str) -> Option<Verdict> {
     // piece of code is wrong everywhere.
     let mut sites: Vec<&str> = group
         .iter()
+        .filter(|m| m.rule != WARNING_RULE)
         .filter(|m| m.capture("oops_culprit_kind") == Some(CulpritKind::Kernel.as_str()))
         .filter_map(|m| m.capture("oops_module"))
         .collect();
     sites.sort_unstable();
     sites.dedup();
     let scattered = kind == CulpritKind::Kernel && sites.len() >= 3;
+    // A WARN: the kernel's own check failed and it went on.
+    let warned = m.rule == WARNING_RULE;
+    let noun = if warned {
+        "Kernel warning"
+    } else {
+        "Kernel oops"
+    };
     let title = match kind {
         _ if scattered => format!(
             "Kernel oopses in {} unrelated kernel functions: failing RAM is the likely cause",
             sites.len()
         ),
-        CulpritKind::Kernel => format!("Kernel oops in built-in kernel code ({module}){where_}"),
+        CulpritKind::Kernel => format!("{noun} in built-in kernel code ({module}){where_}"),
         // The comma closes the apposition: "the nvidia module, a GPU driver, while …".
         _ => format!(
-            "Kernel oops in the {module} module, a {}{}{where_}",
+            "{noun} in the {module} module, a {}{}{where_}",
             kind.as_str(),
             if where_.is_empty() { "" } else { "," }
         ),
     };
+    let fix = fix_for(kind, module);
+    let fix = match warned {
+        // Nothing crashed yet: what the driver's fix says, without the reboot.
+        true => format!(
+            "The kernel went on after this warning, but a condition its code says must not happen often \
+             comes before a hang or an oops. {}",
+            fix.lines().next().unwrap_or_default().replace("faulted", "warned")
+        ),
+        false => fix,
+    };
     Some(Verdict {
         title,
         evidence,
-        fix: fix_for(kind, module),
+        fix,
         cause: if scattered {
             CauseKind::Hardware
         } else {

@@ -191,3 +191,96 @@ fn windows_bug_check_reports_name_the_check_and_the_driver() {
         Some(CauseKind::Hardware)
     );
 }
+
+/// The culprit as each form names it beyond the analysis's own line: a later
+/// `IMAGE_NAME` over WinDbg's symbol complaints, an address inside a driver (a
+/// localized BlueScreenView row, a classic blue screen, a failure bucket), the stop
+/// screen's `What failed:` with the check by name, WinDbg's `KEY_VALUES`, and
+/// WhoCrashed's summary of a check outside the memory faults.
+#[test]
+fn windows_culprits_are_named_by_the_surest_line_in_every_form() {
+    let windbg = "DRIVER_IRQL_NOT_LESS_OR_EQUAL (d1)\n\
+                  *** WARNING: Unable to verify timestamp for avgsp.sys\n\
+                  Arg4: fffff80412345678, address which referenced memory\n\
+                  IMAGE_NAME:  e1d65x64.sys\n";
+    assert!(
+        windows_finding(windbg)
+            .title
+            .ends_with("in e1d65x64.sys (a driver)"),
+        "the analysis's answer outranks a driver without symbols"
+    );
+    let russian = "Текст ошибки      : DRIVER_IRQL_NOT_LESS_OR_EQUAL\n\
+                   Код ошибки        : 0x000000d1\n\
+                   Адрес причины     : netdrv.sys+1a2b\n";
+    assert_eq!(
+        windows_finding(russian).title,
+        "Windows bug check 0x000000D1 DRIVER_IRQL_NOT_LESS_OR_EQUAL in netdrv.sys (a driver)"
+    );
+    let classic = "STOP: 0x000000D1 (0x0000000000000010,0x0000000000000002,0x0000000000000000,0xFFFFF88001234567)\n\
+                   *** tcpipx.sys - Address FFFFF88001234567 base at FFFFF88001200000, DateStamp 4a5bc0a1\n";
+    assert!(windows_finding(classic)
+        .title
+        .ends_with("in tcpipx.sys (a driver)"));
+    let stop_screen = "Stop code: SYSTEM_THREAD_EXCEPTION_NOT_HANDLED\nWhat failed: nvlddmkm.sys\n";
+    assert_eq!(
+        windows_finding(stop_screen).title,
+        "Windows bug check 0x0000007E SYSTEM_THREAD_EXCEPTION_NOT_HANDLED in nvlddmkm.sys (NVIDIA's display driver)"
+    );
+    let key_values = "    Key  : Bugcheck.Code.LegacyAPI\n    Value: 0x116\n\n\
+                      \x20   Key  : Failure.Bucket\n    Value: 0x116_IMAGE_atikmpag.sys\n";
+    assert_eq!(
+        windows_finding(key_values).title,
+        "Windows bug check 0x00000116 VIDEO_TDR_FAILURE in atikmpag.sys (AMD's display driver)"
+    );
+    let bucket = "BUGCHECK_CODE:  50\nFAILURE_BUCKET_ID:  AV_R_INVALID_nvlddmkm!unknown_function\n";
+    assert!(windows_finding(bucket)
+        .title
+        .ends_with("in nvlddmkm.sys (NVIDIA's display driver)"));
+    let whocrashed = "On Mon 02.03.2026 10:11:12 your computer crashed or a problem was reported\n\
+                      This was probably caused by the following module: stornvme.sys (stornvme+0x2a3c1)\n\
+                      Bugcheck code: 0x133 (0x1, 0x1E00, 0xFFFFF8000C2FB320, 0x0)\n\
+                      Error: DPC_WATCHDOG_VIOLATION\n";
+    assert_eq!(
+        windows_finding(whocrashed).title,
+        "Windows bug check 0x00000133 DPC_WATCHDOG_VIOLATION in stornvme.sys (a driver)"
+    );
+    // Kernel-Power 41's data: the code in decimal (80 is 0x50); 0 is a power loss.
+    let power = "<Data Name=\"BugcheckCode\">80</Data>\n<Data Name=\"BugcheckParameter1\">0xffffa98c99cc35bf</Data>\n";
+    assert!(windows_finding(power)
+        .title
+        .starts_with("Windows bug check 0x00000050"));
+}
+
+/// A paste that lost its headline still ends with the 2.6-4.x register line
+/// (`RIP  [<…>] func+0x…`); XFS's own corruption check names its source file.
+#[test]
+fn a_headless_oops_and_a_filesystems_internal_error_name_the_culprit() {
+    let headless = "[    0.484590] Call Trace:\n\
+                    [    0.484603]  [<ffffffff8107b1c9>] cpuhp_invoke_callback+0x89/0x3f0\n\
+                    [    0.484680] RIP  [<ffffffff81014ec3>] rapl_cpu_online+0x63/0x80\n\
+                    [    0.484685]  RSP <ffffc90040cafdf8>\n\
+                    [    0.484696] ---[ end trace 366b19d11bca2521 ]---\n";
+    let f = oops_finding(headless);
+    assert_eq!(
+        f.evidence_value("suspect"),
+        Some("built-in kernel code (rapl_cpu_online)")
+    );
+    let xfs = "Oct 14 15:00:04 node7 kernel: XFS: Internal error XFS_WANT_CORRUPTED_GOTO at line 1502 of file fs/xfs/libxfs/xfs_alloc.c.  Caller xfs_free_ag_extent+0x3c4/0x780 [xfs]\n\
+               Oct 14 15:00:04 node7 kernel: CPU: 5 PID: 2211 Comm: kworker/5:1 Not tainted 5.4.0-42-generic\n";
+    let f = oops_finding(xfs);
+    assert_eq!(f.evidence_value("suspect"), Some("xfs (filesystem)"));
+}
+
+/// A WARN names its module from its own line; it is a warning, not a crash, and its
+/// fix asks for no reboot.
+#[test]
+fn a_kernel_warning_names_its_module_without_calling_it_a_crash() {
+    let warn = "[    3.294516] ------------[ cut here ]------------\n\
+                [    3.294587] WARNING: CPU: 3 PID: 295 at drivers/gpu/drm/amd/display/dc/core/dc.c:411 dc_commit_state+0x48e/0x540 [amdgpu]\n\
+                [    3.294600] Modules linked in: amdgpu(+) drm_kms_helper\n";
+    let f = oops_finding(warn);
+    assert_eq!(f.severity, crate::model::finding::Severity::Warn);
+    assert_eq!(f.title, "Kernel warning in the amdgpu module, a GPU driver");
+    assert_eq!(f.evidence_value("suspect"), Some("amdgpu (GPU driver)"));
+    assert!(!f.fix.contains("Reboot"), "{}", f.fix);
+}

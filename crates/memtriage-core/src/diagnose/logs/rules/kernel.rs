@@ -108,11 +108,32 @@ pub(super) static RULES: &[Rule] = &[
             "kernel.register-dump",
             C::KernelOops,
             Error,
-            &["RIP: "],
-            r"^RIP: [0-9a-f]{4}:(?:\[<[0-9a-f]+>\]\s+\[<[0-9a-f]+>\] )?(?P<function>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[(?P<module>\w+)\])?",
+            &["RIP: ", "RIP  [<"],
+            // 2.6 to 4.x also end the oops with it: `RIP  [<ffffffff81014ec3>] func+0x63/0x80`.
+            r"^RIP: [0-9a-f]{4}:(?:\[<[0-9a-f]+>\]\s+\[<[0-9a-f]+>\] )?(?P<function>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[(?P<module>\w+)\])?|^RIP  \[<[0-9a-f]+>\] (?P<function2>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[(?P<module2>\w+)\])?",
             "The kernel dumped its registers in {function} (an oops, a BUG or a WARN)",
         )
     },
+    rule(
+        // A WARN: a condition the kernel's code says must not happen; it goes on. The
+        // reader of the report names the module from the line and its register dump.
+        "kernel.warning",
+        C::KernelOops,
+        Warn,
+        &["WARNING: CPU:", "WARNING: at "],
+        r"^WARNING: (?:CPU: \d+ PID: \d+ )?at (?P<location>\S+)",
+        "Kernel warning at {location}",
+    ),
+    rule(
+        // A filesystem that found its own structures corrupt shuts down; the source
+        // file names it.
+        "kernel.fs-internal-error",
+        C::KernelOops,
+        Error,
+        &[": Internal error "],
+        r"^XFS(?: \([\w-]+\))?: Internal error (?P<check>\w+) at line \d+ of file (?P<file>fs/xfs/(?:[\w.-]+/)*[\w.-]+\.c)",
+        "XFS found its own structures corrupt ({check} in {file}) and shut the filesystem down",
+    ),
     rule(
         "kernel.panic",
         C::KernelOops,

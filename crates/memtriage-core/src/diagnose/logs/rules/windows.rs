@@ -79,6 +79,22 @@ pub(super) static RULES: &[Rule] = &[
             "Windows crashed; the analysis blames {module}",
         )
     },
+    // Any bug check in the forms that carry it whole, whatever its code: WhoCrashed's
+    // `Bugcheck code: 0x154 (…)`, WinDbg's `KEY_VALUES` (`Key : Bugcheck.Code.…`),
+    // Kernel-Power 41's `BugcheckCode` in decimal (0 there is a power loss, no bug
+    // check), WinDbg's `Bugcheck Analysis` banner, the stop screen's `Stop code:` with
+    // any check's name; the report's reader names the check and the driver.
+    Rule {
+        extract: Some(extract_module),
+        ..rule(
+            "windows.bugcheck-report",
+            C::WindowsMemoryFault,
+            Error,
+            &["ugcheck", "top code"],
+            r#"(?i:\bbugcheck code):\s*0x[0-9a-fA-F]+\s*\(|^\s*Key\s*:\s*Bugcheck\.Code\.\w+\s*$|BugcheckCode"?>\s*[1-9]\d*\s*<|^\*\s+Bugcheck Analysis\s+\*$|(?i:\bstop code)\s*:\s*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+){2,}\s*$"#,
+            "Windows bug check",
+        )
+    },
     Rule {
         // Windows' timeout detection and recovery (event 4101): the display driver
         // hung and was reset; repeated, it comes before a VIDEO_TDR_FAILURE bug check.
