@@ -147,6 +147,7 @@ pub(super) fn collect<O>(
         reaped: ended.reaped,
         timeline_writer,
         cuda_snapshots: hook.cuda_snapshots,
+        kernel_log: None,
     }
 }
 

@@ -83,6 +83,9 @@ pub struct RunResult<O> {
     pub timeline_writer: Option<timeline_file::TimelineWriter>,
     /// CUDA out-of-memory snapshots the job's Python processes saved.
     pub cuda_snapshots: Vec<python_hook::SavedSnapshot>,
+    /// The kernel log, followed from just before the job started (or why it could
+    /// not be): at the end only the run's records are read, not the whole ring.
+    pub kernel_log: Option<Result<crate::probe::kmsg::LogFollower>>,
 }
 
 /// What the run loop waits on.
@@ -112,6 +115,9 @@ pub fn run<O: OutputObserver + 'static>(
     let trace = config
         .trace_signals
         .then(|| signal_trace::SignalTrace::start(root));
+    // The kernel log from now: reading all of /dev/kmsg at the end, a record per
+    // read(2), was most of the time a short run took.
+    let kernel_log = crate::probe::kmsg::LogFollower::kmsg(root, crate::probe::kmsg::Start::Now);
     let (mut job, pipes) = start::start(root, config, &events)?;
     let trace = match trace {
         Some(Ok(t)) => Some(t),
@@ -154,6 +160,7 @@ pub fn run<O: OutputObserver + 'static>(
         output: observers,
     };
     let mut result = collect::collect(root, config, job, sampled, ended);
+    result.kernel_log = Some(kernel_log);
     if let Some(trace) = trace {
         let pids: std::collections::HashSet<i32> = result.pids.iter().copied().collect();
         result.report.signals_sent = trace.finish(&pids);
@@ -163,8 +170,12 @@ pub fn run<O: OutputObserver + 'static>(
 
 /// The kernel log's records since the job started (every record where the log
 /// carries no time). `Err` says why the kernel log could not be read.
-pub fn kernel_log_of_run<O>(root: &Root, result: &RunResult<O>) -> Result<Vec<String>> {
-    let mut lines = crate::probe::kmsg::read_kmsg(root)?;
+pub fn kernel_log_of_run<O>(root: &Root, result: &mut RunResult<O>) -> Result<Vec<String>> {
+    let mut lines = match result.kernel_log.take() {
+        Some(Ok(mut since_start)) => since_start.read_new()?,
+        Some(Err(why)) => return Err(why),
+        None => crate::probe::kmsg::read_kmsg(root)?,
+    };
     if let Some(start) = result.started_boot_seconds {
         lines.retain(|l| {
             crate::parse::kmsg::parse_line(l)

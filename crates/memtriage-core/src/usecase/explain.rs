@@ -114,7 +114,7 @@ pub fn read(
     what: &str,
     mut from: impl Read,
 ) -> Result<ExplainReport> {
-    crate::diagnose::logs::check_rules().map_err(Error::internal)?;
+    crate::diagnose::logs::check_prefilter().map_err(Error::internal)?;
     let mut scanner = LogScanner::with_source(evidence);
     let mut buf = vec![0u8; CHUNK];
     loop {
@@ -136,7 +136,7 @@ pub fn read(
 /// Scans log text held in memory; `source` names it in the report and the evidence.
 /// An error only where the rule table did not compile.
 pub fn checked_text(source: &str, log: &[u8]) -> Result<ExplainReport> {
-    crate::diagnose::logs::check_rules().map_err(Error::internal)?;
+    crate::diagnose::logs::check_prefilter().map_err(Error::internal)?;
     Ok(text(source, log))
 }
 

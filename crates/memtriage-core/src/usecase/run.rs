@@ -160,7 +160,8 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
         JobOutput::new("stdout"),
         JobOutput::new("stderr"),
     )?;
-    let (kernel_log, kernel_log_unreadable) = match supervise::kernel_log_of_run(root, &result) {
+    let (kernel_log, kernel_log_unreadable) = match supervise::kernel_log_of_run(root, &mut result)
+    {
         Ok(lines) => (lines, None),
         Err(e) => (Vec::new(), Some(e.to_string())),
     };

@@ -69,7 +69,7 @@ impl LogScanner {
     ) {
         // A prefix a tool put on every line (`[12345.678901] `) is no part of the message;
         // the spaces the terminal cut at are.
-        let piece = engine::after_prefix(engine, &piece).to_string();
+        let piece = engine::after_prefix(&piece).to_string();
         let whole = format!("{}{}", pending.text, piece.trim_end());
         if goes_on && whole.len() < MAX_LINE {
             pending.text.push_str(&piece);

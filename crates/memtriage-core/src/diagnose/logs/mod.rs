@@ -40,10 +40,10 @@ use serde::{Serialize, Serializer};
 
 use crate::model::finding::{Finding, Severity};
 use crate::parse::text::escape_bytes;
-use engine::{engine, normalize, Engine, Pattern};
+use engine::{engine, frame, normalize, task_row, Engine, Pattern};
 use join::PendingJoin;
 
-pub use engine::{check_rules, compile_all_rules};
+pub use engine::{check_prefilter, check_rules, compile_all_rules};
 pub use rules::{ClassInfo, FailureClass, CLASSES, RULES};
 
 /// Bytes of a segment examined and kept; a longer line is cut here (at a UTF-8
@@ -484,7 +484,9 @@ impl LogScanner {
                 // literal but no literal: told cheaply, before any decoding.
                 let worth_reading = hit - start < MAX_LINE
                     && (self.pending_join.is_some()
-                        || engine.literals.is_match(clip(&region[start..end]).0));
+                        || engine
+                            .literals()
+                            .is_ok_and(|ac| ac.is_match(clip(&region[start..end]).0)));
                 if worth_reading {
                     self.set_context(region, start);
                     self.segment(engine, &region[start..end]);
@@ -516,14 +518,14 @@ impl LogScanner {
         let line_no = self.newlines + 1;
         if let Some(block) = &mut self.block {
             let text = escape_bytes(bytes);
-            let msg = normalize(engine, &text);
-            if block.feed(&engine.frame, &msg) {
+            let msg = normalize(&text);
+            if frame().is_some_and(|re| block.feed(re, &msg)) {
                 return;
             }
             self.close_block();
         }
         if let Some(watch) = &mut self.report {
-            if !watch.observe(&normalize(engine, &escape_bytes(bytes))) {
+            if !watch.observe(&normalize(&escape_bytes(bytes))) {
                 self.close_report();
             }
         }
@@ -533,7 +535,7 @@ impl LogScanner {
                 return;
             }
             let text = escape_bytes(bytes);
-            let msg = normalize(engine, &text);
+            let msg = normalize(&text);
             if self.table_row(engine, line_no, &text, &msg) {
                 return;
             }
@@ -589,7 +591,7 @@ impl LogScanner {
         }
         // The next line without the prefix a tool or a quote put on every line,
         // wrapped mid-word (`illegal me` / `mory access`) or at a space.
-        let rest = normalize(engine, &line);
+        let rest = normalize(&line);
         let glued = format!("{}{rest}", pending.text);
         let spaced = format!("{} {}", pending.text, rest.trim_start());
         for joined in [&glued, &spaced] {
@@ -605,7 +607,10 @@ impl LogScanner {
         self.had_literal = false;
         let mut candidates = [false; 512];
         let mut any = false;
-        for m in engine.literals.find_overlapping_iter(bytes) {
+        let Ok(literals) = engine.literals() else {
+            return false;
+        };
+        for m in literals.find_overlapping_iter(bytes) {
             let literal = engine.literal_text[m.pattern().as_usize()];
             let exact = bytes[m.range()] == *literal.as_bytes();
             for &r in &engine.literal_rules[m.pattern().as_usize()] {
@@ -622,7 +627,7 @@ impl LogScanner {
             return false;
         }
         self.had_literal = true;
-        let msg = normalize(engine, line);
+        let msg = normalize(line);
         if prose::is_markdown_heading(&msg) && self.issue_title.as_deref() != Some(line.trim()) {
             return false;
         }
@@ -657,7 +662,7 @@ impl LogScanner {
                 || (self.impersonal
                     && rule.severity != Severity::Info
                     && prose::mentioned_not_printed(&msg, matched))
-                || prose::quoted_as_example(engine, &self.context)
+                || prose::quoted_as_example(&self.context)
                 || prose::explains_the_error(&msg)
                 || prose::has_invented_values(line)
             {
@@ -692,7 +697,7 @@ impl LogScanner {
             return false;
         };
         if table.is_task_table() {
-            return table.task_row(&engine.task_row, msg);
+            return task_row().is_some_and(|re| table.task_row(re, msg));
         }
         let rule_index = table.rows_rule();
         let Some(rule) = RULES.get(rule_index) else {
@@ -735,9 +740,7 @@ impl LogScanner {
         match oops::Watch::new(m, msg) {
             Ok(mut watch) => {
                 self.reports += 1;
-                if let Ok(engine) = engine() {
-                    watch.read_context(engine, &self.context);
-                }
+                watch.read_context(&self.context);
                 self.report = Some(watch);
             }
             Err(m) => self.record(m),

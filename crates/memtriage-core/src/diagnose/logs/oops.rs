@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::engine::{lazy_regex, normalize, Engine};
+use super::engine::{lazy_regex, normalize};
 use super::{FailureClass, LogMatch};
 use crate::model::finding::{CauseKind, Evidence};
 
@@ -95,7 +95,7 @@ impl Watch {
     /// The lines just above the headline (`context`, as the scanner keeps them): a
     /// WARN names its source file, a 2.6 oops its process, WhoCrashed its module there.
     /// Not past the end of an earlier oops, whose lines are its own.
-    pub(super) fn read_context(&mut self, engine: &Engine, context: &[u8]) {
+    pub(super) fn read_context(&mut self, context: &[u8]) {
         let before = String::from_utf8_lossy(context);
         let lines: Vec<&str> = before.lines().collect();
         let from = lines
@@ -104,7 +104,7 @@ impl Watch {
             .map_or(0, |i| i + 1)
             .max(lines.len().saturating_sub(LINES_BEFORE));
         for line in &lines[from..] {
-            let msg = normalize(engine, line);
+            let msg = normalize(line);
             match &mut self.reader {
                 // The faulting instruction and the trace are the headline's own lines'.
                 Reader::Oops(o) => {

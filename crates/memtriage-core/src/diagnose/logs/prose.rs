@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::engine::{lazy_regex, normalize, Engine};
+use super::engine::{lazy_regex, normalize};
 
 /// `## CUDA out of memory`: a document's section title names an error, it is not one.
 /// A JVM's fatal-error banner also opens its lines with `# `, but its lines are
@@ -102,12 +102,12 @@ fn names_an_exception(title: &str) -> bool {
 /// reporting one says what they got. Such a quote is not a failure. The lines are read
 /// without the prefix a tool or a quote put on each (a page pasted through `kubectl
 /// logs` or into a markdown quote is still a page).
-pub(super) fn quoted_as_example(engine: &Engine, before: &[u8]) -> bool {
+pub(super) fn quoted_as_example(before: &[u8]) -> bool {
     let text = String::from_utf8_lossy(before);
     // A code fence (```` ```text ````: the fence and a language at most) is no line.
     let messages: Vec<String> = text
         .lines()
-        .map(|l| (l, normalize(engine, l)))
+        .map(|l| (l, normalize(l)))
         .filter(|(raw, msg)| !raw.contains("```") || msg.trim().contains(' '))
         .map(|(_, msg)| msg)
         .collect();
