@@ -2,7 +2,9 @@
 """What a user waits for before memtriage has read anything: `explain` of a one-line log
 (healthy, and one line that holds a rule's literal), and `run -- /bin/true` over
 /bin/true's own time, beside `grep -c -F -f` of the rule table's literals (the floor of
-a tool that reads a line against them) and, with --baseline, another build.
+a tool that reads a line against them) and, with --baseline, another build. And 500
+pod logs (the corpus's excerpts, repeated) triaged in a shell loop, one process each,
+against one `explain DIR`.
 
   python3 bench/startup_bench.py [--runs 40] [--baseline OLD_BINARY]
 
@@ -11,8 +13,10 @@ over the job's. Printed, never asserted: a slow machine is not a failure.
 """
 
 import argparse
+import glob
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -66,6 +70,29 @@ def main():
         vs = f"{ms / grep_ms:13.1f}x" if what.startswith("explain") else f"{'-':>14}"
         print(f"{what:36} {ms:13.1f} {old} {vs}")
     print(f"{'grep -c -F -f (the literals)':36} {grep_ms:13.1f}")
+    many_logs(args.binary)
+
+
+def many_logs(binary, count=500):
+    """500 logs: a loop of `explain FILE` against one `explain DIR` (both cores)."""
+    excerpts = sorted(glob.glob(os.path.join(ROOT, "corpus", "*", "*.log")))
+    if not excerpts:
+        return
+    with tempfile.TemporaryDirectory(prefix="many-logs-") as tmp:
+        for i in range(count):
+            shutil.copy(excerpts[i % len(excerpts)], os.path.join(tmp, f"pod-{i:04}.log"))
+        names = sorted(os.listdir(tmp))
+        start = time.perf_counter()
+        for n in names:
+            subprocess.run([binary, "explain", os.path.join(tmp, n)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=False)
+        loop = time.perf_counter() - start
+        start = time.perf_counter()
+        subprocess.run([binary, "explain", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        once = time.perf_counter() - start
+    print(f"\n{count} logs: a loop of explain FILE {loop:.2f} s, one explain DIR {once:.2f} s "
+          f"({loop / once:.0f}x)")
 
 
 if __name__ == "__main__":

@@ -370,18 +370,21 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// The log to read; `-` or nothing reads standard input (when it is not a terminal).
+    /// The logs to read: files (plain, .gz or .zst), directories (their files), `-`
+    /// for standard input; nothing reads standard input (when it is not a terminal).
+    /// Several are read at once, one report each and a summary.
     #[arg(value_name = "FILE")]
-    pub file: Option<PathBuf>,
+    pub files: Vec<PathBuf>,
 
     /// Machine-readable output (schema memtriage.explain/v1; with --rules,
-    /// memtriage.rules/v1).
+    /// memtriage.rules/v1). For several logs, JSON lines: one report per log (or
+    /// {"source", "error"}), then the summary (memtriage.explain-summary/v1).
     #[arg(long)]
     pub json: bool,
 
     /// List the rules logs are read with (id, class, severity, certainty, and the
     /// literals a line must hold for the rule to be tried) instead of reading a log.
-    #[arg(long, conflicts_with = "file")]
+    #[arg(long, conflicts_with = "files")]
     pub rules: bool,
 }
 

@@ -103,7 +103,46 @@ pub fn file(path: &Path) -> Result<ExplainReport> {
         return super::explain_dump::read(&shown, file);
     }
     // The bytes already read go first: a pipe (`explain <(dmesg)`) cannot seek back.
-    read(&shown, &shown, &shown, (&start[..got]).chain(file))
+    let whole = (&start[..got]).chain(file);
+    match Compression::of(&start[..got]) {
+        // Every member: `cat a.gz b.gz` and bgzip write several.
+        Some(Compression::Gzip) => read(
+            &shown,
+            &shown,
+            &shown,
+            flate2::read::MultiGzDecoder::new(whole),
+        ),
+        Some(Compression::Zstd) => {
+            let decoder = ruzstd::decoding::StreamingDecoder::new(whole).map_err(|e| {
+                Error::malformed(
+                    path,
+                    format!("not a zstd stream its header says it is: {e}"),
+                )
+            })?;
+            read(&shown, &shown, &shown, decoder)
+        }
+        None => read(&shown, &shown, &shown, whole),
+    }
+}
+
+/// How a log was compressed, told from its first bytes (a rotated log's `.gz`, a
+/// `kubectl logs` archive's `.zst`), whatever its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compression {
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    fn of(start: &[u8]) -> Option<Compression> {
+        if start.starts_with(&[0x1f, 0x8b]) {
+            Some(Compression::Gzip)
+        } else if start.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Some(Compression::Zstd)
+        } else {
+            None
+        }
+    }
 }
 
 /// Scans a stream to its end. `source` names it in the report, `evidence` in each

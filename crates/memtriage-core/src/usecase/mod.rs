@@ -25,6 +25,7 @@ pub mod doctor;
 pub mod evict;
 pub mod explain;
 pub mod explain_dump;
+pub mod explain_many;
 pub mod explain_snapshot;
 pub mod inspect;
 pub mod lock;

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use memtriage_core::model::finding::Finding;
 use memtriage_core::usecase::explain::RuleTable;
+use memtriage_core::usecase::explain_many::Summary;
 
 use super::findings;
 use super::style::Style;
@@ -30,6 +31,28 @@ pub fn write(
             bytes as f64 / 1e6
         )
     }
+}
+
+/// Which logs show which failure: the counts, then one line a log.
+pub fn write_summary(out: &mut dyn Write, style: &Style, s: &Summary) -> io::Result<()> {
+    writeln!(
+        out,
+        "{}",
+        style.bold(&format!(
+            "{} logs: {} with a failure, {} healthy, {} unreadable",
+            s.logs, s.with_failure, s.healthy, s.unreadable
+        ))
+    )?;
+    let width = s.files.iter().map(|f| f.source.len()).max().unwrap_or(0);
+    for f in &s.files {
+        let verdict = match (&f.error, &f.severity, &f.title) {
+            (Some(e), _, _) => format!("not read: {e}"),
+            (None, Some(severity), Some(title)) => format!("{} {title}", severity.as_str()),
+            _ => "no known failure".to_string(),
+        };
+        writeln!(out, "  {:<width$}  {verdict}", f.source)?;
+    }
+    Ok(())
 }
 
 /// One rule a line, in match order: id, class, severity, certainty, literals.

@@ -447,3 +447,82 @@ fn a_kernel_oops_names_its_module() {
         "{stdout}"
     );
 }
+
+/// A directory of rotated pod logs as the real tools compressed them (gzip, zstd),
+/// with a healthy one and a name that is not there: one process reads them all, each
+/// gets its report, the summary says which shows which failure, and the unread one
+/// makes the exit status 2. JSON lines for programs.
+#[test]
+fn many_logs_and_compressed_ones_are_read_in_one_process() {
+    for tool in ["gzip", "zstd"] {
+        if !crate::support::have(tool) {
+            return;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("a-healthy.log"),
+        "epoch 1 loss 0.41\nepoch 2 loss 0.39\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("b-pod.log"), "step 300\nKilled\n").unwrap();
+    std::fs::write(
+        d.join("c-rank0.log"),
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+    )
+    .unwrap();
+    // gzip replaces the file by default; zstd keeps it unless told.
+    for (tool, flags, file) in [
+        ("gzip", &["-q"][..], "b-pod.log"),
+        ("zstd", &["-q", "--rm"][..], "c-rank0.log"),
+    ] {
+        let status = std::process::Command::new(tool)
+            .args(flags)
+            .arg(d.join(file))
+            .status()
+            .unwrap();
+        assert!(status.success(), "{tool} {file}");
+    }
+    let out = memtriage()
+        .arg("explain")
+        .arg(d)
+        .arg(d.join("gone.log"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("4 logs: 2 with a failure, 1 healthy, 1 unreadable"),
+        "{shown}"
+    );
+    for expected in [
+        "a-healthy.log  no known failure",
+        "b-pod.log.gz   error The shell reports the job was Killed",
+        "c-rank0.log.zst  error",
+        "gone.log  not read:",
+    ] {
+        let line = expected.split("  ").next().unwrap();
+        assert!(
+            shown.lines().any(
+                |l| l.contains(line) && l.contains(expected.split("  ").last().unwrap().trim())
+            ),
+            "no summary line for {expected}: {shown}"
+        );
+    }
+    let out = memtriage()
+        .args(["explain", "--json"])
+        .arg(d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4, "three reports and the summary");
+    assert_eq!(lines[1]["findings"][0]["id"], "log.oom-kill");
+    assert_eq!(lines[2]["findings"][0]["id"], "log.cuda-oom");
+    assert_eq!(lines[3]["schema"], "memtriage.explain-summary/v1");
+    assert_eq!(lines[3]["with_failure"], 2);
+}
