@@ -179,6 +179,35 @@ impl ProcEventSocket {
         self.receive_with(buffer, 0)
     }
 
+    /// Waits up to [`RECEIVE_TIMEOUT`] for the next datagram, or until `wake` is
+    /// readable (the owner is told to stop: it is not kept waiting for the timeout).
+    pub fn receive_or_woken(&self, buffer: &mut [u8], wake: &OwnedFd) -> std::io::Result<Received> {
+        let mut fds = [
+            libc::pollfd {
+                fd: self.fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: wake.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfd entries, both descriptors open for the call.
+        let ready = unsafe {
+            libc::poll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                RECEIVE_TIMEOUT.as_millis() as libc::c_int,
+            )
+        };
+        if ready > 0 && fds[0].revents != 0 {
+            return self.receive_queued(buffer);
+        }
+        Ok(Received::Nothing)
+    }
+
     /// What is queued now, without waiting: for draining once told to stop.
     pub fn receive_queued(&self, buffer: &mut [u8]) -> std::io::Result<Received> {
         self.receive_with(buffer, libc::MSG_DONTWAIT)

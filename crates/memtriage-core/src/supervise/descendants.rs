@@ -14,6 +14,7 @@
 //! and the report says which method was used and whether processes may be missing.
 
 use std::collections::{HashMap, HashSet};
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -88,6 +89,9 @@ pub struct DescendantWatch {
     method: TrackingMethod,
     events_unavailable: Option<String>,
     stop: Arc<AtomicBool>,
+    /// Written once at the stop: the events thread wakes at once, not at its next
+    /// receive timeout (which every run's end waited for).
+    wake: Option<OwnedFd>,
     thread: Option<JoinHandle<Tracked>>,
 }
 
@@ -103,12 +107,19 @@ impl DescendantWatch {
         } else {
             ProcEventSocket::subscribe(SUBSCRIBE_ANSWER).map_err(|e| e.to_string())
         };
+        let mut wake = None;
         let (method, events_unavailable, thread) = match (subscribed, cgroup_procs) {
             (Ok(socket), _) => {
                 let stop = stop.clone();
+                let woken = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).ok();
+                let (woken, waker) = match woken {
+                    Some((read, write)) => (Some(read), Some(write)),
+                    None => (None, None),
+                };
+                wake = waker;
                 let thread = std::thread::Builder::new()
                     .name("memtriage-proc-events".into())
-                    .spawn(move || follow_events(&socket, &stop, &*on_exec));
+                    .spawn(move || follow_events(&socket, &stop, woken.as_ref(), &*on_exec));
                 (TrackingMethod::ProcEvents, None, thread.ok())
             }
             (Err(why), Some(procs)) => {
@@ -129,6 +140,7 @@ impl DescendantWatch {
             method,
             events_unavailable,
             stop,
+            wake,
             thread,
         }
     }
@@ -137,6 +149,9 @@ impl DescendantWatch {
     /// `job`; times become seconds since `epoch` (when the job started).
     pub fn finish(mut self, job: i32, epoch: Instant, sample_interval: Duration) -> Descendants {
         self.stop.store(true, Ordering::Relaxed);
+        if let Some(wake) = &self.wake {
+            let _ = rustix::io::write(wake, &[1]);
+        }
         let tracked = self
             .thread
             .take()
@@ -306,7 +321,12 @@ impl EventFollower {
     }
 }
 
-fn follow_events(socket: &ProcEventSocket, stop: &AtomicBool, on_exec: &dyn Fn(i32)) -> Tracked {
+fn follow_events(
+    socket: &ProcEventSocket,
+    stop: &AtomicBool,
+    woken: Option<&OwnedFd>,
+    on_exec: &dyn Fn(i32),
+) -> Tracked {
     let mut follower = EventFollower::new(std::process::id() as i32);
     let mut buffer = vec![0u8; DATAGRAM_MAX];
     // Once told to stop, everything queued is still read: the job's last events
@@ -315,9 +335,10 @@ fn follow_events(socket: &ProcEventSocket, stop: &AtomicBool, on_exec: &dyn Fn(i
     // the stop, so a machine that forks faster than this reads cannot hold it.
     let mut stopped_at_ns: Option<u64> = None;
     loop {
-        let received = match stopped_at_ns {
-            Some(_) => socket.receive_queued(&mut buffer),
-            None => socket.receive(&mut buffer),
+        let received = match (stopped_at_ns, woken) {
+            (Some(_), _) => socket.receive_queued(&mut buffer),
+            (None, Some(woken)) => socket.receive_or_woken(&mut buffer, woken),
+            (None, None) => socket.receive(&mut buffer),
         };
         match received {
             Ok(Received::Datagram(d)) => {

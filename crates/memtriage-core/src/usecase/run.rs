@@ -150,10 +150,15 @@ fn explain_snapshots(report: &mut RunReport, saved: &[SavedSnapshot]) {
 /// stderr) and diagnoses it. Errors only when the job cannot be started (or the
 /// log rules did not compile).
 pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
-    // The rule table is built before the job starts: built on the job's first line
-    // instead, it kept the scanner busy while a short job ended and the output drain
-    // ran out, and the lines after the first passed through unread.
-    crate::diagnose::logs::check_rules().map_err(Error::internal)?;
+    // The rule table is built while the job starts, on a thread of its own: built on
+    // the job's first line instead, it kept the scanner busy while a short job ended
+    // and the output drain ran out, and the lines after the first passed through
+    // unread; built before the job, it was a third of a short run's start. A line
+    // that comes first waits for it (milliseconds) and is read.
+    crate::diagnose::logs::check_prefilter().map_err(Error::internal)?;
+    let _warm = std::thread::Builder::new()
+        .name("memtriage-rules".into())
+        .spawn(crate::diagnose::logs::check_rules);
     let mut result = supervise::run(
         root,
         config,

@@ -338,7 +338,8 @@ fn the_job_does_not_outlive_a_killed_memtriage() {
         .args([
             "run",
             "--",
-            "sh",
+            // bash: dash's exec takes no -a.
+            "bash",
             "-c",
             &format!("exec -a {marker} sleep 60"),
         ])
@@ -347,9 +348,11 @@ fn the_job_does_not_outlive_a_killed_memtriage() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Anchored: the job's own command line starts with the marker, memtriage's
+    // (which holds it too) does not.
     let running = || {
         Command::new("pgrep")
-            .args(["-f", &marker])
+            .args(["-f", &format!("^{marker}")])
             .output()
             .map(|o| o.status.success())
             .unwrap_or(false)
