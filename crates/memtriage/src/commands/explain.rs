@@ -81,6 +81,10 @@ fn many(args: &ExplainArgs, p: &mut Printer) -> anyhow::Result<ExitStatus> {
         .cloned()
         .collect();
     let logs = explain_many::logs_named(&files);
+    if logs.is_empty() && explained.is_empty() {
+        let named: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        bail!("explain: {}: no log files in it", named.join(", "));
+    }
     explained.extend(explain_many::explain_all(
         logs,
         explain_many::default_threads(),

@@ -147,12 +147,18 @@ fn a_missing_file_exits_2_naming_it() {
     );
 }
 
+/// A directory is read as its logs; one with none is an error that says so.
 #[test]
-fn a_directory_exits_2() {
+fn a_directory_without_logs_exits_2() {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("empty-subdir")).unwrap();
     let out = memtriage().arg("explain").arg(dir.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("is a directory"));
+    assert!(
+        text(&out.stderr).contains("no log files in it"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
