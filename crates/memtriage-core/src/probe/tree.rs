@@ -1,7 +1,7 @@
 //! A process and all its descendants, parents before children, with totals; the
 //! findings about them are the caller's (`usecase::inspect::tree`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::model::tree::{TreeNode, TreeSnapshot, TreeTotals};
@@ -9,12 +9,22 @@ use crate::probe::process::{default_threads, parent_links, read_many, Detail};
 use crate::probe::root::Root;
 
 /// Descendants that exit while the tree is read are left out; the root exiting is an
-/// error. The processes are read on all cores, like `--all`.
-pub fn read(root: &Root, detail: Detail, root_pid: i32) -> Result<TreeSnapshot> {
+/// error. The processes are read on all cores, like `--all`. `rollup_elsewhere` is
+/// told the tree's (pid, parent) pairs and names the processes whose rollup the
+/// caller reads itself (from their whole smaps, which it reads anyway): their
+/// `smaps_rollup` is not read, so no page table is walked twice. Their rollups are
+/// `None` here and the totals count them once the caller has set them ([`totals`]).
+pub fn read(
+    root: &Root,
+    detail: Detail,
+    root_pid: i32,
+    rollup_elsewhere: impl FnOnce(&[(i32, i32)]) -> HashSet<i32>,
+) -> Result<TreeSnapshot> {
     let links = parent_links(root)?;
     if !links.iter().any(|(pid, _)| *pid == root_pid) {
         return Err(Error::NoSuchProcess { pid: root_pid });
     }
+    let parents: HashMap<i32, i32> = links.iter().copied().collect();
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for (pid, ppid) in links {
         if pid != ppid {
@@ -31,13 +41,38 @@ pub fn read(root: &Root, detail: Detail, root_pid: i32) -> Result<TreeSnapshot> 
             }
         }
     }
-    let pids: Vec<i32> = order.iter().map(|(pid, _)| *pid).collect();
+    let pairs: Vec<(i32, i32)> = order
+        .iter()
+        .map(|(pid, _)| (*pid, parents.get(pid).copied().unwrap_or(0)))
+        .collect();
+    let elsewhere = match detail.rollup {
+        true => rollup_elsewhere(&pairs),
+        false => HashSet::new(),
+    };
+    let (skipped, read_here): (Vec<i32>, Vec<i32>) = order
+        .iter()
+        .map(|(pid, _)| *pid)
+        .partition(|pid| elsewhere.contains(pid));
+    let without_rollup = Detail {
+        rollup: false,
+        ..detail
+    };
+    let mut read: HashMap<i32, Result<_>> = read_here
+        .iter()
+        .copied()
+        .zip(read_many(root, detail, &read_here, default_threads()))
+        .chain(skipped.iter().copied().zip(read_many(
+            root,
+            without_rollup,
+            &skipped,
+            default_threads(),
+        )))
+        .collect();
     let mut nodes = Vec::with_capacity(order.len());
-    for ((pid, depth), result) in
-        order
-            .into_iter()
-            .zip(read_many(root, detail, &pids, default_threads()))
-    {
+    for (pid, depth) in order {
+        let Some(result) = read.remove(&pid) else {
+            continue;
+        };
         match result {
             Ok(process) => nodes.push(TreeNode { depth, process }),
             Err(Error::NoSuchProcess { .. }) if pid != root_pid => {}
@@ -55,7 +90,8 @@ pub fn read(root: &Root, detail: Detail, root_pid: i32) -> Result<TreeSnapshot> 
     })
 }
 
-fn totals(nodes: &[TreeNode]) -> TreeTotals {
+/// The tree's sums: RSS, swap, and PSS and USS where every process has a rollup.
+pub fn totals(nodes: &[TreeNode]) -> TreeTotals {
     let mut t = TreeTotals {
         processes: nodes.len(),
         ..TreeTotals::default()

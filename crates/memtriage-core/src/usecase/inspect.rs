@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::model::gpu::GpuReport;
 use crate::model::killers::KillerReach;
 use crate::model::maps::{MapsReport, MAPS_SCHEMA};
-use crate::model::process::{ProcessSnapshot, PROCESS_SCHEMA};
+use crate::model::process::{ProcessSnapshot, Unreadable, PROCESS_SCHEMA};
 use crate::model::tree::{TreeNode, TreeSnapshot, TREE_SCHEMA};
 use crate::parse::stat::MemoryLayout;
 use crate::probe::procdir::ProcDir;
@@ -195,8 +195,21 @@ pub fn tree(
     pid: i32,
     gpu: Option<&GpuReport>,
 ) -> Result<TreeSnapshot> {
-    let mut snapshot = tree::read(root, detail, pid)?;
-    snapshot.findings = cow::findings(&cow_processes(root, &snapshot.nodes));
+    // Whether each process was forked from its parent without exec, told from their
+    // layouts before any is read: a forked child's smaps is read whole for what it
+    // copied, and its rollup summed from it, never read twice.
+    let mut forked: HashMap<i32, Option<bool>> = HashMap::new();
+    let mut snapshot = tree::read(root, detail, pid, |pairs| {
+        forked = forked_children(root, pairs);
+        forked
+            .iter()
+            .filter(|(_, f)| **f == Some(true))
+            .map(|(pid, _)| *pid)
+            .collect()
+    })?;
+    let copies = read_copies(root, &mut snapshot.nodes, &forked);
+    snapshot.totals = tree::totals(&snapshot.nodes);
+    snapshot.findings = cow::findings(&cow_processes(&snapshot.nodes, &forked, &copies));
     snapshot.killers = killers_of(root, pid);
     if let Some(report) = gpu {
         snapshot.totals.gpu = gpu::attribute(report, &mut snapshot.nodes);
@@ -226,51 +239,96 @@ fn gpu_report(root: &Root) -> Option<GpuReport> {
     root.is_host().then(|| probe::gpu::report(root))
 }
 
-/// The tree's processes as the copy-on-write rule takes them: each one's layout
-/// compared with its parent's, and what a child forked without exec copied read from
-/// its smaps against its parent's maps (as `run`'s sampler does).
-fn cow_processes(root: &Root, nodes: &[TreeNode]) -> Vec<cow::Process> {
-    let layouts: HashMap<i32, Option<MemoryLayout>> = nodes
+/// For each (pid, parent) of a tree, whether it was forked from its parent without
+/// exec (its layout is its parent's); `None` where either layout is unknown.
+fn forked_children(root: &Root, pairs: &[(i32, i32)]) -> HashMap<i32, Option<bool>> {
+    let layouts: HashMap<i32, Option<MemoryLayout>> = pairs
         .iter()
-        .map(|n| (n.process.pid, fork::layout(root, n.process.pid)))
+        .map(|(pid, _)| (*pid, fork::layout(root, *pid)))
         .collect();
+    pairs
+        .iter()
+        .map(|&(pid, ppid)| {
+            let forked = layouts
+                .get(&ppid)
+                .filter(|_| ppid != pid)
+                .and_then(|parent| {
+                    fork::forked_without_exec(layouts.get(&pid)?.as_ref(), parent.as_ref())
+                });
+            (pid, forked)
+        })
+        .collect()
+}
+
+/// What each forked child copied of its parent, from its whole smaps against the
+/// parent's maps; its rollup is summed from the same smaps and set on its node.
+fn read_copies(
+    root: &Root,
+    nodes: &mut [TreeNode],
+    forked: &HashMap<i32, Option<bool>>,
+) -> HashMap<i32, cow::Copied> {
+    let mut copies = HashMap::new();
+    for n in nodes.iter_mut() {
+        let p = &mut n.process;
+        if forked.get(&p.pid) != Some(&Some(true)) {
+            continue;
+        }
+        let Some(reading) = read_fork(root, p.pid, p.ppid) else {
+            // Its smaps_rollup was left to this read: say why PSS is missing.
+            if p.rollup.is_none() && !p.kernel_thread {
+                p.unreadable.push(Unreadable {
+                    field: "smaps".into(),
+                    reason: "its smaps or its parent's maps could not be read (it or its \
+                             parent ended, or it is another user's without CAP_SYS_PTRACE)"
+                        .into(),
+                });
+            }
+            continue;
+        };
+        copies.insert(
+            p.pid,
+            cow::Copied {
+                bytes: reading.copied,
+                rss: reading.rollup.rss,
+            },
+        );
+        if p.rollup.is_none() && !p.kernel_thread {
+            p.rollup = Some(reading.rollup);
+        }
+    }
+    copies
+}
+
+/// The tree's processes as the copy-on-write rule takes them (as `run`'s sampler
+/// gives them).
+fn cow_processes(
+    nodes: &[TreeNode],
+    forked: &HashMap<i32, Option<bool>>,
+    copies: &HashMap<i32, cow::Copied>,
+) -> Vec<cow::Process> {
     nodes
         .iter()
         .map(|n| {
             let p = &n.process;
-            let forked = layouts
-                .get(&p.ppid)
-                .filter(|_| p.ppid != p.pid)
-                .and_then(|parent| {
-                    fork::forked_without_exec(layouts.get(&p.pid)?.as_ref(), parent.as_ref())
-                });
-            let copied = match forked {
-                Some(true) => read_copied(root, p.pid, p.ppid),
-                _ => None,
-            };
             cow::Process {
                 pid: p.pid,
                 ppid: p.ppid,
                 comm: p.comm.clone(),
                 rank: None,
                 kernel_thread: p.kernel_thread,
-                forked_without_exec: forked,
+                forked_without_exec: forked.get(&p.pid).copied().flatten(),
                 rss: p.rss(),
                 private: p.rollup.as_ref().map(|r| r.uss()),
-                copied,
+                copied: copies.get(&p.pid).copied(),
             }
         })
         .collect()
 }
 
-fn read_copied(root: &Root, pid: i32, ppid: i32) -> Option<cow::Copied> {
+fn read_fork(root: &Root, pid: i32, ppid: i32) -> Option<fork::ForkReading> {
     let child = ProcDir::open(root, pid).ok()?;
     let parent = ProcDir::open(root, ppid).ok()?;
-    let r = fork::read(&child, &parent)?;
-    Some(cow::Copied {
-        bytes: r.copied,
-        rss: r.rollup.rss,
-    })
+    fork::read(&child, &parent)
 }
 
 /// Reads what `request` names. An error is returned for a request that names nothing
