@@ -18,6 +18,22 @@ pub fn write(
     bytes: u64,
 ) -> io::Result<()> {
     findings::write(out, style, found)?;
+    // A crash dump has bytes and no lines: its header and triage data were read.
+    if lines == 0 && bytes > 0 {
+        return match found.len() {
+            0 => writeln!(
+                out,
+                "no bug check found in the dump ({:.1} MB)",
+                bytes as f64 / 1e6
+            ),
+            n => writeln!(
+                out,
+                "{n} finding{} in a {:.1} MB crash dump (its header and triage data read)",
+                if n == 1 { "" } else { "s" },
+                bytes as f64 / 1e6
+            ),
+        };
+    }
     let line_word = if lines == 1 { "line" } else { "lines" };
     if found.is_empty() {
         writeln!(out, "no known failure found in {lines} {line_word}")

@@ -366,6 +366,12 @@ fn explains_a_windows_triage_dump() {
         stdout.contains("crashed at: 2021-02-21 01:38:22 UTC"),
         "{stdout}"
     );
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("1 finding in a 1.4 MB crash dump (its header and triage data read)"),
+        "{stdout}"
+    );
     let json = explain_json(&path);
     assert_eq!(json["findings"][0]["id"], "dump.windows-bugcheck");
     assert_eq!(json["findings"][0]["certainty"], "confirmed");
