@@ -23,6 +23,14 @@ pub struct KernelCrash {
     pub first_line: u64,
 }
 
+impl KernelCrash {
+    /// An oops, BUG, GPF or panic; not a WARN, after which the kernel went on (said
+    /// at severity warn, never a death).
+    pub fn crashed(&self) -> bool {
+        self.finding.severity == Severity::Error
+    }
+}
+
 /// The kernel's lines as `dmesg` prints them (`[  12.345678] message`), so the log
 /// rules read them as any kernel log.
 pub fn as_dmesg<'a>(lines: impl IntoIterator<Item = &'a LogLine>) -> String {
@@ -59,9 +67,13 @@ pub fn explain(text: &str, source: &str, is_job: impl Fn(i32) -> bool) -> Option
         })
         .collect();
     let job_named = named.iter().find(|(_, pid)| is_job(*pid));
+    let what = match finding.severity {
+        Severity::Error => "faulted",
+        _ => "warned",
+    };
     let relation = match (job_named, named.first()) {
         (Some((comm, pid)), _) => Some(format!(
-            "{comm} (pid {pid}) was the job's: the kernel faulted in its system call or \
+            "{comm} (pid {pid}) was the job's: the kernel {what} in its system call or \
              its driver's work, not in the job's own code"
         )),
         (None, Some((comm, pid))) => Some(format!(
@@ -77,7 +89,6 @@ pub fn explain(text: &str, source: &str, is_job: impl Fn(i32) -> bool) -> Option
         );
     }
     finding.id = ids::RUN_KERNEL_CRASH.into();
-    finding.severity = Severity::Error;
     if let Some(a) = finding.assessment.as_mut() {
         a.certainty = Certainty::Confirmed;
         a.confirm.clear();
@@ -90,13 +101,10 @@ pub fn explain(text: &str, source: &str, is_job: impl Fn(i32) -> bool) -> Option
     })
 }
 
-/// A signal the job's process died of after the kernel crashed in it: the crash is
-/// the cause, and the native stack the signal's fix asks for will not show it.
+/// The finding of the signal that ended the process the kernel crashed in
+/// ([`KernelCrash::job_pid`]): the crash is the cause, and the native stack the
+/// signal's fix asks for will not show it.
 pub fn defer_to_crash(signal_end: &mut Finding, crash: &KernelCrash) {
-    let Some(pid) = crash.job_pid else { return };
-    if !signal_end.title.contains(&format!("pid {pid}")) {
-        return;
-    }
     let cause = crash.finding.assessment.as_ref().map(|a| a.cause);
     if let (Some(a), Some(cause)) = (signal_end.assessment.as_mut(), cause) {
         a.cause = cause;
@@ -137,6 +145,7 @@ mod tests {
     fn an_oops_in_the_jobs_process_names_the_driver_and_the_job() {
         let crash = explain(&text(), "kernel log", |pid| pid == 4242).expect("a finding");
         assert_eq!(crash.job_pid, Some(4242));
+        assert!(crash.crashed());
         let f = crash.finding;
         assert_eq!(f.id, ids::RUN_KERNEL_CRASH);
         assert_eq!(f.severity, Severity::Error);
@@ -154,6 +163,20 @@ mod tests {
         let f = crash.finding;
         let relation = f.evidence_value("the process the kernel names").unwrap();
         assert!(relation.contains("not one of the job's"), "{relation}");
+    }
+
+    /// A WARN is the kernel's own check failing: said at severity warn, not a crash.
+    #[test]
+    fn a_kernel_warning_is_said_as_one_and_is_no_crash() {
+        let warn = "[    3.294587] WARNING: CPU: 3 PID: 295 at drivers/gpu/drm/i915/display/intel_bw.c:125 icl_get_bw_info+0x48e/0x540 [i915]\n";
+        let crash = explain(warn, "kernel log", |pid| pid == 295).expect("a finding");
+        assert!(!crash.crashed());
+        assert_eq!(crash.finding.severity, Severity::Warn);
+        let relation = crash
+            .finding
+            .evidence_value("the process the kernel names")
+            .unwrap();
+        assert!(relation.contains("the kernel warned"), "{relation}");
     }
 
     #[test]

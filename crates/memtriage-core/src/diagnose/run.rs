@@ -65,18 +65,14 @@ pub fn diagnose(inputs: Inputs<'_>) -> Vec<Finding> {
     } else {
         PythonFrames::NotShown
     };
-    let mut ends = signal_ends(
+    findings.extend(signal_ends(
         r,
         oom_seen,
         frames,
         &crash_site(&inputs),
         inputs.logged_kills,
-    );
-    if let Some(crash) = crash {
-        ends.iter_mut()
-            .for_each(|f| kernel_crash::defer_to_crash(f, crash));
-    }
-    findings.extend(ends);
+        crash,
+    ));
     findings.extend(shm_full(r));
     let mut near = near_limit(r, oom_seen);
     if let Some(f) = near.as_mut() {
@@ -362,6 +358,7 @@ fn signal_ends(
     frames: PythonFrames,
     site: &CrashSite,
     logged_kills: &[LoggedKill],
+    crash: Option<&KernelCrash>,
 ) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let ended = std::iter::once((
@@ -424,7 +421,10 @@ fn signal_ends(
                 evidence,
             })
         });
-        if let Some(f) = finding {
+        if let Some(mut f) = finding {
+            if let Some(c) = crash.filter(|c| c.crashed() && c.job_pid == Some(pid)) {
+                kernel_crash::defer_to_crash(&mut f, c);
+            }
             if !out.iter().any(|o| o.id == f.id) {
                 out.push(f);
             }

@@ -113,7 +113,8 @@ pub const RUN_MAJOR_FAULT_STORM: &str = "run.major-fault-storm";
 pub const RUN_SWAP_THRASHING: &str = "run.swap-thrashing";
 pub const RUN_LEAK_LIKE_GROWTH: &str = "run.leak-like-growth";
 pub const RUN_PYTHON_LEAK: &str = "run.python-leak";
-/// The kernel logged an oops, BUG, GPF or panic while the job ran (`run`, `why`).
+/// The kernel logged an oops, BUG, GPF or panic while the job ran (`run`, `why`); a
+/// WARN is said with it at severity warn.
 pub const RUN_KERNEL_CRASH: &str = "run.kernel-crash";
 
 // ---- fork: copy-on-write after fork (a tree or a run)

@@ -25,6 +25,8 @@ pub(super) struct Ended<O> {
     pub left_running: Vec<LeftRunning>,
     /// The observers of stdout and stderr, with what they collected.
     pub output: (O, O),
+    /// The kernel log, followed from just before the job started.
+    pub kernel_log: crate::error::Result<crate::probe::kmsg::LogFollower>,
 }
 
 /// Builds the report: reads what the job left, removes its cgroup, joins the
@@ -147,7 +149,7 @@ pub(super) fn collect<O>(
         reaped: ended.reaped,
         timeline_writer,
         cuda_snapshots: hook.cuda_snapshots,
-        kernel_log: None,
+        kernel_log: Some(ended.kernel_log),
     }
 }
 

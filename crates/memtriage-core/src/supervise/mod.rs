@@ -75,7 +75,8 @@ pub struct RunResult<O> {
     pub stderr: O,
     /// Pids of every process of the job seen.
     pub pids: Vec<i32>,
-    /// Seconds since boot when the job started, to pick its kernel log lines.
+    /// Seconds since boot when the job started, to place its kernel log lines on the
+    /// run's time axis.
     pub started_boot_seconds: Option<f64>,
     pub reaped: Vec<Reaped>,
     /// The `--record` file, its samples and events written, waiting for the final
@@ -85,6 +86,7 @@ pub struct RunResult<O> {
     pub cuda_snapshots: Vec<python_hook::SavedSnapshot>,
     /// The kernel log, followed from just before the job started (or why it could
     /// not be): at the end only the run's records are read, not the whole ring.
+    /// Taken by [`kernel_log_of_run`].
     pub kernel_log: Option<Result<crate::probe::kmsg::LogFollower>>,
 }
 
@@ -158,9 +160,9 @@ pub fn run<O: OutputObserver + 'static>(
         enclosing_cgroup,
         left_running,
         output: observers,
+        kernel_log,
     };
     let mut result = collect::collect(root, config, job, sampled, ended);
-    result.kernel_log = Some(kernel_log);
     if let Some(trace) = trace {
         let pids: std::collections::HashSet<i32> = result.pids.iter().copied().collect();
         result.report.signals_sent = trace.finish(&pids);
@@ -168,22 +170,16 @@ pub fn run<O: OutputObserver + 'static>(
     Ok(result)
 }
 
-/// The kernel log's records since the job started (every record where the log
-/// carries no time). `Err` says why the kernel log could not be read.
-pub fn kernel_log_of_run<O>(root: &Root, result: &mut RunResult<O>) -> Result<Vec<String>> {
-    let mut lines = match result.kernel_log.take() {
-        Some(Ok(mut since_start)) => since_start.read_new()?,
-        Some(Err(why)) => return Err(why),
-        None => crate::probe::kmsg::read_kmsg(root)?,
-    };
-    if let Some(start) = result.started_boot_seconds {
-        lines.retain(|l| {
-            crate::parse::kmsg::parse_line(l)
-                .timestamp
-                .is_none_or(|t| t + 1.0 >= start)
-        });
+/// The kernel log's records since the job started: the log was followed from just
+/// before, so nothing older is read. `Err` says why the kernel log could not be read.
+pub fn kernel_log_of_run<O>(result: &mut RunResult<O>) -> Result<Vec<String>> {
+    match result.kernel_log.take() {
+        Some(Ok(mut since_start)) => since_start.read_new(),
+        Some(Err(why)) => Err(why),
+        None => Err(crate::error::Error::internal(
+            "the run's kernel log was read already",
+        )),
     }
-    Ok(lines)
 }
 
 /// OOM kills the kernel logged for this job (`log`: [`kernel_log_of_run`]): of its

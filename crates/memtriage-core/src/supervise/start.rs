@@ -20,7 +20,8 @@ pub(super) struct Job {
     pub forked_rss: Option<u64>,
     /// When it was spawned: time 0 of its samples and events.
     pub start: Instant,
-    /// Seconds since boot when it was spawned, to pick its kernel log lines.
+    /// Seconds since boot when it was spawned, to place its kernel log lines on the
+    /// run's time axis.
     pub started_boot_seconds: Option<f64>,
     /// Its own cgroup, under `Config::limit`.
     pub cgroup: Option<limit::JobCgroup>,

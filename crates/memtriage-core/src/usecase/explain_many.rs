@@ -4,9 +4,9 @@
 //! built once for all of them. Each log gets its report or the error that kept it
 //! unread; the summary says which logs show which failure.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use serde::Serialize;
 
@@ -90,36 +90,45 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<(PathBuf, Option<Error>)>) {
 /// Reads every log named, on `threads` threads (at least one), each to its report or
 /// its error; in the order named.
 pub fn explain_all(logs: Vec<(PathBuf, Option<Error>)>, threads: usize) -> Vec<Explained> {
-    let slots: Vec<Mutex<Option<Explained>>> = logs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
-    let logs = Mutex::new(logs.into_iter().map(Some).collect::<Vec<_>>());
-    std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((path, listed_error)) = logs
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get_mut(i)
-                    .and_then(Option::take)
-                else {
-                    break;
-                };
-                let report = match listed_error {
-                    Some(e) => Err(e),
-                    None => explain::file(&path),
-                };
-                let done = Explained {
-                    source: path.display().to_string(),
-                    report,
-                };
-                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
-            });
-        }
+    // Each thread takes the next log not yet read; a directory that could not be
+    // listed has its answer already.
+    let mut read: HashMap<usize, Result<ExplainReport>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((path, listed)) = logs.get(i) else {
+                            break done;
+                        };
+                        if listed.is_none() {
+                            done.push((i, explain::file(path)));
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
     });
-    slots
-        .into_iter()
-        .filter_map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
+    logs.into_iter()
+        .enumerate()
+        .map(|(i, (path, listed))| Explained {
+            source: path.display().to_string(),
+            report: match listed {
+                Some(e) => Err(e),
+                None => read.remove(&i).unwrap_or_else(|| {
+                    Err(Error::internal(format!(
+                        "{}: its reader failed",
+                        path.display()
+                    )))
+                }),
+            },
+        })
         .collect()
 }
 

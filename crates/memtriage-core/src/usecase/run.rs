@@ -165,24 +165,14 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
         JobOutput::new("stdout"),
         JobOutput::new("stderr"),
     )?;
-    let (kernel_log, kernel_log_unreadable) = match supervise::kernel_log_of_run(root, &mut result)
-    {
+    let (kernel_log, kernel_log_unreadable) = match supervise::kernel_log_of_run(&mut result) {
         Ok(lines) => (lines, None),
         Err(e) => (Vec::new(), Some(e.to_string())),
     };
     let kills = supervise::kernel_oom_kills(&kernel_log, &result);
-    // Only what the kernel logged once the job ran: the kill window's second of slack
-    // (a report's first line logged before the kill) would take in an earlier crash.
-    let since_start: Vec<_> = kernel_log
-        .iter()
-        .map(|l| parse_line(l))
-        .filter(|l| match (l.timestamp, result.started_boot_seconds) {
-            (Some(t), Some(start)) => t >= start,
-            _ => true,
-        })
-        .collect();
+    let parsed: Vec<_> = kernel_log.iter().map(|l| parse_line(l)).collect();
     let kernel_crash = kernel_crash::explain(
-        &kernel_crash::as_dmesg(&since_start),
+        &kernel_crash::as_dmesg(&parsed),
         "kernel log since the job started",
         |pid| supervise::was_the_jobs(&result, pid),
     );

@@ -50,7 +50,7 @@ pub(super) struct LogRead {
     /// Each kill with its report's task table (empty where the report had none).
     pub kills: Vec<(OomKill, Vec<String>)>,
     pub faults: Vec<FatalSignal>,
-    pub crashes: Vec<CrashText>,
+    pub crash: Option<CrashText>,
 }
 
 impl KernelLog {
@@ -88,9 +88,9 @@ impl KernelLog {
         if lines.is_empty() && self.carry.is_empty() && self.crash_carry.is_empty() {
             return None;
         }
-        let crashes = match self.crashes {
-            true => self.read_crashes(&lines),
-            false => Vec::new(),
+        let crash = match self.crashes {
+            true => self.read_crash(&lines),
+            false => None,
         };
         // Only new lines: a carried report is read again.
         let at = SystemTime::now();
@@ -120,13 +120,14 @@ impl KernelLog {
             at,
             kills: kills.into_iter().zip(tables).collect(),
             faults,
-            crashes,
+            crash,
         })
     }
 
-    /// The crash in what is new, if one is: a report whose end (`---[ end trace`,
-    /// `---[ end Kernel panic`) is not read yet waits a read or two for the rest.
-    fn read_crashes(&mut self, new: &[String]) -> Vec<CrashText> {
+    /// The crash in what is new, if one is (the first, where a read holds several): a
+    /// report whose end (`---[ end trace`, `---[ end Kernel panic`) is not read yet
+    /// waits a read or two for the rest.
+    fn read_crash(&mut self, new: &[String]) -> Option<CrashText> {
         let mut all = std::mem::take(&mut self.crash_carry);
         all.extend(new.iter().cloned());
         // Each line as `dmesg` prints it, `\n` ended.
@@ -135,9 +136,11 @@ impl KernelLog {
             .map(|l| kernel_crash::as_dmesg([&parse_line(l)]))
             .collect();
         let text = shown.concat();
-        let Some(crash) = kernel_crash::explain(&text, "kernel log", |_| false) else {
+        // A WARN is no death for `why` to explain: the kernel went on.
+        let crash = kernel_crash::explain(&text, "kernel log", |_| false).filter(|c| c.crashed());
+        let Some(crash) = crash else {
             self.crash_carry_reads = 0;
-            return Vec::new();
+            return None;
         };
         let from = (crash.first_line as usize)
             .saturating_sub(1 + CRASH_LINES_BEFORE)
@@ -146,15 +149,15 @@ impl KernelLog {
         if !ended && self.crash_carry_reads < 2 {
             self.crash_carry = all.split_off(from);
             self.crash_carry_reads += 1;
-            return Vec::new();
+            return None;
         }
         self.crash_carry_reads = 0;
         let text = shown[from..(from + CRASH_LINES).min(all.len())].concat();
-        vec![CrashText {
+        Some(CrashText {
             pid: crash.process.as_ref().map(|(_, pid)| *pid),
             comm: crash.process.map(|(comm, _)| comm),
             text,
-        }]
+        })
     }
 
     /// A report whose `Killed process` line is not logged yet waits, a few reads at

@@ -302,7 +302,7 @@ impl OomWatcher {
         self.pending_faults
             .extend(read.faults.into_iter().map(|f| (read.at, f)));
         self.pending_crashes
-            .extend(read.crashes.into_iter().map(|c| (read.at, c)));
+            .extend(read.crash.map(|c| (read.at, c)));
         for (kill, task_table) in read.kills {
             self.pending_log.push(PendingLogKill {
                 kill,

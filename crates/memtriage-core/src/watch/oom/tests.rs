@@ -304,3 +304,21 @@ fn a_crash_without_its_end_is_kept_after_two_reads() {
     assert_eq!(crashes.len(), 1, "{crashes:?}");
     assert_eq!(crashes[0].crash.pid, Some(1));
 }
+
+/// A WARN is the kernel's own check failing and the kernel going on: no death for
+/// `why`, so nothing is kept.
+#[test]
+fn a_kernel_warning_is_not_kept_as_a_crash() {
+    let t = Tree::new();
+    let (mut w, ids) = t.watcher();
+    let t0 = Instant::now();
+    w.poll(&ids, t0, true);
+    t.log(&[
+        "4,60,100,-;WARNING: CPU: 3 PID: 295 at drivers/gpu/drm/i915/display/intel_bw.c:125 icl_get_bw_info+0x48e/0x540 [i915]",
+        "4,61,101,-;---[ end trace 0000000000000000 ]---",
+    ]);
+    for s in 1..=4 {
+        w.poll(&ids, t0 + Duration::from_secs(s), false);
+    }
+    assert!(w.counts().crashes.is_empty(), "{:?}", w.counts().crashes);
+}
