@@ -302,7 +302,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=300)
     ap.add_argument("--loop", type=int, default=5_000_000)
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--all-rounds", type=int, default=21)
+    ap.add_argument("--all-rounds", type=int, default=61)
     ap.add_argument("--only", choices=("snapshot", "all", "track"))
     args = ap.parse_args()
     print(f"memtriage {memtriage.__version__} ({memtriage.__file__}); "

@@ -12,8 +12,7 @@ mod track;
 use std::ffi::OsString;
 use std::sync::Mutex;
 
-use memtriage_core::model::process::ProcessSnapshot;
-use memtriage_core::usecase::inspect::{default_threads, read_many, Detail, ProcessReader};
+use memtriage_core::usecase::inspect::{default_threads, Detail, ProcessReader};
 use memtriage_core::usecase::{self, inspect};
 use memtriage_core::{Error, Root};
 use pyo3::prelude::*;
@@ -34,11 +33,12 @@ fn detail(fields: Option<Vec<String>>) -> PyResult<Detail> {
 /// fixed for the life of the Python process.
 static READERS: Mutex<Vec<(Detail, ProcessReader)>> = Mutex::new(Vec::new());
 
-fn read_one(detail: Detail, pid: i32) -> memtriage_core::Result<ProcessSnapshot> {
+/// Runs `read` with the kept reader for `detail`, as of now.
+fn with_reader<T>(detail: Detail, read: impl FnOnce(&mut ProcessReader) -> T) -> T {
     // Another Python thread reading at the same time gets a reader of its own
     // rather than waiting (the GIL is released here).
     let Ok(mut readers) = READERS.try_lock() else {
-        return ProcessReader::new(&Root::host(), detail).read(pid);
+        return read(&mut ProcessReader::new(&Root::host(), detail));
     };
     let i = match readers.iter().position(|(d, _)| *d == detail) {
         Some(i) => i,
@@ -47,7 +47,9 @@ fn read_one(detail: Detail, pid: i32) -> memtriage_core::Result<ProcessSnapshot>
             readers.len() - 1
         }
     };
-    readers[i].1.read(pid)
+    let reader = &mut readers[i].1;
+    reader.forget_cgroups();
+    read(reader)
 }
 
 fn pid_or_self(pid: Option<i64>) -> PyResult<i32> {
@@ -67,7 +69,7 @@ fn snapshot(
 ) -> PyResult<Bound<'_, PyAny>> {
     let pid = pid_or_self(pid)?;
     let detail = detail(fields)?;
-    let snap = py.detach(|| engine(|| read_one(detail, pid)))?;
+    let snap = py.detach(|| engine(|| with_reader(detail, |reader| reader.read(pid))))?;
     to_py(py, &snap)
 }
 
@@ -84,8 +86,13 @@ fn snapshot_many(
         .map(|p| pid_or_self(Some(p)))
         .collect::<PyResult<Vec<i32>>>()?;
     let detail = detail(fields)?;
-    let results =
-        py.detach(|| guard(|| Ok(read_many(&Root::host(), detail, &pids, default_threads()))))?;
+    let results = py.detach(|| {
+        guard(|| {
+            Ok(with_reader(detail, |reader| {
+                reader.read_many(&pids, default_threads())
+            }))
+        })
+    })?;
     let list = PyList::empty(py);
     for r in results {
         match r {

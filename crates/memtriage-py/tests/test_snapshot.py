@@ -60,6 +60,43 @@ def test_fields_limit_what_is_read():
     assert bare.rollup is None and bare.pss is None and bare.faults.minor > 0
 
 
+def test_the_memory_fields_alone_read_no_more_than_memory():
+    """fields=("status", "rollup") reads those two files: who the process is comes
+    from status; the command line, executable and faults, not asked for, are None,
+    not empty or 0."""
+    full = memtriage.snapshot()
+    s = memtriage.snapshot(fields=("status", "rollup"))
+    assert (s.pid, s.ppid, s.comm, s.state, s.uid, s.kernel_thread) == (
+        full.pid, full.ppid, full.comm, full.state, full.uid, full.kernel_thread)
+    assert s.memory.rss > 0 and s.pss > 0
+    assert s.cmdline is None and s.exe is None and s.faults is None
+    assert s.unreadable == []
+    asked = memtriage.snapshot(fields=("status", "faults", "cmdline"))
+    assert asked.faults.minor > 0 and asked.cmdline == full.cmdline and asked.exe == full.exe
+    assert set(memtriage.FIELDS) == {"status", "rollup", "oom", "cgroup", "cmdline", "faults"}
+
+
+def test_a_kept_reader_reads_the_cgroup_again():
+    """Readers are kept between calls; a cgroup's usage must still be of now."""
+    code = ("import sys\nprint('READY', flush=True)\nsys.stdin.readline()\n"
+            "buf = b'\\x01' * (512 << 20)\nprint('GREW', flush=True)\nsys.stdin.read()\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "READY"
+        before = memtriage.snapshot(p.pid, fields=("cgroup",)).cgroup
+        assert before is not None, "this machine puts every process in a memory cgroup"
+        p.stdin.write("grow\n")
+        p.stdin.flush()
+        assert p.stdout.readline().strip() == "GREW"
+        after = memtriage.snapshot(p.pid, fields=("cgroup",)).cgroup
+        grew = after.usage - before.usage
+        assert grew >= 384 * MIB, (before.usage / MIB, after.usage / MIB)
+    finally:
+        p.stdin.close()
+        p.wait()
+
+
 def test_fields_match_inspect_json():
     """Same fields as `memtriage inspect --json`, from the command the wheel installed."""
     exe = shutil.which("memtriage", path=os.path.dirname(sys.executable))

@@ -11,8 +11,9 @@ pub struct ProcessSnapshot {
     pub ppid: i32,
     /// Kernel's short name (`/proc/PID/comm`, at most 15 bytes).
     pub comm: String,
-    /// Arguments, with bytes that are not UTF-8 escaped as `\xNN`. Empty for kernel threads.
-    pub cmdline: Vec<String>,
+    /// Arguments, with bytes that are not UTF-8 escaped as `\xNN`. Empty for kernel
+    /// threads; `None` when not asked for.
+    pub cmdline: Option<Vec<String>>,
     /// The executable (`/proc/PID/exe`); a forked worker that did not exec shares
     /// its parent's. `None` for kernel threads, in listings, or when not ours to read.
     #[serde(default)]
@@ -28,7 +29,8 @@ pub struct ProcessSnapshot {
     pub memory: Option<StatusMemory>,
     /// From `/proc/PID/smaps_rollup` (walks the page tables: PSS, USS, huge pages).
     pub rollup: Option<Rollup>,
-    pub faults: Faults,
+    /// From `stat`; `None` when not asked for (`status` said who the process is).
+    pub faults: Option<Faults>,
     pub oom: Option<Oom>,
     pub cgroup: Option<CgroupMemory>,
     /// GPU memory it holds (NVML); `None` when NVML could not be read or its pids
@@ -59,12 +61,13 @@ impl ProcessSnapshot {
             .or_else(|| self.memory.as_ref().and_then(|m| m.swap))
     }
     /// The command line as a shell would read it back (arguments quoted where they
-    /// must be), or `[comm]` for kernel threads and zombies.
+    /// must be), `[comm]` for kernel threads and zombies, or the comm where the
+    /// command line was not read.
     pub fn command(&self) -> String {
-        if self.cmdline.is_empty() {
-            format!("[{}]", super::shell::quote(&self.comm))
-        } else {
-            super::shell::join(&self.cmdline)
+        match self.cmdline.as_deref() {
+            None => super::shell::quote(&self.comm).into_owned(),
+            Some([]) => format!("[{}]", super::shell::quote(&self.comm)),
+            Some(args) => super::shell::join(args),
         }
     }
 }

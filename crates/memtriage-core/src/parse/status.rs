@@ -19,11 +19,68 @@ pub struct StatusFields {
     /// The pid in the innermost pid namespace (the last of `NSpid:`, Linux 4.1+);
     /// the same as the pid outside a container.
     pub innermost_pid: Option<i32>,
+    /// Who the process is, when every line of it was printed (`Kthread:` is Linux
+    /// 6.x): then `stat` need not be read for it.
+    pub identity: Option<Identity>,
+}
+
+/// The lines of `status` that `stat` also has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// As `stat`'s comm: the kernel's escapes undone, non-UTF-8 bytes as `\xNN`.
+    pub name: String,
+    pub state: char,
+    pub ppid: i32,
+    pub kernel_thread: bool,
+}
+
+#[derive(Default)]
+struct IdentityLines<'a> {
+    name: Option<&'a [u8]>,
+    state: Option<char>,
+    ppid: Option<i32>,
+    kernel_thread: Option<bool>,
+}
+
+impl IdentityLines<'_> {
+    fn complete(self) -> Option<Identity> {
+        Some(Identity {
+            name: unescape_name(self.name?),
+            state: self.state?,
+            ppid: self.ppid?,
+            kernel_thread: self.kernel_thread?,
+        })
+    }
+}
+
+/// `Name:` escapes a newline as `\n` and a backslash as `\\` (`stat` prints the
+/// bytes as they are); `\t` is undone too, for kernels that escaped it.
+fn unescape_name(escaped: &[u8]) -> String {
+    let mut bytes = Vec::with_capacity(escaped.len());
+    let mut rest = escaped.iter();
+    while let Some(&b) = rest.next() {
+        if b != b'\\' {
+            bytes.push(b);
+            continue;
+        }
+        match rest.as_slice().first() {
+            Some(b'n') => bytes.push(b'\n'),
+            Some(b't') => bytes.push(b'\t'),
+            Some(b'\\') => bytes.push(b'\\'),
+            _ => {
+                bytes.push(b'\\');
+                continue;
+            }
+        }
+        rest.next();
+    }
+    crate::parse::text::escape_bytes(&bytes)
 }
 
 pub fn parse(text: &[u8]) -> StatusFields {
     let mut f = StatusFields::default();
     let mut m = StatusMemory::default();
+    let mut who = IdentityLines::default();
     // Lines are found with memchr and each key is matched as bytes before anything
     // else is looked at: ~45 of the ~57 lines are not wanted (signal masks, cpu
     // lists), and splitting them byte by byte, checking their UTF-8 and their words
@@ -33,7 +90,24 @@ pub fn parse(text: &[u8]) -> StatusFields {
             continue;
         };
         let (key, rest) = (&line[..colon], &line[colon + 1..]);
+        let value = || rest.strip_prefix(b"\t").unwrap_or(rest);
         let size = match key {
+            b"Name" => {
+                who.name = Some(value());
+                continue;
+            }
+            b"State" => {
+                who.state = value().first().map(|b| *b as char);
+                continue;
+            }
+            b"PPid" => {
+                who.ppid = number(value());
+                continue;
+            }
+            b"Kthread" => {
+                who.kernel_thread = number::<u8>(value()).map(|n| n != 0);
+                continue;
+            }
             b"Uid" | b"Threads" | b"CapEff" | b"NSpid" => None,
             b"VmPeak" => Some(&mut m.vm_peak),
             b"VmSize" => Some(&mut m.vm_size),
@@ -80,7 +154,12 @@ pub fn parse(text: &[u8]) -> StatusFields {
     if m.rss.is_some() {
         f.memory = Some(m);
     }
+    f.identity = who.complete();
     f
+}
+
+fn number<T: std::str::FromStr>(value: &[u8]) -> Option<T> {
+    std::str::from_utf8(value).ok()?.trim().parse().ok()
 }
 
 fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -211,12 +290,46 @@ RssShmem:\t    2144 kB\nVmPTE:\t     512 kB\nVmSwap:\t    1024 kB\nHugetlbPages:
             b":\n:::\nVmRSS:\n",
         ];
         for text in odd {
+            let without_identity = StatusFields {
+                identity: None,
+                ..parse(text)
+            };
             assert_eq!(
-                parse(text),
+                without_identity,
                 line_by_line(text),
                 "{}",
                 String::from_utf8_lossy(text)
             );
+        }
+    }
+
+    #[test]
+    fn identity_only_when_every_line_of_it_is_there() {
+        assert_eq!(
+            parse(PYTHON).identity,
+            None,
+            "no Kthread: line (before Linux 6.x)"
+        );
+        let with = [PYTHON, b"Kthread:\t0\n"].concat();
+        let who = parse(&with).identity.unwrap();
+        assert_eq!(
+            (who.name.as_str(), who.state, who.ppid),
+            ("python3", 'S', 1)
+        );
+        assert!(!who.kernel_thread);
+        let kthread = parse(b"Name:\tkworker/0:1\nState:\tI (idle)\nPPid:\t2\nKthread:\t1\n");
+        assert!(kthread.identity.unwrap().kernel_thread);
+    }
+
+    #[test]
+    fn the_name_reads_as_stat_prints_it() {
+        // What Linux 6.18 prints for the comm `a\b<newline>c<tab>d"e<0xff>`.
+        let text = b"Name:\ta\\\\b\\nc\td\"e\xff\nState:\tR (running)\nPPid:\t9\nKthread:\t0\n";
+        assert_eq!(parse(text).identity.unwrap().name, "a\\b\nc\td\"e\\xff");
+        let live = parse(&std::fs::read("/proc/self/status").unwrap());
+        let stat = crate::parse::stat::parse(&std::fs::read("/proc/self/stat").unwrap()).unwrap();
+        if let Some(who) = live.identity {
+            assert_eq!((who.name, who.ppid), (stat.comm, stat.ppid));
         }
     }
 

@@ -91,6 +91,11 @@ impl CgroupReader {
         self.hierarchies.preferred().is_some()
     }
 
+    /// Reads every cgroup again from now on (their usage has moved on).
+    pub fn forget(&mut self) {
+        self.cache.clear();
+    }
+
     /// `Ok(None)`: the process is in no memory cgroup this reader can see.
     /// An error: it is, but the cgroup's files could not be read.
     pub fn for_pid(&mut self, pid: i32) -> Result<Option<CgroupMemory>> {

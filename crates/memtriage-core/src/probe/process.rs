@@ -17,7 +17,8 @@ const PF_KTHREAD: u32 = 0x0020_0000;
 /// Which files to read. Each costs kernel time per process (measured on a 2-vCPU VM,
 /// kernel 6.18, for a small process: `smaps_rollup` 44 us, `status` 17 us, `stat`
 /// 13 us, `cgroup` 10 us, `oom_score` 7 us), so a listing of every process reads
-/// only what it shows.
+/// only what it shows. Who the process is (name, state, parent) comes from `status`
+/// where it is read, else from `stat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Detail {
     /// RSS split, peaks, threads, uid from `status`; without it the uid is the owner
@@ -27,6 +28,12 @@ pub struct Detail {
     pub rollup: bool,
     pub oom: bool,
     pub cgroup: bool,
+    /// The arguments (`cmdline`).
+    pub cmdline: bool,
+    /// The executable's path (the `exe` link).
+    pub exe: bool,
+    /// Page-fault counts, which only `stat` has (read anyway without `status`).
+    pub faults: bool,
 }
 
 impl Detail {
@@ -37,6 +44,9 @@ impl Detail {
             rollup: true,
             oom: true,
             cgroup: true,
+            cmdline: true,
+            exe: true,
+            faults: true,
         }
     }
 
@@ -47,6 +57,22 @@ impl Detail {
             rollup: true,
             oom: false,
             cgroup: false,
+            cmdline: true,
+            exe: false,
+            faults: true,
+        }
+    }
+
+    /// Nothing beyond who the process is.
+    pub fn none() -> Self {
+        Detail {
+            status: false,
+            rollup: false,
+            oom: false,
+            cgroup: false,
+            cmdline: false,
+            exe: false,
+            faults: false,
         }
     }
 }
@@ -96,35 +122,44 @@ impl ProcessReader {
         &self.root
     }
 
+    /// Forgets what was read of cgroups: a reader kept between reads of different
+    /// moments reads each cgroup's usage again rather than the first moment's.
+    pub fn forget_cgroups(&mut self) {
+        if let Some(cgroups) = &mut self.cgroups {
+            cgroups.forget();
+        }
+    }
+
     /// `Err(NoSuchProcess)` when the pid does not exist or exits before its `stat`
     /// and `status` are read; later fields that fail are listed as unreadable.
     pub fn read(&mut self, pid: i32) -> Result<ProcessSnapshot> {
         let dir = ProcDir::open(&self.root, pid)?;
         let buf = &mut self.buf;
-        let len = dir
-            .read_into("stat", buf, true)
-            .map_err(|e| hard_error(pid, "stat", e))?;
-        let stat = stat::parse(&buf[..len]).map_err(|e| {
-            Error::malformed(self.root.path(&format!("/proc/{pid}/stat")), e.detail)
-        })?;
-        let kernel_thread = stat.flags & PF_KTHREAD != 0;
-        let zombie = stat.state == 'Z';
+        let status = match self.detail.status {
+            true => {
+                let len = dir
+                    .read_into("status", buf, true)
+                    .map_err(|e| hard_error(pid, "status", e))?;
+                Some(status::parse(&buf[..len]))
+            }
+            false => None,
+        };
+        let from_status = status
+            .as_ref()
+            .filter(|_| !self.detail.faults)
+            .and_then(|s| Some((s.identity.clone()?, s.threads?)));
+        let who = match from_status {
+            Some((who, threads)) => Who::from_status(who, threads),
+            None => Who::from_stat(&self.root, &dir, pid, buf)?,
+        };
+        let kernel_thread = who.kernel_thread;
+        let zombie = who.state == 'Z';
         let mut unreadable = Vec::new();
 
-        let threads_from_stat = stat.num_threads.max(0) as u64;
-        let (uid, threads, mut memory, status_read) = if self.detail.status {
-            let len = dir
-                .read_into("status", buf, true)
-                .map_err(|e| hard_error(pid, "status", e))?;
-            let f = status::parse(&buf[..len]);
-            (
-                f.uid,
-                f.threads.unwrap_or(threads_from_stat),
-                f.memory,
-                true,
-            )
-        } else {
-            (dir.owner_uid(), threads_from_stat, None, false)
+        let status_read = status.is_some();
+        let (uid, threads, mut memory) = match status {
+            Some(f) => (f.uid, f.threads.unwrap_or(who.threads), f.memory),
+            None => (dir.owner_uid(), who.threads, None),
         };
         if memory.is_none() && status_read && !kernel_thread {
             note(
@@ -139,19 +174,19 @@ impl ProcessReader {
             );
         }
 
-        let cmdline = if kernel_thread {
-            Vec::new()
-        } else {
-            match dir.read_into("cmdline", buf, true) {
-                Ok(len) => split_cmdline(&buf[..len]),
+        let cmdline = match (self.detail.cmdline, kernel_thread) {
+            (false, _) => None,
+            (true, true) => Some(Vec::new()),
+            (true, false) => match dir.read_into("cmdline", buf, true) {
+                Ok(len) => Some(split_cmdline(&buf[..len])),
                 Err(e) => {
                     field_failed(&dir, pid, "cmdline", e, &mut unreadable)?;
-                    Vec::new()
+                    Some(Vec::new())
                 }
-            }
+            },
         };
 
-        let has_memory = memory.is_some() || (!self.detail.status && !kernel_thread && !zombie);
+        let has_memory = memory.is_some() || (!status_read && !kernel_thread && !zombie);
         let rollup = if self.detail.rollup && !kernel_thread && !zombie && has_memory {
             read_rollup(&dir, pid, buf, &mut unreadable)?
         } else {
@@ -176,7 +211,7 @@ impl ProcessReader {
             None => None,
             Some(reader) => read_cgroup(&dir, pid, reader, zombie, &mut unreadable)?,
         };
-        let exe = if self.detail.status && !kernel_thread {
+        let exe = if self.detail.exe && !kernel_thread {
             dir.read_link("exe").ok().map(|b| escape_bytes(&b))
         } else {
             None
@@ -184,27 +219,67 @@ impl ProcessReader {
         let user = uid.and_then(|u| self.users.name(u));
         Ok(ProcessSnapshot {
             pid,
-            ppid: stat.ppid,
-            comm: stat.comm,
+            ppid: who.ppid,
+            comm: who.comm,
             cmdline,
             exe,
-            state: stat.state,
+            state: who.state,
             uid,
             user,
             threads,
             kernel_thread,
             memory,
             rollup,
-            faults: Faults {
-                minor: stat.minflt,
-                major: stat.majflt,
-                children_minor: stat.cminflt,
-                children_major: stat.cmajflt,
-            },
+            faults: who.faults,
             oom,
             cgroup,
             gpu: None,
             unreadable,
+        })
+    }
+}
+
+/// Who a process is, from `status` (when it was read and says everything) or `stat`.
+struct Who {
+    comm: String,
+    state: char,
+    ppid: i32,
+    kernel_thread: bool,
+    threads: u64,
+    /// Only `stat` has them.
+    faults: Option<Faults>,
+}
+
+impl Who {
+    fn from_status(who: status::Identity, threads: u64) -> Self {
+        Who {
+            comm: who.name,
+            state: who.state,
+            ppid: who.ppid,
+            kernel_thread: who.kernel_thread,
+            threads,
+            faults: None,
+        }
+    }
+
+    fn from_stat(root: &Root, dir: &ProcDir, pid: i32, buf: &mut Vec<u8>) -> Result<Self> {
+        let len = dir
+            .read_into("stat", buf, true)
+            .map_err(|e| hard_error(pid, "stat", e))?;
+        let stat = stat::parse(&buf[..len])
+            .map_err(|e| Error::malformed(root.path(&format!("/proc/{pid}/stat")), e.detail))?;
+        Ok(Who {
+            comm: stat.comm,
+            state: stat.state,
+            ppid: stat.ppid,
+            kernel_thread: stat.flags & PF_KTHREAD != 0,
+            threads: stat.num_threads.max(0) as u64,
+            faults: Some(Faults {
+                minor: stat.minflt,
+                major: stat.majflt,
+                children_minor: stat.cminflt,
+                children_major: stat.cmajflt,
+            }),
         })
     }
 }
@@ -314,68 +389,77 @@ fn read_cgroup(
     }
 }
 
-/// Reads `pids` on up to `threads` threads (the calling one among them), in the
-/// order given. The kernel work of a read is per process, so it spreads across cores.
-/// The threads share one setup (cgroup hierarchies from mountinfo, user names from
-/// /etc/passwd), found once per call rather than once per thread.
+/// Reads `pids` on up to `threads` threads, in the order given, with a new reader
+/// (see [`ProcessReader::read_many`]).
 pub fn read_many(
     root: &Root,
     detail: Detail,
     pids: &[i32],
     threads: usize,
 ) -> Vec<Result<ProcessSnapshot>> {
-    /// A thread costs ~50 us; one smaps_rollup of a big process costs milliseconds, so
-    /// even a handful of processes is worth spreading.
-    const PER_THREAD_MIN: usize = 2;
-    let threads = threads.clamp(1, pids.len().div_ceil(PER_THREAD_MIN).max(1));
-    let mut first = ProcessReader::new(root, detail);
-    if threads == 1 {
-        return pids.iter().map(|&pid| first.read(pid)).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = |reader: &mut ProcessReader| {
-        let mut mine = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(&pid) = pids.get(i) else { break };
-            mine.push((i, reader.read(pid)));
-        }
-        mine
-    };
-    let mut results: Vec<(usize, Result<ProcessSnapshot>)> = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads)
-            .map(|_| {
-                let mut reader = first.sibling();
-                scope.spawn(move || work(&mut reader))
-            })
-            .collect();
-        let mut all = work(&mut first);
-        for helper in helpers {
-            // A helper that panicked took its claimed pids with it; their slots
-            // are filled below rather than lost.
-            all.extend(helper.join().unwrap_or_default());
-        }
-        all
-    });
-    results.sort_unstable_by_key(|(i, _)| *i);
-    if results.len() < pids.len() {
-        let mut reader = first;
-        let mut full = Vec::with_capacity(pids.len());
-        let mut got = results.into_iter().peekable();
-        for (i, &pid) in pids.iter().enumerate() {
-            match got.next_if(|(j, _)| *j == i) {
-                Some((_, r)) => full.push(r),
-                None => full.push(reader.read(pid)),
-            }
-        }
-        return full;
-    }
-    results.into_iter().map(|(_, r)| r).collect()
+    ProcessReader::new(root, detail).read_many(pids, threads)
 }
 
-/// Threads worth using for reading many processes.
+impl ProcessReader {
+    /// Reads `pids` on up to `threads` threads (the calling one among them), in the
+    /// order given. The kernel work of a read is per process, so it spreads across
+    /// cores. The threads share this reader's setup (cgroup hierarchies from
+    /// mountinfo, user names from /etc/passwd), found once rather than once per thread.
+    pub fn read_many(&mut self, pids: &[i32], threads: usize) -> Vec<Result<ProcessSnapshot>> {
+        /// A thread costs ~50 us; one smaps_rollup of a big process costs milliseconds,
+        /// so even a handful of processes is worth spreading.
+        const PER_THREAD_MIN: usize = 2;
+        let threads = threads.clamp(1, pids.len().div_ceil(PER_THREAD_MIN).max(1));
+        if threads == 1 {
+            return pids.iter().map(|&pid| self.read(pid)).collect();
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = |reader: &mut ProcessReader| {
+            let mut mine = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&pid) = pids.get(i) else { break };
+                mine.push((i, reader.read(pid)));
+            }
+            mine
+        };
+        let mut results: Vec<(usize, Result<ProcessSnapshot>)> = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads)
+                .map(|_| {
+                    let mut reader = self.sibling();
+                    scope.spawn(move || work(&mut reader))
+                })
+                .collect();
+            let mut all = work(self);
+            for helper in helpers {
+                // A helper that panicked took its claimed pids with it; their slots
+                // are filled below rather than lost.
+                all.extend(helper.join().unwrap_or_default());
+            }
+            all
+        });
+        results.sort_unstable_by_key(|(i, _)| *i);
+        if results.len() < pids.len() {
+            let mut full = Vec::with_capacity(pids.len());
+            let mut got = results.into_iter().peekable();
+            for (i, &pid) in pids.iter().enumerate() {
+                match got.next_if(|(j, _)| *j == i) {
+                    Some((_, r)) => full.push(r),
+                    None => full.push(self.read(pid)),
+                }
+            }
+            return full;
+        }
+        results.into_iter().map(|(_, r)| r).collect()
+    }
+}
+
+/// Threads worth using for reading many processes (or logs): the CPUs this process
+/// may use, at most 8. Found once: std reads the cgroup's CPU quota at each call
+/// (~40 us, more than reading a small process).
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
 }
 
 /// A file of a process that is missing means the process exited, unless the

@@ -168,10 +168,7 @@ pub fn summary(explained: &[Explained]) -> Summary {
     }
 }
 
-/// The threads to read many logs on: one per core, at most 8.
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
-}
+pub use crate::probe::process::default_threads;
 
 #[cfg(test)]
 mod tests {

@@ -22,9 +22,9 @@ pub use crate::probe::process::{default_threads, read_many, Detail, ProcessReade
 
 pub const INSPECT_SCHEMA: &str = "memtriage.inspect/v1";
 
-/// Names of the optional files a snapshot reads (see [`Detail`]), as callers spell
-/// them; `stat` and `cmdline` are always read.
-pub const FIELDS: [&str; 4] = ["status", "rollup", "oom", "cgroup"];
+/// What a caller may ask a snapshot for (see [`Detail`]), each one file or two read
+/// per process; who the process is (name, state, parent) is always read.
+pub const FIELDS: [&str; 6] = ["status", "rollup", "oom", "cgroup", "cmdline", "faults"];
 
 /// Which processes to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,18 +164,15 @@ pub fn detail(fields: Option<&[String]>) -> Result<Detail> {
     let Some(fields) = fields else {
         return Ok(Detail::full());
     };
-    let mut d = Detail {
-        status: false,
-        rollup: false,
-        oom: false,
-        cgroup: false,
-    };
+    let mut d = Detail::none();
     for f in fields {
         match f.as_str() {
             "status" => d.status = true,
             "rollup" => d.rollup = true,
             "oom" => d.oom = true,
             "cgroup" => d.cgroup = true,
+            "cmdline" => (d.cmdline, d.exe) = (true, true),
+            "faults" => d.faults = true,
             other => {
                 return Err(Error::bad_input(
                     format!("field {other:?}"),
@@ -460,7 +457,7 @@ pub fn sort(processes: &mut [ProcessSnapshot], key: SortKey) {
             SortKey::Pss => p.pss(),
             SortKey::Uss => p.uss(),
             SortKey::Swap => p.swap(),
-            SortKey::Faults => Some(p.faults.minor + p.faults.major),
+            SortKey::Faults => p.faults.map(|f| f.minor + f.major),
         }
     };
     if key == SortKey::Pid {

@@ -54,10 +54,12 @@ __all__ = [
     "FIELDS",
 ]
 
-#: What ``fields=`` may name: each is one file read per process. ``status``: the RSS
-#: split and peaks; ``rollup``: PSS/USS/swap/huge pages (``smaps_rollup``, walks the
-#: page tables); ``oom``: OOM score; ``cgroup``: the memory cgroup, its limit and
-#: headroom. ``stat`` and ``cmdline`` (pid, names, faults) are always read.
+#: What ``fields=`` may name: each is a file or two read per process. ``status``: the
+#: RSS split and peaks; ``rollup``: PSS/USS/swap/huge pages (``smaps_rollup``, walks
+#: the page tables); ``oom``: OOM score; ``cgroup``: the memory cgroup, its limit and
+#: headroom; ``cmdline``: the arguments and the executable; ``faults``: page faults.
+#: Who the process is (pid, parent, name, state, user) is always read; the fields not
+#: asked for are ``None``. Faults come free without ``status`` (both are in ``stat``).
 FIELDS = tuple(_native.FIELDS)
 
 

@@ -114,7 +114,7 @@ fn write_table(
             row.push(gpu_cell(p));
         }
         if faults {
-            row.extend([p.faults.minor.to_string(), p.faults.major.to_string()]);
+            row.extend(fault_cells(p));
         }
         row.push(p.command());
         rows.push(row);
@@ -214,6 +214,14 @@ fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
         one
     } else {
         many
+    }
+}
+
+/// Minor and major faults, `-` where they were not read.
+fn fault_cells(p: &ProcessSnapshot) -> [String; 2] {
+    match p.faults {
+        Some(f) => [f.minor.to_string(), f.major.to_string()],
+        None => ["-".into(), "-".into()],
     }
 }
 
@@ -357,15 +365,16 @@ fn write_block(out: &mut dyn Write, style: &Style, p: &ProcessSnapshot) -> io::R
             ),
         )?;
     }
-    let f = &p.faults;
-    row(
-        out,
-        "faults",
-        format!(
-            "minor {}, major {} (reaped children: minor {}, major {})",
-            f.minor, f.major, f.children_minor, f.children_major
-        ),
-    )?;
+    if let Some(f) = &p.faults {
+        row(
+            out,
+            "faults",
+            format!(
+                "minor {}, major {} (reaped children: minor {}, major {})",
+                f.minor, f.major, f.children_minor, f.children_major
+            ),
+        )?;
+    }
     if let Some(o) = &p.oom {
         row(
             out,
@@ -442,11 +451,12 @@ fn write_tree(out: &mut dyn Write, style: &Style, t: &TreeSnapshot, gpu: bool) -
         if gpu {
             row.push(gpu_cell(p));
         }
-        row.extend([
-            p.faults.minor.to_string(),
-            p.faults.major.to_string(),
-            format!("{}{}", "  ".repeat(n.depth), truncate(&p.command(), 70)),
-        ]);
+        row.extend(fault_cells(p));
+        row.extend([format!(
+            "{}{}",
+            "  ".repeat(n.depth),
+            truncate(&p.command(), 70)
+        )]);
         tab.add_row(row);
     }
     left_align_last(&mut tab);
