@@ -7,11 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use regex::Regex;
-
-use crate::model::killers::{
-    KillerKind, LoggedKill, OomKiller, PredictedVictim, Trigger, VictimRule,
-};
+use crate::model::killers::{KillerKind, LoggedKill, OomKiller, Trigger, VictimRule};
 use crate::model::process::CgroupMemory;
 use crate::parse::killer_settings as settings;
 use crate::parse::userspace_oom::{parse_line, Killer};
@@ -36,6 +32,9 @@ const NOHANG_CONFIGS: [&str; 2] = [
     "/etc/nohang/nohang.conf",
     "/usr/local/etc/nohang/nohang.conf",
 ];
+/// The comms of the killers' daemons (nohang is a Python script: its comm is the
+/// script's name).
+const KILLER_NAMES: [&str; 5] = ["earlyoom", "systemd-oomd", "kubelet", "raylet", "nohang"];
 const KUBELET_CONFIG: &str = "/var/lib/kubelet/config.yaml";
 const SLURM_CONF: [&str; 2] = ["/etc/slurm/slurm.conf", "/etc/slurm-llnl/slurm.conf"];
 
@@ -43,6 +42,25 @@ const SLURM_CONF: [&str; 2] = ["/etc/slurm/slurm.conf", "/etc/slurm-llnl/slurm.c
 /// killers only), running ones first in the order they were found, then those
 /// installed but not running. The kernel's is always there.
 pub fn find(root: &Root, job: Option<i32>) -> Vec<OomKiller> {
+    let named: Vec<(i32, String)> = all_pids(root)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|pid| Some((pid, ProcDir::open(root, pid).ok()?.comm()?)))
+        .collect();
+    find_among(
+        root,
+        job,
+        named.iter().map(|(pid, comm)| (*pid, comm.as_str())),
+    )
+}
+
+/// [`find`] among processes whose names a caller has read already (a sampler of
+/// every process): only the killers' own directories are opened.
+pub fn find_among<'a>(
+    root: &Root,
+    job: Option<i32>,
+    processes: impl IntoIterator<Item = (i32, &'a str)>,
+) -> Vec<OomKiller> {
     let mem = read_meminfo(root).ok();
     let mem_total = mem.as_ref().and_then(|m| m.total).unwrap_or(0);
     // earlyoom 1.8 and later: percentages of the memory user space can have.
@@ -55,13 +73,15 @@ pub fn find(root: &Root, job: Option<i32>) -> Vec<OomKiller> {
         .and_then(|m| m.swap_total)
         .is_some_and(|s| s > 0);
     let mut found = Vec::new();
-    for pid in all_pids(root).unwrap_or_default() {
+    for (pid, comm) in processes {
+        if !KILLER_NAMES.contains(&comm) {
+            continue;
+        }
         let Ok(dir) = ProcDir::open(root, pid) else {
             continue;
         };
-        let Some(comm) = dir.comm() else { continue };
         let args = || dir.args().unwrap_or_default();
-        let killer = match comm.as_str() {
+        let killer = match comm {
             "earlyoom" => {
                 let base = match earlyoom_version(root, pid) {
                     Some(v) if v >= (1, 8) => user_memory,
@@ -401,93 +421,6 @@ fn oom_group_between(cg: &CgroupMemory, limited_at: &str) -> bool {
     dir.ancestors()
         .take(depth_below + 1)
         .any(|d| std::fs::read_to_string(d.join("memory.oom.group")).is_ok_and(|v| v.trim() == "1"))
-}
-
-/// Whom `rule` picks among the machine's processes now, `job` naming the job's (the
-/// killer's own pid and kernel threads are never picked). `None` for rules that do
-/// not pick a process by score, or when no score could be read.
-///
-/// `job_growth`: bytes the job will have added by the time the killer acts; they
-/// raise its largest process's score as the kernel's arithmetic would.
-pub fn predict_victim(
-    root: &Root,
-    rule: &VictimRule,
-    killer_pid: Option<i32>,
-    job: &[i32],
-    job_growth: u64,
-    mem_total: u64,
-) -> Option<PredictedVictim> {
-    let VictimRule::HighestOomScore {
-        prefer,
-        avoid,
-        by_rss,
-    } = rule
-    else {
-        return None;
-    };
-    let compile = |p: &Option<String>| p.as_deref().and_then(|p| Regex::new(p).ok());
-    let (prefer, avoid) = (compile(prefer), compile(avoid));
-    let me = std::process::id() as i32;
-    let mut scored = Vec::new();
-    for pid in all_pids(root).ok()? {
-        if pid == 1 || Some(pid) == killer_pid || (pid == me && root.is_host()) {
-            continue;
-        }
-        let Ok(dir) = ProcDir::open(root, pid) else {
-            continue;
-        };
-        let number = |name: &str| -> Option<i64> {
-            std::str::from_utf8(&dir.read(name).ok()?)
-                .ok()?
-                .trim()
-                .parse()
-                .ok()
-        };
-        let Some(statm_rss) = dir
-            .read("statm")
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .and_then(|s| s.split_whitespace().nth(1)?.parse::<i64>().ok())
-        else {
-            continue;
-        };
-        if statm_rss == 0 || number("oom_score_adj") == Some(-1000) {
-            continue; // a kernel thread, a zombie, or a process exempt from OOM kills
-        }
-        let comm = dir.comm().unwrap_or_default();
-        let mut score = match by_rss {
-            true => statm_rss * 4096,
-            false => number("oom_score")?,
-        };
-        if prefer.as_ref().is_some_and(|r| r.is_match(&comm)) {
-            score += 300;
-        }
-        if avoid.as_ref().is_some_and(|r| r.is_match(&comm)) {
-            score -= 300;
-        }
-        scored.push((pid, comm, score, statm_rss));
-    }
-    // The job's largest process carries its growth to the moment the killer acts.
-    let largest = scored
-        .iter()
-        .filter(|s| job.contains(&s.0))
-        .max_by_key(|s| s.3)
-        .map(|s| s.0);
-    if let (Some(pid), true) = (largest, mem_total > 0) {
-        for s in scored.iter_mut().filter(|s| s.0 == pid) {
-            s.2 += match by_rss {
-                true => job_growth as i64,
-                false => (job_growth as f64 * 1000.0 / mem_total as f64) as i64,
-            };
-        }
-    }
-    // earlyoom breaks a tie by resident memory.
-    let (pid, comm, _, _) = scored.into_iter().max_by_key(|s| (s.2, s.3))?;
-    Some(PredictedVictim {
-        in_job: job.contains(&pid),
-        pid,
-        comm,
-    })
 }
 
 /// What the kill lines are looked for in: the last bytes of a log file.

@@ -11,7 +11,8 @@
 //! `damon` proactive reclaim, `users` user names, `environ` the rank a distributed
 //! launcher gave a process, `files` a regular file the user named (never a device),
 //! `slurm` a Slurm job as scontrol and its epilog's environment tell, `command` the
-//! bounded run of a program whose output a probe reads.
+//! bounded run of a program whose output a probe reads, `killers` the OOM killers and
+//! how each is set, `victim` whom one that goes by score would pick now.
 
 pub mod cgroup;
 pub mod command;
@@ -34,3 +35,4 @@ pub mod source;
 pub mod system;
 pub mod tree;
 pub mod users;
+pub mod victim;

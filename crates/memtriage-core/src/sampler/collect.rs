@@ -25,6 +25,9 @@ const PF_KTHREAD: u32 = 0x0020_0000;
 /// with the usual soft limit of 1024 open files, two descriptors per process would
 /// run out. A front end that raised its limit says so in [`SamplerConfig::keep_open`].
 pub const KEEP_OPEN_UP_TO: usize = 256;
+/// How long a process's reading may be kept while its `statm` stays the same
+/// ([`super::SamplerConfig::skip_unchanged`]).
+pub const FULL_READ_EVERY: f64 = 5.0;
 
 struct Tracked {
     /// The process's directory, held open while few processes are followed (reads
@@ -37,11 +40,18 @@ struct Tracked {
     /// `stat`, opened once and re-read from offset 0 (the kernel regenerates it):
     /// no open and close per tick. `None` where it could not be opened.
     stat: Option<OwnedFd>,
+    /// `statm`, held the same way where unchanged processes keep their reading.
+    statm: Option<OwnedFd>,
+    /// `statm` as it read just before the last full reading, and when that was.
+    statm_at_full_read: Vec<u8>,
+    full_read_at: f64,
     last: Option<ProcessSample>,
     /// Minor faults at the last `smaps_rollup` attempt, successful or not: a process
     /// whose reading fails (not ours to read) waits its turn like the others instead
     /// of being picked first at every tick.
     minor_faults_at_attempt: Option<u64>,
+    /// When that attempt was (`Sample::t`).
+    attempted_at: Option<f64>,
     /// Readings of a forked worker taken past the PSS budget (see [`WORKER_READINGS`]).
     readings_past_budget: u8,
 }
@@ -73,6 +83,8 @@ pub struct Collector {
     /// When the last tick was taken, for fault rates.
     last_tick: Option<f64>,
     buf: Vec<u8>,
+    /// The `statm` of the process being read (see [`unchanged`]).
+    statm_buf: Vec<u8>,
     /// NVML and how its pids join ours, when the config asked for GPUs and there are.
     gpus: Option<(&'static Gpus, PidJoin)>,
 }
@@ -92,6 +104,7 @@ impl Collector {
             seq: 0,
             last_tick: None,
             buf: vec![0; 1024],
+            statm_buf: Vec::with_capacity(128),
             gpus: None,
         }
         .with_gpus()
@@ -120,6 +133,10 @@ impl Collector {
             let Some(tr) = self.tracked.get_mut(&pid) else {
                 continue;
             };
+            if let Some(same) = unchanged(tr, t, &mut self.statm_buf) {
+                processes.push(same);
+                continue;
+            }
             let exe = self.config.exe;
             let root = &self.config.root;
             match read_process(
@@ -131,6 +148,11 @@ impl Collector {
                 exe,
                 &mut processes,
             ) {
+                Read::Live if tr.statm.is_some() => {
+                    tr.statm_at_full_read.clear();
+                    tr.statm_at_full_read.extend_from_slice(&self.statm_buf);
+                    tr.full_read_at = t;
+                }
                 Read::Live => {}
                 Read::KernelThread => {
                     self.kernel_threads.insert(pid);
@@ -227,14 +249,21 @@ impl Collector {
             };
             let hold = self.tracked.len() < self.config.keep_open;
             let stat = hold.then(|| dir.open_file("stat").ok()).flatten();
+            let statm = (hold && self.config.skip_unchanged)
+                .then(|| dir.open_file("statm").ok())
+                .flatten();
             self.tracked.insert(
                 pid,
                 Tracked {
                     dir: hold.then_some(dir),
                     started: None,
                     stat,
+                    statm,
+                    statm_at_full_read: Vec::new(),
+                    full_read_at: f64::NEG_INFINITY,
                     last: None,
                     minor_faults_at_attempt: None,
+                    attempted_at: None,
                     readings_past_budget: 0,
                 },
             );
@@ -277,12 +306,24 @@ impl Collector {
                 && moved(tr, p) > WORKER_COPY_FAULTS
                 && tr.readings_past_budget < WORKER_READINGS
         };
+        let keeps = self
+            .ledger
+            .as_ref()
+            .map_or(0.0, |l| l.budget().unmoved_keeps.as_secs_f64());
+        // A process that has not faulted since its last attempt waits until that
+        // attempt is `keeps` old.
+        let due =
+            |tr: &Tracked, p: &ProcessSample| match (tr.minor_faults_at_attempt, tr.attempted_at) {
+                (Some(at), Some(when)) if p.minor_faults == at => t - when >= keeps,
+                _ => true,
+            };
         let candidates = || {
             processes
                 .iter()
                 .enumerate()
                 .filter(|(_, p)| !read_now.contains(&p.pid))
                 .filter_map(|(i, p)| Some((i, self.tracked.get(&p.pid)?, p)))
+                .filter(|(_, tr, p)| due(tr, p))
         };
         let most_moved = candidates()
             .max_by_key(|(_, tr, p)| moved(tr, p))
@@ -351,6 +392,7 @@ impl Collector {
         }
         if let Some(tr) = self.tracked.get_mut(&p.pid) {
             tr.minor_faults_at_attempt = Some(p.minor_faults);
+            tr.attempted_at = Some(t);
         }
         if let Some((rollup, copied)) = reading {
             p.pss = Some(PssReading {
@@ -399,6 +441,28 @@ impl Tracked {
             None => ProcDir::open(root, pid).ok().map(Dir::Opened),
         }
     }
+}
+
+/// The process's last reading again, where its `statm` is what it was just before
+/// that reading and that is recent: a process whose sizes did not move did not
+/// fault pages in or out. Leaves the `statm` read in `statm_buf` (empty where none).
+fn unchanged(tr: &Tracked, t: f64, statm_buf: &mut Vec<u8>) -> Option<ProcessSample> {
+    statm_buf.clear();
+    let fd = tr.statm.as_ref()?;
+    statm_buf.resize(128, 0);
+    let len = pread_all(fd, statm_buf);
+    statm_buf.truncate(len.unwrap_or(0));
+    let fresh = t - tr.full_read_at < FULL_READ_EVERY;
+    if !fresh || statm_buf.is_empty() || *statm_buf != tr.statm_at_full_read {
+        return None;
+    }
+    let mut same = tr.last.clone()?;
+    // What belongs to the tick it was read at.
+    same.rollup = None;
+    same.copied_after_fork = None;
+    same.forked_without_exec = None;
+    same.execed = false;
+    Some(same)
 }
 
 /// Adds the process's sample to `out`.
@@ -509,18 +573,22 @@ fn mark_forks(processes: &mut [ProcessSample]) {
     }
 }
 
-/// The whole file, read from offset 0 into `buf`; `None` once the process is gone.
+/// The whole of `stat`, read from offset 0 into `buf`; `None` once the process is
+/// gone. The kernel makes `stat` in one piece, so a read that leaves room is all of
+/// it: reading on to the end would have the kernel make the whole file again to
+/// find that offset (seq_file), doubling the cost of every process at every tick.
 fn pread_all(fd: &OwnedFd, buf: &mut Vec<u8>) -> Option<usize> {
     let mut len = 0;
     loop {
         if len == buf.len() {
             buf.resize(buf.len() * 2, 0);
         }
+        let room = buf.len() - len;
         let n = rustix::io::pread(fd, &mut buf[len..], len as u64).ok()?;
-        if n == 0 {
+        len += n;
+        if n < room {
             return (len > 0).then_some(len);
         }
-        len += n;
     }
 }
 

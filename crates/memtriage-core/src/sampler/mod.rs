@@ -29,9 +29,7 @@ use crate::probe::root::Root;
 
 pub use budget::PssBudget;
 pub use collect::{Collector, KEEP_OPEN_UP_TO};
-#[cfg(test)]
-pub use sample::ProcessSample;
-pub use sample::{GpuSample, Sample};
+pub use sample::{GpuSample, ProcessSample, Sample};
 pub use scope::Scope;
 
 /// Every descendant of this process now: what [`Scope::Supervised`] would sample.
@@ -41,7 +39,8 @@ pub fn supervised_descendants(root: &Root) -> Vec<i32> {
 
 /// Raises this process's soft limit of open files as far as its hard limit allows
 /// (up to 65536), and returns how many processes a machine-wide sampler may then
-/// keep open ([`SamplerConfig::keep_open`]), leaving room for everything else.
+/// keep open ([`SamplerConfig::keep_open`], three descriptors each), leaving room for
+/// everything else.
 pub fn open_files_for() -> usize {
     use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
     let limit = getrlimit(Resource::Nofile);
@@ -59,7 +58,7 @@ pub fn open_files_for() -> usize {
             }
         }
     };
-    (soft.saturating_sub(256) / 2) as usize
+    (soft.saturating_sub(256) / 3) as usize
 }
 
 /// The interval `memtriage run` samples at unless told otherwise.
@@ -84,10 +83,16 @@ pub struct SamplerConfig {
     /// Every NVIDIA GPU's memory and who holds it, each tick (NVML; skipped at no
     /// cost where there is none).
     pub gpu: bool,
-    /// Processes whose `/proc` directory and `stat` stay open between ticks (two
-    /// descriptors each; an open file is re-read without a path lookup). Default
-    /// 256 (`KEEP_OPEN_UP_TO`), or what the open-file limit allows.
+    /// Processes whose `/proc` directory and `stat` (and `statm`, see
+    /// `skip_unchanged`) stay open between ticks (an open file is re-read without a
+    /// path lookup). Default 256 (`KEEP_OPEN_UP_TO`), or what the open-file limit
+    /// allows.
     pub keep_open: usize,
+    /// A process whose `statm` (sizes, a fifth of `stat`'s cost) has not changed
+    /// since its last full reading keeps that reading, for at most 5 s
+    /// (`FULL_READ_EVERY`): its faults and parent may then lag by that much. For a
+    /// live view of every process, where most sleep; a job's sampler reads all.
+    pub skip_unchanged: bool,
     /// The zero of [`Sample::t`].
     pub epoch: Instant,
     pub root: Root,
@@ -106,6 +111,7 @@ impl SamplerConfig {
             cgroup: None,
             gpu: true,
             keep_open: collect::KEEP_OPEN_UP_TO,
+            skip_unchanged: false,
             epoch: Instant::now(),
             root: Root::host(),
         }

@@ -85,6 +85,7 @@ impl<'a> Sampling<'a> {
                 cgroup: watch,
                 gpu: true,
                 keep_open: crate::sampler::KEEP_OPEN_UP_TO,
+                skip_unchanged: false,
                 epoch: job.start,
                 root: root.clone(),
             },

@@ -165,6 +165,7 @@ fn pss_readings_stay_within_the_budget() {
         allowance: Duration::from_millis(2),
         min_spacing: Duration::ZERO,
         per_tick: 1,
+        unmoved_keeps: Duration::ZERO,
     };
     let (costs, wall) = run(budget, Duration::from_millis(1500), 2);
     let total: Duration = costs.iter().sum();
@@ -195,6 +196,18 @@ fn pss_readings_stay_within_the_budget() {
     );
 }
 
+/// `python3` may be a wrapper (a pyenv shim) that execs the interpreter later; a
+/// reading before that exec is dropped and taken again, so tests wait for the exec.
+fn wait_for_python(pid: i32) {
+    let exe = format!("/proc/{pid}/exe");
+    let began = std::time::Instant::now();
+    while !std::fs::read_link(&exe).is_ok_and(|e| e.to_string_lossy().contains("python"))
+        && began.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn the_process_whose_faults_moved_most_is_read_first() {
     let busy = Job::spawn(
@@ -202,21 +215,14 @@ fn the_process_whose_faults_moved_most_is_read_first() {
         &["-c", "while True:\n b = bytearray(4 << 20)\n del b"],
     );
     let idle = Job::sleeper();
-    // `python3` may be a wrapper (a pyenv shim) that execs the interpreter later; a
-    // reading before that exec is dropped and taken again, so wait for the exec.
-    let exe = format!("/proc/{}/exe", busy.pid());
-    let began = std::time::Instant::now();
-    while !std::fs::read_link(&exe).is_ok_and(|e| e.to_string_lossy().contains("python"))
-        && began.elapsed() < Duration::from_secs(10)
-    {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_python(busy.pid());
     let mut collector = Collector::new(SamplerConfig {
         pss: Some(PssBudget {
             share: 1.0,
             allowance: Duration::from_secs(10),
             min_spacing: Duration::ZERO,
             per_tick: 1,
+            unmoved_keeps: Duration::ZERO,
         }),
         ..config(
             Scope::Pids(vec![idle.pid(), busy.pid()]),
@@ -239,6 +245,93 @@ fn the_process_whose_faults_moved_most_is_read_first() {
         "then the one that faults: {read:?} (busy {})",
         busy.pid()
     );
+}
+
+/// How many times each of `pids` had its PSS attempted over `ticks` ticks, every
+/// process read each tick that the budget (here: unbounded) allows.
+fn attempts_over(pids: &[i32], ticks: usize, unmoved_keeps: Duration) -> Vec<usize> {
+    let mut collector = Collector::new(SamplerConfig {
+        pss: Some(PssBudget {
+            share: 1.0,
+            allowance: Duration::from_secs(10),
+            min_spacing: Duration::ZERO,
+            per_tick: u32::MAX,
+            unmoved_keeps,
+        }),
+        ..config(Scope::Pids(pids.to_vec()), Duration::from_millis(1))
+    });
+    let mut counts = vec![0; pids.len()];
+    for _ in 0..ticks {
+        for a in collector.sample().pss_attempts {
+            if let Some(i) = pids.iter().position(|p| *p == a.pid) {
+                counts[i] += 1;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    counts
+}
+
+#[test]
+fn a_process_that_did_not_fault_keeps_its_reading_where_the_budget_says_so() {
+    // Fresh pages at every turn (malloc would reuse a freed block without a fault).
+    let loop_ = "import mmap\nwhile True:\n m = mmap.mmap(-1, 4 << 20)\n m.write(bytes(4 << 20))\n m.close()";
+    let busy = Job::spawn("python3", &["-c", loop_]);
+    let idle = Job::sleeper();
+    wait_for_python(busy.pid());
+    // Past the interpreter's start: from here it faults only in its loop.
+    std::thread::sleep(Duration::from_millis(300));
+    let pids = [idle.pid(), busy.pid()];
+    let kept = attempts_over(&pids, 6, Duration::from_secs(60));
+    assert_eq!(kept[0], 1, "the sleeper read once, then kept: {kept:?}");
+    assert_eq!(kept[1], 6, "the faulting one read at every tick: {kept:?}");
+    let every = attempts_over(&pids, 6, Duration::ZERO);
+    assert_eq!(every, vec![6, 6], "without it, both at every tick");
+}
+
+#[test]
+fn an_unchanged_process_keeps_its_reading_and_one_that_grows_is_read_at_once() {
+    let code = "import sys\nprint(1, flush=True)\nsys.stdin.readline()\n\
+                b = bytearray(64 << 20)\nprint(2, flush=True)\nsys.stdin.read()";
+    let mut child = Command::new("python3")
+        .args(["-c", code])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let idle = Job::sleeper();
+    let mut collector = Collector::new(SamplerConfig {
+        skip_unchanged: true,
+        pss: None,
+        ..config(Scope::Pids(vec![pid, idle.pid()]), Duration::from_millis(1))
+    });
+    let of = |s: &Sample, pid: i32| s.processes.iter().find(|p| p.pid == pid).cloned().unwrap();
+    let first = collector.sample();
+    let still = collector.sample();
+    assert_eq!(
+        of(&still, idle.pid()).minor_faults,
+        of(&first, idle.pid()).minor_faults
+    );
+    assert_eq!(of(&still, idle.pid()).rss, of(&first, idle.pid()).rss);
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"grow\n").unwrap();
+    line.clear();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let grown = collector.sample();
+    let (before, after) = (of(&still, pid), of(&grown, pid));
+    assert!(
+        after.rss >= before.rss + (60 << 20),
+        "{} -> {}",
+        before.rss,
+        after.rss
+    );
+    assert!(after.minor_faults >= before.minor_faults + 15000);
+    drop(stdin);
+    child.wait().unwrap();
 }
 
 #[test]
@@ -433,6 +526,7 @@ time.sleep(60)
             allowance: Duration::ZERO,
             min_spacing: Duration::ZERO,
             per_tick: 1,
+            unmoved_keeps: Duration::ZERO,
         }),
         ..config(
             Scope::Pids(vec![parent.pid(), busy.pid(), late.pid()]),

@@ -38,6 +38,7 @@ impl LiveView {
         config.pss = Some(PssBudget::MACHINE);
         config.exe = false;
         config.keep_open = open_files_for();
+        config.skip_unchanged = true;
         config.root = root.clone();
         // One frame waits at most: a view busy drawing skips frames, it does not
         // queue them.

@@ -11,8 +11,10 @@ use crate::diagnose::killers::reaches;
 use crate::diagnose::trend::{least_squares, Point};
 use crate::model::killers::{KillerKind, KillerReach, OomKiller, PredictedVictim};
 use crate::model::system::MemInfo;
-use crate::probe::killers::{find, predict_victim};
+use crate::probe::killers::find_among;
 use crate::probe::root::Root;
+use crate::probe::victim::predict_among;
+use crate::sampler::ProcessSample;
 
 /// How often the killers are looked for again, and the victim predicted again (a walk
 /// of every process's `oom_score`).
@@ -66,26 +68,29 @@ impl KillerView {
     }
 
     /// The killers at `t` (seconds since the view started), the machine's memory
-    /// being `mem`.
-    pub fn at(&mut self, t: f64, mem: Option<&MemInfo>) -> KillersNow {
+    /// being `mem` and its processes `processes` (the daemons are found among them).
+    pub fn at(&mut self, t: f64, mem: Option<&MemInfo>, processes: &[ProcessSample]) -> KillersNow {
         let Some(mem) = mem else {
             return KillersNow::default();
         };
         let stale = self.found_at.is_none_or(|at| t - at >= FIND_EVERY);
         if stale {
-            self.found = find(&self.root, None);
+            let names = processes.iter().map(|p| (p.pid, p.comm.as_str()));
+            self.found = find_among(&self.root, None, names);
             self.found_at = Some(t);
         }
         let reach = reaches(self.found.clone(), mem, None);
         if stale {
             self.victim = reach.iter().find(|r| r.room.is_some()).and_then(|r| {
-                let victim = predict_victim(
+                let sized = processes.iter().map(|p| (p.pid, Some(p.rss)));
+                let victim = predict_among(
                     &self.root,
                     &r.killer.victim,
                     r.killer.pid,
                     &[],
                     0,
                     mem.total.unwrap_or(0),
+                    sized,
                 )?;
                 Some((r.killer.kind, victim))
             });
@@ -148,6 +153,7 @@ mod tests {
             now = view.at(
                 second as f64,
                 Some(&meminfo(20 * GIB - second * (256 << 20))),
+                &[],
             );
             if second < 5 {
                 assert_eq!(now.available_falling, None, "at {second} s");
@@ -169,10 +175,10 @@ mod tests {
         let (_empty, mut view) = earlyoom_view();
         let mut now = KillersNow::default();
         for second in 0..=8u64 {
-            now = view.at(second as f64, Some(&meminfo(18 * GIB + second * GIB)));
+            now = view.at(second as f64, Some(&meminfo(18 * GIB + second * GIB)), &[]);
         }
         assert!(now.available_falling.unwrap() < 0.0);
         assert!(now.first_acts_in().is_none());
-        assert_eq!(view.at(9.0, None), KillersNow::default());
+        assert_eq!(view.at(9.0, None, &[]), KillersNow::default());
     }
 }

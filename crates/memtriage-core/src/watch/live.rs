@@ -214,7 +214,9 @@ impl Live {
             oom_kills_since_boot: vmstat.as_ref().and_then(|v| v.counter("oom_kill")),
             last_oom_kill: self.last_kill.clone(),
             gpus: sample.gpu.as_ref().map(|g| g.devices.clone()),
-            killers: self.killers.at(sample.t, meminfo.as_ref()),
+            killers: self
+                .killers
+                .at(sample.t, meminfo.as_ref(), &sample.processes),
         }
     }
 }

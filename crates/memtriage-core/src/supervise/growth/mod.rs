@@ -181,7 +181,7 @@ impl<'a> Monitor<'a> {
         let job: Vec<i32> = sample.processes.iter().map(|p| p.pid).collect();
         let to_come = warning.ceiling.bytes.saturating_sub(warning.tree_bytes);
         let mem_total = read_meminfo(&self.root).ok()?.total?;
-        killers::predict_victim(
+        crate::probe::victim::predict_victim(
             &self.root,
             &killer.victim,
             killer.pid,
