@@ -122,3 +122,15 @@ def test_a_nested_block_says_why_it_has_no_lines():
     with memtriage.track(lines=False) as off:
         pass
     assert off.lines is None and off.lines_unavailable == "lines=False"
+
+
+def test_a_block_ends_without_waiting_for_the_line_samplers_next_tick(monkeypatch):
+    """The line sampler ticks every 5 s here: the block's end must not wait for it
+    (it slept out its interval, so every block lasted at least one tick)."""
+    monkeypatch.setenv("MEMTRIAGE_LINES_HZ", "0.2")
+    began = time.perf_counter()
+    with memtriage.track() as t:
+        pass
+    took = time.perf_counter() - began
+    assert t.lines is not None, t.lines_unavailable
+    assert took < 2.5, f"the block took {took:.2f} s: it waited for the sampler's tick"

@@ -102,6 +102,9 @@ class _Sampler:
         self.last_charged = {}
         self.last_at = {}
         self.done = False
+        # Set by stop(): the loop's wait ends at once, where a sleep made every
+        # measured block's end wait up to a whole interval for the thread.
+        self.woken = threading.Event()
         self.samples = 0
         self.pace_since = time.monotonic()
         self.pace_samples = 0
@@ -498,7 +501,7 @@ class _Sampler:
         try:
             self.flush()
             while True:
-                time.sleep(self.interval)
+                self.woken.wait(self.interval)
                 if os.getpid() != self.pid:
                     return  # a fork's copy of this thread cannot exist, but be sure
                 if self.done:
@@ -526,6 +529,7 @@ class _Sampler:
         """The figures of a block measured in-process (`memtriage.track()`): the
         counter disabled, its signal handed back, the last measurement taken."""
         self.done = True
+        self.woken.set()
         self.faults.close()
         self.faults.release()
         self.tick()
