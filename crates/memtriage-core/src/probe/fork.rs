@@ -11,9 +11,8 @@
 use crate::model::process::Rollup;
 use crate::parse::smaps::{private_dirty_by_mapping, MappingDirty};
 use crate::parse::smaps_rollup;
-use crate::parse::stat::{self, MemoryLayout};
+use crate::parse::stat::MemoryLayout;
 use crate::probe::procdir::ProcDir;
-use crate::probe::root::Root;
 
 /// `Some(true)` when the child still has the layout its parent gave it at fork,
 /// `Some(false)` when it exec'd since, `None` when either layout is unknown.
@@ -22,12 +21,6 @@ pub fn forked_without_exec(
     parent: Option<&MemoryLayout>,
 ) -> Option<bool> {
     Some(child? == parent?)
-}
-
-/// The layout of `pid`'s address space, `None` when unreadable or gone.
-pub fn layout(root: &Root, pid: i32) -> Option<MemoryLayout> {
-    let dir = ProcDir::open(root, pid).ok()?;
-    stat::parse(&dir.read("stat").ok()?).ok()?.layout
 }
 
 /// Bytes the child copied of what it inherited: for each of its mappings, its

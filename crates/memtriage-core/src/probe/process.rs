@@ -105,14 +105,26 @@ impl ProcessReader {
         }
     }
 
-    /// Another reader with the same setup (cgroup hierarchies, user names), without
-    /// finding them again: each thread of [`read_many`] gets one. Its cgroup cache
-    /// starts empty: each cgroup is read once per thread that meets it.
+    /// Another reader with the same setup (cgroup hierarchies, user names, and what
+    /// was read of cgroups so far), without finding them again: each thread of
+    /// [`read_many`] gets one.
     fn sibling(&self) -> Self {
+        self.with_detail(self.detail)
+    }
+
+    /// A reader of `detail` that shares this one's setup.
+    pub fn with_detail(&self, detail: Detail) -> Self {
+        let cgroups = match detail.cgroup {
+            true => self
+                .cgroups
+                .clone()
+                .or_else(|| Some(CgroupReader::discover(&self.root))),
+            false => None,
+        };
         ProcessReader {
             root: self.root.clone(),
-            detail: self.detail,
-            cgroups: self.cgroups.clone(),
+            detail,
+            cgroups,
             users: self.users.clone(),
             buf: vec![0; 4096],
         }
@@ -480,7 +492,7 @@ fn hard_error(pid: i32, what: &str, e: ReadError) -> Error {
     }
 }
 
-fn read_i64(dir: &ProcDir, name: &str) -> Result<i64, ReadError> {
+pub(crate) fn read_i64(dir: &ProcDir, name: &str) -> Result<i64, ReadError> {
     let b = dir.read(name)?;
     std::str::from_utf8(&b)
         .ok()
@@ -520,8 +532,17 @@ pub fn pids_matching(root: &Root, pattern: &str) -> Result<Vec<i32>> {
     Ok(found)
 }
 
-/// `(pid, ppid)` of every process, read from the cheap `stat` files.
-pub fn parent_links(root: &Root) -> Result<Vec<(i32, i32)>> {
+/// A process and its parent, with the layout exec gave its address space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    pub pid: i32,
+    pub ppid: i32,
+    /// `None` where `stat` did not show it (another user's process).
+    pub layout: Option<stat::MemoryLayout>,
+}
+
+/// Every process with its parent, read from the cheap `stat` files.
+pub fn parent_links(root: &Root) -> Result<Vec<Link>> {
     let mut links = Vec::new();
     for pid in all_pids(root)? {
         let Ok(dir) = ProcDir::open(root, pid) else {
@@ -531,7 +552,11 @@ pub fn parent_links(root: &Root) -> Result<Vec<(i32, i32)>> {
             continue;
         };
         if let Ok(stat) = stat::parse(&bytes) {
-            links.push((pid, stat.ppid));
+            links.push(Link {
+                pid,
+                ppid: stat.ppid,
+                layout: stat.layout,
+            });
         }
     }
     Ok(links)

@@ -5,12 +5,13 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::model::tree::{TreeNode, TreeSnapshot, TreeTotals};
-use crate::probe::process::{default_threads, parent_links, read_many, Detail};
+use crate::probe::process::{default_threads, parent_links, Detail, Link, ProcessReader};
 use crate::probe::root::Root;
 
 /// Descendants that exit while the tree is read are left out; the root exiting is an
 /// error. The processes are read on all cores, like `--all`. `rollup_elsewhere` is
-/// told the tree's (pid, parent) pairs and names the processes whose rollup the
+/// told the tree's processes (parent and layout, from the `stat` read to find the
+/// tree) and names the processes whose rollup the
 /// caller reads itself (from their whole smaps, which it reads anyway): their
 /// `smaps_rollup` is not read, so no page table is walked twice. Their rollups are
 /// `None` here and the totals count them once the caller has set them ([`totals`]).
@@ -18,18 +19,23 @@ pub fn read(
     root: &Root,
     detail: Detail,
     root_pid: i32,
-    rollup_elsewhere: impl FnOnce(&[(i32, i32)]) -> HashSet<i32>,
+    rollup_elsewhere: impl FnOnce(&[Link]) -> HashSet<i32>,
 ) -> Result<TreeSnapshot> {
-    let links = parent_links(root)?;
-    if !links.iter().any(|(pid, _)| *pid == root_pid) {
+    let links: HashMap<i32, Link> = parent_links(root)?
+        .into_iter()
+        .map(|l| (l.pid, l))
+        .collect();
+    if !links.contains_key(&root_pid) {
         return Err(Error::NoSuchProcess { pid: root_pid });
     }
-    let parents: HashMap<i32, i32> = links.iter().copied().collect();
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
-    for (pid, ppid) in links {
-        if pid != ppid {
-            children.entry(ppid).or_default().push(pid);
+    for l in links.values() {
+        if l.pid != l.ppid {
+            children.entry(l.ppid).or_default().push(l.pid);
         }
+    }
+    for kids in children.values_mut() {
+        kids.sort_unstable();
     }
     let mut order: Vec<(i32, usize)> = Vec::new();
     let mut stack = vec![(root_pid, 0usize)];
@@ -41,32 +47,33 @@ pub fn read(
             }
         }
     }
-    let pairs: Vec<(i32, i32)> = order
+    let members: Vec<Link> = order
         .iter()
-        .map(|(pid, _)| (*pid, parents.get(pid).copied().unwrap_or(0)))
+        .filter_map(|(pid, _)| links.get(pid).copied())
         .collect();
     let elsewhere = match detail.rollup {
-        true => rollup_elsewhere(&pairs),
+        true => rollup_elsewhere(&members),
         false => HashSet::new(),
     };
     let (skipped, read_here): (Vec<i32>, Vec<i32>) = order
         .iter()
         .map(|(pid, _)| *pid)
         .partition(|pid| elsewhere.contains(pid));
-    let without_rollup = Detail {
+    let mut reader = ProcessReader::new(root, detail);
+    let mut without_rollup = reader.with_detail(Detail {
         rollup: false,
         ..detail
-    };
+    });
     let mut read: HashMap<i32, Result<_>> = read_here
         .iter()
         .copied()
-        .zip(read_many(root, detail, &read_here, default_threads()))
-        .chain(skipped.iter().copied().zip(read_many(
-            root,
-            without_rollup,
-            &skipped,
-            default_threads(),
-        )))
+        .zip(reader.read_many(&read_here, default_threads()))
+        .chain(
+            skipped
+                .iter()
+                .copied()
+                .zip(without_rollup.read_many(&skipped, default_threads())),
+        )
         .collect();
     let mut nodes = Vec::with_capacity(order.len());
     for (pid, depth) in order {

@@ -4,8 +4,9 @@
 use regex::Regex;
 
 use crate::model::killers::{PredictedVictim, VictimRule};
+use crate::parse::statm;
 use crate::probe::procdir::ProcDir;
-use crate::probe::process::all_pids;
+use crate::probe::process::{all_pids, read_i64};
 use crate::probe::root::Root;
 
 /// Whom `rule` picks among the machine's processes now, `job` naming the job's (the
@@ -153,7 +154,7 @@ impl Candidate {
                 .filter(|rss| killable(dir, *rss))?;
             (rss as i64, Some(rss))
         } else {
-            (read_number(dir, "oom_score")?, resident)
+            (read_i64(dir, "oom_score").ok()?, resident)
         };
         Some(Candidate {
             pid,
@@ -188,26 +189,11 @@ impl Candidate {
 
 /// Not a kernel thread or zombie (no resident memory), nor exempt from OOM kills.
 fn killable(dir: &ProcDir, rss: u64) -> bool {
-    rss > 0 && read_number(dir, "oom_score_adj") != Some(-1000)
+    rss > 0 && read_i64(dir, "oom_score_adj").ok() != Some(-1000)
 }
 
-fn read_number(dir: &ProcDir, name: &str) -> Option<i64> {
-    std::str::from_utf8(&dir.read(name).ok()?)
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-/// Resident bytes: the second field of `statm`, in pages.
 fn statm_resident(dir: &ProcDir) -> Option<u64> {
-    let statm = dir.read("statm").ok()?;
-    let pages: u64 = std::str::from_utf8(&statm)
-        .ok()?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
+    let pages = statm::parse(&dir.read("statm").ok()?)?.resident;
     Some(pages * rustix::param::page_size() as u64)
 }
 

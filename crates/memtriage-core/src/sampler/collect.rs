@@ -50,8 +50,8 @@ struct Tracked {
     /// whose reading fails (not ours to read) waits its turn like the others instead
     /// of being picked first at every tick.
     minor_faults_at_attempt: Option<u64>,
-    /// When that attempt was (`Sample::t`).
-    attempted_at: Option<f64>,
+    /// When that attempt was (`Sample::t`), and the major faults then.
+    attempted: Option<(f64, u64)>,
     /// Readings of a forked worker taken past the PSS budget (see [`WORKER_READINGS`]).
     readings_past_budget: u8,
 }
@@ -263,7 +263,7 @@ impl Collector {
                     full_read_at: f64::NEG_INFINITY,
                     last: None,
                     minor_faults_at_attempt: None,
-                    attempted_at: None,
+                    attempted: None,
                     readings_past_budget: 0,
                 },
             );
@@ -310,13 +310,17 @@ impl Collector {
             .ledger
             .as_ref()
             .map_or(0.0, |l| l.budget().unmoved_keeps.as_secs_f64());
-        // A process that has not faulted since its last attempt waits until that
-        // attempt is `keeps` old.
-        let due =
-            |tr: &Tracked, p: &ProcessSample| match (tr.minor_faults_at_attempt, tr.attempted_at) {
-                (Some(at), Some(when)) if p.minor_faults == at => t - when >= keeps,
-                _ => true,
-            };
+        // A process that has not faulted (minor or major) since its last attempt
+        // waits until that attempt is `keeps` old.
+        let due = |tr: &Tracked, p: &ProcessSample| match (tr.minor_faults_at_attempt, tr.attempted)
+        {
+            (Some(minor), Some((when, major)))
+                if p.minor_faults == minor && p.major_faults == major =>
+            {
+                t - when >= keeps
+            }
+            _ => true,
+        };
         let candidates = || {
             processes
                 .iter()
@@ -392,7 +396,7 @@ impl Collector {
         }
         if let Some(tr) = self.tracked.get_mut(&p.pid) {
             tr.minor_faults_at_attempt = Some(p.minor_faults);
-            tr.attempted_at = Some(t);
+            tr.attempted = Some((t, p.major_faults));
         }
         if let Some((rollup, copied)) = reading {
             p.pss = Some(PssReading {

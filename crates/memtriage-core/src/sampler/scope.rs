@@ -103,8 +103,8 @@ fn descendants_by_children_files(root: &Root, of: i32) -> Vec<i32> {
 fn descendants_by_scan(root: &Root, of: i32) -> Vec<i32> {
     let links = parent_links(root).unwrap_or_default();
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
-    for (pid, ppid) in links {
-        children.entry(ppid).or_default().push(pid);
+    for link in links {
+        children.entry(link.ppid).or_default().push(link.pid);
     }
     let mut found = Vec::new();
     let mut queue = vec![of];

@@ -14,6 +14,7 @@ use crate::model::process::{ProcessSnapshot, Unreadable, PROCESS_SCHEMA};
 use crate::model::tree::{TreeNode, TreeSnapshot, TREE_SCHEMA};
 use crate::parse::stat::MemoryLayout;
 use crate::probe::procdir::ProcDir;
+use crate::probe::process::Link;
 use crate::probe::process::{all_pids, pids_matching};
 use crate::probe::root::Root;
 use crate::probe::{self, fork, maps, tree};
@@ -196,8 +197,8 @@ pub fn tree(
     // layouts before any is read: a forked child's smaps is read whole for what it
     // copied, and its rollup summed from it, never read twice.
     let mut forked: HashMap<i32, Option<bool>> = HashMap::new();
-    let mut snapshot = tree::read(root, detail, pid, |pairs| {
-        forked = forked_children(root, pairs);
+    let mut snapshot = tree::read(root, detail, pid, |members| {
+        forked = forked_children(members);
         forked
             .iter()
             .filter(|(_, f)| **f == Some(true))
@@ -236,23 +237,19 @@ fn gpu_report(root: &Root) -> Option<GpuReport> {
     root.is_host().then(|| probe::gpu::report(root))
 }
 
-/// For each (pid, parent) of a tree, whether it was forked from its parent without
-/// exec (its layout is its parent's); `None` where either layout is unknown.
-fn forked_children(root: &Root, pairs: &[(i32, i32)]) -> HashMap<i32, Option<bool>> {
-    let layouts: HashMap<i32, Option<MemoryLayout>> = pairs
+/// For each process of a tree, whether it was forked from its parent without exec
+/// (its layout is its parent's); `None` where either layout is unknown.
+fn forked_children(members: &[Link]) -> HashMap<i32, Option<bool>> {
+    let layouts: HashMap<i32, Option<MemoryLayout>> =
+        members.iter().map(|l| (l.pid, l.layout)).collect();
+    members
         .iter()
-        .map(|(pid, _)| (*pid, fork::layout(root, *pid)))
-        .collect();
-    pairs
-        .iter()
-        .map(|&(pid, ppid)| {
+        .map(|l| {
             let forked = layouts
-                .get(&ppid)
-                .filter(|_| ppid != pid)
-                .and_then(|parent| {
-                    fork::forked_without_exec(layouts.get(&pid)?.as_ref(), parent.as_ref())
-                });
-            (pid, forked)
+                .get(&l.ppid)
+                .filter(|_| l.ppid != l.pid)
+                .and_then(|parent| fork::forked_without_exec(l.layout.as_ref(), parent.as_ref()));
+            (l.pid, forked)
         })
         .collect()
 }
