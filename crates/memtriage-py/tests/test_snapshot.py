@@ -76,8 +76,9 @@ def test_the_memory_fields_alone_read_no_more_than_memory():
     assert set(memtriage.FIELDS) == {"status", "rollup", "oom", "cgroup", "cmdline", "faults"}
 
 
-def test_a_kept_reader_reads_the_cgroup_again():
-    """Readers are kept between calls; a cgroup's usage must still be of now."""
+def _cgroup_growth_seen_by_a_kept_reader():
+    """MiB a child's cgroup grew, as two calls of the kept reader see it, around the
+    child's allocating 512 MiB."""
     code = ("import sys\nprint('READY', flush=True)\nsys.stdin.readline()\n"
             "buf = b'\\x01' * (512 << 20)\nprint('GREW', flush=True)\nsys.stdin.read()\n")
     p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
@@ -90,11 +91,22 @@ def test_a_kept_reader_reads_the_cgroup_again():
         p.stdin.flush()
         assert p.stdout.readline().strip() == "GREW"
         after = memtriage.snapshot(p.pid, fields=("cgroup",)).cgroup
-        grew = after.usage - before.usage
-        assert grew >= 384 * MIB, (before.usage / MIB, after.usage / MIB)
+        return (after.usage - before.usage) / MIB
     finally:
         p.stdin.close()
         p.wait()
+
+
+def test_a_kept_reader_reads_the_cgroup_again():
+    """Readers are kept between calls; a cgroup's usage must still be of now. Other
+    work in the same cgroup may give memory back meanwhile: up to three tries (a
+    reader that kept the first usage sees 0 growth in every one)."""
+    seen = []
+    for _ in range(3):
+        seen.append(_cgroup_growth_seen_by_a_kept_reader())
+        if seen[-1] >= 384:
+            return
+    raise AssertionError(f"the cgroup grew by {seen} MiB as read, not by the 512 MiB allocated")
 
 
 def test_fields_match_inspect_json():

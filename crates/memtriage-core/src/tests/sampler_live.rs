@@ -248,8 +248,10 @@ fn the_process_whose_faults_moved_most_is_read_first() {
 }
 
 /// How many times each of `pids` had its PSS attempted over `ticks` ticks, every
-/// process read each tick that the budget (here: unbounded) allows.
-fn attempts_over(pids: &[i32], ticks: usize, unmoved_keeps: Duration) -> Vec<usize> {
+/// process read each tick that the budget (here: unbounded) allows. Before each tick
+/// after the first, `faulting` has faulted since the last (on a busy machine it may
+/// wait for a CPU longer than a tick).
+fn attempts_over(pids: &[i32], faulting: i32, ticks: usize, unmoved_keeps: Duration) -> Vec<usize> {
     let mut collector = Collector::new(SamplerConfig {
         pss: Some(PssBudget {
             share: 1.0,
@@ -260,6 +262,10 @@ fn attempts_over(pids: &[i32], ticks: usize, unmoved_keeps: Duration) -> Vec<usi
         }),
         ..config(Scope::Pids(pids.to_vec()), Duration::from_millis(1))
     });
+    let minor_faults = || {
+        let stat = std::fs::read(format!("/proc/{faulting}/stat")).unwrap();
+        crate::parse::stat::parse(&stat).unwrap().minflt
+    };
     let mut counts = vec![0; pids.len()];
     for _ in 0..ticks {
         for a in collector.sample().pss_attempts {
@@ -267,7 +273,12 @@ fn attempts_over(pids: &[i32], ticks: usize, unmoved_keeps: Duration) -> Vec<usi
                 counts[i] += 1;
             }
         }
+        let faults = minor_faults();
+        let began = Instant::now();
         std::thread::sleep(Duration::from_millis(30));
+        while minor_faults() == faults && began.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
     counts
 }
@@ -282,10 +293,10 @@ fn a_process_that_did_not_fault_keeps_its_reading_where_the_budget_says_so() {
     // Past the interpreter's start: from here it faults only in its loop.
     std::thread::sleep(Duration::from_millis(300));
     let pids = [idle.pid(), busy.pid()];
-    let kept = attempts_over(&pids, 6, Duration::from_secs(60));
+    let kept = attempts_over(&pids, busy.pid(), 6, Duration::from_secs(60));
     assert_eq!(kept[0], 1, "the sleeper read once, then kept: {kept:?}");
     assert_eq!(kept[1], 6, "the faulting one read at every tick: {kept:?}");
-    let every = attempts_over(&pids, 6, Duration::ZERO);
+    let every = attempts_over(&pids, busy.pid(), 6, Duration::ZERO);
     assert_eq!(every, vec![6, 6], "without it, both at every tick");
 }
 
