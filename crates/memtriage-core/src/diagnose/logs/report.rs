@@ -302,6 +302,10 @@ fn memory_growth(group: &[&LogMatch]) -> Option<(String, Vec<(u64, u64)>)> {
 
 const GROWTH_MIN_READINGS: usize = 4;
 const GROWTH_MIN_RISE: f64 = 1.2;
+/// A long series that rises at nearly every reading grows however slowly: a leak of a
+/// few MB an iteration is +5% over the stretch of log a user pastes.
+const STEADY_MIN_READINGS: usize = 8;
+const STEADY_MIN_RISE: f64 = 1.05;
 
 fn rising(readings: &[(u64, u64)]) -> bool {
     if readings.len() < GROWTH_MIN_READINGS {
@@ -312,10 +316,12 @@ fn rising(readings: &[(u64, u64)]) -> bool {
     let ups = readings.windows(2).filter(|w| w[1].1 > w[0].1).count();
     let downs = readings.windows(2).filter(|w| w[1].1 < w[0].1).count();
     let tail = &readings[readings.len() - GROWTH_MIN_READINGS..];
-    first > 0.0
-        && last >= first * GROWTH_MIN_RISE
-        && ups >= 2 * downs.max(1)
-        && tail[tail.len() - 1].1 > tail[0].1
+    let still_rising = tail[tail.len() - 1].1 > tail[0].1;
+    let fast = last >= first * GROWTH_MIN_RISE && ups >= 2 * downs.max(1);
+    let steady = readings.len() >= STEADY_MIN_READINGS
+        && last >= first * STEADY_MIN_RISE
+        && ups >= 4 * downs.max(1);
+    first > 0.0 && still_rising && (fast || steady)
 }
 
 fn fill(template: &str, m: &LogMatch) -> Option<String> {

@@ -22,6 +22,7 @@ mod limits;
 mod oom;
 mod real_world;
 mod streaming;
+mod symptoms;
 
 fn fixture(name: &str) -> Vec<u8> {
     let p = fixtures().join("logs").join(name);
@@ -140,4 +141,21 @@ fn one_finding_per_class_most_severe_first() {
     assert!(f[0]
         .title
         .starts_with("The kernel's OOM killer killed python (pid 48213)"));
+}
+
+/// The ids of the findings `bytes` yields, in the order given.
+fn classes(bytes: &[u8]) -> Vec<String> {
+    scan(bytes).findings().into_iter().map(|f| f.id).collect()
+}
+
+/// Each line, alone, yields its finding id first.
+fn each_named_first(cases: &[(&str, &str)]) {
+    for (line, id) in cases {
+        let found = classes(format!("{line}\n").as_bytes());
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some(*id),
+            "{line}: {found:?}"
+        );
+    }
 }

@@ -5,11 +5,7 @@
 use crate::diagnose::logs::FailureClass;
 use crate::model::finding::{Certainty, Severity};
 
-use super::{evidence, only_finding, scan};
-
-fn classes(bytes: &[u8]) -> Vec<String> {
-    scan(bytes).findings().into_iter().map(|f| f.id).collect()
-}
+use super::{classes, each_named_first, evidence, only_finding, scan};
 
 #[test]
 fn every_kill_of_a_dmesg_is_counted_and_the_largest_are_listed() {
@@ -622,18 +618,6 @@ fn pages_that_quote_errors_raise_nothing() {
         "1. 问题现象与背景\n开发者经常会遇到RuntimeError: CUDA out of memory错误。\n2. 根本原因分析\n显存容量限制\n3. 解决方案\n",
     ] {
         assert!(classes(page.as_bytes()).is_empty(), "{page}: {:?}", classes(page.as_bytes()));
-    }
-}
-
-/// Each line alone is named first by the finding given with it.
-fn each_named_first(cases: &[(&str, &str)]) {
-    for (line, id) in cases {
-        let found = classes(format!("{line}\n").as_bytes());
-        assert_eq!(
-            found.first().map(String::as_str),
-            Some(*id),
-            "{line}: {found:?}"
-        );
     }
 }
 

@@ -32,11 +32,20 @@ fn capture<'a>(out: &'a [(String, String)], name: &str) -> Option<&'a str> {
 /// `series`. The finding is decided over the whole series (report), not per line.
 fn extract_memory_figure(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let unit = capture(out, "unit").unwrap_or("");
+    let label = capture(out, "label").unwrap_or("").to_ascii_lowercase();
+    let spaced = capture(out, "sep").is_some_and(|s| !s.contains([':', '=']));
+    let generic = label.ends_with("memory") || label.ends_with("mem");
+    if unit.is_empty() && (spaced || generic) {
+        return false;
+    }
     let Some(bytes) = capture(out, "value").and_then(|v| size_in_bytes(v, unit)) else {
         return false;
     };
     let series = capture(out, "label")
         .unwrap_or("used memory (free)")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
         .to_ascii_lowercase();
     if unit.is_empty() {
         // free -g, --giga: the scale is the command line's, not the output's.
@@ -345,6 +354,32 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
+        certainty: Possible,
+        cause: Some(Capacity),
+        ..rule(
+            "prose.thrashing",
+            C::SwapThrashing,
+            Warn,
+            &["thrash"],
+            // A machine said to thrash (not a cache or a TLB: those thrash without swap).
+            r"(?i:\b(?:system|machine|box|server|host|computer|laptop|desktop|node|vm|memory|ram|swap|swapping|kswapd\d*)\b[^.\n]{0,60}\bthrash(?:es|ed|ing)?\b|\bthrash(?:es|ed|ing)\b[^.\n]{0,40}\b(?:swap\w*|memory|ram|the disk)\b|\b(?:severe|heavy|constant|massive) thrashing\b)",
+            "The text says the machine was thrashing",
+        )
+    },
+    Rule {
+        certainty: Possible,
+        cause: Some(Capacity),
+        ..rule(
+            "prose.swapping-stall",
+            C::SwapThrashing,
+            Warn,
+            &["swap", "Swap", "SWAP"],
+            // Swapping and a machine that stopped answering, in one sentence either way round.
+            r"(?i:\bswap(?:ping|ped|file|s)?\b[^.\n]{0,80}\b(?:unresponsive|non-responsive|freez\w*|froze|frozen|lock(?:s|ed)? up|lockups?|crawl\w*|sluggish|extremely slow|grind\w* to a halt)\b|\b(?:unresponsive|non-responsive|freez\w*|froze|frozen|lock(?:s|ed)? up|lockups?|crawl\w*|sluggish|extremely slow|grind\w* to a halt)\b[^.\n]{0,80}\bswap(?:ping|ped|file|s)?\b|\bswapping (?:endlessly|constantly|heavily|like crazy|non-?stop)\b|\bheavy swapping\b|\bswap storms?\b)",
+            "The text says the machine stalled swapping",
+        )
+    },
+    Rule {
         extract: Some(extract_memory_figure),
         certainty: Likely,
         ..rule(
@@ -365,8 +400,11 @@ pub(super) static RULES: &[Rule] = &[
             Warn,
             // The labels jobs print their own memory under; plain `mem` or `memory`
             // would put most lines of a training log through the rules.
-            &["emory usage", "emory_usage", "emory used", "RSS:", "RSS=", "rss:", "rss=", "RAM usage", "RAM used", "mem_usage"],
-            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident )?(?:memory[ _]usage|memory used|mem_usage|rss|ram usage|ram used))\s*[:=]\s*(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b)?)",
+            &["emory usage", "emory_usage", "emory used", "sed memory", "RSS:", "RSS=", "rss:", "rss=", "rss ", "maxrss", "max_rss", "vmrss", "RAM usage", "RAM used", "mem_usage", "memory:", "memory=", "memory =", "memory (", "mem:", "mem="],
+            // The label may say when the figure was taken (`Used memory (after request)`):
+            // each moment is a series of its own. A figure after a bare `memory` or a
+            // space needs its unit (`rss 555 MB`; `memory 4 workers` is no figure).
+            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident |current |used )?(?:memory[ _]usage|memory used|used\s+memory|mem_usage|rss|maxrss|max_rss|ru_maxrss|vmrss|ram usage|ram used|memory|mem)(?:\s*\((?:before|after|at|during|in|on)\b[^)]{0,30}\))?)(?P<sep>\s*[:=]\s*|\s+)(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b)?)",
             "Memory rises reading after reading",
         )
     },
@@ -376,8 +414,13 @@ pub(super) static RULES: &[Rule] = &[
             "prose.memory-growth",
             C::MemoryGrowth,
             Warn,
-            &["leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from", "rising"],
-            r"(?i:\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rising|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) to (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute)|\b(?:memory|ram|rss)\b[^.\n]{0,20}\b(?:increas\w*|grow\w*|rising|climb\w*|creep\w*)\b[^.\n]{0,12}?(?P<rate2>~?(?:\d[\d.]*|<n>)(?:\s*[–-]\s*(?:\d[\d.]*|<n>))?\s*[KMGT]i?B)\s*(?:/|per |an? |each )\s*(?:hour|h|min|minute|epoch|step|iteration|day)\b|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b)",
+            &[
+                "leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from", "rising", "going up",
+                "goes up", "内存", "記憶體", "显存", "顯存", "メモリ", "메모리", "памят", "moire", "Speicher",
+                "memoria", "memória", "linearly", "without bound", "unbounded", "monoton", "indefinitely",
+                "over time", "with each", "with every",
+            ],
+            r"(?i:\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rising|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) to (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute)|\b(?:memory|ram|rss)\b[^.\n]{0,20}\b(?:increas\w*|grow\w*|rising|climb\w*|creep\w*)\b[^.\n]{0,12}?(?P<rate2>~?(?:\d[\d.]*|<n>)(?:\s*[–-]\s*(?:\d[\d.]*|<n>))?\s*[KMGT]i?B)\s*(?:/|per |an? |each )\s*(?:hour|h|min|minute|epoch|step|iteration|day)\b|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b|\b(?:memory|ram|rss)(?: usage| consumption| footprint| use)?\b[^.\n]{0,40}?\b(?:keeps?|kept|keeping|continues?|continued|continuing) (?:on |to )?(?:increas\w*|grow\w*|rising|climb\w*|going up)|\b(?:memory|ram|rss)(?: usage| consumption)?\b[^.\n]{0,40}\b(?:grows?|grew|growing|increases?|increased|increasing|rises?|rose|rising|climbs?|climbed|climbing) (?:linearly|without bound|unbounded|monotonically|indefinitely|over time|with (?:each|every) (?:request|epoch|step|iteration|call|batch))\b|(?:内存|記憶體|显存|顯存)[^\n]{0,24}?(?:一直|不断|不斷|持续|持續|逐渐|逐漸|逐步|越来越|越來越|缓慢|緩慢|慢慢)[^\n]{0,8}?(?:增长|增長|上涨|上漲|涨|漲|增加|升高|变大|變大|大|上升|攀升|提高)|メモリ[^\n]{0,20}?(?:増え続け|増加し続け|どんどん増え|徐々に増え)|메모리[^\n]{0,20}?(?:계속|점점|꾸준히)\s*(?:증가|늘어)|памят\w*[^.\n]{0,30}?(?:постоянно |непрерывно |продолжает |всё время |все время )(?:раст[её]т|расти|увеличивается|увеличиваться)|m[ée]moire[^.\n]{0,30}?(?:ne cesse (?:pas )?d'augmenter|augmente (?:sans cesse|continuellement|constamment|progressivement|en permanence)|continue d'augmenter)|Speicher\w*[^.\n]{0,30}?(?:steigt|wächst|wuchs|stieg) (?:stetig|kontinuierlich|immer weiter|ständig|permanent|linear)|mem[oó]ria[^.\n]{0,30}?(?:sigue|continúa|continua|não para de|no para de) (?:aumentando|creciendo|crescendo|subiendo|de aumentar|de crecer|de crescer))",
             "The text says memory kept growing",
         )
     },

@@ -1,6 +1,7 @@
 //! The kernel itself: stalled reclaim, failed page allocations, oopses and panics.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::{Error, Warn};
 use crate::model::ids;
 
@@ -36,6 +37,32 @@ pub(super) static RULES: &[Rule] = &[
         r"(?P<comm>\S+?):? page allocation (?:failure[.:]|stalls for \d+ms,) order:\s?(?P<order>\d+)|__alloc_pages: (?P<order2>\d+)-order allocation failed|^\s*\d+\s+\w+\s+\d+\s+-?\d+\s+\d+\s+\d+\s+\d+\s+R\s+(?:[5-9]\d|100)\.\d\s+[\d.]+\s+[\d:.]+\s+\[?kswapd\d",
         "The kernel failed an order-{order} page allocation for {comm}",
     ),
+    Rule {
+        certainty: Possible,
+        ..rule(
+            "prose.kswapd-busy",
+            C::MemoryPressure,
+            Warn,
+            &["kswap"],
+            // kswapd named with the CPU it burns, in words or a figure: reclaim that
+            // cannot keep up. (A `top` row is read by the page-allocation rule above.)
+            r"(?i:\bkswap(?:d\d*)?\b[^\n]{0,60}?(?:\b(?:[5-9]\d|100)(?:[.,]\d+)?\s?%|\bhigh (?:cpu|load)|\bcpu\b|\bspin\w*|\bbusy\b|\bhog\w*|\bskyrocket\w*|使用率|高负[荷载]|負荷|高く|高い|占用|飙升|飆升)|\b(?:high|100\s?%)[^.\n]{0,20}\bcpu\b[^.\n]{0,30}\bkswap)",
+            "The text says kswapd was burning CPU: reclaim could not keep up",
+        )
+    },
+    Rule {
+        extract: Some(extract_psi_stalled),
+        certainty: Possible,
+        ..rule(
+            "psi.memory-stalled",
+            C::MemoryPressure,
+            Warn,
+            &["avg10"],
+            // /proc/pressure/memory's lines as printed or pasted, or a monitor's `PSI mem`.
+            r"(?i:^(?:(?:psi\s+)?mem\w*\s+)?(?P<kind>some|full)\s+avg10[=:]\s*(?P<avg10>\d+(?:\.\d+)?)(?:\s+avg60[=:]\s*(?P<avg60>\d+(?:\.\d+)?))?|\bpsi\s+mem\w*\s+(?P<kind2>some|full)\s+avg10[=:]?\s*(?P<avg10b>\d+(?:\.\d+)?))",
+            "Tasks stalled on memory {avg10}% of the last 10 s (PSI)",
+        )
+    },
     rule(
         "kernel.page-fault-bug",
         C::KernelOops,
@@ -171,3 +198,27 @@ pub(super) const KERNEL_OOPS: ClassInfo = ClassInfo {
           edac-util).",    cause: crate::model::finding::CauseKind::Driver,
     confirm: "The module in the oops's RIP line and the taint flags (dmesg -T, from BUG:/Oops: to the end of the trace).",
 };
+
+/// Time stalled on memory this large (percent of the last 10 s or 60 s, some task) is
+/// a machine reclaiming instead of working; a healthy one reads 0.00.
+const PSI_STALLED_PCT: f64 = 10.0;
+
+/// A PSI line whose stall share is large: `avg10` (or `avg60`) at [`PSI_STALLED_PCT`]
+/// or more. The figure is kept under `avg10`.
+fn extract_psi_stalled(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let figure = |name: &str| {
+        out.iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse::<f64>().ok())
+    };
+    let avg10 = figure("avg10").or_else(|| figure("avg10b"));
+    let worst = avg10.into_iter().chain(figure("avg60")).fold(0.0, f64::max);
+    if worst < PSI_STALLED_PCT {
+        return false;
+    }
+    if let Some(v) = avg10 {
+        out.retain(|(k, _)| k != "avg10");
+        out.push(("avg10".into(), format!("{v:.1}")));
+    }
+    true
+}
