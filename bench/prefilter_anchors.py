@@ -25,6 +25,7 @@ when the engine's test `the_prefilter_takes_two_passes` fails:
 import argparse
 import collections
 import glob
+import heapq
 import json
 import os
 import subprocess
@@ -112,15 +113,42 @@ def costs(covers, real, synthetic, synthetic_weight):
     return out
 
 
+class _Descending:
+    """A string that sorts in reverse, so a min-heap breaks ties as max() did."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __lt__(self, other):
+        return self.text > other.text
+
+    def __eq__(self, other):
+        return self.text == other.text
+
+
 def choose(covers, occurrences, n_literals, weight):
     """Greedy weighted set cover, then anchors left redundant by later ones dropped."""
     cost = {s: 1 + weight * occurrences[s] for s in covers}
     uncovered = set(range(n_literals))
     chosen = []
-    while uncovered:
-        best = max(covers, key=lambda s: (len(covers[s] & uncovered) / cost[s], len(s), s))
-        chosen.append(best)
-        uncovered -= covers[best]
+    # Lazy greedy: a substring's gain only falls as literals get covered, so the best
+    # is found by refreshing the heap's top until it stays on top (the same choice as
+    # taking the max over all of them each round, far fewer gains computed).
+    heap = [(-len(c) / cost[s], -len(s), _Descending(s)) for s, c in covers.items()]
+    heapq.heapify(heap)
+    while uncovered and heap:
+        _, neg_len, key = heapq.heappop(heap)
+        gain = len(covers[key.text] & uncovered) / cost[key.text]
+        if gain == 0:
+            continue
+        entry = (-gain, neg_len, key)
+        if heap and heap[0] < entry:
+            heapq.heappush(heap, entry)
+            continue
+        chosen.append(key.text)
+        uncovered -= covers[key.text]
     for anchor in sorted(chosen, key=lambda s: -cost[s]):
         others = set().union(*(covers[o] for o in chosen if o != anchor))
         if covers[anchor] <= others:
@@ -135,15 +163,18 @@ def main():
     ap.add_argument("--synthetic-weight", type=float, default=10.0)
     args = ap.parse_args()
     literals = rule_literals(args.binary)
+    # A literal shorter than an anchor is its own (the engine does the same).
+    short = [lit for lit in literals if len(lit.encode()) < MIN_LEN]
+    literals = [lit for lit in literals if len(lit.encode()) >= MIN_LEN]
     real, synthetic = healthy_samples()
     covers = cover(literals)
     occurrences = costs(covers, real, synthetic, args.synthetic_weight)
     # The most weight on rarity that still fits the budget.
     for weight in (0.003, 0.002, 0.0015, 0.001, 0.0007, 0.0005, 0.0003, 0.0002, 0.0001, 0.0):
-        chosen = choose(covers, occurrences, len(literals), weight)
+        chosen = short + choose(covers, occurrences, len(literals), weight)
         if len(chosen) <= args.budget:
             break
-    print(f"weight {weight}: {sum(occurrences[a] for a in chosen):.0f} occurrences per MB of healthy text")
+    print(f"weight {weight}: {sum(occurrences.get(a, 0) for a in chosen):.0f} occurrences per MB of healthy text")
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump(chosen, f, ensure_ascii=False, indent=0)
         f.write("\n")

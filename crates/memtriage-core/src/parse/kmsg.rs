@@ -144,10 +144,18 @@ fn is_caller_id(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_digit())
 }
 
+/// A time of day with words around it (`Sat Nov 21 06:16:42 2026`, a program's own
+/// stamp); not a bracketed message with fields (Go's `[signal SIGBUS: bus error
+/// code=0x2 addr=0x7f25fb57a000 pc=0x46c58e]`).
 fn looks_like_wall_time(s: &str) -> bool {
-    s.contains(':')
-        && s.chars().any(|c| c.is_ascii_digit())
-        && s.chars().any(|c| c.is_ascii_alphabetic())
+    let b = s.as_bytes();
+    let time_of_day = (1..b.len().saturating_sub(2)).any(|i| {
+        b[i] == b':'
+            && b[i - 1].is_ascii_digit()
+            && b[i + 1].is_ascii_digit()
+            && b[i + 2].is_ascii_digit()
+    });
+    time_of_day && !s.contains('=') && s.chars().any(|c| c.is_ascii_alphabetic())
 }
 
 /// OOM kills in a stream of log lines (any of the forms [`parse_line`] reads),

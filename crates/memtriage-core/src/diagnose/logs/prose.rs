@@ -166,6 +166,13 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
         "something like",
         "looks like this",
         "look like one of",
+        "as shown below",
+        "shown below",
+        "like the following",
+        "a message like",
+        "messages like",
+        "sont enregistrés",
+        "are logged in",
         // The modal of a page: what may happen to anyone, not what happened.
         "may appear",
         "might appear",
@@ -238,7 +245,7 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
     let addressed = CONDITIONS.iter().any(|c| {
         text.strip_prefix(c)
             .is_some_and(|rest| MEETING.iter().any(|m| rest.trim_start().starts_with(m)))
-    });
+    }) || tells_the_reader_they_will_meet_it(msg);
     // Vendors' and other languages' pages: `XID 48: This XID indicates …`, `可能会遇到"…"这样的错误`.
     const ABOUT_THE_ERROR: &[&str] = &[
         "bug check has a value of",
@@ -253,15 +260,35 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
     addressed || ABOUT_THE_ERROR.iter().any(|p| text.contains(p))
 }
 
+/// `you'll eventually hit the kernel limit and start seeing ENOMEM errors`: the reader
+/// is told what they will meet, anywhere in the sentence. Not a writer showing their
+/// own output (`as you can see`, `I get …`).
+fn tells_the_reader_they_will_meet_it(msg: &str) -> bool {
+    static TOLD: OnceLock<Option<Regex>> = OnceLock::new();
+    let lowercase = msg.to_lowercase();
+    !lowercase.contains("as you can see")
+        && !first_person(msg)
+        && matches(
+            &TOLD,
+            r"\byou(?:['’]ll|['’]re| will| may| might| can| could| are)?\s+(?:\w+\s+){0,2}(?:start seeing|see|get|hit|encounter|run into|receive)\b",
+            &lowercase,
+        )
+}
+
 /// An article's title: how to fix an error, a guide to it, what it means. A page so
 /// titled quotes the errors it is about; a failing job's output has no title.
 pub(super) fn is_article_title(line: &str) -> bool {
     static TITLE: OnceLock<Option<Regex>> = OnceLock::new();
-    matches(
-        &TITLE,
-        r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
-        line,
-    )
+    // A question about what follows (`What is the correct interpretation of the
+    // following segfault messages?`) asks about the poster's own output.
+    let asks_about_what_follows = line.trim_end().ends_with('?')
+        && (line.to_lowercase().contains("the following") || first_person(line));
+    !asks_about_what_follows
+        && matches(
+            &TITLE,
+            r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|(?:resolving|solving|avoiding|preventing|dealing with) \S|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
+            line,
+        )
 }
 
 /// The error named inside a sentence, not printed: quoted (`` `Killed process <pid>` ``,
@@ -411,7 +438,7 @@ pub(super) fn reads_as_document(head: &str) -> bool {
         .filter(|l| {
             matches(
                 &SECTION,
-                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução)\**\s*:?\s*\**$",
+                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|common causes|prerequisites|see also|references)\**\s*:?\s*\**$",
                 l,
             )
         })
@@ -447,7 +474,7 @@ pub(super) fn has_invented_values(line: &str) -> bool {
     static INVENTED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &INVENTED,
-        r"(?i)\b(?:pid|process|task|tgid)\b\s*[=:]?\s*\(?(?:1234|12345|123456|1234567)\b|\b0x(?:1234|deadbeef)\b",
+        r"(?i)\b(?:pid|process|task|tgid)\b\s*[=:]?\s*\(?(?:1234|12345|123456|1234567)\b|\b0x(?:1234|deadbeef)\b|=\[(?:\.\.\.|…)\]",
         line,
     )
 }

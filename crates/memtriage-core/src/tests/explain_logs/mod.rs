@@ -21,6 +21,7 @@ mod kernel;
 mod limits;
 mod oom;
 mod real_world;
+mod sixth_batch;
 mod streaming;
 mod symptoms;
 
@@ -156,6 +157,17 @@ fn each_named_first(cases: &[(&str, &str)]) {
             found.first().map(String::as_str),
             Some(*id),
             "{line}: {found:?}"
+        );
+    }
+}
+
+/// Each line, alone, yields no finding.
+fn lines_raise_nothing(lines: &[&str]) {
+    for line in lines {
+        assert_eq!(
+            classes(format!("{line}\n").as_bytes()),
+            Vec::<String>::new(),
+            "{line}"
         );
     }
 }

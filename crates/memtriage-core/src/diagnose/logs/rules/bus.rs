@@ -31,8 +31,9 @@ pub(super) static RULES: &[Rule] = &[
             "Bus error (core",
             "Bus error(",
             "总线错误",
+            "): Bus error",
         ],
-        r"EXC_BAD_ACCESS \(SIGBUS\)|interrupted by signal (?:10|7): SIGBUS|(?:^|[^`'\x22A-Za-z0-9_])(?:Bus error|Bus Error|总线错误)\s*\((?:core dumped|core dump|吐核|核心已转储)\)|总线错误|(?:Program|Thread \d+ \x22[^\x22]*\x22) received signal SIGBUS|Signal 7 \(SIGBUS\) received by PID (?P<pid>\d+)|\bexitcode\s*:\s*-7\b|terminated by signal SIGBUS|killed by signal(?: 7\b|:? SIGBUS)|Signal: Bus error \(7\)|\*\*\* SIGBUS (?:\(@0x[0-9a-f]+\) received by PID|received at time=)|Caught signal 7 \(Bus error|stop reason = signal SIGBUS|(?:crashed|died|was killed|terminated) (?:with|by|of) (?:a )?SIGBUS\b|^#\s+SIGBUS \(0x7\) at pc=0x[0-9a-f]+|si_signo: 7 \(SIGBUS\), si_code: \d+ \(BUS_ADRERR\)",
+        r"EXC_BAD_ACCESS \(SIGBUS\)|interrupted by signal (?:10|7): SIGBUS|(?:^|[^`'\x22A-Za-z0-9_])(?:Bus error|Bus Error|总线错误)\s*\((?:core dumped|core dump|吐核|核心已转储)\)|总线错误|(?:Program|Thread \d+ \x22[^\x22]*\x22) received signal SIGBUS|Signal 7 \(SIGBUS\) received by PID (?P<pid>\d+)|\bexitcode\s*:\s*-7\b|terminated by signal SIGBUS|killed by signal(?: 7\b|:? SIGBUS)|Signal: Bus error \(7\)|\*\*\* SIGBUS (?:\(@0x[0-9a-f]+\) received by PID|received at time=)|Caught signal 7 \(Bus error|stop reason = signal SIGBUS|(?:crashed|died|was killed|terminated) (?:with|by|of) (?:a )?SIGBUS\b|^#\s+SIGBUS \(0x7\) at pc=0x[0-9a-f]+|si_signo: 7 \(SIGBUS\), si_code: \d+ \(BUS_ADRERR\)|^SIGBUS: bus error\s*$|\[signal SIGBUS: bus error code=|^signal \((?:7|10)\): Bus error|\(signal: 7, SIGBUS: access to undefined memory\)",
         "The process died of a bus error (SIGBUS)",
     ),
     Rule {

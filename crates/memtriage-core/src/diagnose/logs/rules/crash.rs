@@ -48,13 +48,22 @@ pub(super) static RULES: &[Rule] = &[
         "{comm} (pid {pid}) crashed: {trap}",
     ),
     rule(
+        // powerpc's kernel says it with the instruction pointer's name there (`nip`).
+        "kernel.powerpc-signal",
+        C::NativeCrash,
+        Error,
+        &["illegal instruction (", "unhandled signal "],
+        r"^(?P<comm>.+?)\[(?P<pid>\d+)\]: (?P<trap>illegal instruction|unhandled signal \d+) \(\d+\) at [0-9a-f]+ nip\b",
+        "{comm} (pid {pid}) crashed: {trap}",
+    ),
+    rule(
         "signal.sigsegv-report",
         C::NativeCrash,
         Error,
         &["SIGSEGV", "signal 11", "Signal 11", "fault (11)", "Segmentation fault", "SIGABRT", "AddressSanitizer", "Signal: 6 (ABRT)", "Signal: 11 (SEGV)", "Received signal", "crashed by signal"],
         // gdb on a live process or a core file, coredumpctl's `Signal:` row, a core
         // reader's summary, srun's report of a task.
-        r"(?:Program|Thread \d+ \x22[^\x22]*\x22) (?:received|terminated with) signal SIG(?:SEGV|ABRT)|^\s*Signal: (?:11 \(SEGV\)|6 \(ABRT\))\s*$|died due(?: to)? receiving signal SIG(?:SEGV|ABRT)|\btask \d+: Segmentation fault\b|\*\*\* Received signal (?:11|6) \*\*\*|AddressSanitizer: SEGV|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID (?P<pid>\d+)|\*\*\* SIG(?:SEGV|ABRT) received at time=|Caught signal 11 \(Segmentation fault|crashed by signal: 11\b|Signal: Segmentation fault \(11\)|Signal 11 \(SIGSEGV\) received by PID (?P<pid2>\d+)|terminated by signal SIGSEGV|(?:killed|terminated) by signal(?: 11\b|:? SIGSEGV)|died with <Signals\.SIGSEGV: 11>|interrupted by signal 11: SIGSEGV|received signal SIGSEGV|\bprocess \d+ terminated with signal SIG(?:SEGV|ABRT)\b|Segmentation fault: address not mapped|\bSIGSEGV: segmentation violation",
+        r"(?:Program|Thread \d+ \x22[^\x22]*\x22) (?:received|terminated with) signal SIG(?:SEGV|ABRT)|^\s*Signal: (?:11 \(SEGV\)|6 \(ABRT\))\s*$|died due(?: to)? receiving signal SIG(?:SEGV|ABRT)|\btask \d+: Segmentation fault\b|\*\*\* Received signal (?:11|6) \*\*\*|AddressSanitizer: SEGV|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID (?P<pid>\d+)|\*\*\* SIG(?:SEGV|ABRT) received at time=|Caught signal 11 \(Segmentation fault|crashed by signal: 11\b|Signal: Segmentation fault \(11\)|Signal 11 \(SIGSEGV\) received by PID (?P<pid2>\d+)|terminated by signal SIGSEGV|(?:killed|terminated) by signal(?: 11\b|:? SIGSEGV)|died with <Signals\.SIGSEGV: 11>|interrupted by signal 11: SIGSEGV|received signal SIGSEGV|\bprocess \d+ terminated with signal SIG(?:SEGV|ABRT)\b|Segmentation fault: address not mapped|\bSIGSEGV: segmentation violation|\(signal: 11, SIGSEGV: invalid memory reference\)|^#?\s*SIGSEGV \(0xb\) at pc=0x[0-9a-f]+",
         "The process crashed with a segmentation fault (SIGSEGV)",
     ),
     Rule {
@@ -72,8 +81,10 @@ pub(super) static RULES: &[Rule] = &[
         "shell.segfault",
         C::NativeCrash,
         Error,
-        &["Segmentation fault", "segmentation fault", "Speicherzugriffsfehler", "Erreur de segmentation", "Violación de segmento", "Ошибка сегментирования", "段错误", "セグメンテーション違反", "zsh: "],
-        shell_signal!("Segmentation fault|segmentation fault|Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Ошибка сегментирования|段错误|セグメンテーション違反"),
+        &["Segmentation fault", "segmentation fault", "Speicherzugriffsfehler", "Erreur de segmentation", "Violación de segmento", "Ошибка сегментирования", "段错误", "セグメンテーション違反", "Naruszenie ochrony", "Errore di segmentazione", "Falha de segmenta", "Segmentatiefout", "Segmenteringsfel", "Помилка сегментації", "세그멘테이션 오류", "記憶體區段錯誤", "zsh: "],
+        // glibc's name for SIGSEGV in the shell's locale (a mangled letter of Polish's
+        // `pamięci` is still the message).
+        shell_signal!("Segmentation fault|segmentation fault|Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Ошибка сегментирования|段错误|セグメンテーション違反|Naruszenie ochrony pami\\S{1,3}ci|Errore di segmentazione|Falha de segmentação|Segmentatiefout|Segmenteringsfel|Помилка сегментації|세그멘테이션 오류|程式記憶體區段錯誤"),
         "The process crashed with a segmentation fault (SIGSEGV)",
     ),
     Rule {

@@ -20,7 +20,7 @@ pub(super) static RULES: &[Rule] = &[
         C::DataloaderShm,
         Error,
         &["DataLoader worker"],
-        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Bus(?: error|$)",
+        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal:\s*Bus(?: error|$)",
         "DataLoader worker (pid {pid}) died of a bus error: /dev/shm is too small",
     ),
     rule(
@@ -73,7 +73,9 @@ pub(super) static RULES: &[Rule] = &[
         C::DataloaderWorkerKilled,
         Error,
         &["DataLoader worker"],
-        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<signal>\w[^.]*)",
+        // A report or a cut log may stop before the signal's name (a line a terminal
+        // cut after `signal: ` is read joined to the next instead).
+        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<signal>\w[^.]*)|DataLoader worker (?:\(pid[^)]*\) )?is killed by signal(?::\s*\w|\s+\w|\s*$)",
         "DataLoader worker (pid {pid}) was killed by signal: {signal}",
     ),
     Rule {

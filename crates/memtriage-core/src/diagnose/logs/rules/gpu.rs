@@ -7,6 +7,18 @@ use crate::model::finding::Severity::{Error, Warn};
 use crate::model::ids;
 
 /// The meaning of the Xid, from the catalogue.
+/// An Xid named in words counts only where NVIDIA's catalogue has it (`XID 1` in a
+/// table of ids is no fault).
+fn extract_catalogued_xid(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let known = out
+        .iter()
+        .find(|(k, _)| k == "xid")
+        .and_then(|(_, v)| v.parse::<u32>().ok())
+        .and_then(xid::lookup)
+        .is_some();
+    known && extract_xid(msg, out)
+}
+
 fn extract_xid(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let xid = out
         .iter()
@@ -73,6 +85,19 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
+        extract: Some(extract_xid),
+        certainty: crate::model::finding::Certainty::Possible,
+        ..rule(
+            // The memory Xids named in words (`Xid 48/171 DBE, Xid 63 row remapper`).
+            "prose.xid-ecc",
+            C::GpuEcc,
+            Error,
+            &["Xid", "XID"],
+            r"\b(?-i:Xid|XID)(?: error)?[ :#-]{0,3}(?P<xid>48|63|64|92|94|95)\b",
+            "GPU Xid {xid}: {meaning}",
+        )
+    },
+    Rule {
         optional: &[r"(?P<what>(?:SRAM |DRAM |)Uncorrectable(?: Error)?|Double Bit(?: ECC)?|Device Memory|Remapping Failure Occurred|Pending(?: Page Blacklist| Page Retirement)?)"],
         ..rule(
             "nvidia-smi.ecc-figures",
@@ -105,6 +130,20 @@ pub(super) static RULES: &[Rule] = &[
             &["XidCriticalError"],
             r"XidCriticalError: Xid=(?P<xid>\d+) on Device=(?P<pci>[^,\s]+)",
             "GPU Xid {xid} on {pci}: {meaning}",
+        )
+    },
+    Rule {
+        extract: Some(extract_catalogued_xid),
+        certainty: crate::model::finding::Certainty::Possible,
+        ..rule(
+            // An Xid named in words (`fatal GPU loss (Xid 79)`), in the case NVIDIA
+            // writes it: PostgreSQL's lower-case `xid` is a transaction id.
+            "prose.xid",
+            C::GpuXid,
+            Error,
+            &["Xid", "XID"],
+            r"\b(?-i:Xid|XID)(?: error)?[ :#-]{0,3}(?P<xid>\d{1,3})\b",
+            "GPU Xid {xid}: {meaning}",
         )
     },
     rule(
@@ -158,10 +197,19 @@ pub(super) static RULES: &[Rule] = &[
         "nccl.error",
         C::NcclFailure,
         Error,
-        &["unhandled system error", "unhandled cuda error", "remote process exited", "communicator was aborted", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError", "ncclRemoteError", "NCCL error", "NCCL Error", "NCCL failure", "internal error - please report", "Check failed"],
+        &["unhandled system error", "unhandled cuda error", "remote process exited", "communicator was aborted", "NCCL operation", "ncclSystemError", "ncclInternalError", "ncclUnhandledCudaError", "ncclRemoteError", "NCCL error", "NCCL Error", "NCCL failure", "internal error - please report", "Check failed"],
         // nccl-tests say `Test NCCL failure common.cu:777 'unhandled system error'`.
-        r"(?i:NCCL (?:error|failure)\b).*?(?P<error>unhandled system error|unhandled cuda error|internal error|invalid usage|remote process exited or there was a network error|invalid argument)|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|NCCL communicator was aborted|Check failed: \w+ == ncclSuccess \(\d+ vs\. 0\)|(?P<error2>unhandled system error|unhandled cuda error), NCCL version",
+        r"(?i:NCCL (?:error|failure)\b).*?(?P<error>unhandled system error|unhandled cuda error|internal error|invalid usage|remote process exited or there was a network error|invalid argument)|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|NCCL communicator was aborted|Check failed: \w+ == ncclSuccess \(\d+ vs\. 0\)|(?P<error2>unhandled system error|unhandled cuda error), NCCL version|NCCL operation \w+\(\) failed: (?P<error3>unhandled system error|unhandled cuda error|internal error|invalid usage|remote process exited or there was a network error|invalid argument)",
         "NCCL failed: {error}",
+    ),
+    rule(
+        // The InfiniBand transport's failed work completion: a link or peer problem.
+        "nccl.ib-completion-error",
+        C::NcclFailure,
+        Error,
+        &["Got completion from peer"],
+        r"NET/IB\w*\s*:\s*Got completion from peer (?P<peer>\S+) with (?:error |status=)(?P<status>\d+).*?vendor err (?P<vendor_err>\d+)",
+        "NCCL's InfiniBand transport failed a transfer with {peer} (status {status}, vendor error {vendor_err})",
     ),
     rule(
         "nccl.timeout",

@@ -25,6 +25,31 @@ fn small_memlock(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     }
 }
 
+/// A limit named in words (`ulimit -l` is in KiB): evidence when under the same
+/// 64 MiB as a table's; a kernel object charged to the limit needs no figure.
+fn small_memlock_in_words(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let Some(value) = out
+        .iter()
+        .find(|(k, _)| k == "value")
+        .and_then(|(_, v)| v.parse::<u64>().ok())
+    else {
+        return true;
+    };
+    let unit = out
+        .iter()
+        .find(|(k, _)| k == "unit")
+        .map(|(_, v)| v.to_ascii_lowercase());
+    let bytes = match unit.as_deref() {
+        Some("m" | "mb" | "mib") => value << 20,
+        _ => value << 10,
+    };
+    if bytes >= 64 << 20 {
+        return false;
+    }
+    out.push(("limit".into(), crate::model::units::iec(bytes)));
+    true
+}
+
 pub(super) static RULES: &[Rule] = &[
     // ---- memlock, file descriptors, mappings --------------------------------------
     Rule {
@@ -53,7 +78,8 @@ pub(super) static RULES: &[Rule] = &[
         C::MemlockLimit,
         Error,
         &["RLIMIT_MEMLOCK"],
-        r"RLIMIT_MEMLOCK is (?P<limit>\d+) bytes",
+        // grsecurity's denial names the request and the limit.
+        r"RLIMIT_MEMLOCK is (?P<limit>\d+) bytes|requesting \d+ for RLIMIT_MEMLOCK against limit (?P<limit2>\d+)",
         "RLIMIT_MEMLOCK is only {limit} bytes: RDMA memory registration will fail",
     ),
     // Open MPI's openib warning: the HCA driver's MTT table caps what can be registered
@@ -94,6 +120,51 @@ pub(super) static RULES: &[Rule] = &[
         // `Increase RLIMIT_MEMLOCK, soft limit: 65536`.
         r"(?i:failed to lock memory|Error locking page|mlock(?:all)?(?:\(\))? (?:failed|errors)|memlock.{0,80}\bcurrently (?:64|8192|65536)\b|Unable to lock (?:JVM )?memory|Increase RLIMIT_MEMLOCK|failed to mlock \d+-byte buffer|Try increasing RLIMIT_M(?:EM)?LOCK)",
         "Locking memory failed: the locked-memory limit is too low",
+    ),
+    rule(
+        // UCX (under Open MPI, NCCL's net plugins, TensorRT-LLM) asks for the limit.
+        "ucx.memlock",
+        C::MemlockLimit,
+        Error,
+        &["max locked memory"],
+        r"(?i:set max locked memory \(ulimit -l\) to .{0,2}unlimited.{0,2}(?: \(current: (?P<current_kib>\d+) kbytes\))?)",
+        "UCX could not lock memory: the locked-memory limit is too low",
+    ),
+    Rule {
+        certainty: Possible,
+        extract: Some(small_memlock_in_words),
+        ..rule(
+            // A writer saying the limit is small (`ulimit -l` is `64`, the soft memlock
+            // is set to 64K), or that a kernel object is charged to it.
+            "prose.small-memlock",
+            C::MemlockLimit,
+            Warn,
+            &["ulimit -l", "memlock", "max locked memory", "locked memory limit"],
+            r"(?i:\b(?:ulimit -l|memlock|max locked memory)\b[\s`'\x22]{0,3}(?:limit |setting |value )?(?:is being set to|being set to|is set to|set to|is|was|of|=)[\s`'\x22:]{0,3}(?P<value>\d+)\s*(?P<unit>kbytes|kib|kb|k|mib|mb|m)?\b|\bagainst the locked memory limit\b)",
+            "The text says the locked-memory limit is small",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // Before Linux 5.11 a BPF map is charged to the locked-memory limit: its
+            // creation fails with EPERM past it.
+            "bpf.map-eperm",
+            C::MemlockLimit,
+            Error,
+            &["create_map", "map_create", "bpf map"],
+            r"(?i:\b(?:e?bpf_create_map\w*|bpf_map_create)\(\)? failed: Operation not permitted|could not open bpf map: Operation not permitted)",
+            "Creating a BPF map was refused (EPERM): before Linux 5.11 maps count against the locked-memory limit",
+        )
+    },
+    rule(
+        // ClickHouse explains its ENOMEM when the mappings are what ran out.
+        "clickhouse.max-map-count",
+        C::MaxMapCount,
+        Error,
+        &["virtual memory mappings", "Limit on number of mappings"],
+        r"near the limit on number of virtual memory mappings|Limit on number of mappings \(/proc/sys/vm/max_map_count\): (?P<max_map_count>\d+)",
+        "The process is at the limit on memory mappings (vm.max_map_count)",
     ),
     rule(
         "fd.ancdata",

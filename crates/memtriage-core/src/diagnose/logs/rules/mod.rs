@@ -29,9 +29,9 @@ macro_rules! shell_signal {
         concat!(
             r"^\s*(?:(?:\[\d+\][+-]?\s+(?:\d+\s+)?|\d+\s+|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+|zsh: )(?:",
             $signal,
-            r")(?::? \d+)?(?:\s*[(（](?:core dumped|核心已转储|吐核)[)）])?(?:\s+(?P<command>.*?))?|(?:.*?[^\w\s`'\x22:,.(]\s*)?(?:",
+            r")(?::? \d+)?(?:\s*[(（](?:core\s+dumped|核心已转储|吐核)[)）])?(?:\s+(?P<command>.*?))?|(?:.*?[^\w\s`'\x22:,.(]\s*)?(?:",
             $signal,
-            r")(?:: \d+)?(?:\s*[(（](?:core dumped|Speicherabzug geschrieben|core généré|imagen del núcleo guardada|núcleo despejado|核心已转储|吐核|コアダンプ|образ памяти сброшен на диск)[)）])?)\s*$"
+            r")(?:: \d+)?(?:\s*[(（](?:core\s+dumped|Speicherabzug geschrieben|core généré|imagen del núcleo guardada|núcleo despejado|核心已转储|吐核|コアダンプ|образ памяти сброшен на диск)[)）])?)\s*$"
         )
     };
 }

@@ -281,7 +281,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "exited with 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "code = -9", "xitstatus", "xit_status", "status 137", "status=137", "status: 137", "status:137", "signal 9", "Signal 9", "unexpected, 137", "signal terminated program"],
-            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|Exiting \(unexpected, 137\)|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\bexited with 137\b|\(signal 9\)|terminated with signal 9\b|exited unexpectedly \(code -9\)|(?:Killed|已杀死|已殺死|Getötet|Unicestwiony|Processus arrêté|Matado|Убито|強制終了) signal terminated program (?P<program>\S+)",
+            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|Exiting \(unexpected, 137\)|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\bexited with 137\b|\(signal 9\)|terminated with signal 9\b|exited unexpectedly \(code -9\)|(?:Killed|已杀死|已殺死|Getötet|Unicestwiony|Processus arrêté|Matado|Убито|強制終了) signal terminated program (?P<program>\S+)|\(signal: 9, SIGKILL: kill\)|Command failed with signal \x22?SIGKILL\x22?",
             "The process was killed by SIGKILL (exit code 137), most often the OOM killer",
         )
     },
@@ -371,9 +371,9 @@ pub(super) static RULES: &[Rule] = &[
         "earlyoom.kill",
         C::UserspaceOomKill,
         Error,
-        &["earlyoom", "sending SIG", "ow memory! ", "Invoking oom killer"],
+        &["earlyoom", "sending SIG", "ow memory! ", "Invoking oom killer", "Out of memory! avail"],
         // Its desktop notification says `Low memory! Killing process 997 name`.
-        r"(?i:low memory! (?:at or below SIG(?:TERM|KILL) limits|mem avail|killing process (?P<pid_notified>\d+)))|Invoking oom killer|earlyoom.*(?:sending SIG(?:TERM|KILL)|[Kk]illing process|killed)|^(?:[-*] )?sending SIG(?:TERM|KILL) to process (?P<pid>\d+) uid \d+ \x22(?P<comm>[^\x22]*)\x22|low memory! at least one of the following is under threshold|mem avail:.*sending SIG(?:TERM|KILL)",
+        r"(?i:low memory! (?:at or below SIG(?:TERM|KILL) limits|mem avail|killing process (?P<pid_notified>\d+)))|Invoking oom killer|earlyoom.*(?:sending SIG(?:TERM|KILL)|[Kk]illing process|killed)|^(?:[-*] )?sending SIG(?:TERM|KILL) to process (?P<pid>\d+) uid \d+ \x22(?P<comm>[^\x22]*)\x22|low memory! at least one of the following is under threshold|mem avail:.*sending SIG(?:TERM|KILL)|^Out of memory! avail: \d+ MiB < min: \d+ MiB",
         "earlyoom killed a process because memory ran low",
     ),
     rule(
