@@ -170,7 +170,7 @@ def main():
     covers = cover(literals)
     occurrences = costs(covers, real, synthetic, args.synthetic_weight)
     # The most weight on rarity that still fits the budget.
-    for weight in (0.003, 0.002, 0.0015, 0.001, 0.0007, 0.0005, 0.0003, 0.0002, 0.0001, 0.0):
+    for weight in (0.003, 0.002, 0.0015, 0.001, 0.0007, 0.0005, 0.0003, 0.0002, 0.0001, 0.00005, 0.00002, 0.00001, 0.000005, 0.000002, 0.000001, 0.0):
         chosen = short + choose(covers, occurrences, len(literals), weight)
         if len(chosen) <= args.budget:
             break

@@ -75,7 +75,7 @@ fn a_figure_that_creeps_up_reading_after_reading_is_growth() {
         .map(|i| {
             let gb = 5.65 + 0.4 * f64::from(i);
             format!(
-                "INFO [-36] : Used  memory (before request): {gb:.2}GB\nINFO [-43] : Used  memory (after request): {:.2}GB\n",
+                "INFO [-36] : Used memory (before request): {gb:.2}GB\nINFO [-43] : Used memory (after request): {:.2}GB\n",
                 gb + 0.39
             )
         })
@@ -85,7 +85,7 @@ fn a_figure_that_creeps_up_reading_after_reading_is_growth() {
     // A warm-up that settles is no growth, however many readings.
     let settles: String = [100, 120, 130, 131, 131, 130, 131, 130, 131, 130]
         .iter()
-        .map(|mb| format!("memory: {mb} MB\n"))
+        .map(|mb| format!("RSS: {mb} MB\n"))
         .collect();
     assert_eq!(classes(settles.as_bytes()), Vec::<String>::new());
 }

@@ -81,10 +81,10 @@ pub(super) static RULES: &[Rule] = &[
         "shell.segfault",
         C::NativeCrash,
         Error,
-        &["Segmentation fault", "segmentation fault", "Speicherzugriffsfehler", "Erreur de segmentation", "Violación de segmento", "Ошибка сегментирования", "段错误", "セグメンテーション違反", "Naruszenie ochrony", "Errore di segmentazione", "Falha de segmenta", "Segmentatiefout", "Segmenteringsfel", "Помилка сегментації", "세그멘테이션 오류", "記憶體區段錯誤", "zsh: "],
+        &["Segmentation fault", "segmentation fault", "Speicherzugriffsfehler", "Erreur de segmentation", "Violación de segmento", "Ошибка сегментирования", "段错误", "セグメンテーション違反", "Naruszenie ochrony", "egmenta", "zsh: "],
         // glibc's name for SIGSEGV in the shell's locale (a mangled letter of Polish's
         // `pamięci` is still the message).
-        shell_signal!("Segmentation fault|segmentation fault|Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Ошибка сегментирования|段错误|セグメンテーション違反|Naruszenie ochrony pami\\S{1,3}ci|Errore di segmentazione|Falha de segmentação|Segmentatiefout|Segmenteringsfel|Помилка сегментації|세그멘테이션 오류|程式記憶體區段錯誤"),
+        shell_signal!("Segmentation fault|segmentation fault|Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Ошибка сегментирования|段错误|セグメンテーション違反|Naruszenie ochrony pami\\S{1,3}ci|Errore di segmentazione|Falha de segmentação|Segmentatiefout"),
         "The process crashed with a segmentation fault (SIGSEGV)",
     ),
     Rule {

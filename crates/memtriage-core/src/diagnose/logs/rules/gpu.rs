@@ -89,11 +89,12 @@ pub(super) static RULES: &[Rule] = &[
         certainty: crate::model::finding::Certainty::Possible,
         ..rule(
             // The memory Xids named in words (`Xid 48/171 DBE, Xid 63 row remapper`).
+            // Their anchors are 4 bytes at least: a 3-byte one slows every pass.
             "prose.xid-ecc",
             C::GpuEcc,
             Error,
-            &["Xid", "XID"],
-            r"\b(?-i:Xid|XID)(?: error)?[ :#-]{0,3}(?P<xid>48|63|64|92|94|95)\b",
+            &["Xid ", "XID "],
+            r"\b(?-i:Xid|XID)(?: error)? #?(?P<xid>48|63|64|92|94|95)\b",
             "GPU Xid {xid}: {meaning}",
         )
     },
@@ -141,8 +142,8 @@ pub(super) static RULES: &[Rule] = &[
             "prose.xid",
             C::GpuXid,
             Error,
-            &["Xid", "XID"],
-            r"\b(?-i:Xid|XID)(?: error)?[ :#-]{0,3}(?P<xid>\d{1,3})\b",
+            &["Xid ", "XID "],
+            r"\b(?-i:Xid|XID)(?: error)? #?(?P<xid>\d{1,3})\b",
             "GPU Xid {xid}: {meaning}",
         )
     },

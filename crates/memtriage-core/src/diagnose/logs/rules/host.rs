@@ -267,8 +267,8 @@ pub(super) static RULES: &[Rule] = &[
         "managed.out-of-memory",
         C::HostAllocFailure,
         Error,
-        &["OutOfMemoryException", "maximum array size preference", "Type HELP MEMORY", "type \"help memory\""],
-        r"\b(?:System\.)?OutOfMemoryException\b|Requested (?P<shape>\d+x\d+(?:x\d+)*) \((?P<size>[\d.]+ ?[KMGT]?B)\) array exceeds maximum array size preference|Out of memory\. (?:Type HELP MEMORY|type \x22help memory\x22) for your options",
+        &["OutOfMemoryException", "maximum array size preference"],
+        r"\b(?:System\.)?OutOfMemoryException\b|Requested (?P<shape>\d+x\d+(?:x\d+)*) \((?P<size>[\d.]+ ?[KMGT]?B)\) array exceeds maximum array size preference",
         "The program's runtime could not allocate memory",
     ),
     // ---- what the job printed ------------------------------------------------------
@@ -420,11 +420,13 @@ pub(super) static RULES: &[Rule] = &[
             Warn,
             // The labels jobs print their own memory under; plain `mem` or `memory`
             // would put most lines of a training log through the rules.
-            &["emory usage", "emory_usage", "emory used", "sed memory", "RSS:", "RSS=", "rss:", "rss=", "rss ", "maxrss", "max_rss", "vmrss", "RAM usage", "RAM used", "mem_usage", "memory:", "memory=", "memory =", "memory (", "mem used", "mem:", "mem="],
+            &["emory usage", "emory_usage", "emory used", "sed memory", "RSS:", "RSS=", "rss:", "rss=", "rss ", "RAM usage", "RAM used", "mem_usage", "mem used"],
             // The label may say when the figure was taken (`Used memory (after request)`):
             // each moment is a series of its own. A figure after a bare `memory` or a
             // space needs its unit (`rss 555 MB`; `memory 4 workers` is no figure).
-            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident |current |used )?(?:memory[ _]usage|memory used|mem used|used\s+memory|mem_usage|rss|maxrss|max_rss|ru_maxrss|vmrss|ram usage|ram used|memory|mem)(?:\s*\((?:before|after|at|during|in|on)\b[^)]{0,30}\))?)(?P<sep>\s*[:=]\s*|\s+)(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b)?)",
+            // No literal is a bare `memory:`: training logs print `memory` on most lines
+            // and the prefilter's anchors would stop at each.
+            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident |current |used )?(?:memory[ _]usage|memory used|mem used|used\s+memory|mem_usage|rss|maxrss|max_rss|ru_maxrss|vmrss|ram usage|ram used)(?:\s*\((?:before|after|at|during|in|on)\b[^)]{0,30}\))?)(?P<sep>\s*[:=]\s*|\s+)(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b)?)",
             "Memory rises reading after reading",
         )
     },
@@ -435,12 +437,9 @@ pub(super) static RULES: &[Rule] = &[
             C::MemoryGrowth,
             Warn,
             &[
-                "leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from", "rising", "going up",
-                "goes up", "内存", "記憶體", "显存", "顯存", "メモリ", "메모리", "памят", "moire", "Speicher",
-                "memoria", "memória", "linearly", "without bound", "unbounded", "monoton", "indefinitely",
-                "over time", "with each", "with every",
+                "leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from", "rising", "内存", "显存",
             ],
-            r"(?i:\b(?:memory|ram|rss|heap)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rising|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) (?:to|→|->) (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute)|\b(?:memory|ram|rss)\b[^.\n]{0,20}\b(?:increas\w*|grow\w*|rising|climb\w*|creep\w*)\b[^.\n]{0,12}?(?P<rate2>~?(?:\d[\d.]*|<n>)(?:\s*[–-]\s*(?:\d[\d.]*|<n>))?\s*[KMGT]i?B)\s*(?:/|per |an? |each )\s*(?:hour|h|min|minute|epoch|step|iteration|day)\b|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|(?P<rate3>\d[\d.,]*\s*[KMGT]i?B) (?:of )?growth (?:in|per|every) (?:\d+ )?(?:hours?|minutes?|days?|requests?)\b|\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b|\b(?:memory|ram|rss)(?: usage| consumption| footprint| use)?\b[^.\n]{0,40}?\b(?:keeps?|kept|keeping|continues?|continued|continuing) (?:on |to )?(?:increas\w*|grow\w*|rising|climb\w*|going up)|\b(?:memory|ram|rss)(?: usage| consumption)?\b[^.\n]{0,40}\b(?:grows?|grew|growing|increases?|increased|increasing|rises?|rose|rising|climbs?|climbed|climbing) (?:linearly|without bound|unbounded|monotonically|indefinitely|over time|with (?:each|every) (?:request|epoch|step|iteration|call|batch))\b|(?:内存|記憶體|显存|顯存)[^\n]{0,24}?(?:一直|不断|不斷|持续|持續|逐渐|逐漸|逐步|越来越|越來越|缓慢|緩慢|慢慢)[^\n]{0,8}?(?:增长|增長|上涨|上漲|涨|漲|增加|升高|变大|變大|大|上升|攀升|提高)|メモリ[^\n]{0,20}?(?:増え続け|増加し続け|どんどん増え|徐々に増え)|메모리[^\n]{0,20}?(?:계속|점점|꾸준히)\s*(?:증가|늘어)|памят\w*[^.\n]{0,30}?(?:постоянно |непрерывно |продолжает |всё время |все время )(?:раст[её]т|расти|увеличивается|увеличиваться)|m[ée]moire[^.\n]{0,30}?(?:ne cesse (?:pas )?d'augmenter|augmente (?:sans cesse|continuellement|constamment|progressivement|en permanence)|continue d'augmenter)|Speicher\w*[^.\n]{0,30}?(?:steigt|wächst|wuchs|stieg) (?:stetig|kontinuierlich|immer weiter|ständig|permanent|linear)|mem[oó]ria[^.\n]{0,30}?(?:sigue|continúa|continua|não para de|no para de) (?:aumentando|creciendo|crescendo|subiendo|de aumentar|de crecer|de crescer))",
+            r"(?i:\b(?:memory|ram|rss|heap)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rising|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) (?:to|→|->) (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute)|\b(?:memory|ram|rss)\b[^.\n]{0,20}\b(?:increas\w*|grow\w*|rising|climb\w*|creep\w*)\b[^.\n]{0,12}?(?P<rate2>~?(?:\d[\d.]*|<n>)(?:\s*[–-]\s*(?:\d[\d.]*|<n>))?\s*[KMGT]i?B)\s*(?:/|per |an? |each )\s*(?:hour|h|min|minute|epoch|step|iteration|day)\b|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|(?P<rate3>\d[\d.,]*\s*[KMGT]i?B) (?:of )?growth (?:in|per|every) (?:\d+ )?(?:hours?|minutes?|days?|requests?)\b|\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b|\b(?:memory|ram|rss)(?: usage| consumption| footprint| use)?\b[^.\n]{0,40}?\b(?:keeps?|kept|keeping|continues?|continued|continuing) (?:on |to )?(?:increas\w*|grow\w*|rising|climb\w*)|\b(?:memory|ram|rss)(?: usage| consumption)?\b[^.\n]{0,40}\b(?:grow\w*|increas\w*|rising|climb\w*) (?:linearly|without bound|unbounded|monotonically|indefinitely|over time|with (?:each|every) (?:request|epoch|step|iteration|call|batch))\b|(?:内存|显存)[^\n]{0,24}?(?:一直|不断|不斷|持续|持續|逐渐|逐漸|逐步|越来越|越來越|缓慢|緩慢|慢慢)[^\n]{0,8}?(?:增长|增長|上涨|上漲|涨|漲|增加|升高|变大|變大|大|上升|攀升|提高))",
             "The text says memory kept growing",
         )
     },

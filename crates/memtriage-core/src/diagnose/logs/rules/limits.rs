@@ -152,8 +152,8 @@ pub(super) static RULES: &[Rule] = &[
             "bpf.map-eperm",
             C::MemlockLimit,
             Error,
-            &["create_map", "map_create", "bpf map"],
-            r"(?i:\b(?:e?bpf_create_map\w*|bpf_map_create)\(\)? failed: Operation not permitted|could not open bpf map: Operation not permitted)",
+            &["create_map"],
+            r"(?i:\be?bpf_create_map\w*\(\)? failed: Operation not permitted)",
             "Creating a BPF map was refused (EPERM): before Linux 5.11 maps count against the locked-memory limit",
         )
     },
@@ -162,8 +162,8 @@ pub(super) static RULES: &[Rule] = &[
         "clickhouse.max-map-count",
         C::MaxMapCount,
         Error,
-        &["virtual memory mappings", "Limit on number of mappings"],
-        r"near the limit on number of virtual memory mappings|Limit on number of mappings \(/proc/sys/vm/max_map_count\): (?P<max_map_count>\d+)",
+        &["number of mappings"],
+        r"Limit on number of mappings \(/proc/sys/vm/max_map_count\): (?P<max_map_count>\d+)",
         "The process is at the limit on memory mappings (vm.max_map_count)",
     ),
     rule(
