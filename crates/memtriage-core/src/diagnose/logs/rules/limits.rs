@@ -6,18 +6,20 @@ use crate::model::finding::Certainty::{Likely, Possible};
 use crate::model::finding::Severity::{Error, Info, Warn};
 use crate::model::ids;
 
+/// Under this a locked-memory limit breaks RDMA registration, pinning and io_uring.
+const SMALL_MEMLOCK_BYTES: u64 = 64 << 20;
+
 /// A locked-memory limit shown in a limits table, when it is small (the 64 KiB or
 /// 8 MiB defaults that break RDMA registration, pinning and io_uring). Many healthy
 /// machines run with these defaults, so it is context for a failure, not one.
 fn small_memlock(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
-    const SMALL: u64 = 64 << 20;
     let bytes = out.iter().find_map(|(k, v)| match k.as_str() {
         "soft_bytes" => v.parse::<u64>().ok(),
         "soft_kib" => v.parse::<u64>().ok().map(|kb| kb << 10),
         _ => None,
     });
     match bytes {
-        Some(b) if b < SMALL => {
+        Some(b) if b < SMALL_MEMLOCK_BYTES => {
             out.push(("limit".into(), crate::model::units::iec(b)));
             true
         }
@@ -25,8 +27,9 @@ fn small_memlock(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     }
 }
 
-/// A limit named in words (`ulimit -l` is in KiB): evidence when under the same
-/// 64 MiB as a table's; a kernel object charged to the limit needs no figure.
+/// A limit named in words (`ulimit -l` is in KiB): evidence when under
+/// [`SMALL_MEMLOCK_BYTES`], as a table's is; a kernel object charged to the limit
+/// needs no figure.
 fn small_memlock_in_words(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let Some(value) = out
         .iter()
@@ -43,7 +46,7 @@ fn small_memlock_in_words(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
         Some("m" | "mb" | "mib") => value << 20,
         _ => value << 10,
     };
-    if bytes >= 64 << 20 {
+    if bytes >= SMALL_MEMLOCK_BYTES {
         return false;
     }
     out.push(("limit".into(), crate::model::units::iec(bytes)));
