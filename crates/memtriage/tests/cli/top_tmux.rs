@@ -13,36 +13,48 @@ fn memtriage_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_memtriage"))
 }
 
-/// A detached tmux session running one shell command, killed when dropped.
+/// A detached tmux session running one shell command, on a tmux server of its own,
+/// killed when dropped.
+///
+/// Its own server (a socket in a directory of its own, removed with it): on one shared
+/// server the tests, running in parallel, raced (one test's kill-session ended the
+/// server while another's new-session was connecting to it, which tmux answers with
+/// "server exited unexpectedly").
 struct Tmux {
     name: String,
+    socket_dir: tempfile::TempDir,
 }
 
 impl Tmux {
     fn start(command: &str, width: u16, height: u16) -> Tmux {
         let name = format!("memtriage-top-{}-{}", std::process::id(), rand_suffix());
-        let ok = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &name,
-                "-x",
-                &width.to_string(),
-                "-y",
-                &height.to_string(),
-            ])
+        let socket_dir = tempfile::tempdir().unwrap();
+        let tmux = Tmux { name, socket_dir };
+        let out = tmux
+            .tmux()
+            .args(["new-session", "-d", "-s", &tmux.name])
+            .args(["-x", &width.to_string(), "-y", &height.to_string()])
             .arg(command)
             .env("TERM", "xterm-256color")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Tmux { name }
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux new-session failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tmux
+    }
+
+    /// A tmux command addressed to this session's own server.
+    fn tmux(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.arg("-S").arg(self.socket_dir.path().join("socket"));
+        command
     }
 
     fn keys(&self, keys: &[&str]) {
-        Command::new("tmux")
+        self.tmux()
             .args(["send-keys", "-t", &self.name])
             .args(keys)
             .status()
@@ -50,7 +62,8 @@ impl Tmux {
     }
 
     fn screen(&self) -> String {
-        let out = Command::new("tmux")
+        let out = self
+            .tmux()
             .args(["capture-pane", "-p", "-t", &self.name])
             .output()
             .unwrap();
@@ -76,9 +89,7 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
+        let _ = self.tmux().arg("kill-server").status();
     }
 }
 
@@ -322,7 +333,8 @@ fn resizing_the_terminal_redraws_with_the_columns_that_fit() {
     );
     let tmux = Tmux::start(&command, 80, 24);
     let resize = |w: u16, h: u16| {
-        let ok = Command::new("tmux")
+        let ok = tmux
+            .tmux()
             .args(["resize-window", "-t", &tmux.name])
             .args(["-x", &w.to_string(), "-y", &h.to_string()])
             .status()
@@ -374,7 +386,8 @@ fn regression_inspect_all_and_top_once_fit_an_80_column_terminal() {
     let t = Tmux::start(&command, 80, 400);
     t.wait("both commands ended", |s| s.contains("DONE"));
     // Joined: a line the terminal wrapped comes back whole.
-    let out = Command::new("tmux")
+    let out = t
+        .tmux()
         .args(["capture-pane", "-p", "-J", "-S", "-", "-t", &t.name])
         .output()
         .unwrap();
