@@ -13,7 +13,8 @@ the file in the page cache:
 
 and prints MB/s and ratios, plus memtriage's peak RSS (bounded whatever the size).
 Target: >= 1000 MB/s. --baseline BINARY times an earlier build on the same file, so
-a change is judged by its ratio on one machine. Run from the repository root:  python3 bench/explain_bench.py
+a change is judged by its ratio on one machine; the two are timed in turns, so drift
+weighs on both. Run from the repository root:  python3 bench/explain_bench.py
 Timings on shared machines drift; the ratios, measured side by side, hold.
 """
 
@@ -137,6 +138,16 @@ def median_of(cmd, runs, **kw):
     return statistics.median(run_timed(cmd, **kw) for _ in range(runs))
 
 
+def medians_alternating(first, second, runs, first_out, second_out):
+    """Medians of two commands timed in turns (first, second, first, ...), so that a
+    machine slowing down or speeding up during the run weighs on both alike."""
+    a, b = [], []
+    for _ in range(runs):
+        a.append(run_timed(first, stdout_path=first_out))
+        b.append(run_timed(second, stdout_path=second_out))
+    return statistics.median(a), statistics.median(b)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size-mb", type=int, default=500, help="size of the generated log (default 500)")
@@ -166,16 +177,19 @@ def main():
         run_timed(["cat", path])
 
         report = os.path.join(tempfile.gettempdir(), f"explain-bench-{os.getpid()}.json")
-        mt = median_of([MEMTRIAGE, "explain", path, "--json"], args.runs, stdout_path=report)
-        gr = median_of(["grep", "-c", "-E", GREP_PATTERNS, path], args.runs, ok_codes=(0, 1))
-        ct = median_of(["cat", path], args.runs)
         base = None
         if args.baseline:
             base_report = report + ".baseline"
-            base = median_of([args.baseline, "explain", path, "--json"], args.runs, stdout_path=base_report)
+            mt, base = medians_alternating(
+                [MEMTRIAGE, "explain", path, "--json"], [args.baseline, "explain", path, "--json"],
+                args.runs, report, base_report)
             with open(base_report) as f:
                 base_rules = json.load(f).get("rules", "?")
             os.unlink(base_report)
+        else:
+            mt = median_of([MEMTRIAGE, "explain", path, "--json"], args.runs, stdout_path=report)
+        gr = median_of(["grep", "-c", "-E", GREP_PATTERNS, path], args.runs, ok_codes=(0, 1))
+        ct = median_of(["cat", path], args.runs)
         mt_rss = peak_rss_mib([MEMTRIAGE, "explain", path, "--json"])
         with open(report) as f:
             v = json.load(f)
