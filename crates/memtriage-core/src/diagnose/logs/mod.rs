@@ -23,9 +23,11 @@
 mod encoding;
 mod engine;
 mod faulthandler;
+mod growth_series;
 mod join;
 mod oops;
 mod prefilter;
+mod process_table;
 mod prose;
 mod report;
 pub(crate) mod rules;
@@ -536,10 +538,16 @@ impl LogScanner {
             }
             let text = escape_bytes(bytes);
             let msg = normalize(&text);
-            if self.table_row(engine, line_no, &text, &msg) {
+            if !self.table_row(engine, line_no, &text, &msg) {
+                self.close_table();
+            } else if !self
+                .table
+                .as_ref()
+                .is_some_and(tables::Table::is_process_table)
+            {
                 return;
             }
-            self.close_table();
+            // A process's row is read by the rules too (kswapd0 at 100% in top's).
         }
         let pending = self.pending_join.take();
         let mut line = escape_bytes(bytes);
@@ -698,6 +706,10 @@ impl LogScanner {
         };
         if table.is_task_table() {
             return task_row().is_some_and(|re| table.task_row(re, msg));
+        }
+        if table.is_process_table() {
+            let row = table.process_row(line_no, line, msg);
+            return row.map(|m| self.record(m)).is_some();
         }
         let rule_index = table.rows_rule();
         let Some(rule) = RULES.get(rule_index) else {

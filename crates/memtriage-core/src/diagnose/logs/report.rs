@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use super::growth_series::memory_growth;
 use super::rules::{oom as oom_rules, FailureClass, Rule, RULES};
 use super::{LogMatch, RuleCount, INNERMOST_FRAME, INNERMOST_USER_FRAME, MAPPED_FILE_READER};
 use crate::diagnose::oom;
@@ -278,50 +279,6 @@ fn assess(class: FailureClass, group: &[&LogMatch], best_rule: Option<&Rule>) ->
 /// Whom an Xid points at, as NVIDIA's catalogue tags them.
 fn xid_cause(xid: u32) -> CauseKind {
     xid::lookup(xid).map_or(CauseKind::Driver, xid::Xid::cause_kind)
-}
-
-/// Readings of one memory figure the job printed, in order; growth when it rose by a
-/// fifth or more from first to last, most steps went up, and it still rose at the end.
-fn memory_growth(group: &[&LogMatch]) -> Option<(String, Vec<(u64, u64)>)> {
-    let mut series: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
-    for m in group.iter().filter(|m| m.capture("series").is_some()) {
-        let (Some(name), Some(bytes)) = (
-            m.capture("series"),
-            m.capture("bytes").and_then(|b| b.parse::<u64>().ok()),
-        ) else {
-            continue;
-        };
-        series.entry(name).or_default().push((m.line_no, bytes));
-    }
-    series
-        .into_iter()
-        .filter(|(_, r)| rising(r))
-        .max_by_key(|(_, r)| r.len())
-        .map(|(name, r)| (name.to_string(), r))
-}
-
-const GROWTH_MIN_READINGS: usize = 4;
-const GROWTH_MIN_RISE: f64 = 1.2;
-/// A long series that rises at nearly every reading grows however slowly: a leak of a
-/// few MB an iteration is +5% over the stretch of log a user pastes.
-const STEADY_MIN_READINGS: usize = 8;
-const STEADY_MIN_RISE: f64 = 1.05;
-
-fn rising(readings: &[(u64, u64)]) -> bool {
-    if readings.len() < GROWTH_MIN_READINGS {
-        return false;
-    }
-    let first = readings[0].1 as f64;
-    let last = readings[readings.len() - 1].1 as f64;
-    let ups = readings.windows(2).filter(|w| w[1].1 > w[0].1).count();
-    let downs = readings.windows(2).filter(|w| w[1].1 < w[0].1).count();
-    let tail = &readings[readings.len() - GROWTH_MIN_READINGS..];
-    let still_rising = tail[tail.len() - 1].1 > tail[0].1;
-    let fast = last >= first * GROWTH_MIN_RISE && ups >= 2 * downs.max(1);
-    let steady = readings.len() >= STEADY_MIN_READINGS
-        && last >= first * STEADY_MIN_RISE
-        && ups >= 4 * downs.max(1);
-    first > 0.0 && still_rising && (fast || steady)
 }
 
 fn fill(template: &str, m: &LogMatch) -> Option<String> {

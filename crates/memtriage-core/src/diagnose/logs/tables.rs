@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 use regex::Regex;
 
-use super::rules::{oom::TASK_TABLE, FailureClass, RULES};
+use super::process_table::Columns;
+use super::rules::{host::PROCESS_ROW, oom::TASK_TABLE, FailureClass, RULES};
 use super::LogMatch;
 use crate::model::units::iec;
 
@@ -29,11 +30,18 @@ pub(super) struct Table {
     /// For the task table: by command, (tasks, rss pages).
     tasks: BTreeMap<String, (u64, u64)>,
     rows: u64,
+    /// For a table of processes with their memory: where its columns are.
+    columns: Option<Columns>,
 }
 
 impl Table {
     pub(super) fn new(rows_rule: usize, line_no: u64, line: String) -> Self {
+        let columns = RULES
+            .get(rows_rule)
+            .filter(|r| r.id == PROCESS_ROW)
+            .and_then(|_| Columns::from_header(&line));
         Table {
+            columns,
             rows_rule,
             line_no,
             line,
@@ -54,6 +62,30 @@ impl Table {
         RULES
             .get(self.rows_rule)
             .is_some_and(|r| r.id == TASK_TABLE)
+    }
+
+    /// Whether this is a table of processes with their memory ([`Columns`]).
+    pub(super) fn is_process_table(&self) -> bool {
+        RULES
+            .get(self.rows_rule)
+            .is_some_and(|r| r.id == PROCESS_ROW)
+    }
+
+    /// A row of a table of processes: one reading of its process's memory. `None`
+    /// when the line is not a row (the table ended).
+    pub(super) fn process_row(&self, line_no: u64, line: &str, msg: &str) -> Option<LogMatch> {
+        let reading = self.columns.as_ref()?.reading(msg)?;
+        Some(LogMatch {
+            class: FailureClass::MemoryGrowth,
+            rule: PROCESS_ROW,
+            line_no,
+            line: line.trim_end().to_string(),
+            captures: vec![
+                ("series".to_string(), reading.series),
+                ("bytes".to_string(), reading.bytes.to_string()),
+                ("snapshot".to_string(), "yes".to_string()),
+            ],
+        })
     }
 
     /// A row of the task table: `false` when the line is not one.

@@ -89,3 +89,31 @@ fn a_figure_that_creeps_up_reading_after_reading_is_growth() {
         .collect();
     assert_eq!(classes(settles.as_bytes()), Vec::<String>::new());
 }
+
+/// vllm-project/vllm (2026-11-28c set-aside): `ps aux` pasted three times, hours apart.
+/// A process in each snapshot is a series; one that rose at each is growth, while
+/// one snapshot, or a process that stayed put, is none.
+#[test]
+fn process_tables_pasted_snapshot_after_snapshot_show_growth() {
+    let header = "USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND";
+    let snapshot = |rss: u64| {
+        format!(
+            "{header}\nroot        1071  0.4  0.0 28963612 417336 ?     SNl  17:36   0:02 ray::RayWorkerVllm\n\
+             root        1166  6.2  0.5 68235476 {rss} ?    RNl  17:36   0:36 ray::RayWorkerVllm.execute_method\n\ntwo hours later\n"
+        )
+    };
+    let rising: String = [5_179_612, 6_284_616, 6_919_976].map(snapshot).concat();
+    only_finding(&scan(rising.as_bytes()), FailureClass::MemoryGrowth);
+
+    let flat: String = [5_179_612, 5_179_700, 5_179_612].map(snapshot).concat();
+    assert_eq!(classes(flat.as_bytes()), Vec::<String>::new());
+    assert_eq!(
+        classes(snapshot(5_179_612).as_bytes()),
+        Vec::<String>::new()
+    );
+
+    // top's rows are still read by the rules: kswapd0 at 100% is memory pressure.
+    let top = "  PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND\n   \
+               97 root      20   0       0      0      0 R 100.0   0.0  12:01.22 kswapd0\n";
+    only_finding(&scan(top.as_bytes()), FailureClass::MemoryPressure);
+}

@@ -430,6 +430,31 @@ pub(super) static RULES: &[Rule] = &[
             "Memory rises reading after reading",
         )
     },
+    // A table of processes with their memory (ps, top, smem, kubectl top, docker
+    // stats): its rows are read as readings by `process_table`.
+    Rule {
+        extract: Some(|_, _| false),
+        table_rows: Some(PROCESS_ROW),
+        ..rule(
+            "table.processes-header",
+            C::MemoryGrowth,
+            Warn,
+            &[" RSS", "VIRT", "MEMORY(bytes)", "MEM USAGE"],
+            r"^\s*(?:[A-Z%/][\w%+()/:.-]*\s+)+(?:RSS|VIRT\s+RES|MEMORY\(bytes\)|MEM USAGE / LIMIT)(?:\s+[A-Z%/][\w%+()/:.-]*)*\s*$",
+            "",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        ..rule(
+            PROCESS_ROW,
+            C::MemoryGrowth,
+            Warn,
+            &["\u{0}process-row"],
+            r"^\u{0}process-row$",
+            "Memory rises snapshot after snapshot",
+        )
+    },
     Rule {
         certainty: Possible,
         ..rule(
@@ -448,6 +473,8 @@ pub(super) static RULES: &[Rule] = &[
 /// Rows of a `vmstat` table are numbers only: they are read while the table its
 /// header opened lasts (the literal never occurs in text).
 pub const VMSTAT_ROW: &str = "vmstat.swapping";
+/// Rows of a table of processes with their memory, read under its header.
+pub const PROCESS_ROW: &str = "table.process-memory";
 
 pub(super) const HOST_ALLOC_FAILURE: ClassInfo = ClassInfo {
     class: C::HostAllocFailure,

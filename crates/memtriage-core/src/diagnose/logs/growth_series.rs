@@ -1,0 +1,69 @@
+//! Whether the memory figures of a log rose: each series (a label a job printed its
+//! memory under, a process in pasted snapshots) is judged on its own readings.
+
+use std::collections::BTreeMap;
+
+use super::LogMatch;
+
+/// Readings of one memory figure the job printed, in order; growth when it rose by a
+/// fifth or more from first to last, most steps went up, and it still rose at the end.
+///
+/// Snapshots a person pasted (`ps aux` now and two hours later) need fewer readings
+/// than a job's periodic prints: nobody pastes three unless they rose.
+pub(super) fn memory_growth(group: &[&LogMatch]) -> Option<(String, Vec<(u64, u64)>)> {
+    // By series: its readings (line, bytes), and whether they are snapshots.
+    type Readings = (Vec<(u64, u64)>, bool);
+    let mut series: BTreeMap<&str, Readings> = BTreeMap::new();
+    for m in group.iter().filter(|m| m.capture("series").is_some()) {
+        let (Some(name), Some(bytes)) = (
+            m.capture("series"),
+            m.capture("bytes").and_then(|b| b.parse::<u64>().ok()),
+        ) else {
+            continue;
+        };
+        let entry = series.entry(name).or_default();
+        entry.0.push((m.line_no, bytes));
+        entry.1 |= m.capture("snapshot").is_some();
+    }
+    series
+        .into_iter()
+        .filter(|(_, (r, snapshots))| rising(r) || (*snapshots && snapshots_rising(r)))
+        .max_by_key(|(_, (r, _))| r.len())
+        .map(|(name, (r, _))| (name.to_string(), r))
+}
+
+const SNAPSHOTS_MIN_READINGS: usize = 3;
+
+/// Snapshots that rose at each one, by a fifth or more in all.
+fn snapshots_rising(readings: &[(u64, u64)]) -> bool {
+    let (Some(first), Some(last)) = (readings.first(), readings.last()) else {
+        return false;
+    };
+    readings.len() >= SNAPSHOTS_MIN_READINGS
+        && readings.windows(2).all(|w| w[1].1 > w[0].1)
+        && last.1 as f64 >= first.1 as f64 * GROWTH_MIN_RISE
+}
+
+const GROWTH_MIN_READINGS: usize = 4;
+const GROWTH_MIN_RISE: f64 = 1.2;
+/// A long series that rises at nearly every reading grows however slowly: a leak of a
+/// few MB an iteration is +5% over the stretch of log a user pastes.
+const STEADY_MIN_READINGS: usize = 8;
+const STEADY_MIN_RISE: f64 = 1.05;
+
+fn rising(readings: &[(u64, u64)]) -> bool {
+    if readings.len() < GROWTH_MIN_READINGS {
+        return false;
+    }
+    let first = readings[0].1 as f64;
+    let last = readings[readings.len() - 1].1 as f64;
+    let ups = readings.windows(2).filter(|w| w[1].1 > w[0].1).count();
+    let downs = readings.windows(2).filter(|w| w[1].1 < w[0].1).count();
+    let tail = &readings[readings.len() - GROWTH_MIN_READINGS..];
+    let still_rising = tail[tail.len() - 1].1 > tail[0].1;
+    let fast = last >= first * GROWTH_MIN_RISE && ups >= 2 * downs.max(1);
+    let steady = readings.len() >= STEADY_MIN_READINGS
+        && last >= first * STEADY_MIN_RISE
+        && ups >= 4 * downs.max(1);
+    first > 0.0 && still_rising && (fast || steady)
+}
