@@ -160,7 +160,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "memtriage"))
     ap.add_argument("--budget", type=int, default=128, help="most anchors (64 per SIMD pass; default 128)")
-    ap.add_argument("--synthetic-weight", type=float, default=10.0)
+    ap.add_argument("--synthetic-weight", type=float, default=100.0)
     args = ap.parse_args()
     literals = rule_literals(args.binary)
     # A literal shorter than an anchor is its own (the engine does the same).

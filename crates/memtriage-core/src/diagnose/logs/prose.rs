@@ -121,6 +121,16 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
     while sentences.len() > 1 && sentences.last().is_some_and(|l| is_list_item(l)) {
         sentences.pop();
     }
+    // So is a block of log lines (`[…] NVRM: GPU at …` above `[…] NVRM: Xid …`): the
+    // sentence above the block's first line introduces it.
+    let mut block = 0;
+    while block < MAX_QUOTED_BLOCK
+        && sentences.len() > 1
+        && sentences.last().is_some_and(|l| is_log_line(l))
+    {
+        sentences.pop();
+        block += 1;
+    }
     // The sentence just before the quote: its last line, and the one above when that
     // line goes on from it (a wrapped sentence: `… when the GPU runs out of` / `memory is:`).
     let continued = sentences
@@ -152,6 +162,7 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
         "zum beispiel",
         "por ejemplo",
         "par exemple",
+        "if your ",
         "you may encounter",
         "you might encounter",
         "you may see",
@@ -218,6 +229,17 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
         .any(|l| EXAMPLES_HEADING.iter().any(|p| l.contains(p)))
 }
 
+/// The lines of one quoted log block read back to the sentence that introduces it.
+const MAX_QUOTED_BLOCK: usize = 12;
+
+/// A line a program printed, by its first characters: a bracketed prefix (a kernel
+/// timestamp, `[…]`, `[ERROR]`), or a date.
+fn is_log_line(line: &str) -> bool {
+    let b = line.as_bytes();
+    line.starts_with('[')
+        || (b.len() > 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && b[7] == b'-')
+}
+
 /// An item of a bulleted list (`* `, `- `, `• `).
 fn is_list_item(line: &str) -> bool {
     ["* ", "- ", "• "].iter().any(|b| line.starts_with(b))
@@ -232,6 +254,10 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
         .trim_start_matches(|c: char| !c.is_alphanumeric())
         .to_lowercase();
     const CONDITIONS: &[&str] = &["if you ", "when you ", "whenever you ", "in case you "];
+    // `If your process gets killed with exit code 137, …`: what happens to the reader's.
+    let readers = ["if your ", "when your ", "whenever your "]
+        .iter()
+        .any(|c| text.starts_with(c) || text.contains(&format!(". {c}")));
     const MEETING: &[&str] = &[
         "encounter",
         "get ",
@@ -245,10 +271,14 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
     let addressed = CONDITIONS.iter().any(|c| {
         text.strip_prefix(c)
             .is_some_and(|rest| MEETING.iter().any(|m| rest.trim_start().starts_with(m)))
-    }) || tells_the_reader_they_will_meet_it(msg);
+    }) || readers
+        || tells_the_reader_they_will_meet_it(msg);
     // Vendors' and other languages' pages: `XID 48: This XID indicates …`, `可能会遇到"…"这样的错误`.
     const ABOUT_THE_ERROR: &[&str] = &[
         "bug check has a value of",
+        "means that your ",
+        "look for ",
+        "this means your ",
         "this xid indicates",
         "可能会遇到",
         "可能遇到",
@@ -281,12 +311,23 @@ pub(super) fn is_article_title(line: &str) -> bool {
     static TITLE: OnceLock<Option<Regex>> = OnceLock::new();
     // A question about what follows (`What is the correct interpretation of the
     // following segfault messages?`) asks about the poster's own output.
+    let lowercase = line.to_lowercase();
     let asks_about_what_follows = line.trim_end().ends_with('?')
-        && (line.to_lowercase().contains("the following") || first_person(line));
+        && (lowercase.contains("the following") || first_person(line));
+    // An issue template's heading (`### What is the issue?`) asks the reporter.
+    let template_heading = [
+        "what is the issue",
+        "what is the problem",
+        "what is the bug",
+        "what is the expected",
+    ]
+    .iter()
+    .any(|h| lowercase.contains(h));
     !asks_about_what_follows
+        && !template_heading
         && matches(
             &TITLE,
-            r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|(?:resolving|solving|avoiding|preventing|dealing with) \S|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
+            r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|(?:resolving|solving|avoiding|preventing|dealing with) \S|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:.*(?:\bqué (?:es|significa|lo causa|causa)\b|\bcómo (?:solucionar|arreglar|reparar|corregir|identificar|resolver)\b|\bcomo (?:resolver|corrigir|consertar)\b|\bcomment (?:résoudre|corriger|réparer)\b|\bqu['’]est-ce que\b|\bwie (?:man )?(?:behebt|beheben|löst)\b|\bcome risolvere\b))|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
             line,
         )
 }
@@ -474,7 +515,9 @@ pub(super) fn has_invented_values(line: &str) -> bool {
     static INVENTED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &INVENTED,
-        r"(?i)\b(?:pid|process|task|tgid)\b\s*[=:]?\s*\(?(?:1234|12345|123456|1234567)\b|\b0x(?:1234|deadbeef)\b|=\[(?:\.\.\.|…)\]",
+        // Also the names a page makes up for the reader's own (`yourscript.php`,
+        // `[your-node-name]`), a second placeholder (`yyyy`), a made-up id (`abc-123`).
+        r"(?i)\b(?:pid|process|task|tgid)\b\s*[=:]?\s*\(?(?:1234|12345|123456|1234567)\b|\b0x(?:1234|deadbeef)\b|=\[(?:\.\.\.|…)\]|\byour(?:script|file|app|[-_](?:node|cluster|script|file|app|user|host|project|service|container|pod)[\w-]*)\b|\byyyy\b|\babc-123\b",
         line,
     )
 }

@@ -21,6 +21,7 @@ mod kernel;
 mod limits;
 mod oom;
 mod real_world;
+mod runtimes;
 mod sixth_batch;
 mod streaming;
 mod symptoms;

@@ -27,7 +27,8 @@ pub(super) static RULES: &[Rule] = &[
             C::NativeCrash,
             Error,
             &["Fatal Python error: "],
-            r"^Fatal Python error: (?P<error>.+?)\s*$",
+            // pytest's progress (`test_glove.py .`) may stand before it on its line.
+            r"(?:^|^\S+\.py [.sFExX]*)Fatal Python error: (?P<error>.+?)\s*$",
             "Python crashed: {error} in {site}",
         )
     },
@@ -101,11 +102,31 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // The sanitizers' reports (ASan, and HWASan's and MSan's, which say it alike).
+        "sanitizer.report",
+        C::NativeCrash,
+        Error,
+        &["AddressSanitizer:", "MemorySanitizer:", "LeakSanitizer:"],
+        r"ERROR: (?P<tool>AddressSanitizer|HWAddressSanitizer|MemorySanitizer|LeakSanitizer): (?P<kind>[\w-]+(?: [\w-]+)*?)(?: on (?:address|unknown address)\b| in |\s*$| \()",
+        "{tool} found {kind}",
+    ),
+    rule(
+        // A macOS crash report.
+        "macos.exc-bad-access",
+        C::NativeCrash,
+        Error,
+        &["EXC_BAD_ACCESS", "EXC_CRASH (SIGABRT)"],
+        // Its SIGBUS form is a bus error's (bus.rs).
+        r"Exception Type:\s+(?P<exception>EXC_BAD_ACCESS \(SIGSEGV\)|EXC_CRASH \(SIGABRT\))",
+        "The process crashed: {exception} (a macOS crash report)",
+    ),
+    rule(
         "glibc.heap-corruption",
         C::NativeCrash,
         Error,
-        &["(): ", "double free or corruption", "corrupted size vs", "*** Error in `"],
-        r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*)$|\*\*\* Error in `[^`]*': (?P<emessage>[^*]+?) ?(?::? 0x[0-9a-f]+)? \*\*\*|(?:^|[^`'\x22])(?P<dmessage>double free or corruption.*)$",
+        &["(): ", "double free or corruption", "corrupted size vs", "*** Error in `", "malloc_printerr (str="],
+        // Also as gdb shows it, the argument of glibc's malloc_printerr in a frame.
+        r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*)$|\bmalloc_printerr \(str=[^\x22]*\x22(?P<gmessage>[^\x22]+)\x22|\*\*\* Error in `[^`]*': (?P<emessage>[^*]+?) ?(?::? 0x[0-9a-f]+)? \*\*\*|(?:^|[^`'\x22])(?P<dmessage>double free or corruption.*)$",
         "glibc detected heap corruption: {message}",
     ),
     rule(

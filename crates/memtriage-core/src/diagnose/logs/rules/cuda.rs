@@ -103,6 +103,25 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // TensorRT's builder and runtime: its error code 2 is OutOfMemory.
+        "tensorrt.out-of-memory",
+        C::CudaOom,
+        Error,
+        &["Error Code 2: OutOfMemory", "Requested amount of GPU memory"],
+        r"Error Code 2: OutOfMemory\b|Requested amount of GPU memory \((?P<bytes>\d+) bytes\) could not be allocated",
+        "TensorRT could not allocate GPU memory (Error Code 2: OutOfMemory)",
+    ),
+    rule(
+        // AMD's GPUs report a bad address as a VM page fault in the kernel log: the
+        // ROCm counterpart of CUDA's illegal memory access.
+        "amdgpu.vm-page-fault",
+        C::CudaIllegalMemoryAccess,
+        Error,
+        &["page fault (src_id", "PROTECTION_FAULT_STATUS"],
+        r"\[(?P<hub>gfxhub|mmhub)\d*(?:_\d+)?\] (?:retry |no-retry )?page fault \(src_id|\b(?:GCVM_L2|VM_L2|MMVM_L2)_PROTECTION_FAULT_STATUS:0x[0-9A-Fa-f]+",
+        "The AMD GPU faulted on an address its program may not touch (a GPU VM page fault)",
+    ),
+    rule(
         "cuda.illegal-address",
         C::CudaIllegalMemoryAccess,
         Error,

@@ -116,6 +116,18 @@ pub(super) static RULES: &[Rule] = &[
             "DataLoader worker (pid(s) {pids}) exited unexpectedly",
         )
     },
+    Rule {
+        absorbed_by: Some(C::DataloaderShm),
+        ..rule(
+            // PaddlePaddle's DataLoader says it its own way.
+            "paddle.dataloader-workers-exit",
+            C::DataloaderWorkerKilled,
+            Error,
+            &["exit unexpectedly, pids"],
+            r"DataLoader (?P<count>\d+) workers? exit unexpectedly, pids: (?P<pids>[\d, ]+)",
+            "{count} DataLoader worker(s) (pid(s) {pids}) exited unexpectedly",
+        )
+    },
 ];
 
 pub(super) const DATALOADER_SHM: ClassInfo = ClassInfo {

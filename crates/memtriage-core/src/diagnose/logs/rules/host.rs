@@ -41,12 +41,18 @@ fn extract_memory_figure(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let Some(bytes) = capture(out, "value").and_then(|v| size_in_bytes(v, unit)) else {
         return false;
     };
-    let series = capture(out, "label")
+    let mut series = capture(out, "label")
         .unwrap_or("used memory (free)")
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .to_ascii_lowercase();
+    // `Memory allocated after run 3`: the runs are the readings, not series of their own.
+    if let Some(at) = series.find(" after ") {
+        if series.ends_with(|c: char| c.is_ascii_digit()) {
+            series.truncate(at);
+        }
+    }
     if unit.is_empty() {
         // free -g, --giga: the scale is the command line's, not the output's.
         out.push(("as_printed".into(), "yes".into()));
@@ -198,7 +204,7 @@ pub(super) static RULES: &[Rule] = &[
             C::HostAllocFailure,
             Error,
             &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory"],
-            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|(?:^|: )Cannot allocate memory\s*$|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d\))? failed\W{0,4}(?:Reason: )?[Cc]annot allocate memory",
+            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|(?:^|: )Cannot allocate memory\s*$|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
             "The system refused a memory allocation (ENOMEM, Cannot allocate memory)",
         )
     },
@@ -420,13 +426,13 @@ pub(super) static RULES: &[Rule] = &[
             Warn,
             // The labels jobs print their own memory under; plain `mem` or `memory`
             // would put most lines of a training log through the rules.
-            &["emory usage", "emory_usage", "emory used", "sed memory", "RSS:", "RSS=", "rss:", "rss=", "rss ", "RAM usage", "RAM used", "mem_usage", "mem used"],
+            &["emory usage", "emory_usage", "emory used", "sed memory", "RSS:", "RSS=", "rss:", "rss=", "rss ", "RAM usage", "RAM used", "mem_usage", "mem used", "emory allocated"],
             // The label may say when the figure was taken (`Used memory (after request)`):
             // each moment is a series of its own. A figure after a bare `memory` or a
             // space needs its unit (`rss 555 MB`; `memory 4 workers` is no figure).
             // No literal is a bare `memory:`: training logs print `memory` on most lines
             // and the prefilter's anchors would stop at each.
-            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident |current |used )?(?:memory[ _]usage|memory used|mem used|used\s+memory|mem_usage|rss|maxrss|max_rss|ru_maxrss|vmrss|ram usage|ram used)(?:\s*\((?:before|after|at|during|in|on)\b[^)]{0,30}\))?)(?P<sep>\s*[:=]\s*|\s+)(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b)?)",
+            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident |current |used )?(?:memory[ _]usage|memory used|mem used|used\s+memory|mem_usage|rss|maxrss|max_rss|ru_maxrss|vmrss|ram usage|ram used|memory allocated)(?:\s*\((?:before|after|at|during|in|on)\b[^)]{0,30}\)| after (?:run|step|epoch|iteration|batch|request|call) \d+)?)(?P<sep>\s*[:=]\s*|\s+)(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b)?)",
             "Memory rises reading after reading",
         )
     },
@@ -464,7 +470,7 @@ pub(super) static RULES: &[Rule] = &[
             &[
                 "leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from", "rising", "内存", "显存",
             ],
-            r"(?i:\b(?:memory|ram|rss|heap)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rising|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) (?:to|→|->) (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute)|\b(?:memory|ram|rss)\b[^.\n]{0,20}\b(?:increas\w*|grow\w*|rising|climb\w*|creep\w*)\b[^.\n]{0,12}?(?P<rate2>~?(?:\d[\d.]*|<n>)(?:\s*[–-]\s*(?:\d[\d.]*|<n>))?\s*[KMGT]i?B)\s*(?:/|per |an? |each )\s*(?:hour|h|min|minute|epoch|step|iteration|day)\b|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|(?P<rate3>\d[\d.,]*\s*[KMGT]i?B) (?:of )?growth (?:in|per|every) (?:\d+ )?(?:hours?|minutes?|days?|requests?)\b|\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b|\b(?:memory|ram|rss)(?: usage| consumption| footprint| use)?\b[^.\n]{0,40}?\b(?:keeps?|kept|keeping|continues?|continued|continuing) (?:on |to )?(?:increas\w*|grow\w*|rising|climb\w*)|\b(?:memory|ram|rss)(?: usage| consumption)?\b[^.\n]{0,40}\b(?:grow\w*|increas\w*|rising|climb\w*) (?:linearly|without bound|unbounded|monotonically|indefinitely|over time|with (?:each|every) (?:request|epoch|step|iteration|call|batch))\b|(?:内存|显存)[^\n]{0,24}?(?:一直|不断|不斷|持续|持續|逐渐|逐漸|逐步|越来越|越來越|缓慢|緩慢|慢慢)[^\n]{0,8}?(?:增长|增長|上涨|上漲|涨|漲|增加|升高|变大|變大|大|上升|攀升|提高))",
+            r"(?i:\b(?:memory|ram|rss|heap)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rising|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) (?:to|→|->) (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute|call|request|run|query|inference)|\b(?:continuously|constantly|steadily|ever|always)[- ]increasing (?:memory|ram|rss|heap)\b|\b(?:memory|ram|rss)\b[^.\n]{0,20}\b(?:increas\w*|grow\w*|rising|climb\w*|creep\w*)\b[^.\n]{0,12}?(?P<rate2>~?(?:\d[\d.]*|<n>)(?:\s*[–-]\s*(?:\d[\d.]*|<n>))?\s*[KMGT]i?B)\s*(?:/|per |an? |each )\s*(?:hour|h|min|minute|epoch|step|iteration|day)\b|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|(?P<rate3>\d[\d.,]*\s*[KMGT]i?B) (?:of )?growth (?:in|per|every) (?:\d+ )?(?:hours?|minutes?|days?|requests?)\b|\b(?:memory|ram|rss)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b|\b(?:memory|ram|rss)(?: usage| consumption| footprint| use)?\b[^.\n]{0,40}?\b(?:keeps?|kept|keeping|continues?|continued|continuing) (?:on |to )?(?:increas\w*|grow\w*|rising|climb\w*)|\b(?:memory|ram|rss)(?: usage| consumption)?\b[^.\n]{0,40}\b(?:grow\w*|increas\w*|rising|climb\w*) (?:linearly|without bound|unbounded|monotonically|indefinitely|over time|with (?:each|every) (?:request|epoch|step|iteration|call|batch))\b|(?:内存|显存)[^\n]{0,24}?(?:一直|不断|不斷|持续|持續|逐渐|逐漸|逐步|越来越|越來越|缓慢|緩慢|慢慢)[^\n]{0,8}?(?:增长|增長|上涨|上漲|涨|漲|增加|升高|变大|變大|大|上升|攀升|提高))",
             "The text says memory kept growing",
         )
     },

@@ -1,7 +1,7 @@
 //! The kernel itself: stalled reclaim, failed page allocations, oopses and panics.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::model::finding::Certainty::Possible;
+use crate::model::finding::Certainty::{Likely, Possible};
 use crate::model::finding::Severity::{Error, Warn};
 use crate::model::ids;
 
@@ -108,6 +108,41 @@ pub(super) static RULES: &[Rule] = &[
         &["kernel BUG at"],
         r"^kernel BUG at (?P<location>\S+?)!?$",
         "Kernel BUG at {location}",
+    ),
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // macOS and FreeBSD when swap runs out: macOS starts ending apps ("no
+            // paging space action"), FreeBSD's pager finds no swap to write to.
+            "kernel.swap-exhausted",
+            C::MemoryPressure,
+            Warn,
+            &[
+                "low swap: ",
+                "swap_pager_getswapspace",
+                "swap_pager: out of swap",
+                "swap_pager: indefinite wait",
+            ],
+            r"\blow swap: (?P<what>triggering no paging space action|failed to create swapfile|unable to find a swap file)|\bswap_pager_getswapspace\(\d+\): failed|\bswap_pager: (?:out of swap space|indefinite wait buffer)",
+            "Swap ran out: the system is short of memory",
+        )
+    },
+    rule(
+        // The kernel's own checks that found its memory corrupted: a page freed in a
+        // bad state, a list whose links were overwritten, KASAN's and KFENCE's reports.
+        "kernel.memory-corruption",
+        C::KernelOops,
+        Error,
+        &[
+            "BUG: Bad page",
+            "BUG: Bad rss-counter",
+            "list_del corruption",
+            "list_add corruption",
+            "BUG: KASAN:",
+            "BUG: KFENCE:",
+        ],
+        r"^BUG: Bad page (?:state|map) in process (?P<process>\S+)|^BUG: Bad rss-counter state|^list_(?:del|add) corruption\b|^BUG: (?:KASAN|KFENCE): (?P<kind>[\w-]+(?: [\w-]+)*?) in (?P<function>\S+)",
+        "The kernel found its memory state corrupted (a BUG report)",
     ),
     rule(
         "kernel.gpf",

@@ -61,8 +61,10 @@ pub mod host;
 mod kernel;
 mod limits;
 pub mod oom;
+mod platforms;
 #[cfg(test)]
 mod reach;
+mod runtimes;
 mod windows;
 
 /// What kind of failure a line is evidence of. One finding per class seen.
@@ -274,10 +276,12 @@ pub fn expand(pattern: &str) -> String {
 pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
     [
         oom::RULES,
+        platforms::RULES,
         dataloader::RULES,
         cuda::RULES,
         limits::RULES,
         host::RULES,
+        runtimes::RULES,
         gpu::RULES,
         crash::RULES,
         bus::RULES,

@@ -1,0 +1,143 @@
+//! Host allocation failures as the runtimes beyond Python and the JVM say them: Go's,
+//! Node's V8, R's, Rust's, PHP's, Ruby's, Erlang's, Perl's, Julia's and GHC's, and the
+//! refusals of PostgreSQL and Redis. Each is the message the runtime's own source
+//! prints, so the rule is the message, not a sample of it; where the fix differs from
+//! a Python job's (a heap flag, a configured limit) the rule says it.
+
+use super::{rule, FailureClass as C, Rule};
+use crate::model::finding::CauseKind::Configuration;
+use crate::model::finding::Severity::Error;
+
+const NODE_FIX: &str = "Raise V8's heap limit if the work needs it: NODE_OPTIONS=--max-old-space-size=4096 \
+     (MiB; keep it under the machine's or container's memory).\nOr find what grows: node --heapsnapshot-near-heap-limit=1, \
+     then compare snapshots in Chrome DevTools; a build (webpack, tsc, next build) on a small CI runner may simply need a larger one.";
+
+const PHP_FIX: &str = "PHP's memory_limit stopped the script: raise it where the work needs it (php.ini memory_limit, \
+     ini_set('memory_limit', '512M'), or php -d memory_limit=512M), or make the script hold less \
+     (process rows in batches, unset large arrays, stream files).";
+
+const R_FIX: &str = "R could not get one contiguous block that large: work on fewer rows or columns at a time, \
+     use sparse matrices or on-disk data (data.table, arrow, bigmemory), or run on a machine with more memory \
+     (memory.limit() only applies to old R on Windows).";
+
+const POSTGRES_FIX: &str = "A PostgreSQL backend could not allocate: the memory context names what grew. Lower work_mem \
+     or maintenance_work_mem (each sort or hash of each query may take that much), fewer connections, or more memory; \
+     check the server's log for the memory context dump around it.";
+
+const REDIS_FIX: &str = "Redis refused the write at its maxmemory limit: raise maxmemory, set an eviction policy \
+     (maxmemory-policy allkeys-lru) if the data is a cache, or find the keys that grew (redis-cli --bigkeys).";
+
+pub(super) static RULES: &[Rule] = &[
+    rule(
+        "go.runtime-out-of-memory",
+        C::HostAllocFailure,
+        Error,
+        &["runtime: out of memory"],
+        r"\bfatal error: runtime: out of memory\b|\bruntime: out of memory: cannot allocate (?P<bytes>\d+)-byte block",
+        "Go's runtime could not get memory from the system (fatal error: runtime: out of memory)",
+    ),
+    Rule {
+        fix: Some(NODE_FIX),
+        ..rule(
+            "node.heap-out-of-memory",
+            C::HostAllocFailure,
+            Error,
+            &[
+                "JavaScript heap out of memory",
+                "process out of memory",
+                "near heap limit",
+                "Reached heap limit",
+                "CALL_AND_RETRY_LAST",
+            ],
+            r"Allocation failed - (?:JavaScript heap out of memory|process out of memory)|FATAL ERROR: (?:Reached heap limit|Ineffective mark-compacts near heap limit|CALL_AND_RETRY_LAST)",
+            "Node.js ran out of its V8 heap (JavaScript heap out of memory)",
+        )
+    },
+    Rule {
+        fix: Some(R_FIX),
+        ..rule(
+            "r.cannot-allocate-vector",
+            C::HostAllocFailure,
+            Error,
+            &["cannot allocate vector"],
+            r"cannot allocate vector of size (?P<size>[\d.]+ ?[KMGT]?b)",
+            "R could not allocate a vector of {size}",
+        )
+    },
+    rule(
+        // Rust's default allocation-error handler; glued to a progress bar's last
+        // redraw in a terminal (`ETA:  2smemory allocation of …`).
+        "rust.allocation-failed",
+        C::HostAllocFailure,
+        Error,
+        &["memory allocation of"],
+        r"memory allocation of (?P<bytes>\d+) bytes failed",
+        "Rust's allocator could not allocate {bytes} bytes and aborted",
+    ),
+    Rule {
+        fix: Some(PHP_FIX),
+        cause: Some(Configuration),
+        ..rule(
+            "php.memory-exhausted",
+            C::HostAllocFailure,
+            Error,
+            &["Allowed memory size of", "Out of memory (allocated"],
+            r"Allowed memory size of (?P<limit>\d+) bytes exhausted(?: \(tried to allocate (?P<bytes>\d+) bytes\))?|\bOut of memory \(allocated (?P<allocated>\d+)\)",
+            "PHP's memory_limit of {limit} bytes was exhausted",
+        )
+    },
+    rule(
+        "ruby.no-memory-error",
+        C::HostAllocFailure,
+        Error,
+        &["NoMemoryError"],
+        r"failed to allocate memory \(NoMemoryError\)|\bNoMemoryError\b",
+        "Ruby could not allocate memory (NoMemoryError)",
+    ),
+    rule(
+        // The Erlang VM's allocators (`eheap_alloc`, `binary_alloc`, …) end the node.
+        "erlang.cannot-allocate",
+        C::HostAllocFailure,
+        Error,
+        &["_alloc: Cannot allocate"],
+        r"\b(?P<allocator>\w+_alloc): Cannot allocate (?P<bytes>\d+) bytes of memory",
+        "The Erlang VM's {allocator} could not allocate {bytes} bytes and the node stopped",
+    ),
+    rule(
+        "runtime.out-of-memory-request",
+        C::HostAllocFailure,
+        Error,
+        &[
+            "Out of memory during",
+            "OutOfMemoryError()",
+            "out of memory (requested",
+            "xmalloc: cannot allocate",
+        ],
+        // Perl, Julia, GHC and bash's xmalloc.
+        r#"Out of memory during (?:request for|"large" request for|ridiculously large request)|\bOutOfMemoryError\(\)|: out of memory \(requested (?P<bytes>\d+) bytes\)|\bxmalloc: cannot allocate (?P<bytes2>\d+) bytes"#,
+        "The program's runtime could not allocate memory",
+    ),
+    Rule {
+        fix: Some(POSTGRES_FIX),
+        ..rule(
+            "postgres.failed-on-request",
+            C::HostAllocFailure,
+            Error,
+            &["Failed on request of size"],
+            r#"Failed on request of size (?P<bytes>\d+)(?: in memory context "(?P<context>[^"]+)")?"#,
+            "A PostgreSQL backend ran out of memory (failed on a request of {bytes} bytes)",
+        )
+    },
+    Rule {
+        fix: Some(REDIS_FIX),
+        cause: Some(Configuration),
+        ..rule(
+            "redis.maxmemory",
+            C::HostAllocFailure,
+            Error,
+            &["OOM command not allowed"],
+            r"OOM command not allowed when used memory > 'maxmemory'",
+            "Redis refused a write at its maxmemory limit",
+        )
+    },
+];
