@@ -102,6 +102,15 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // MIPS and other kernels that say it as they send it.
+        "kernel.do-page-fault-sigsegv",
+        C::NativeCrash,
+        Error,
+        &["sending SIGSEGV to"],
+        r"do_page_fault\(\): sending SIGSEGV to (?P<comm>\S+) for invalid (?P<access>read|write|exec) access from (?P<address>[0-9a-fx]+)",
+        "{comm} segfaulted: invalid {access} access at {address}",
+    ),
+    rule(
         // The sanitizers' reports (ASan, and HWASan's and MSan's, which say it alike).
         "sanitizer.report",
         C::NativeCrash,

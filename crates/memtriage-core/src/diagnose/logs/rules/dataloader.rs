@@ -19,8 +19,9 @@ pub(super) static RULES: &[Rule] = &[
         "dataloader.worker-sigbus",
         C::DataloaderShm,
         Error,
-        &["DataLoader worker"],
-        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal:\s*Bus(?: error|$)",
+        &["DataLoader worker", "data_loader.cc:"],
+        // Paddle's own: `Bus error at (/paddle/paddle/fluid/imperative/data_loader.cc:165)`.
+        r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal:\s*Bus(?: error|$)|Bus error at \([^)]*data_loader\.cc:\d+\)",
         "DataLoader worker (pid {pid}) died of a bus error: /dev/shm is too small",
     ),
     rule(
@@ -63,8 +64,9 @@ pub(super) static RULES: &[Rule] = &[
             "dataloader.worker-sigkill",
             C::DataloaderWorkerKilled,
             Error,
-            &["DataLoader worker"],
-            r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Killed",
+            &["DataLoader worker", "DataLoader process"],
+            // Paddle's: `DataLoader process (pid 10222) exited is killed by signal: Killed`.
+            r"DataLoader (?:worker|process) \(pid (?P<pid>\d+)\) (?:exited )?is killed by signal: Killed",
             "DataLoader worker (pid {pid}) was killed by SIGKILL, most often the OOM killer",
         )
     },

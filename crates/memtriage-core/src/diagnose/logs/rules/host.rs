@@ -215,7 +215,7 @@ pub(super) static RULES: &[Rule] = &[
         C::HostAllocFailure,
         Error,
         &["OutOfMemoryError"],
-        r"(?:java\.lang\.)?OutOfMemoryError: (?P<what>Java heap space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit)",
+        r"(?:java\.lang\.)?OutOfMemoryError: (?P<what>Java heap space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread)",
         "The JVM ran out of memory: OutOfMemoryError: {what}",
     ),
     rule(
