@@ -97,3 +97,26 @@ fn forms_the_set_aside_third_missed_are_named() {
         ("Throwable occurred: java.lang.OutOfMemoryError: Failed to create a thread: retVal -1073741830, errno 11", "log.host-alloc-failure"),
     ]);
 }
+
+/// Crash, bus-error, GPU, locked-memory and bug-check messages as their programs'
+/// sources print them (Android's debuggerd, Rust's stack guard, Valgrind, glibc,
+/// systemd-coredump, the JVM's unsafe access, ROCm, HIP, CuPy, Elasticsearch, libbpf,
+/// Windows), each named for what it is.
+#[test]
+fn crash_and_gpu_messages_of_other_programs_are_named() {
+    each_named_first(&[
+        ("Fatal signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault addr 0x0 in tid 4242 (RenderThread), pid 4210 (com.example.app)", "log.native-crash"),
+        ("thread 'main' has overflowed its stack", "log.native-crash"),
+        ("==48213== Invalid read of size 8", "log.native-crash"),
+        ("corrupted double-linked list", "log.native-crash"),
+        ("systemd-coredump[4821]: Process 4810 (python3) of user 1000 terminated abnormally with signal 11/SEGV, processing...", "log.native-crash"),
+        ("Fatal signal 7 (SIGBUS), code 2 (BUS_ADRERR), fault addr 0x7f3a2b1c4000 in tid 4242 (Thread-2), pid 4210 (com.example.app)", "log.mmap-bus-error"),
+        ("java.lang.InternalError: a fault occurred in a recent unsafe memory access operation in compiled Java code", "log.mmap-bus-error"),
+        ("Memory access fault by GPU node-1 (Agent handle: 0x55d7c1b2c3d0) on address 0x7f3a2b1c4000. Reason: Page not present or supervisor privilege.", "log.cuda-illegal-memory-access"),
+        ("hipErrorOutOfMemory", "log.cuda-oom"),
+        ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 4,294,967,296 bytes (allocated so far: 0 bytes).", "log.cuda-oom"),
+        ("[1]: ERROR: bootstrap checks failed. memory locking requested for elasticsearch process but memory is not locked", "log.memlock-limit"),
+        ("KERNEL_DATA_INPAGE_ERROR (7a)", "log.windows-memory-fault"),
+        ("Unhandled exception at 0x00007FF8A1B2C3D4 in app.exe: 0xC0000374: A heap has been corrupted.", "log.windows-memory-fault"),
+    ]);
+}

@@ -102,6 +102,15 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // Android's debuggerd, Rust's stack guard, Valgrind's memcheck, systemd-coredump.
+        "crash.runtime-reports",
+        C::NativeCrash,
+        Error,
+        &["Fatal signal 11", "Fatal signal 6", "has overflowed its stack", "fatal runtime error: stack overflow", "Invalid read of size", "Invalid write of size", "terminated abnormally with signal", "with signal SIGSEGV"],
+        r"\bFatal signal (?P<signal>11 \(SIGSEGV\)|6 \(SIGABRT\)), code|thread '(?P<thread>[^']*)' has overflowed its stack|fatal runtime error: stack overflow|==\d+== Invalid (?:read|write) of size \d+|terminated abnormally with signal (?:11/SEGV|6/ABRT)|\b(?:failed|died|crashed|terminated) with signal SIGSEGV\b",
+        "The process crashed (a segmentation fault, an abort or a stack overflow)",
+    ),
+    rule(
         // MIPS and other kernels that say it as they send it.
         "kernel.do-page-fault-sigsegv",
         C::NativeCrash,
@@ -133,9 +142,9 @@ pub(super) static RULES: &[Rule] = &[
         "glibc.heap-corruption",
         C::NativeCrash,
         Error,
-        &["(): ", "double free or corruption", "corrupted size vs", "*** Error in `", "malloc_printerr (str="],
+        &["(): ", "double free or corruption", "corrupted size vs", "*** Error in `", "malloc_printerr (str=", "corrupted double-linked"],
         // Also as gdb shows it, the argument of glibc's malloc_printerr in a frame.
-        r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*)$|\bmalloc_printerr \(str=[^\x22]*\x22(?P<gmessage>[^\x22]+)\x22|\*\*\* Error in `[^`]*': (?P<emessage>[^*]+?) ?(?::? 0x[0-9a-f]+)? \*\*\*|(?:^|[^`'\x22])(?P<dmessage>double free or corruption.*)$",
+        r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*|corrupted double-linked list.*)$|\bmalloc_printerr \(str=[^\x22]*\x22(?P<gmessage>[^\x22]+)\x22|\*\*\* Error in `[^`]*': (?P<emessage>[^*]+?) ?(?::? 0x[0-9a-f]+)? \*\*\*|(?:^|[^`'\x22])(?P<dmessage>double free or corruption.*)$",
         "glibc detected heap corruption: {message}",
     ),
     rule(

@@ -83,8 +83,8 @@ pub(super) static RULES: &[Rule] = &[
         "cuda.runtime-oom",
         C::CudaOom,
         Error,
-        &["out of memory", "OUT_OF_MEMORY", "exceed allowed memory", "ALLOC_FAILED", "cudaError", "MemoryAllocation", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "ResourceExhausted", "Resource exhausted", "OOM when allocating", "cache blocks", "KV cache", "KV Cache", "to allocate", "not allocate", "Out of memory error on GPU"],
-        r"(?:CUDA|HIP|MPS backend|cuda|CUDA driver|CUDA runtime|CUDNN|cuDNN|cuBLAS|GPU)(?: error)?:? out of memory|Cuda Runtime \(out of memory\)|NCudaLib::TOutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|Cuda failure '?out of memory'?|torch\.(?:cuda\.)?OutOfMemoryError|(?:ResourceExhaustedError|RESOURCE_EXHAUSTED).{0,40}(?:OOM|[Oo]ut of memory)|OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory|Resource exhausted: Out of memory while trying to allocate|No available memory for the cache blocks|(?:larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for KV cache|not enough KV cache|KV cache is (?:not enough|too small))|(?:failed to allocate|Failed to allocate|Could not allocate).{0,60}(?:on device|device memory|GPU memory|GPU)|would exceed allowed memory\. \(out of memory\)|cudaMalloc.{0,200}out of memory|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL.*error=2 : out of memory|CUDA error \d+ at \S+: out of memory|Out of memory error on GPU \d+",
+        &["out of memory", "OUT_OF_MEMORY", "exceed allowed memory", "ALLOC_FAILED", "cudaError", "MemoryAllocation", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "ResourceExhausted", "Resource exhausted", "OOM when allocating", "cache blocks", "KV cache", "KV Cache", "to allocate", "not allocate", "Out of memory error on GPU", "hipErrorOutOfMemory"],
+        r"(?:CUDA|HIP|MPS backend|cuda|CUDA driver|CUDA runtime|CUDNN|cuDNN|cuBLAS|GPU)(?: error)?:? out of memory|Cuda Runtime \(out of memory\)|NCudaLib::TOutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|Cuda failure '?out of memory'?|torch\.(?:cuda\.)?OutOfMemoryError|(?:ResourceExhaustedError|RESOURCE_EXHAUSTED).{0,40}(?:OOM|[Oo]ut of memory)|OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory|Resource exhausted: Out of memory while trying to allocate|No available memory for the cache blocks|(?:larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for KV cache|not enough KV cache|KV cache is (?:not enough|too small))|(?:failed to allocate|Failed to allocate|Could not allocate).{0,60}(?:on device|device memory|GPU memory|GPU)|would exceed allowed memory\. \(out of memory\)|cudaMalloc.{0,200}out of memory|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL.*error=2 : out of memory|CUDA error \d+ at \S+: out of memory|Out of memory error on GPU \d+|\bhipErrorOutOfMemory\b|cupy\.cuda\.memory\.OutOfMemoryError",
         "CUDA out of memory (outside PyTorch's caching allocator)",
     ),
     Rule {
@@ -117,8 +117,9 @@ pub(super) static RULES: &[Rule] = &[
         "amdgpu.vm-page-fault",
         C::CudaIllegalMemoryAccess,
         Error,
-        &["page fault (src_id", "PROTECTION_FAULT_STATUS"],
-        r"\[(?P<hub>gfxhub|mmhub)\d*(?:_\d+)?\] (?:retry |no-retry )?page fault \(src_id|\b(?:GCVM_L2|VM_L2|MMVM_L2)_PROTECTION_FAULT_STATUS:0x[0-9A-Fa-f]+",
+        &["page fault (src_id", "PROTECTION_FAULT_STATUS", "Memory access fault by GPU", "MEMORY_APERTURE_VIOLATION"],
+        // ROCm's runtime says it to the program: `Memory access fault by GPU node-1 …`.
+        r"Memory access fault by GPU node-\d+|HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION|\[(?P<hub>gfxhub|mmhub)\d*(?:_\d+)?\] (?:retry |no-retry )?page fault \(src_id|\b(?:GCVM_L2|VM_L2|MMVM_L2)_PROTECTION_FAULT_STATUS:0x[0-9A-Fa-f]+",
         "The AMD GPU faulted on an address its program may not touch (a GPU VM page fault)",
     ),
     rule(

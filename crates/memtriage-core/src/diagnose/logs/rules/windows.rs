@@ -62,8 +62,8 @@ pub(super) static RULES: &[Rule] = &[
             "windows.bugcheck-memory",
             C::WindowsMemoryFault,
             Error,
-            &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "EXCEPTION_NOT_HANDLED", "SYSTEM_SERVICE_EXCEPTION", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1", "0x00000116", "stop code", "bugcheck"],
-            r"\b(?P<check>MEMORY_MANAGEMENT|(?:DRIVER_)?IRQL_NOT_LESS_OR_EQUAL|VIDEO_TDR_FAILURE|(?:KMODE|SYSTEM_THREAD)_EXCEPTION_NOT_HANDLED|SYSTEM_SERVICE_EXCEPTION)\b|(?:stop code:?\s*|^\s*)(?P<check_words>(?-i:MEMORY MANAGEMENT|(?:DRIVER )?IRQL NOT LESS OR EQUAL|VIDEO TDR FAILURE))\s*$|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b|(?:stop code|bugcheck(?: code)?)[^.\n]{0,12}?\b(?P<short_code>0x(?:1[aA]|[dD]1|50|116|3[bB]|7[eE]|1000007[eE]|124))\b",
+            &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "KERNEL_DATA_INPAGE_ERROR", "BAD_POOL_", "EXCEPTION_NOT_HANDLED", "SYSTEM_SERVICE_EXCEPTION", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1", "0x00000116", "stop code", "bugcheck"],
+            r"\b(?P<check>MEMORY_MANAGEMENT|KERNEL_DATA_INPAGE_ERROR|BAD_POOL_(?:HEADER|CALLER)|(?:DRIVER_)?IRQL_NOT_LESS_OR_EQUAL|VIDEO_TDR_FAILURE|(?:KMODE|SYSTEM_THREAD)_EXCEPTION_NOT_HANDLED|SYSTEM_SERVICE_EXCEPTION)\b|(?:stop code:?\s*|^\s*)(?P<check_words>(?-i:MEMORY MANAGEMENT|(?:DRIVER )?IRQL NOT LESS OR EQUAL|VIDEO TDR FAILURE))\s*$|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b|(?:stop code|bugcheck(?: code)?)[^.\n]{0,12}?\b(?P<short_code>0x(?:1[aA]|[dD]1|50|116|3[bB]|7[eE]|1000007[eE]|124))\b",
             "Windows bug check {check}",
         )
     },
@@ -128,9 +128,9 @@ pub(super) static RULES: &[Rule] = &[
             "windows.access-violation",
             C::WindowsMemoryFault,
             Error,
-            &["access violation", "3221225477", "1073741819", "C0000005", "c0000005", "ACCESS_VIOLATION", "referenced memory at", "fatal exception: code", "Problem Event Name", "BUGCHECK_CODE", "bugcheck", "ExceptionCode", "AccessViolationException"],
+            &["access violation", "3221225477", "1073741819", "C0000005", "c0000005", "ACCESS_VIOLATION", "referenced memory at", "fatal exception: code", "Problem Event Name", "BUGCHECK_CODE", "bugcheck", "ExceptionCode", "AccessViolationException", "heap has been corrupted"],
             // .NET raises the same fault as AccessViolationException.
-            r"\bAccessViolationException\b|(?:Windows )?fatal exception: (?:access violation|code 0x[cC]00000(?:05|FD|fd)|code 0x[cC]0000374)|Problem Event Name:\s*(?:BEX64|BEX|APPCRASH)|BUGCHECK_CODE:\s*\w+|rebooted from a bugcheck|[Tt]he bugcheck was: 0x|(?i:exit(?:ed with)? (?:code|status)\s*[:=]?\s*(?:3221225477|-1073741819))|(?i:\b0xC0000005\b)|STATUS_ACCESS_VIOLATION|EXCEPTION_ACCESS_VIOLATION|\b(?:3221225477|-1073741819)\b|referenced memory at 0x[0-9a-fA-F]+\. The memory could not be|(?i:ExceptionCode\x22>c0000(?:005|374)<)",
+            r"\bAccessViolationException\b|\b0xC0000374: A heap has been corrupted|(?:Windows )?fatal exception: (?:access violation|code 0x[cC]00000(?:05|FD|fd)|code 0x[cC]0000374)|Problem Event Name:\s*(?:BEX64|BEX|APPCRASH)|BUGCHECK_CODE:\s*\w+|rebooted from a bugcheck|[Tt]he bugcheck was: 0x|(?i:exit(?:ed with)? (?:code|status)\s*[:=]?\s*(?:3221225477|-1073741819))|(?i:\b0xC0000005\b)|STATUS_ACCESS_VIOLATION|EXCEPTION_ACCESS_VIOLATION|\b(?:3221225477|-1073741819)\b|referenced memory at 0x[0-9a-fA-F]+\. The memory could not be|(?i:ExceptionCode\x22>c0000(?:005|374)<)",
             "Windows: the process crashed with an access violation (0xC0000005)",
         )
     },
