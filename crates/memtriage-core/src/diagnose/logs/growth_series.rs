@@ -3,7 +3,40 @@
 
 use std::collections::BTreeMap;
 
-use super::LogMatch;
+use super::{LogMatch, KEEP_FIRST};
+
+/// Series kept at most: a process table of hundreds of rows keeps the first seen.
+const MAX_SERIES: usize = 256;
+
+/// Memory figures a log printed, by series: the first and last [`KEEP_FIRST`] of each,
+/// so that a series of many readings (a process table's rows) pushes out no other.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Figures {
+    by_series: BTreeMap<String, Vec<LogMatch>>,
+}
+
+impl Figures {
+    pub(super) fn push(&mut self, m: LogMatch) {
+        let Some(name) = m.capture("series") else {
+            return;
+        };
+        if !self.by_series.contains_key(name) && self.by_series.len() >= MAX_SERIES {
+            return;
+        }
+        let readings = self.by_series.entry(name.to_string()).or_default();
+        if readings.len() >= 2 * KEEP_FIRST {
+            readings.remove(KEEP_FIRST);
+        }
+        readings.push(m);
+    }
+
+    /// Every figure kept, in the order of the log's lines.
+    pub(super) fn in_order(&self) -> impl Iterator<Item = LogMatch> {
+        let mut all: Vec<&LogMatch> = self.by_series.values().flatten().collect();
+        all.sort_by_key(|m| m.line_no);
+        all.into_iter().cloned().collect::<Vec<_>>().into_iter()
+    }
+}
 
 /// Readings of one memory figure the job printed, in order; growth when it rose by a
 /// fifth or more from first to last, most steps went up, and it still rose at the end.
@@ -40,6 +73,7 @@ fn snapshots_rising(readings: &[(u64, u64)]) -> bool {
         return false;
     };
     readings.len() >= SNAPSHOTS_MIN_READINGS
+        && first.1 > 0
         && readings.windows(2).all(|w| w[1].1 > w[0].1)
         && last.1 as f64 >= first.1 as f64 * GROWTH_MIN_RISE
 }

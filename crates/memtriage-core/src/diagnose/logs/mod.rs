@@ -188,8 +188,8 @@ pub struct LogScanner {
     /// a page, not a user's report.
     impersonal: bool,
     /// Memory figures the job printed: evidence only as a series (growth), so kept
-    /// apart from the matches (the first and last [`KEEP_FIRST`] of them).
-    figures: Vec<LogMatch>,
+    /// apart from the matches.
+    figures: growth_series::Figures,
     /// Up to [`CONTEXT`] bytes before the line being read.
     context: Vec<u8>,
     /// The input's start, held until the terminal width it shows (if any) is told
@@ -244,7 +244,7 @@ impl LogScanner {
             issue_title: None,
             impersonal: false,
             had_literal: false,
-            figures: Vec::new(),
+            figures: growth_series::Figures::default(),
             context: Vec::new(),
             recent: Vec::new(),
             partial_context: Vec::new(),
@@ -427,7 +427,7 @@ impl LogScanner {
         let open: Vec<LogMatch> = open
             .into_iter()
             .chain(table)
-            .chain(self.figures.iter().cloned())
+            .chain(self.figures.in_order())
             .collect();
         report::findings(
             &self.matches,
@@ -658,7 +658,8 @@ impl LogScanner {
             }
             if let Some(rows) = engine.table_rows.get(i).copied().flatten() {
                 self.close_table();
-                self.table = Some(tables::Table::new(rows, line_no, line.to_string()));
+                let quoted = self.article || prose::quoted_as_example(&self.context);
+                self.table = Some(tables::Table::new(rows, (line_no, line), &msg, quoted));
             }
             if let Some(extract) = rule.extract {
                 if !extract(&msg, &mut captures) {
@@ -709,7 +710,11 @@ impl LogScanner {
         }
         if table.is_process_table() {
             let row = table.process_row(line_no, line, msg);
-            return row.map(|m| self.record(m)).is_some();
+            let is_row = !matches!(row, tables::ProcessRow::NotARow);
+            if let tables::ProcessRow::Reading(m) = row {
+                self.record(m);
+            }
+            return is_row;
         }
         let rule_index = table.rows_rule();
         let Some(rule) = RULES.get(rule_index) else {
@@ -773,11 +778,7 @@ impl LogScanner {
 
     fn record(&mut self, m: LogMatch) {
         if m.capture("series").is_some() {
-            if self.figures.len() >= 2 * KEEP_FIRST {
-                self.figures.remove(KEEP_FIRST);
-            }
-            self.figures.push(m);
-            return;
+            return self.figures.push(m);
         }
         if m.rule == rules::oom::KILLED_PROCESS {
             self.keep_if_large(&m);

@@ -162,7 +162,6 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
         "zum beispiel",
         "por ejemplo",
         "par exemple",
-        "if your ",
         "you may encounter",
         "you might encounter",
         "you may see",
@@ -220,13 +219,20 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
     let reported = sentences[sentences.len().saturating_sub(recent.len())..]
         .iter()
         .any(|l| first_person(l));
-    recent.iter().any(|l| {
-        DOC_PHRASES
+    // `If your node fails to start, …` above the quote: what happens to the reader's.
+    let readers = !reported
+        && recent
             .iter()
-            .any(|p| l.contains(p) && !(reported && SHARED_WITH_REPORTS.contains(p)))
-    }) || lines
-        .iter()
-        .any(|l| EXAMPLES_HEADING.iter().any(|p| l.contains(p)))
+            .any(|l| l.starts_with("if your ") || l.contains(". if your "));
+    readers
+        || recent.iter().any(|l| {
+            DOC_PHRASES
+                .iter()
+                .any(|p| l.contains(p) && !(reported && SHARED_WITH_REPORTS.contains(p)))
+        })
+        || lines
+            .iter()
+            .any(|l| EXAMPLES_HEADING.iter().any(|p| l.contains(p)))
 }
 
 /// The lines of one quoted log block read back to the sentence that introduces it.

@@ -6,7 +6,7 @@
 //! The task table is summed by command, so a finding can say who held the memory at
 //! the kill (16 `python` workers with 25 GiB between them), not only who was killed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use regex::Regex;
 
@@ -32,22 +32,47 @@ pub(super) struct Table {
     rows: u64,
     /// For a table of processes with their memory: where its columns are.
     columns: Option<Columns>,
+    /// Its header stands in a page, or under a sentence that introduces an example:
+    /// its rows are read, and recorded as no one's memory.
+    quoted: bool,
+    /// The series its rows have read (a name-keyed table may name one twice).
+    series_read: BTreeSet<String>,
+}
+
+/// What a line under a table of processes is.
+pub(super) enum ProcessRow {
+    Reading(LogMatch),
+    /// A row, but no reading: a process named again, or a table a page quotes.
+    Skipped,
+    NotARow,
 }
 
 impl Table {
-    pub(super) fn new(rows_rule: usize, line_no: u64, line: String) -> Self {
-        let columns = RULES
-            .get(rows_rule)
-            .filter(|r| r.id == PROCESS_ROW)
-            .and_then(|_| Columns::from_header(&line));
-        Table {
-            columns,
+    /// A table opened by its header line (where, as written) and that line's message;
+    /// `quoted` where a page quotes it (see [`Table::process_row`]).
+    pub(super) fn new(
+        rows_rule: usize,
+        (line_no, line): (u64, &str),
+        msg: &str,
+        quoted: bool,
+    ) -> Self {
+        let mut table = Table {
+            columns: None,
+            quoted: false,
+            series_read: BTreeSet::new(),
             rows_rule,
             line_no,
-            line,
+            line: line.to_string(),
             tasks: BTreeMap::new(),
             rows: 0,
+        };
+        if table.is_process_table() {
+            // Read from the message, without a prefix a tool put on every line, as
+            // the rows are.
+            table.columns = Columns::from_header(msg);
+            table.quoted = quoted;
         }
+        table
     }
 
     pub(super) fn line_no(&self) -> u64 {
@@ -71,11 +96,15 @@ impl Table {
             .is_some_and(|r| r.id == PROCESS_ROW)
     }
 
-    /// A row of a table of processes: one reading of its process's memory. `None`
-    /// when the line is not a row (the table ended).
-    pub(super) fn process_row(&self, line_no: u64, line: &str, msg: &str) -> Option<LogMatch> {
-        let reading = self.columns.as_ref()?.reading(msg)?;
-        Some(LogMatch {
+    /// A line under a table of processes: one reading of its process's memory.
+    pub(super) fn process_row(&mut self, line_no: u64, line: &str, msg: &str) -> ProcessRow {
+        let Some(reading) = self.columns.as_ref().and_then(|c| c.reading(msg)) else {
+            return ProcessRow::NotARow;
+        };
+        if self.quoted || !self.series_read.insert(reading.series.clone()) {
+            return ProcessRow::Skipped;
+        }
+        ProcessRow::Reading(LogMatch {
             class: FailureClass::MemoryGrowth,
             rule: PROCESS_ROW,
             line_no,

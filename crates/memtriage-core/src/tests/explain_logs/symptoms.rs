@@ -117,3 +117,51 @@ fn process_tables_pasted_snapshot_after_snapshot_show_growth() {
                97 root      20   0       0      0      0 R 100.0   0.0  12:01.22 kswapd0\n";
     only_finding(&scan(top.as_bytes()), FailureClass::MemoryPressure);
 }
+
+/// A real `ps aux` paste has many rows a snapshot: each process keeps its own readings
+/// (one series of many rows may not push out another's), a table quoted in markdown is
+/// read as its rows are, a name a table repeats is one reading, a process that starts
+/// at 0 has not grown from anything, and a page's example is no one's memory.
+#[test]
+fn process_tables_are_read_whole_and_only_where_they_are_the_writers() {
+    let header = "USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND";
+    let snapshot = |quote: &str, rss: u64| {
+        let mut s = format!("{quote}{header}\n");
+        for pid in 100..130 {
+            s.push_str(&format!(
+                "{quote}root {pid:>11}  0.0  0.0  28963 {:>6} ?  S  17:36   0:02 worker-{pid}\n",
+                4000 + pid
+            ));
+        }
+        s.push_str(&format!("{quote}root        1166  6.2  0.5 68235476 {rss} ?    RNl  17:36   0:36 ray::RayWorkerVllm\n\nlater\n"));
+        s
+    };
+    let many: String = [5_179_612, 6_284_616, 6_919_976]
+        .map(|r| snapshot("", r))
+        .concat();
+    only_finding(&scan(many.as_bytes()), FailureClass::MemoryGrowth);
+    let quoted: String = [5_179_612, 6_284_616, 6_919_976]
+        .map(|r| snapshot("> ", r))
+        .concat();
+    only_finding(&scan(quoted.as_bytes()), FailureClass::MemoryGrowth);
+
+    let example = format!("For example, a leaking worker looks like this:\n{many}");
+    assert_eq!(classes(example.as_bytes()), Vec::<String>::new());
+
+    let kubectl = "POD              NAME   CPU(cores)   MEMORY(bytes)\n\
+                   api-7d9f8c-a     app    12m          300Mi\n\
+                   api-7d9f8c-b     app    11m          400Mi\n\
+                   api-7d9f8c-c     app    13m          500Mi\n";
+    assert_eq!(classes(kubectl.as_bytes()), Vec::<String>::new());
+
+    let docker = |mib: u64| {
+        format!(
+            "CONTAINER ID   NAME      CPU %     MEM USAGE / LIMIT     MEM %     NET I/O     BLOCK I/O   PIDS\n\
+             3f2a9c1d2e4b   api       0.52%     {mib}MiB / 7.7GiB     1.00%     0B / 0B     0B / 0B     12\n\n"
+        )
+    };
+    let from_zero: String = [0, 50, 100].map(docker).concat();
+    assert_eq!(classes(from_zero.as_bytes()), Vec::<String>::new());
+    let rising: String = [50, 100, 200].map(docker).concat();
+    only_finding(&scan(rising.as_bytes()), FailureClass::MemoryGrowth);
+}

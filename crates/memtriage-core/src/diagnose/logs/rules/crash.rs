@@ -102,14 +102,27 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
-        // Android's debuggerd, Rust's stack guard, Valgrind's memcheck, systemd-coredump.
+        // Android's debuggerd, Rust's stack guard, systemd-coredump.
         "crash.runtime-reports",
         C::NativeCrash,
         Error,
-        &["Fatal signal 11", "Fatal signal 6", "has overflowed its stack", "fatal runtime error: stack overflow", "Invalid read of size", "Invalid write of size", "terminated abnormally with signal", "with signal SIGSEGV"],
-        r"\bFatal signal (?P<signal>11 \(SIGSEGV\)|6 \(SIGABRT\)), code|thread '(?P<thread>[^']*)' has overflowed its stack|fatal runtime error: stack overflow|==\d+== Invalid (?:read|write) of size \d+|terminated abnormally with signal (?:11/SEGV|6/ABRT)|\b(?:failed|died|crashed|terminated) with signal SIGSEGV\b",
+        &["Fatal signal 11", "Fatal signal 6", "has overflowed its stack", "fatal runtime error: stack overflow", "terminated abnormally with signal", "with signal SIGSEGV"],
+        r"\bFatal signal (?P<signal>11 \(SIGSEGV\)|6 \(SIGABRT\)), code|thread '(?P<thread>[^']*)' has overflowed its stack|fatal runtime error: stack overflow|terminated abnormally with signal (?:11/SEGV|6/ABRT)|\b(?:failed|died|crashed|terminated) with signal SIGSEGV\b",
         "The process crashed (a segmentation fault, an abort or a stack overflow)",
     ),
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // Memcheck reports the access and lets the program run on: a bug in native
+            // code, not yet a crash.
+            "valgrind.invalid-access",
+            C::NativeCrash,
+            crate::model::finding::Severity::Warn,
+            &["Invalid read of size", "Invalid write of size"],
+            r"==\d+== Invalid (?P<access>read|write) of size (?P<size>\d+)",
+            "Valgrind found an invalid {access} of {size} bytes in native code",
+        )
+    },
     rule(
         // MIPS and other kernels that say it as they send it.
         "kernel.do-page-fault-sigsegv",
@@ -125,8 +138,8 @@ pub(super) static RULES: &[Rule] = &[
         C::NativeCrash,
         Error,
         &["AddressSanitizer:", "MemorySanitizer:", "LeakSanitizer:"],
-        r"ERROR: (?P<tool>AddressSanitizer|HWAddressSanitizer|MemorySanitizer|LeakSanitizer): (?P<kind>[\w-]+(?: [\w-]+)*?)(?: on (?:address|unknown address)\b| in |\s*$| \()",
-        "{tool} found {kind}",
+        r"(?:ERROR|WARNING): (?P<tool>AddressSanitizer|HWAddressSanitizer|MemorySanitizer|LeakSanitizer): (?P<kind>[\w-]+(?: [\w-]+)*?)(?: on (?:unknown )?address\b| in |:|\s*$| \()",
+        "{tool}: {kind}",
     ),
     rule(
         // A macOS crash report.

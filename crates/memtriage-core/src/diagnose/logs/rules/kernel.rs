@@ -121,9 +121,8 @@ pub(super) static RULES: &[Rule] = &[
                 "low swap: ",
                 "swap_pager_getswapspace",
                 "swap_pager: out of swap",
-                "swap_pager: indefinite wait",
             ],
-            r"\blow swap: (?P<what>triggering no paging space action|failed to create swapfile|unable to find a swap file)|\bswap_pager_getswapspace\(\d+\): failed|\bswap_pager: (?:out of swap space|indefinite wait buffer)",
+            r"\blow swap: (?P<what>triggering no paging space action|failed to create swapfile|unable to find a swap file)|\bswap_pager_getswapspace\(\d+\): failed|\bswap_pager: out of swap space",
             "Swap ran out: the system is short of memory",
         )
     },
