@@ -129,18 +129,26 @@ class _Descending:
 
 
 def choose(covers, occurrences, n_literals, weight):
-    """Greedy weighted set cover, then anchors left redundant by later ones dropped."""
+    """Greedy weighted set cover, then anchors left redundant by later ones dropped.
+
+    Each place healthy text holds an anchor, every literal the anchor stands for is
+    compared there: an anchor's cost grows with its occurrences times the literals it
+    takes (one common anchor standing for 72 literals made explain 10% slower)."""
     cost = {s: 1 + weight * occurrences[s] for s in covers}
+
+    def gain_of(s, k):
+        return k / (1 + weight * occurrences[s] * k)
+
     uncovered = set(range(n_literals))
     chosen = []
     # Lazy greedy: a substring's gain only falls as literals get covered, so the best
     # is found by refreshing the heap's top until it stays on top (the same choice as
     # taking the max over all of them each round, far fewer gains computed).
-    heap = [(-len(c) / cost[s], -len(s), _Descending(s)) for s, c in covers.items()]
+    heap = [(-gain_of(s, len(c)), -len(s), _Descending(s)) for s, c in covers.items()]
     heapq.heapify(heap)
     while uncovered and heap:
         _, neg_len, key = heapq.heappop(heap)
-        gain = len(covers[key.text] & uncovered) / cost[key.text]
+        gain = gain_of(key.text, len(covers[key.text] & uncovered))
         if gain == 0:
             continue
         entry = (-gain, neg_len, key)

@@ -39,6 +39,20 @@ struct Check {
     /// As the text searched holds it (in lower case where that is folded).
     literal: Box<[u8]>,
     offset: usize,
+    /// A byte of the literal away from its anchor, compared before the whole literal:
+    /// its first where the anchor is inside it (a common anchor such as `mory` stands
+    /// for dozens of literals that all read `memory` around it, and differ at their
+    /// start), else the one after the anchor.
+    probe: Option<usize>,
+}
+
+impl Check {
+    /// Whether the literal begins at `start` of `haystack`.
+    fn holds(&self, haystack: &[u8], start: usize) -> bool {
+        self.probe
+            .is_none_or(|p| haystack.get(start + p) == self.literal.get(p))
+            && haystack[start..].starts_with(&self.literal)
+    }
 }
 
 /// A region of text and its lower-case copy ([`fold_case`]), at the same offsets.
@@ -141,7 +155,7 @@ impl Prefilter {
             let confirmed = group.checks[m.pattern().as_usize()]
                 .iter()
                 .filter(|c| at >= start + c.offset)
-                .find(|c| haystack[at - c.offset..].starts_with(&c.literal));
+                .find(|c| c.holds(haystack, at - c.offset));
             if let Some(c) = confirmed {
                 return Some(at - c.offset);
             }
@@ -208,9 +222,16 @@ fn groups_for(literals: &[String], chosen: &[String], folded: bool) -> Result<Ve
         let offset = lit
             .find(kept[slot])
             .expect("a literal holds the anchor it was given");
+        let after = offset + kept[slot].len();
+        let probe = if offset > 0 {
+            Some(0)
+        } else {
+            (after < lit.len()).then_some(after)
+        };
         checks[slot].push(Check {
             literal: lit.as_bytes().into(),
             offset,
+            probe,
         });
     }
     let mut groups = Vec::new();
