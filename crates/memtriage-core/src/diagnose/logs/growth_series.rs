@@ -31,10 +31,10 @@ impl Figures {
     }
 
     /// Every figure kept, in the order of the log's lines.
-    pub(super) fn in_order(&self) -> impl Iterator<Item = LogMatch> {
-        let mut all: Vec<&LogMatch> = self.by_series.values().flatten().collect();
+    pub(super) fn in_order(&self) -> Vec<LogMatch> {
+        let mut all: Vec<LogMatch> = self.by_series.values().flatten().cloned().collect();
         all.sort_by_key(|m| m.line_no);
-        all.into_iter().cloned().collect::<Vec<_>>().into_iter()
+        all
     }
 }
 

@@ -219,11 +219,7 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
     let reported = sentences[sentences.len().saturating_sub(recent.len())..]
         .iter()
         .any(|l| first_person(l));
-    // `If your node fails to start, …` above the quote: what happens to the reader's.
-    let readers = !reported
-        && recent
-            .iter()
-            .any(|l| l.starts_with("if your ") || l.contains(". if your "));
+    let readers = !reported && recent.iter().any(|l| about_the_readers(l));
     readers
         || recent.iter().any(|l| {
             DOC_PHRASES
@@ -233,6 +229,15 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
         || lines
             .iter()
             .any(|l| EXAMPLES_HEADING.iter().any(|p| l.contains(p)))
+}
+
+/// A sentence, in lower case, that starts with what happens to the reader's own
+/// (`If your process gets killed with exit code 137, …`, `… . If your node fails to
+/// start, …`): a page's, never a report's.
+fn about_the_readers(lowercase: &str) -> bool {
+    ["if your ", "when your ", "whenever your "]
+        .iter()
+        .any(|c| lowercase.starts_with(c) || lowercase.contains(&format!(". {c}")))
 }
 
 /// The lines of one quoted log block read back to the sentence that introduces it.
@@ -260,10 +265,6 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
         .trim_start_matches(|c: char| !c.is_alphanumeric())
         .to_lowercase();
     const CONDITIONS: &[&str] = &["if you ", "when you ", "whenever you ", "in case you "];
-    // `If your process gets killed with exit code 137, …`: what happens to the reader's.
-    let readers = ["if your ", "when your ", "whenever your "]
-        .iter()
-        .any(|c| text.starts_with(c) || text.contains(&format!(". {c}")));
     const MEETING: &[&str] = &[
         "encounter",
         "get ",
@@ -277,7 +278,7 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
     let addressed = CONDITIONS.iter().any(|c| {
         text.strip_prefix(c)
             .is_some_and(|rest| MEETING.iter().any(|m| rest.trim_start().starts_with(m)))
-    }) || readers
+    }) || about_the_readers(&text)
         || tells_the_reader_they_will_meet_it(msg);
     // Vendors' and other languages' pages: `XID 48: This XID indicates …`, `可能会遇到"…"这样的错误`.
     const ABOUT_THE_ERROR: &[&str] = &[
