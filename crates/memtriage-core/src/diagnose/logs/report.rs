@@ -217,10 +217,20 @@ const PLAIN_SIGKILL: &[&str] = &[
     "shell.killed",
     oom_rules::SHELL_KILLED_ELSEWHERE,
     "gunicorn.perhaps-oom",
+    super::rules::signals::KILL,
+    super::rules::signals::KILL_STATUS,
 ];
 
 /// Rules whose lines only say how another failure surfaced.
-const SECONDARY: &[&str] = &["cxx.terminate", "cxx.what", "shell.aborted", "exit.sigsegv"];
+const SECONDARY: &[&str] = &[
+    "cxx.terminate",
+    "cxx.what",
+    "shell.aborted",
+    "exit.sigsegv",
+    "signal.sigabrt-reported",
+    "exit.status-134",
+    "exit.status-139",
+];
 
 /// The kernel's `Killed process` lines in all the log, kept or not.
 struct KillCounts<'a> {

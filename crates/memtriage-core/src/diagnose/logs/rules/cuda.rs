@@ -135,7 +135,8 @@ pub(super) static RULES: &[Rule] = &[
         C::CudaIllegalMemoryAccess,
         Error,
         &["misaligned address", "unspecified launch failure", "LAUNCH_FAILED", "cudaErrorLaunchFailure", "MISALIGNED_ADDRESS"],
-        r"(?P<error>misaligned address|unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure|CUDA_ERROR_MISALIGNED_ADDRESS)",
+        // fish names SIGBUS `(Misaligned address error)`: a bus error's words, not CUDA's.
+        r"(?:^|[^(])(?P<error>misaligned address|unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure|CUDA_ERROR_MISALIGNED_ADDRESS)",
         "CUDA error: {error}",
     ),
     rule(

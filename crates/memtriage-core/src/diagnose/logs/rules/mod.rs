@@ -65,6 +65,7 @@ mod platforms;
 #[cfg(test)]
 mod reach;
 mod runtimes;
+pub mod signals;
 mod windows;
 
 /// What kind of failure a line is evidence of. One finding per class seen.
@@ -287,6 +288,7 @@ pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
         bus::RULES,
         kernel::RULES,
         windows::RULES,
+        signals::RULES,
     ]
     .into_iter()
     .flatten()

@@ -495,7 +495,7 @@ pub(super) const USERSPACE_OOM_KILL: ClassInfo = ClassInfo {
               sacct -j JOB -o State,MaxRSS,ReqMem.",
 };
 
-const SIGKILL_FIX: &str = concat!(
+pub(super) const SIGKILL_FIX: &str = concat!(
     "Confirm it was the OOM killer in the node's kernel log: dmesg -T | grep -iE 'killed process|out of memory' \
      (or journalctl -k).\n",
     oom::unknown_limit_fix!()

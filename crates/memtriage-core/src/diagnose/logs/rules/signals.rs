@@ -1,0 +1,236 @@
+//! A process that died of a signal, in the words of whoever reports it: shells,
+//! language runtimes, launchers, MPI, container runtimes, CI runners, debuggers and
+//! crash handlers. Each signal's forms are generated from one template
+//! ([`died_of_signal`], [`exit_status`]) rather than copied from samples, so a program
+//! that reports a signal as its peers do is read the same way. The family comes last:
+//! a specific rule (a DataLoader worker's `killed by signal: Killed`, a shell's bare
+//! `Bus error`) names the line first.
+
+use super::oom::SIGKILL_FIX;
+use super::{rule, FailureClass as C, Rule};
+use crate::model::finding::Certainty::Likely;
+use crate::model::finding::Severity::Error;
+
+/// How programs say that a process died of one signal, written once for every signal
+/// from its name (`SEGV`), its number (`11`), the exit status a shell or a runtime
+/// reports for it (`139`, 128 plus the number) and glibc's word for it (`Segmentation
+/// fault`). The notations are the programs' own, not a sample's:
+/// - the name after who reports it: `terminated by signal SIGSEGV` (fish), `died with
+///   <Signals.SIGSEGV: 11>` (Python's subprocess), `{SIGSEGV(-11)}` (loky), `(signal:
+///   11, SIGSEGV: …)` (Rust), `[signal SIGSEGV: …` (Go), `npm ERR! signal SIGSEGV`,
+///   `*** SIGSEGV (@0x0) received by PID` (glog), `#  SIGSEGV (0xb) at pc=` (HotSpot);
+/// - the number after a verb: `exited on signal 11` (Open MPI), `Received signal 11`
+///   (Chromium), `fatal signal 11` (the kernel), `(signal 11)` (MPICH),
+///   `status=11/SEGV` (systemd), `exitcode: -11` (torch elastic);
+/// - glibc's word after who reports it: `task 0: Segmentation fault` (srun), `EXIT
+///   STRING: Segmentation fault` (MPICH), `unable to execute command: Segmentation
+///   fault` (clang), `error: signal: segmentation fault` (Go's os/exec), `Fatal Python
+///   error: Segmentation fault`, `Segmentation fault signal terminated program` (gcc).
+macro_rules! died_of_signal {
+    ($name:literal, $number:literal, $words:literal) => {
+        concat!(
+            // `(SIGSEGV)` after the signal's number or a Mach exception only: a page writes
+            // `a segmentation fault (SIGSEGV) occurs when …`.
+            r"(?:\bsignal:?\s+\x22?|\bSignals\.|\{|\d \(|\bEXC_[A-Z_]+ \(|\[signal |\*\*\* |^#\s+|\d, )SIG",
+            $name,
+            r"\b|(?i:\b(?:exited on|killed by|terminated (?:by|with)|caught|got|received|died (?:of|with)|action of|fatal) signal:? ",
+            $number,
+            r"\b)|(?i:\(signal ",
+            $number,
+            r"\))|\bstatus=",
+            $number,
+            r"/",
+            $name,
+            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code)\x22?\s*[:=]?\s*\(?-",
+            $number,
+            r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: )(?:",
+            $words,
+            r")\b|(?:",
+            $words,
+            r") signal terminated program\b"
+        )
+    };
+}
+
+/// The exit status a shell, a container runtime or a CI runner reports for a process
+/// that a signal ended: 128 plus the signal's number (`exited with code 139`,
+/// `Exited (139)`, `Exit Code: 139`, `returned a non-zero code: 139`, `exit status 139`).
+macro_rules! exit_status {
+    ($status:literal) => {
+        concat!(
+            r"(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code|returned a non-zero code|non-zero (?:exit )?status|exited with(?: exit)? code|exited with)\x22?\s*[:=]?\s*[(\x22]?",
+            $status,
+            r"\b|\bexited \(",
+            $status,
+            r"\))"
+        )
+    };
+}
+
+/// The literals of a signal's rule: its own (its name, number and words as the
+/// reporters print them) and those every signal shares (the reporters' words, exit
+/// statuses written as negative numbers).
+macro_rules! signal_literals {
+    ($($own:literal),*) => {
+        &[
+            $($own,)*
+            ": task ", "exit string: ", "unable to execute command", "fatal python error: ",
+            "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
+            "xit_status", "eturncode", "eturn code", "eturn_code",
+        ]
+    };
+}
+
+/// Lines that hold an exit status a rule of [`exit_status`] reads.
+const EXIT_STATUS_LITERALS: &[&str] = &[
+    "xitcode",
+    "xit code",
+    "xit_code",
+    "xitstatus",
+    "xit status",
+    "xit_status",
+    "eturncode",
+    "eturn code",
+    "eturn_code",
+    "non-zero code",
+    "non-zero status",
+    "non-zero exit status",
+    "xited with",
+    "xited (",
+];
+
+pub(super) static RULES: &[Rule] = &[
+    Rule {
+        fix: Some(SIGKILL_FIX),
+        certainty: Likely,
+        absorbed_by: Some(C::DataloaderWorkerKilled),
+        ..rule(
+            KILL,
+            C::OomKill,
+            Error,
+            signal_literals![
+                "sigkill",
+                "signal 9",
+                "signal: 9",
+                "9/kill",
+                "signal: killed"
+            ],
+            died_of_signal!("KILL", "9", "(?i:killed)"),
+            "The process was killed by SIGKILL, most often by the OOM killer",
+        )
+    },
+    Rule {
+        absorbed_by: Some(C::DataloaderWorkerKilled),
+        ..rule(
+            "signal.sigsegv-reported",
+            C::NativeCrash,
+            Error,
+            signal_literals![
+                "sigsegv",
+                "signal 11",
+                "signal: 11",
+                "11/segv",
+                "signal: segmentation",
+                "stop reason = exc_bad_access",
+                "failed due to signal"
+            ],
+            concat!(
+                died_of_signal!(
+                    "SEGV",
+                    "11",
+                    "(?i:segmentation fault|segmentation violation)"
+                ),
+                // lldb's stop, and clang's report of its own crash.
+                r"|stop reason = EXC_BAD_ACCESS \(code=|\bfrontend command failed due to signal\b",
+            ),
+            "The process crashed with a segmentation fault (SIGSEGV)",
+        )
+    },
+    Rule {
+        absorbed_by: Some(C::DataloaderShm),
+        ..rule(
+            "signal.sigbus-reported",
+            C::MmapBusError,
+            Error,
+            signal_literals![
+                "sigbus",
+                "signal 7",
+                "signal: 7",
+                "7/bus",
+                "signal: bus error"
+            ],
+            died_of_signal!("BUS", "7", "(?i:bus error)"),
+            "The process died of a bus error (SIGBUS)",
+        )
+    },
+    Rule {
+        absorbed_by: Some(C::DataloaderWorkerKilled),
+        ..rule(
+            "signal.sigabrt-reported",
+            C::NativeCrash,
+            Error,
+            signal_literals![
+                "sigabrt",
+                "signal 6",
+                "signal: 6",
+                "6/abrt",
+                "signal: aborted"
+            ],
+            died_of_signal!("ABRT", "6", "(?i:aborted)"),
+            "The process aborted (SIGABRT)",
+        )
+    },
+    // An exit status may also be the program's own `exit(139)`: likely, not certain.
+    Rule {
+        fix: Some(SIGKILL_FIX),
+        certainty: Likely,
+        absorbed_by: Some(C::DataloaderWorkerKilled),
+        ..rule(
+            KILL_STATUS,
+            C::OomKill,
+            Error,
+            EXIT_STATUS_LITERALS,
+            exit_status!("137"),
+            "The process exited with status 137: killed by SIGKILL, most often by the OOM killer",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        ..rule(
+            "exit.status-139",
+            C::NativeCrash,
+            Error,
+            EXIT_STATUS_LITERALS,
+            exit_status!("139"),
+            "The process exited with status 139: a segmentation fault (SIGSEGV)",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        absorbed_by: Some(C::DataloaderShm),
+        ..rule(
+            "exit.status-135",
+            C::MmapBusError,
+            Error,
+            EXIT_STATUS_LITERALS,
+            exit_status!("135"),
+            "The process exited with status 135: a bus error (SIGBUS)",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        ..rule(
+            "exit.status-134",
+            C::NativeCrash,
+            Error,
+            EXIT_STATUS_LITERALS,
+            exit_status!("134"),
+            "The process exited with status 134: it aborted (SIGABRT)",
+        )
+    },
+];
+
+/// A SIGKILL reported without its sender.
+pub const KILL: &str = "signal.sigkill-reported";
+/// An exit status of 137 reported without its sender.
+pub const KILL_STATUS: &str = "exit.status-137";
