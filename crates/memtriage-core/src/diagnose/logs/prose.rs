@@ -498,8 +498,13 @@ pub(super) fn reads_as_document(head: &str) -> bool {
         .collect();
     sections.sort();
     sections.dedup();
+    // Sphinx and MkDocs end a rendered heading with its permalink's pilcrow.
+    let permalink = lines
+        .iter()
+        .any(|l| l.ends_with('\u{b6}') && l.chars().count() <= 100);
     front_matter
         || directive
+        || permalink
         || sections.len() >= 2
         || lines.iter().any(|l| is_table_of_contents(l))
 }
@@ -606,11 +611,13 @@ mod tests {
                 "+**Problem**: a run stops with a bare ``Killed``\n+\n+.. code-block:: text\n+\n+   Killed\n",
                 "---\ntitle: NCCL\ndescription: Troubleshooting NCCL issues\n---\nA common problem:\n",
                 "Problem\nThe swap was 100% used.\nAnalysis\nLinux swaps pages early.\n",
+                "PBS Exit Status\u{b6}\nIf Exit Status >= 128\u{b6}\n=>> PBS: job killed: walltime 152 exceeded limit 120\n",
             ],
             &[
                 "### Describe the bug\nKilled\n### Environment\ntorch 2.1\n",
                 "---\n[rank0]: RuntimeError: CUDA out of memory\n",
                 "Problem\nKilled\n",
+                "paragraph sign \u{b6} in the middle of a line\n",
             ],
         );
     }

@@ -22,6 +22,7 @@ mod limits;
 mod oom;
 mod real_world;
 mod runtimes;
+mod schedulers;
 mod signals;
 mod sixth_batch;
 mod streaming;

@@ -80,9 +80,10 @@ pub(super) static RULES: &[Rule] = &[
         "rdma.memlock-warning",
         C::MemlockLimit,
         Error,
-        &["RLIMIT_MEMLOCK"],
-        // grsecurity's denial names the request and the limit.
-        r"RLIMIT_MEMLOCK is (?P<limit>\d+) bytes|requesting \d+ for RLIMIT_MEMLOCK against limit (?P<limit2>\d+)",
+        &["RLIMIT_MEMLOCK", "allocate some locked memory"],
+        // grsecurity's denial names the request and the limit; Intel MPI's DAPL and
+        // Open MPI's openib only that it is too small.
+        r"RLIMIT_MEMLOCK is (?P<limit>\d+) bytes|requesting \d+ for RLIMIT_MEMLOCK against limit (?P<limit2>\d+)|\bDAPL startup: RLIMIT_MEMLOCK too small|failed to initialize while trying to allocate some locked memory",
         "RLIMIT_MEMLOCK is only {limit} bytes: RDMA memory registration will fail",
     ),
     // Open MPI's openib warning: the HCA driver's MTT table caps what can be registered

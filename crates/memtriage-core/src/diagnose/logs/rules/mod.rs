@@ -65,6 +65,7 @@ mod platforms;
 #[cfg(test)]
 mod reach;
 mod runtimes;
+mod schedulers;
 pub mod signals;
 mod windows;
 
@@ -278,6 +279,7 @@ pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
     [
         oom::RULES,
         platforms::RULES,
+        schedulers::RULES,
         dataloader::RULES,
         cuda::RULES,
         limits::RULES,

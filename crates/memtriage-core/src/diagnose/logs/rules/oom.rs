@@ -432,9 +432,10 @@ pub(super) static RULES: &[Rule] = &[
             "yarn.container-killed",
             C::UserspaceOomKill,
             Error,
-            &["for exceeding memory limits", "beyond physical memory limits", "beyond virtual memory limits"],
-            // Hadoop 2 says by how much; Hadoop 1 and some 2.x only that it is.
-            r"Container killed by YARN for exceeding memory limits|is running (?:(?:[\d.]+\w*|<n>) )?beyond (?:physical|virtual) memory limits",
+            &["for exceeding memory limits", "beyond physical memory limits", "beyond virtual memory limits", "for exceeding physical memory limits", "for exceeding virtual memory limits", "memory limit. Current usage"],
+            // Hadoop 2 says by how much; Hadoop 1 and some 2.x only that it is; Hadoop 3
+            // names the limit in capitals.
+            r"Container killed by YARN for exceeding (?:physical |virtual )?memory limits|is running (?:(?:[\d.]+\w*|<n>) )?beyond (?:physical|virtual) memory limits|is running (?:\d+B )?beyond the '(?:PHYSICAL|VIRTUAL)' memory limit\. Current usage",
             "YARN killed a container for exceeding its memory limit",
         )
     },

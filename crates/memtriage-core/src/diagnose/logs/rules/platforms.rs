@@ -1,6 +1,6 @@
 //! Memory limits that a hosting platform or a phone's OS enforces by ending the
 //! process: AWS ECS's and Google Cloud Run's and App Engine's container limits,
-//! Heroku's dyno quota, Android's low-memory killer. Each is the platform's own
+//! Heroku's dyno quota, Vertex AI's training replicas, Android's low-memory killer. Each is the platform's own
 //! message; what the platform did (killed, warned) decides the class.
 
 use super::{rule, FailureClass as C, Rule};
@@ -25,8 +25,9 @@ pub(super) static RULES: &[Rule] = &[
                 "Exceeded soft memory limit",
                 "Exceeded hard memory limit",
                 "R15 (Memory quota vastly exceeded)",
+                "ran out-of-memory and exited",
             ],
-            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B) exceeded with (?P<used>[\d.]+ ?[KMG]i?B) used|Exceeded (?:soft|hard) memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|Error R15 \(Memory quota vastly exceeded\)",
+            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B) exceeded with (?P<used>[\d.]+ ?[KMG]i?B) used|Exceeded (?:soft|hard) memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|Error R15 \(Memory quota vastly exceeded\)|\bThe replica (?P<replica>\S+) ran out-of-memory and exited with a non-zero status",
             "The platform ended the container at its memory limit",
         )
     },

@@ -18,20 +18,22 @@ use crate::model::finding::Severity::Error;
 /// - the name after who reports it: `terminated by signal SIGSEGV` (fish), `died with
 ///   <Signals.SIGSEGV: 11>` (Python's subprocess), `{SIGSEGV(-11)}` (loky), `(signal:
 ///   11, SIGSEGV: …)` (Rust), `[signal SIGSEGV: …` (Go), `npm ERR! signal SIGSEGV`,
-///   `*** SIGSEGV (@0x0) received by PID` (glog), `#  SIGSEGV (0xb) at pc=` (HotSpot);
+///   `*** SIGSEGV (@0x0) received by PID` (glog), `#  SIGSEGV (0xb) at pc=` (HotSpot),
+///   `return code Negsignal.SIGKILL` (Airflow), `(terminated by SIGKILL;` (supervisord);
 /// - the number after a verb: `exited on signal 11` (Open MPI), `Received signal 11`
 ///   (Chromium), `fatal signal 11` (the kernel), `(signal 11)` (MPICH),
 ///   `status=11/SEGV` (systemd), `exitcode: -11` (torch elastic);
 /// - glibc's word after who reports it: `task 0: Segmentation fault` (srun), `EXIT
 ///   STRING: Segmentation fault` (MPICH), `unable to execute command: Segmentation
 ///   fault` (clang), `error: signal: segmentation fault` (Go's os/exec), `Fatal Python
-///   error: Segmentation fault`, `Segmentation fault signal terminated program` (gcc).
+///   error: Segmentation fault`, `Segmentation fault signal terminated program` (gcc),
+///   `exit signal Segmentation fault (11)` (Apache httpd).
 macro_rules! died_of_signal {
     ($name:literal, $number:literal, $words:literal) => {
         concat!(
             // `(SIGSEGV)` after the signal's number or a Mach exception only: a page writes
             // `a segmentation fault (SIGSEGV) occurs when …`.
-            r"(?:\bsignal:?\s+\x22?|\bSignals\.|\{|\d \(|\bEXC_[A-Z_]+ \(|\[signal |\*\*\* |^#\s+|\d, )SIG",
+            r"(?:\bsignal:?\s+\x22?|\bSignals\.|\bNegsignal\.|\(terminated by |\{|\d \(|\bEXC_[A-Z_]+ \(|\[signal |\*\*\* |^#\s+|\d, )SIG",
             $name,
             r"\b|(?i:\b(?:exited on|killed by|terminated (?:by|with)|caught|got|received|died (?:of|with)|action of|fatal) signal:? ",
             $number,
@@ -43,7 +45,7 @@ macro_rules! died_of_signal {
             $name,
             r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code)\x22?\s*[:=]?\s*\(?-",
             $number,
-            r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: )(?:",
+            r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: |\bexit signal )(?:",
             $words,
             r")\b|(?:",
             $words,
@@ -75,6 +77,7 @@ macro_rules! signal_literals {
         &[
             $($own,)*
             ": task ", "exit string: ", "unable to execute command", "fatal python error: ",
+            "exit signal ",
             "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
             "xit_status", "eturncode", "eturn code", "eturn_code",
         ]

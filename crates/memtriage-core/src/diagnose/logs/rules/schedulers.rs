@@ -1,0 +1,62 @@
+//! Batch schedulers that end a job over its memory or its time, in their own words:
+//! PBS Pro and Torque, IBM Spectrum LSF, HTCondor and Grid Engine (Slurm's, YARN's and
+//! the kubelet's are in `oom`). Each message is the one the scheduler's source prints:
+//! a memory limit is a userspace killer's kill, a time limit a SIGKILL for no memory.
+
+use super::{rule, FailureClass as C, Rule};
+use crate::model::finding::CauseKind::Configuration;
+use crate::model::finding::Certainty::Possible;
+use crate::model::finding::Severity::{Error, Info};
+
+const SCHEDULER_FIX: &str = "The scheduler ended the job at the memory it requested: request more (PBS \
+     -l mem=/vmem=, LSF -M and -R rusage[mem=], HTCondor request_memory, Grid Engine -l h_vmem=), or need \
+     less (fewer workers, smaller batches). Note that vmem limits count virtual memory: CUDA and many \
+     allocators reserve far more address space than they use, so prefer a limit on mem (RSS).";
+
+pub(super) static RULES: &[Rule] = &[
+    Rule {
+        fix: Some(SCHEDULER_FIX),
+        cause: Some(Configuration),
+        ..rule(
+            "scheduler.memory-limit",
+            C::UserspaceOomKill,
+            Error,
+            &[
+                "PBS: job killed: ",
+                "exceeded MEM usage",
+                "TERM_MEMLIMIT",
+                "TERM_SWAP",
+                "gone over",
+                "exceeds job hard limit",
+            ],
+            concat!(
+                // PBS's and Torque's MOM.
+                r"PBS: job killed: (?P<resource>p?vmem|mem)(?: job total)? \d+ ?kb exceeded limit (?P<limit>\d+) ?kb|exceeded MEM usage hard limit \(\d+ > (?P<limit_mb>\d+)\)",
+                // LSF's exit reasons.
+                r"|(?P<lsf>TERM_MEMLIMIT|TERM_SWAP): job killed after reaching LSF (?:memory|swap) usage limit",
+                // HTCondor's hold reason, with or without cgroups.
+                r"|Job has gone over (?:cgroup )?memory limit of (?P<condor_mb>\d+) megabytes",
+                // Grid Engine's execd.
+                r#"|exceeds job hard limit "(?P<sge>h_vmem|h_rss|h_data|h_stack|s_vmem|s_rss|mem_free|virtual_free)" of queue"#,
+            ),
+            "The batch scheduler killed the job for exceeding its memory limit",
+        )
+    },
+    Rule {
+        certainty: Possible,
+        ..rule(
+            "scheduler.time-limit",
+            C::Sigkill,
+            Info,
+            &[
+                "PBS: job killed: walltime",
+                "PBS: job killed: cput",
+                "TERM_RUNLIMIT",
+                "TERM_CPULIMIT",
+                "exceeds job hard limit",
+            ],
+            r#"PBS: job killed: (?:walltime|cput) \d+ exceeded limit \d+|(?:TERM_RUNLIMIT|TERM_CPULIMIT): job killed after reaching LSF (?:run|CPU) time limit|exceeds job hard limit "(?:h_rt|h_cpu|s_rt|s_cpu)" of queue"#,
+            "The batch scheduler killed the job at its time limit, not for memory",
+        )
+    },
+];
