@@ -43,6 +43,22 @@ fn explains_a_file_for_people() {
     );
 }
 
+/// The engine's page marks run in the release build's regex, which lacks some of the
+/// Unicode classes its unit tests have (their proptest turns them on): a mark written
+/// with one would fail only here.
+#[test]
+fn a_manuals_numbered_section_is_a_page_in_the_built_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("manual.txt");
+    std::fs::write(
+        &page,
+        "7.4.5. Pod eviction\n\nstatus:\n  reason: Evicted\n  message: The node was low on resource: memory.\n",
+    )
+    .unwrap();
+    let report = explain_json(&page);
+    assert_eq!(report["findings"], serde_json::json!([]), "{report}");
+}
+
 #[test]
 fn a_healthy_log_exits_0_and_says_so() {
     let out = memtriage()

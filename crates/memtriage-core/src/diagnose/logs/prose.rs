@@ -81,11 +81,25 @@ pub(super) fn read_head(region: &[u8]) -> Option<Head> {
     }
     let head = String::from_utf8_lossy(&region[..region.len().min(DOCUMENT_HEAD)]);
     Some(Head {
-        article: firsts.iter().any(|l| is_article_title(l)) || reads_as_document(&head),
+        article: firsts
+            .iter()
+            .any(|l| is_article_title(l) || is_numbered_section(l))
+            || reads_as_document(&head),
         impersonal: !first_person(&head),
         issue_title: (first.starts_with('#') && lines.get(1).is_some_and(|l| is_issue_byline(l)))
             .then(|| first.clone()),
     })
+}
+
+/// `7.4.5. Pod エビクションについて`: a manual's section, numbered to its third level,
+/// opens the page (a version, `2.1.0`, is followed by no title of words).
+fn is_numbered_section(line: &str) -> bool {
+    static NUMBERED: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &NUMBERED,
+        r"^\d{1,2}\.\d{1,2}\.\d{1,2}\.?\s+[A-Z\x{80}-\x{10FFFF}]\S*\s+\S",
+        line,
+    )
 }
 
 /// `RuntimeError: …`, `torch.OutOfMemoryError: …`: an issue's title that is the
@@ -294,7 +308,19 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
         "log examples",
         "error examples",
     ];
-    addressed || ABOUT_THE_ERROR.iter().any(|p| text.contains(p))
+    addressed || ABOUT_THE_ERROR.iter().any(|p| text.contains(p)) || states_a_policy(&text)
+}
+
+/// `Jobs which exceed the requested memory will be automatically killed`, `Jobs are
+/// evicted unconditionally if they exceed 30%`: a cluster's or a platform's rule for
+/// all jobs, which its documentation states and no failing job prints.
+fn states_a_policy(lowercase: &str) -> bool {
+    static POLICY: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &POLICY,
+        r"\b(?:jobs|pods|processes|containers|tasks|workers|applications)\s+(?:(?:that|which|who)\b[^.]{0,80}?\b(?:will be|are|get|may be|can be)\s+(?:\w+\s+)?(?:killed|evicted|terminated|held|removed|preempted)\b|(?:are|will be|may be|get)\s+(?:\w+\s+)?(?:killed|evicted|terminated|held|removed|preempted)\b[^.]{0,40}?\b(?:if|when|once)\b)",
+        lowercase,
+    )
 }
 
 /// `you'll eventually hit the kernel limit and start seeing ENOMEM errors`: the reader
@@ -347,7 +373,23 @@ pub(super) fn is_article_title(line: &str) -> bool {
 /// (`This is failing with \`ENOMEM\``, `I'm running this within NixOS`) quotes what
 /// they got.
 pub(super) fn mentioned_not_printed(msg: &str, matched: std::ops::Range<usize>) -> bool {
-    in_quote_within_prose(msg, &matched) || is_table_cell(msg, &matched)
+    in_quote_within_prose(msg, &matched)
+        || is_table_cell(msg, &matched)
+        || inside_cjk_sentence(msg, &matched)
+}
+
+/// An error named without quotes inside a sentence of Chinese, Japanese or Korean
+/// prose, which goes on on both sides of it (`가장 많이 겪는 문제는 RuntimeError: CUDA
+/// out of memory 오류입니다`, the commonest problem is the … error): a program prints
+/// its error as the line, with at most a prefix before it.
+fn inside_cjk_sentence(msg: &str, matched: &std::ops::Range<usize>) -> bool {
+    const WORDS: usize = 8;
+    let cjk = |text: &str| text.chars().filter(|c| is_cjk(*c)).count();
+    // A match in the prose's own language is the writer's words (`内存一直在涨`,
+    // memory keeps rising), not an error they name.
+    cjk(&msg[matched.clone()]) == 0
+        && cjk(&msg[..matched.start]) >= WORDS
+        && cjk(&msg[matched.end..]) >= WORDS
 }
 
 fn in_quote_within_prose(msg: &str, matched: &std::ops::Range<usize>) -> bool {
@@ -437,12 +479,13 @@ fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
 }
 
-/// The writer speaks of themselves: a report of what happened to them.
+/// The writer speaks of themselves: a report of what happened to them (Chinese and
+/// Japanese blogs say `笔者`, the author, for I).
 pub(super) fn first_person(text: &str) -> bool {
     static FIRST: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &FIRST,
-        r"\b(?:I|I'm|I've|my|My|we|We|our|Our|me)\b|我|私は|私の|\b(?:я|Я|мы|Мы|мне|ich|Ich|mein|eu|Eu|meu|je|Je)\b",
+        r"\b(?:I|I'm|I've|my|My|we|We|our|Our|me)\b|我|私は|私の|笔者|筆者|僕は|저는|제가|저희|나는|내가|\b(?:я|Я|мы|Мы|мне|ich|Ich|mein|eu|Eu|meu|je|Je)\b",
         text,
     )
 }
@@ -486,7 +529,7 @@ pub(super) fn reads_as_document(head: &str) -> bool {
         .filter(|l| {
             matches(
                 &SECTION,
-                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|common causes|prerequisites|see also|references)\**\s*:?\s*\**$",
+                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|how to diagnose(?: it)?|what to do|diagnostic steps|common causes|prerequisites|see also|references)\**\s*:?\s*\**$",
                 l,
             )
         })
@@ -498,13 +541,24 @@ pub(super) fn reads_as_document(head: &str) -> bool {
         .collect();
     sections.sort();
     sections.dedup();
-    // Sphinx and MkDocs end a rendered heading with its permalink's pilcrow.
+    // Sphinx and MkDocs end a rendered heading with its permalink's pilcrow; a vendor's
+    // knowledge base states an article's review (`Solution Verified - Updated`).
     let permalink = lines
         .iter()
         .any(|l| l.ends_with('\u{b6}') && l.chars().count() <= 100);
+    let knowledge_base = lines.iter().any(|l| {
+        [
+            "Solution Verified - Updated",
+            "Solution In Progress - Updated",
+            "Solution Unverified - Updated",
+        ]
+        .iter()
+        .any(|mark| l.starts_with(mark))
+    });
     front_matter
         || directive
         || permalink
+        || knowledge_base
         || sections.len() >= 2
         || lines.iter().any(|l| is_table_of_contents(l))
 }
@@ -555,13 +609,31 @@ mod tests {
         assert!(explains_the_error(
             "When you get CUDA out of memory, lower the batch"
         ));
+        // A cluster's policy for all jobs.
+        assert!(explains_the_error(
+            "Jobs which exceed the requested memory will be automatically killed by the scheduler with an exit state of OUT_OF_MEMORY."
+        ));
+        assert!(explains_the_error(
+            "Jobs are evicted unconditionally if they exceed 30% over what RAM they ask for"
+        ));
         for error in [
             "OSError: [Errno 24] Too many open files",
             "*** STOP: 0x00000050 (PAGE_FAULT_IN_NONPAGED_AREA)",
             "If the process gets killed: Killed",
+            "slurmstepd: error: Job 1843321 exceeded memory limit (9437184 > 8388608), being killed",
+            "2 jobs were killed by the OOM killer when the node ran out of memory",
         ] {
             assert!(!explains_the_error(error), "{error}");
         }
+    }
+
+    #[test]
+    fn a_manuals_numbered_section_opens_a_page_and_a_version_does_not() {
+        tells_apart(
+            is_numbered_section,
+            &["7.4.5. Pod \u{30a8}\u{30d3}\u{30af}\u{30b7}\u{30e7}\u{30f3}\u{306b}\u{3064}\u{3044}\u{3066}", "2.3.1 Requesting memory in jobs"],
+            &["2.1.0", "1.13.1 torch cu117", "10.0.0.12 - - [10/Jul/2023] GET /"],
+        );
     }
 
     #[test]
@@ -612,6 +684,7 @@ mod tests {
                 "---\ntitle: NCCL\ndescription: Troubleshooting NCCL issues\n---\nA common problem:\n",
                 "Problem\nThe swap was 100% used.\nAnalysis\nLinux swaps pages early.\n",
                 "PBS Exit Status\u{b6}\nIf Exit Status >= 128\u{b6}\n=>> PBS: job killed: walltime 152 exceeded limit 120\n",
+                "What do the components in a page allocation failure message mean ?\n\nSolution Verified - Updated -\n",
             ],
             &[
                 "### Describe the bug\nKilled\n### Environment\ntorch 2.1\n",
@@ -638,6 +711,16 @@ mod tests {
         ));
         assert!(named(
             "|   12 | Wizardcoder-15b  | autohf   |   16 |    2.59407   | CUDA out of memory |",
+            "CUDA out of memory"
+        ));
+        // Unquoted inside a sentence of Korean prose that goes on after it.
+        assert!(named(
+            "\u{ac00}\u{c7a5} \u{b9ce}\u{c774} \u{aca9}\u{b294} \u{bb38}\u{c81c}\u{b294} RuntimeError: CUDA out of memory \u{c624}\u{b958}\u{c785}\u{b2c8}\u{b2e4}. \u{c774}\u{b294} GPU\u{c5d0} \u{d560}\u{b2f9}",
+            "CUDA out of memory"
+        ));
+        // A localised prefix before the error only: printed.
+        assert!(!named(
+            "\u{9519}\u{8bef}\u{ff1a}\u{8bad}\u{7ec3}\u{5931}\u{8d25}\u{4e86}\u{5440}\u{5440}\u{5440} RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
             "CUDA out of memory"
         ));
         // Printed: the line is the error, after a prefix; or two quotes with the

@@ -80,11 +80,20 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // TensorFlow's OOM names the device: on the CPU it is host memory.
+        "tensorflow.cpu-oom",
+        C::HostAllocFailure,
+        Error,
+        &["device:CPU"],
+        r"OOM when allocating tensor\b.*\bdevice:CPU:\d+",
+        "TensorFlow ran out of host memory allocating a tensor on the CPU",
+    ),
+    rule(
         "cuda.runtime-oom",
         C::CudaOom,
         Error,
-        &["out of memory", "OUT_OF_MEMORY", "exceed allowed memory", "ALLOC_FAILED", "cudaError", "MemoryAllocation", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "ResourceExhausted", "Resource exhausted", "OOM when allocating", "cache blocks", "KV cache", "KV Cache", "to allocate", "not allocate", "Out of memory error on GPU", "hipErrorOutOfMemory"],
-        r"(?:CUDA|HIP|MPS backend|cuda|CUDA driver|CUDA runtime|CUDNN|cuDNN|cuBLAS|GPU)(?: error)?:? out of memory|Cuda Runtime \(out of memory\)|NCudaLib::TOutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|Cuda failure '?out of memory'?|torch\.(?:cuda\.)?OutOfMemoryError|(?:ResourceExhaustedError|RESOURCE_EXHAUSTED).{0,40}(?:OOM|[Oo]ut of memory)|OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory|Resource exhausted: Out of memory while trying to allocate|No available memory for the cache blocks|(?:larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for KV cache|not enough KV cache|KV cache is (?:not enough|too small))|(?:failed to allocate|Failed to allocate|Could not allocate).{0,60}(?:on device|device memory|GPU memory|GPU)|would exceed allowed memory\. \(out of memory\)|cudaMalloc.{0,200}out of memory|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL.*error=2 : out of memory|CUDA error \d+ at \S+: out of memory|Out of memory error on GPU \d+|\bhipErrorOutOfMemory\b|cupy\.cuda\.memory\.OutOfMemoryError",
+        &["out of memory", "OUT_OF_MEMORY", "exceed allowed memory", "ALLOC_FAILED", "cudaError", "MemoryAllocation", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "ResourceExhausted", "Resource exhausted", "OOM when allocating", "cache blocks", "KV cache", "KV Cache", "to allocate", "not allocate", "Out of memory error on GPU", "hipErrorOutOfMemory", "unable to allocate CUDA", "unable to allocate ROCm"],
+        r"(?:CUDA|HIP|MPS backend|cuda|CUDA driver|CUDA runtime|CUDNN|cuDNN|cuBLAS|GPU)(?: error)?:? out of memory|Cuda Runtime \(out of memory\)|NCudaLib::TOutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|Cuda failure '?out of memory'?|torch\.(?:cuda\.)?OutOfMemoryError|(?:ResourceExhaustedError|RESOURCE_EXHAUSTED).{0,40}(?:OOM|[Oo]ut of memory)|OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory|Resource exhausted: Out of memory while trying to allocate|No available memory for the cache blocks|(?:larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for KV cache|not enough KV cache|KV cache is (?:not enough|too small))|(?:failed to allocate|Failed to allocate|Could not allocate).{0,60}(?:on device|device memory|GPU memory|GPU)|would exceed allowed memory\. \(out of memory\)|cudaMalloc.{0,200}out of memory|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL.*error=2 : out of memory|CUDA error \d+ at \S+: out of memory|Out of memory error on GPU \d+|\bhipErrorOutOfMemory\b|\bunable to allocate (?:CUDA|ROCm)\d* buffer\b|cupy\.cuda\.memory\.OutOfMemoryError",
         "CUDA out of memory (outside PyTorch's caching allocator)",
     ),
     Rule {

@@ -1,6 +1,7 @@
 //! Host allocation failures as the runtimes beyond Python and the JVM say them: Go's,
 //! Node's V8, R's, Rust's, PHP's, Ruby's, Erlang's, Perl's, Julia's and GHC's, and the
-//! refusals of PostgreSQL and Redis. Each is the message the runtime's own source
+//! refusals of PostgreSQL and Redis, the allocators' (jemalloc, tcmalloc), MySQL's,
+//! Elasticsearch's, MATLAB's, Octave's and Windows'. Each is the message the runtime's own source
 //! prints, so the rule is the message, not a sample of it; where the fix differs from
 //! a Python job's (a heap flag, a configured limit) the rule says it.
 
@@ -140,4 +141,57 @@ pub(super) static RULES: &[Rule] = &[
             "Redis refused a write at its maxmemory limit",
         )
     },
+    rule(
+        // The allocators' own reports: jemalloc's, and tcmalloc's large allocation
+        // that got no memory (`== (nil)`; with an address it only warns).
+        "allocator.out-of-memory",
+        C::HostAllocFailure,
+        Error,
+        &["<jemalloc>: Error in", "tcmalloc: large alloc"],
+        r"<jemalloc>: Error in (?:malloc|calloc|realloc|posix_memalign|aligned_alloc)\(\): out of memory|tcmalloc: large alloc (?P<bytes>\d+) bytes == \(nil\)",
+        "The memory allocator could not get memory from the system",
+    ),
+    rule(
+        // Databases' and numeric environments' own words: MySQL's client error and
+        // InnoDB's, Elasticsearch's circuit breaker, MATLAB's and Octave's.
+        "program.out-of-memory",
+        C::HostAllocFailure,
+        Error,
+        &[
+            "(HY000): Out of memory",
+            "bytes of memory after",
+            "Data too large, data for",
+            "help memory",
+            "exceeds maximum array size preference",
+            "dimension too large for Octave",
+        ],
+        r#"\bERROR \d+ \(HY000\): Out of memory\b|\bInnoDB: Cannot allocate (?P<bytes>\d+) bytes of memory after \d+ retries|\[(?P<breaker>parent|request|fielddata|in_flight_requests)\] Data too large, data for \[|Out of memory\. Type "?help memory"? for your options|array exceeds maximum array size preference|out of memory or dimension too large for Octave's index type"#,
+        "The program could not allocate the memory it needed",
+    ),
+    rule(
+        // Windows' system errors 8, 1450 and 1455 as FormatMessage writes them (a
+        // PyTorch import on Windows fails with WinError 1455: the page file is too small
+        // for the DLLs it maps).
+        "windows.not-enough-memory",
+        C::HostAllocFailure,
+        Error,
+        &[
+            "Not enough memory resources are available",
+            "Insufficient system resources exist",
+            "paging file is too small",
+        ],
+        r"Not enough memory resources are available to process this command|Insufficient system resources exist to complete the requested service|The paging file is too small for this operation to complete",
+        "Windows could not commit the memory the program asked for",
+    ),
+    rule(
+        // Any program's error line that says only this: `LLVM ERROR: out of memory`,
+        // PostgreSQL's `ERROR:  out of memory`, git's `fatal: Out of memory, malloc
+        // failed`. The GPU stacks' forms are named before it.
+        "error.out-of-memory",
+        C::HostAllocFailure,
+        Error,
+        &["out of memory"],
+        r"(?i:(?:^|[\s\]])(?:error|fatal|fatal error|panic|critical|err)\]?:\s+out of memory\b)",
+        "The program could not allocate memory (out of memory)",
+    ),
 ];

@@ -134,6 +134,16 @@ pub(super) static RULES: &[Rule] = &[
             "Windows: the process crashed with an access violation (0xC0000005)",
         )
     },
+    rule(
+        // The Resource-Exhaustion-Detector's event 2004: commit charge near its limit,
+        // with the programs that hold the most.
+        "windows.low-virtual-memory",
+        C::MemoryPressure,
+        crate::model::finding::Severity::Warn,
+        &["low virtual memory condition"],
+        r"Windows successfully diagnosed a low virtual memory condition",
+        "Windows ran low on virtual memory (commit charge near its limit)",
+    ),
 ];
 
 pub(super) const WINDOWS_MEMORY_FAULT: ClassInfo = ClassInfo {
