@@ -16,6 +16,7 @@ mod bus;
 mod crash;
 mod cuda;
 mod dataloader;
+mod forms;
 mod gpu;
 mod kernel;
 mod limits;

@@ -195,6 +195,23 @@ pub(super) static RULES: &[Rule] = &[
         r"^XFS(?: \([\w-]+\))?: Internal error (?P<check>\w+) at line \d+ of file (?P<file>fs/xfs/(?:[\w.-]+/)*[\w.-]+\.c)",
         "XFS found its own structures corrupt ({check} in {file}) and shut the filesystem down",
     ),
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // The watchdogs' reports: a CPU that did not schedule, or RCU that saw a
+            // CPU hold it up; the kernel goes on, but something in it is stuck.
+            "kernel.lockup",
+            C::KernelOops,
+            Error,
+            &[
+                "soft lockup - CPU#",
+                "hard LOCKUP",
+                "detected stalls on CPUs",
+            ],
+            r"\bBUG: soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<seconds>\d+)s!|\bWatchdog detected hard LOCKUP on cpu (?P<cpu2>\d+)|\brcu(?:_sched|_preempt|_bh)?:? (?:INFO: )?rcu_(?:sched|preempt|bh) detected stalls on CPUs",
+            "The kernel's watchdog found a CPU stuck (a soft or hard lockup, an RCU stall)",
+        )
+    },
     rule(
         "kernel.panic",
         C::KernelOops,

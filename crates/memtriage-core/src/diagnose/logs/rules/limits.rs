@@ -80,10 +80,10 @@ pub(super) static RULES: &[Rule] = &[
         "rdma.memlock-warning",
         C::MemlockLimit,
         Error,
-        &["RLIMIT_MEMLOCK", "allocate some locked memory"],
+        &["RLIMIT_MEMLOCK", "allocate some locked memory", "couldn't lock"],
         // grsecurity's denial names the request and the limit; Intel MPI's DAPL and
         // Open MPI's openib only that it is too small.
-        r"RLIMIT_MEMLOCK is (?P<limit>\d+) bytes|requesting \d+ for RLIMIT_MEMLOCK against limit (?P<limit2>\d+)|\bDAPL startup: RLIMIT_MEMLOCK too small|failed to initialize while trying to allocate some locked memory",
+        r"RLIMIT_MEMLOCK is (?P<limit>\d+) bytes|requesting \d+ for RLIMIT_MEMLOCK against limit (?P<limit2>\d+)|\bDAPL startup: RLIMIT_MEMLOCK too small|failed to initialize while trying to allocate some locked memory|\blibibverbs: Warning: couldn't lock \d+ bytes of memory",
         "RLIMIT_MEMLOCK is only {limit} bytes: RDMA memory registration will fail",
     ),
     // Open MPI's openib warning: the HCA driver's MTT table caps what can be registered
@@ -182,8 +182,9 @@ pub(super) static RULES: &[Rule] = &[
         "fd.emfile",
         C::TooManyOpenFiles,
         Error,
-        &["Too many open files"],
-        r"Too many open files",
+        &["Too many open files", "error number 24 in a file operation"],
+        // InnoDB names EMFILE by its number.
+        r"Too many open files|\bOperating system error number 24 in a file operation",
         "Too many open files",
     ),
     // mprotect(2) fails with ENOMEM when splitting a mapping would pass the count of

@@ -130,7 +130,7 @@ pub(super) static RULES: &[Rule] = &[
             Error,
             &["access violation", "3221225477", "1073741819", "C0000005", "c0000005", "ACCESS_VIOLATION", "referenced memory at", "fatal exception: code", "Problem Event Name", "BUGCHECK_CODE", "bugcheck", "ExceptionCode", "AccessViolationException", "heap has been corrupted"],
             // .NET raises the same fault as AccessViolationException.
-            r"\bAccessViolationException\b|\b0xC0000374: A heap has been corrupted|(?:Windows )?fatal exception: (?:access violation|code 0x[cC]00000(?:05|FD|fd)|code 0x[cC]0000374)|Problem Event Name:\s*(?:BEX64|BEX|APPCRASH)|BUGCHECK_CODE:\s*\w+|rebooted from a bugcheck|[Tt]he bugcheck was: 0x|(?i:exit(?:ed with)? (?:code|status)\s*[:=]?\s*(?:3221225477|-1073741819))|(?i:\b0xC0000005\b)|STATUS_ACCESS_VIOLATION|EXCEPTION_ACCESS_VIOLATION|\b(?:3221225477|-1073741819)\b|referenced memory at 0x[0-9a-fA-F]+\. The memory could not be|(?i:ExceptionCode\x22>c0000(?:005|374)<)",
+            r"\bAccessViolationException\b|\b0xC0000374: A heap has been corrupted|(?:Windows )?fatal exception: (?:access violation|code 0x[cC]00000(?:05|FD|fd)|code 0x[cC]0000374)|Problem Event Name:\s*(?:BEX64|BEX|APPCRASH)|BUGCHECK_CODE:\s*\w+|\bBugCheck [0-9A-Fa-f]{1,8}, \{[0-9a-fA-F]+,|rebooted from a bugcheck|[Tt]he bugcheck was: 0x|(?i:exit(?:ed with)? (?:code|status)\s*[:=]?\s*(?:3221225477|-1073741819))|(?i:\b0xC0000005\b)|STATUS_ACCESS_VIOLATION|EXCEPTION_ACCESS_VIOLATION|\b(?:3221225477|-1073741819)\b|referenced memory at 0x[0-9a-fA-F]+\. The memory could not be|(?i:ExceptionCode\x22>c0000(?:005|374)<)",
             "Windows: the process crashed with an access violation (0xC0000005)",
         )
     },
