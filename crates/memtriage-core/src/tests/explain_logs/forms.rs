@@ -90,5 +90,7 @@ fn every_class_is_read_in_its_programs_words() {
         ("Java HotSpot(TM) 64-Bit Server VM warning: INFO: os::commit_memory(0x00000006c0000000, 1073741824, 0) failed; error='Not enough space' (errno=12)", "log.host-alloc-failure"),
         ("BugCheck 50, {fffff8a00a7e4000, 0, fffff80002e5e4f1, 0}", "log.windows-memory-fault"),
         ("BugCheck 1A, {41790, fffffa8004d1c010, ffff, 0}", "log.windows-memory-fault"),
+        ("  Código de excepción:    c0000005", "log.windows-memory-fault"),
+        ("  Exception Code:	c0000005", "log.windows-memory-fault"),
     ]);
 }

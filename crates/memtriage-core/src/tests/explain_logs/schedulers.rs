@@ -49,5 +49,9 @@ fn every_scheduler_and_service_is_read_in_its_own_words() {
         ("slurmstepd: error: *** JOB 1843321 ON node17 CANCELLED AT 2023-07-10T10:21:33 DUE TO TIME LIMIT ***", "log.sigkill"),
         ("TERM_RUNLIMIT: job killed after reaching LSF run time limit.", "log.sigkill"),
         ("=>> PBS: job killed: walltime 3633 exceeded limit 3600", "log.sigkill"),
+        ("=>> PBS: job killed: vmem 3372163072 exceeded limit 2147483648", "log.userspace-oom-kill"),
+        ("Job exceeded a memory resource limit (vmem, pvmem, etc.). Job was aborted", "log.userspace-oom-kill"),
+        ("1050981.0   dbrown         11/7  23:48 Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000.", "log.userspace-oom-kill"),
+        ("Status reason | CannotStartContainerError: Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container process caused: container init was OOM-killed (memory limit too low?): unknown", "log.oom-kill"),
     ]);
 }

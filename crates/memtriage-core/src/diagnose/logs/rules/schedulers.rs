@@ -24,18 +24,20 @@ pub(super) static RULES: &[Rule] = &[
             &[
                 "PBS: job killed: ",
                 "exceeded MEM usage",
+                "exceeded a memory resource limit",
                 "TERM_MEMLIMIT",
                 "TERM_SWAP",
                 "gone over",
+                "SYSTEM_PERIODIC_HOLD",
                 "exceeds job hard limit",
             ],
             concat!(
-                // PBS's and Torque's MOM.
-                r"PBS: job killed: (?P<resource>p?vmem|mem)(?: job total)? \d+ ?kb exceeded limit (?P<limit>\d+) ?kb|exceeded MEM usage hard limit \(\d+ > (?P<limit_mb>\d+)\)",
+                // PBS's and Torque's MOM (in kb or in bytes), PBS's server's mail.
+                r"PBS: job killed: (?P<resource>p?vmem|mem)(?: job total)? \d+ ?(?:[kmg]?b)? exceeded limit (?P<limit>\d+) ?(?P<limit_unit>[kmg]?b)?|exceeded MEM usage hard limit \(\d+ > (?P<limit_mb>\d+)\)|\bJob exceeded a memory resource limit \((?:p?vmem|mem)\b",
                 // LSF's exit reasons.
                 r"|(?P<lsf>TERM_MEMLIMIT|TERM_SWAP): job killed after reaching LSF (?:memory|swap) usage limit",
-                // HTCondor's hold reason, with or without cgroups.
-                r"|Job has gone over (?:cgroup )?memory limit of (?P<condor_mb>\d+) megabytes",
+                // HTCondor's hold reason, with or without cgroups, or a site's periodic hold.
+                r"|Job has gone over (?:cgroup )?memory limit of (?P<condor_mb>\d+) megabytes|\bput on hold by SYSTEM_PERIODIC_HOLD due to memory\b",
                 // Grid Engine's execd.
                 r#"|exceeds job hard limit "(?P<sge>h_vmem|h_rss|h_data|h_stack|s_vmem|s_rss|mem_free|virtual_free)" of queue"#,
             ),
