@@ -92,12 +92,13 @@ pub(super) fn read_head(region: &[u8]) -> Option<Head> {
 }
 
 /// `7.4.5. Pod エビクションについて`: a manual's section, numbered to its third level,
-/// opens the page (a version, `2.1.0`, is followed by no title of words).
+/// opens the page (a version, `2.1.0` or `22.04.4 LTS`, and a log's dotted date before
+/// its level, `14.03.22 INFO`, are followed by no title of words).
 fn is_numbered_section(line: &str) -> bool {
     static NUMBERED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &NUMBERED,
-        r"^\d{1,2}\.\d{1,2}\.\d{1,2}\.?\s+[A-Z\x{80}-\x{10FFFF}]\S*\s+\S",
+        r"^\d{1,2}\.\d{1,2}\.\d{1,2}\.?\s+(?:[A-Z][a-z]|[\x{80}-\x{10FFFF}])\S*\s+\S",
         line,
     )
 }
@@ -387,8 +388,18 @@ fn inside_cjk_sentence(msg: &str, matched: &std::ops::Range<usize>) -> bool {
     let cjk = |text: &str| text.chars().filter(|c| is_cjk(*c)).count();
     // A match in the prose's own language is the writer's words (`内存一直在涨`,
     // memory keeps rising), not an error they name.
+    // A label in the prose's language and a colon before it (`显存不足：CUDA out of
+    // memory…`) introduce the error a program prints (an exception's name before its
+    // colon, `RuntimeError: …`, is the error's own).
+    let before = &msg[..matched.start];
+    let labelled = before
+        .trim_end()
+        .strip_suffix([':', '\u{ff1a}'])
+        .and_then(|label| label.trim_end().chars().last())
+        .is_some_and(is_cjk);
     cjk(&msg[matched.clone()]) == 0
-        && cjk(&msg[..matched.start]) >= WORDS
+        && !labelled
+        && cjk(before) >= WORDS
         && cjk(&msg[matched.end..]) >= WORDS
 }
 
@@ -485,7 +496,7 @@ pub(super) fn first_person(text: &str) -> bool {
     static FIRST: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &FIRST,
-        r"\b(?:I|I'm|I've|my|My|we|We|our|Our|me)\b|我|私は|私の|笔者|筆者|僕は|저는|제가|저희|나는|내가|\b(?:я|Я|мы|Мы|мне|ich|Ich|mein|eu|Eu|meu|je|Je)\b",
+        r"\b(?:I|I'm|I've|my|My|we|We|our|Our|me)\b|我|私は|私の|笔者|筆者|僕は|\b(?:저는|제가|저희|나는|내가)\b|\b(?:я|Я|мы|Мы|мне|ich|Ich|mein|eu|Eu|meu|je|Je)\b",
         text,
     )
 }
@@ -716,6 +727,11 @@ mod tests {
         // Unquoted inside a sentence of Korean prose that goes on after it.
         assert!(named(
             "\u{ac00}\u{c7a5} \u{b9ce}\u{c774} \u{aca9}\u{b294} \u{bb38}\u{c81c}\u{b294} RuntimeError: CUDA out of memory \u{c624}\u{b958}\u{c785}\u{b2c8}\u{b2e4}. \u{c774}\u{b294} GPU\u{c5d0} \u{d560}\u{b2f9}",
+            "CUDA out of memory"
+        ));
+        // A label in Chinese before it: printed by the program.
+        assert!(!named(
+            "\u{7b2c}3\u{8f6e}\u{8bad}\u{7ec3}\u{65f6}\u{663e}\u{5b58}\u{4e0d}\u{8db3}\u{ff1a}CUDA out of memory. Tried to allocate 2.00 GiB\u{ff0c}\u{81ea}\u{52a8}\u{51cf}\u{5c0f}\u{6279}\u{5927}\u{5c0f}\u{540e}\u{91cd}\u{8bd5}",
             "CUDA out of memory"
         ));
         // A localised prefix before the error only: printed.

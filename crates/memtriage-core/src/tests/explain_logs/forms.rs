@@ -92,5 +92,10 @@ fn every_class_is_read_in_its_programs_words() {
         ("BugCheck 1A, {41790, fffffa8004d1c010, ffff, 0}", "log.windows-memory-fault"),
         ("  Código de excepción:    c0000005", "log.windows-memory-fault"),
         ("  Exception Code:	c0000005", "log.windows-memory-fault"),
+        ("[TRT] [E] 1: [defaultAllocator.cpp::deallocate::42] Error Code 1: Cuda Runtime (unspecified launch failure)", "log.cuda-illegal-memory-access"),
+        (r#"CUDA error at main.cu:88 code=719(cudaErrorLaunchFailure) "cudaDeviceSynchronize()""#, "log.cuda-illegal-memory-access"),
+        ("[ 8123.456789] INFO: rcu_sched detected stalls on CPUs/tasks: { 3} (detected by 0, t=60002 jiffies, g=112, c=111, q=19)", "log.kernel-oops"),
+        ("[ 8123.456789] INFO: rcu_sched self-detected stall on CPU { 3}  (t=60000 jiffies g=112 c=111 q=19)", "log.kernel-oops"),
+        ("[ 8123.456789] rcu: INFO: rcu_preempt detected expedited stalls on CPUs/tasks: { 5-... } 21026 jiffies s: 121 root: 0x20/.", "log.kernel-oops"),
     ]);
 }

@@ -184,5 +184,6 @@ fn allocation_failures_are_read_in_their_programs_words() {
         (r#"OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "C:\Users\me\venv\lib\site-packages\torch\lib\cudnn_cnn_infer64_8.dll" or one of its dependencies."#, "log.host-alloc-failure"),
         ("Requested 50000x50000 (18.6GB) array exceeds maximum array size preference (15.9GB). This might cause MATLAB to become unresponsive.", "log.host-alloc-failure"),
         ("fatal: Out of memory, malloc failed (tried to allocate 1073741824 bytes)", "log.host-alloc-failure"),
+        ("ERROR 1037 (HY001): Out of memory; restart server and try again (needed 98304 bytes)", "log.host-alloc-failure"),
     ]);
 }

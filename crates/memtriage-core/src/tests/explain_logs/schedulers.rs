@@ -53,5 +53,8 @@ fn every_scheduler_and_service_is_read_in_its_own_words() {
         ("Job exceeded a memory resource limit (vmem, pvmem, etc.). Job was aborted", "log.userspace-oom-kill"),
         ("1050981.0   dbrown         11/7  23:48 Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000.", "log.userspace-oom-kill"),
         ("Status reason | CannotStartContainerError: Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container process caused: container init was OOM-killed (memory limit too low?): unknown", "log.oom-kill"),
+        ("=>> PBS: job killed: pvmem exceeded limit 4294967296", "log.userspace-oom-kill"),
+        ("=>> PBS: job killed: cput job total 3700 secs exceeded limit 3600 secs", "log.sigkill"),
+        ("TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.", "log.sigkill"),
     ]);
 }

@@ -3,7 +3,7 @@
 //! handlers. The forms are the programs' own (their sources print them so), not
 //! samples', and one template reads them all (rules/signals.rs).
 
-use super::{classes, each_named_first};
+use super::{classes, each_named_first, lines_raise_nothing};
 
 #[test]
 fn every_program_that_reports_a_signal_is_read() {
@@ -94,7 +94,6 @@ fn every_program_that_reports_a_signal_is_read() {
         ("c++: fatal error: Killed signal terminated program cc1plus", "log.oom-kill"),
         ("clang: error: unable to execute command: Segmentation fault (core dumped)", "log.native-crash"),
         ("clang: error: unable to execute command: Killed", "log.oom-kill"),
-        ("clang++: error: clang frontend command failed due to signal (use -v to see invocation)", "log.native-crash"),
         ("collect2: fatal error: ld terminated with signal 9 [Killed]", "log.oom-kill"),
         ("collect2: fatal error: ld terminated with signal 7 [Bus error]", "log.mmap-bus-error"),
         ("collect2: fatal error: ld terminated with signal 11 [Segmentation fault], core dumped", "log.native-crash"),
@@ -116,6 +115,7 @@ fn every_program_that_reports_a_signal_is_read() {
         ("munmap_chunk(): invalid pointer", "log.native-crash"),
         ("potentially unexpected fatal signal 7.", "log.mmap-bus-error"),
         ("potentially unexpected fatal signal 11.", "log.native-crash"),
+        ("进程已结束，退出代码为 137 (interrupted by signal 9: SIGKILL)", "log.oom-kill"),
     ]);
 }
 
@@ -130,4 +130,31 @@ fn a_title_that_names_the_signal_is_no_report() {
     ] {
         assert_eq!(classes(text.as_bytes()), Vec::<String>::new(), "{text}");
     }
+}
+
+/// A signal someone sent on purpose, or named as an argument: a supervisor's own stop,
+/// a command line, a system call's trace, what `docker stop` leaves; a dotted date and
+/// a release's version before words are no manual's section.
+#[test]
+fn a_signal_sent_on_purpose_or_named_is_no_failure() {
+    lines_raise_nothing(&[
+        "2023-07-10 10:21:33,112 INFO stopped: web (terminated by SIGKILL)",
+        "+ timeout --signal SIGKILL 600 ./train.sh",
+        "docker kill --signal SIGKILL trainer",
+        "kill(27731, SIGKILL)                    = 0",
+        r#"a1b2c3d4e5f6   nginx   "nginx -g 'daemon of…"   3 days ago   Exited (137) 2 hours ago   web"#,
+        "14.03.22 INFO Starting training with 8 workers",
+        "Ubuntu 22.04.4 LTS (Jammy Jellyfish)",
+    ]);
+}
+
+/// systemd's stop timeout ends the service with SIGKILL: a supervisor's kill, not
+/// the OOM killer's.
+#[test]
+fn a_stop_timeout_is_a_sigkill_for_no_memory() {
+    let log = "app.service: State 'stop-sigterm' timed out. Killing.\n\
+               app.service: Killing process 27731 (python) with signal SIGKILL.\n\
+               app.service: Main process exited, code=killed, status=9/KILL\n\
+               app.service: Failed with result 'timeout'.\n";
+    assert_eq!(classes(log.as_bytes()), ["log.sigkill"]);
 }

@@ -140,12 +140,21 @@ pub(super) static RULES: &[Rule] = &[
         "CUDA error: an illegal memory access was encountered",
     ),
     rule(
+        // fish names SIGBUS by its description, `(Misaligned address error)`: a bus
+        // error's words, read here before CUDA's rule takes them.
+        "fish.sigbus",
+        C::MmapBusError,
+        Error,
+        &["SIGBUS (Misaligned address error)"],
+        r"terminated by signal SIGBUS \(Misaligned address error\)",
+        "The process died of a bus error (SIGBUS)",
+    ),
+    rule(
         "cuda.misaligned-or-launch-failure",
         C::CudaIllegalMemoryAccess,
         Error,
         &["misaligned address", "unspecified launch failure", "LAUNCH_FAILED", "cudaErrorLaunchFailure", "MISALIGNED_ADDRESS"],
-        // fish names SIGBUS `(Misaligned address error)`: a bus error's words, not CUDA's.
-        r"(?:^|[^(])(?P<error>misaligned address|unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure|CUDA_ERROR_MISALIGNED_ADDRESS)",
+        r"(?P<error>misaligned address|unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure|CUDA_ERROR_MISALIGNED_ADDRESS)",
         "CUDA error: {error}",
     ),
     rule(

@@ -206,9 +206,10 @@ pub(super) static RULES: &[Rule] = &[
             &[
                 "soft lockup - CPU#",
                 "hard LOCKUP",
-                "detected stalls on CPUs",
+                "detected stall",
+                "detected expedited stall",
             ],
-            r"\bBUG: soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<seconds>\d+)s!|\bWatchdog detected hard LOCKUP on cpu (?P<cpu2>\d+)|\brcu(?:_sched|_preempt|_bh)?:? (?:INFO: )?rcu_(?:sched|preempt|bh) detected stalls on CPUs",
+            r"\bBUG: soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<seconds>\d+)s!|\bWatchdog detected hard LOCKUP on cpu (?P<cpu2>\d+)|\b(?:rcu: )?INFO: rcu_(?:sched|preempt|bh) (?:self-)?detected (?:expedited )?stalls? on CPU",
             "The kernel's watchdog found a CPU stuck (a soft or hard lockup, an RCU stall)",
         )
     },

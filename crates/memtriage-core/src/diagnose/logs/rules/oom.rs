@@ -363,8 +363,8 @@ pub(super) static RULES: &[Rule] = &[
             "sigkill.by-timeout-or-preemption",
             C::Sigkill,
             Info,
-            &["DUE TO TIME LIMIT", "DUE TO PREEMPTION", "DUE TO JOB REQUEUE", "DUE TO NODE FAILURE", "iveness probe", "WORKER TIMEOUT", "KILL request", "kill request"],
-            r"CANCELLED AT \S+ DUE TO (?P<why>TIME LIMIT|PREEMPTION|JOB REQUEUE|NODE FAILURE)|(?i:\bhandling (?:a )?kill request\b|\breceived (?:a )?kill request\b)|(?P<probe>[Ll]iveness probe failed|failed liveness probe, will be restarted)|(?P<gunicorn>WORKER TIMEOUT) \(pid:?\d+\)",
+            &["DUE TO TIME LIMIT", "DUE TO PREEMPTION", "DUE TO JOB REQUEUE", "DUE TO NODE FAILURE", "iveness probe", "WORKER TIMEOUT", "KILL request", "kill request", "with signal SIGKILL", "result 'timeout'", "timed out. Killing"],
+            r"CANCELLED AT \S+ DUE TO (?P<why>TIME LIMIT|PREEMPTION|JOB REQUEUE|NODE FAILURE)|(?i:\bhandling (?:a )?kill request\b|\breceived (?:a )?kill request\b)|(?P<probe>[Ll]iveness probe failed|failed liveness probe, will be restarted)|(?P<gunicorn>WORKER TIMEOUT) \(pid:?\d+\)|(?P<systemd>Killing process \d+ \([^)]*\) with signal SIGKILL|Failed with result 'timeout'|State '[\w-]+' timed out\. Killing)",
             "A process was killed by its supervisor (a time limit, a preemption or a failed health check), not for memory",
         )
     },

@@ -161,13 +161,14 @@ pub(super) static RULES: &[Rule] = &[
         &[
             "os::commit_memory",
             "(HY000): Out of memory",
+            "(HY001): Out of memory",
             "bytes of memory after",
             "Data too large, data for",
             "help memory",
             "exceeds maximum array size preference",
             "dimension too large for Octave",
         ],
-        r#"\bos::commit_memory\(0x[0-9a-f]+, \d+, \d+\) failed; error='[^']*' \(errno=12\)|\bERROR \d+ \(HY000\): Out of memory\b|\bInnoDB: Cannot allocate (?P<bytes>\d+) bytes of memory after \d+ retries|\[(?P<breaker>parent|request|fielddata|in_flight_requests)\] Data too large, data for \[|Out of memory\. Type "?help memory"? for your options|array exceeds maximum array size preference|out of memory or dimension too large for Octave's index type"#,
+        r#"\bos::commit_memory\(0x[0-9a-f]+, \d+, \d+\) failed; error='[^']*' \(errno=12\)|\bERROR \d+ \(HY00[01]\): Out of memory\b|\bInnoDB: Cannot allocate (?P<bytes>\d+) bytes of memory after \d+ retries|\[(?P<breaker>parent|request|fielddata|in_flight_requests)\] Data too large, data for \[|Out of memory\. Type "?help memory"? for your options|array exceeds maximum array size preference|out of memory or dimension too large for Octave's index type"#,
         "The program could not allocate the memory it needed",
     ),
     rule(

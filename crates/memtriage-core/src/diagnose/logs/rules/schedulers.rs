@@ -33,7 +33,7 @@ pub(super) static RULES: &[Rule] = &[
             ],
             concat!(
                 // PBS's and Torque's MOM (in kb or in bytes), PBS's server's mail.
-                r"PBS: job killed: (?P<resource>p?vmem|mem)(?: job total)? \d+ ?(?:[kmg]?b)? exceeded limit (?P<limit>\d+) ?(?P<limit_unit>[kmg]?b)?|exceeded MEM usage hard limit \(\d+ > (?P<limit_mb>\d+)\)|\bJob exceeded a memory resource limit \((?:p?vmem|mem)\b",
+                r"PBS: job killed: (?P<resource>p?vmem|mem)(?:(?: job total)? \d+ ?(?:[kmg]?b)?)? exceeded limit (?P<limit>\d+) ?(?P<limit_unit>[kmg]?b)?|exceeded MEM usage hard limit \(\d+ > (?P<limit_mb>\d+)\)|\bJob exceeded a memory resource limit \((?:p?vmem|mem)\b",
                 // LSF's exit reasons.
                 r"|(?P<lsf>TERM_MEMLIMIT|TERM_SWAP): job killed after reaching LSF (?:memory|swap) usage limit",
                 // HTCondor's hold reason, with or without cgroups, or a site's periodic hold.
@@ -57,7 +57,7 @@ pub(super) static RULES: &[Rule] = &[
                 "TERM_CPULIMIT",
                 "exceeds job hard limit",
             ],
-            r#"PBS: job killed: (?:walltime|cput) \d+ exceeded limit \d+|(?:TERM_RUNLIMIT|TERM_CPULIMIT): job killed after reaching LSF (?:run|CPU) time limit|exceeds job hard limit "(?:h_rt|h_cpu|s_rt|s_cpu)" of queue"#,
+            r#"PBS: job killed: (?:walltime|cput)(?: job total)? \d+(?: secs)? exceeded limit \d+|(?:TERM_RUNLIMIT|TERM_CPULIMIT): job killed after reaching LSF (?:run time|CPU usage) limit|exceeds job hard limit "(?:h_rt|h_cpu|s_rt|s_cpu)" of queue"#,
             "The batch scheduler killed the job at its time limit, not for memory",
         )
     },

@@ -1,7 +1,7 @@
 //! A process that died of a signal, in the words of whoever reports it: shells,
 //! language runtimes, launchers, MPI, container runtimes, CI runners, debuggers and
 //! crash handlers. Each signal's forms are generated from one template
-//! ([`died_of_signal`], [`exit_status`]) rather than copied from samples, so a program
+//! (`died_of_signal`, `exit_status`) rather than copied from samples, so a program
 //! that reports a signal as its peers do is read the same way. The family comes last:
 //! a specific rule (a DataLoader worker's `killed by signal: Killed`, a shell's bare
 //! `Bus error`) names the line first.
@@ -33,9 +33,13 @@ macro_rules! died_of_signal {
         concat!(
             // `(SIGSEGV)` after the signal's number or a Mach exception only: a page writes
             // `a segmentation fault (SIGSEGV) occurs when …`.
-            r"(?:\bsignal:?\s+\x22?|\bSignals\.|\bNegsignal\.|\(terminated by |\{|\d \(|\bEXC_[A-Z_]+ \(|\[signal |\*\*\* |^#\s+|\d, )SIG",
+            r"(?:(?:^|[^-])\bsignal:?\s+\x22?|\bSignals\.|\bNegsignal\.|\{|\d \(|\bEXC_[A-Z_]+ \(|\[signal |\*\*\* |^#\s+|\(signal: \d+, )SIG",
             $name,
-            r"\b|(?i:\b(?:exited on|killed by|terminated (?:by|with)|caught|got|received|died (?:of|with)|action of|fatal) signal:? ",
+            // supervisord's unexpected exit only: `stopped: web (terminated by SIGKILL)`
+            // is its own stop.
+            r"\b|\(terminated by SIG",
+            $name,
+            r"\b[^;]{0,20}; not expected\)|(?i:\b(?:exited on|killed by|terminated (?:by|with)|interrupted by|caught|got|received|died (?:of|with)|action of|fatal) signal:? ",
             $number,
             r"\b)|(?i:\(signal ",
             $number,
@@ -56,15 +60,14 @@ macro_rules! died_of_signal {
 
 /// The exit status a shell, a container runtime or a CI runner reports for a process
 /// that a signal ended: 128 plus the signal's number (`exited with code 139`,
-/// `Exited (139)`, `Exit Code: 139`, `returned a non-zero code: 139`, `exit status 139`).
+/// `Exit Code: 139`, `returned a non-zero code: 139`, `exit status 139`). `docker ps`'s
+/// `Exited (137)` is also what `docker stop` leaves, so only the crashes' statuses add it.
 macro_rules! exit_status {
     ($status:literal) => {
         concat!(
             r"(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code|returned a non-zero code|non-zero (?:exit )?status|exited with(?: exit)? code|exited with)\x22?\s*[:=]?\s*[(\x22]?",
             $status,
-            r"\b|\bexited \(",
-            $status,
-            r"\))"
+            r"\b)"
         )
     };
 }
@@ -84,7 +87,7 @@ macro_rules! signal_literals {
     };
 }
 
-/// Lines that hold an exit status a rule of [`exit_status`] reads.
+/// Lines that hold an exit status a rule of `exit_status` reads.
 const EXIT_STATUS_LITERALS: &[&str] = &[
     "xitcode",
     "xit code",
@@ -134,8 +137,7 @@ pub(super) static RULES: &[Rule] = &[
                 "signal: 11",
                 "11/segv",
                 "signal: segmentation",
-                "stop reason = exc_bad_access",
-                "failed due to signal"
+                "stop reason = exc_bad_access"
             ],
             concat!(
                 died_of_signal!(
@@ -143,8 +145,8 @@ pub(super) static RULES: &[Rule] = &[
                     "11",
                     "(?i:segmentation fault|segmentation violation)"
                 ),
-                // lldb's stop, and clang's report of its own crash.
-                r"|stop reason = EXC_BAD_ACCESS \(code=|\bfrontend command failed due to signal\b",
+                // lldb's stop.
+                r"|stop reason = EXC_BAD_ACCESS \(code=",
             ),
             "The process crashed with a segmentation fault (SIGSEGV)",
         )
@@ -204,7 +206,7 @@ pub(super) static RULES: &[Rule] = &[
             C::NativeCrash,
             Error,
             EXIT_STATUS_LITERALS,
-            exit_status!("139"),
+            concat!(exit_status!("139"), r"|(?i:\bexited \(139\))"),
             "The process exited with status 139: a segmentation fault (SIGSEGV)",
         )
     },
@@ -216,7 +218,7 @@ pub(super) static RULES: &[Rule] = &[
             C::MmapBusError,
             Error,
             EXIT_STATUS_LITERALS,
-            exit_status!("135"),
+            concat!(exit_status!("135"), r"|(?i:\bexited \(135\))"),
             "The process exited with status 135: a bus error (SIGBUS)",
         )
     },
@@ -227,7 +229,7 @@ pub(super) static RULES: &[Rule] = &[
             C::NativeCrash,
             Error,
             EXIT_STATUS_LITERALS,
-            exit_status!("134"),
+            concat!(exit_status!("134"), r"|(?i:\bexited \(134\))"),
             "The process exited with status 134: it aborted (SIGABRT)",
         )
     },
