@@ -98,7 +98,7 @@ fn is_numbered_section(line: &str) -> bool {
     static NUMBERED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &NUMBERED,
-        r"^\d{1,2}\.\d{1,2}\.\d{1,2}\.?\s+(?:[A-Z][a-z]|[\x{80}-\x{10FFFF}])\S*\s+\S",
+        r"^\d{1,2}\.\d{1,2}\.\d{1,2}\.?\s+(?:[A-Z][a-z]|[\x{80}-\x{10FFFF}])",
         line,
     )
 }
@@ -308,6 +308,7 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
         "のようなエラー",
         "log examples",
         "error examples",
+        "appears in your ",
     ];
     addressed || ABOUT_THE_ERROR.iter().any(|p| text.contains(p)) || states_a_policy(&text)
 }
@@ -361,7 +362,7 @@ pub(super) fn is_article_title(line: &str) -> bool {
         && !template_heading
         && matches(
             &TITLE,
-            r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|(?:resolving|solving|avoiding|preventing|dealing with) \S|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:.*(?:\bqué (?:es|significa|lo causa|causa)\b|\bcómo (?:solucionar|arreglar|reparar|corregir|identificar|resolver)\b|\bcomo (?:resolver|corrigir|consertar)\b|\bcomment (?:résoudre|corriger|réparer)\b|\bqu['’]est-ce que\b|\bwie (?:man )?(?:behebt|beheben|löst)\b|\bcome risolvere\b))|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
+            r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|(?:resolving|solving|avoiding|preventing|dealing with) \S|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:.*(?:\bqué (?:es|significa|lo causa|causa)\b|\bcómo (?:solucionar|arreglar|reparar|corregir|identificar|resolver)\b|\bcomo (?:resolver|corrigir|consertar)\b|\bcomment (?:résoudre|corriger|réparer)\b|\bqu['’]est-ce que\b|\bwie (?:man )?(?:behebt|beheben|löst)\b|\bcome risolvere\b))|(?i:\s[-–—:]\s*(?:diagnosing|troubleshooting|debugging|fixing|resolving|understanding)\s\S.*)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
             line,
         )
 }
@@ -540,7 +541,7 @@ pub(super) fn reads_as_document(head: &str) -> bool {
         .filter(|l| {
             matches(
                 &SECTION,
-                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|how to diagnose(?: it)?|what to do|diagnostic steps|common causes|prerequisites|see also|references)\**\s*:?\s*\**$",
+                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what (?:this|the) error means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|how to diagnose(?: it)?|what to do|diagnostic steps|common causes|prerequisites|see also|references)\**\s*:?\s*\**$",
                 l,
             )
         })
@@ -642,7 +643,7 @@ mod tests {
     fn a_manuals_numbered_section_opens_a_page_and_a_version_does_not() {
         tells_apart(
             is_numbered_section,
-            &["7.4.5. Pod \u{30a8}\u{30d3}\u{30af}\u{30b7}\u{30e7}\u{30f3}\u{306b}\u{3064}\u{3044}\u{3066}", "2.3.1 Requesting memory in jobs"],
+            &["4.4.3. Swapping", "7.4.5. Pod \u{30a8}\u{30d3}\u{30af}\u{30b7}\u{30e7}\u{30f3}\u{306b}\u{3064}\u{3044}\u{3066}", "2.3.1 Requesting memory in jobs"],
             &["2.1.0", "1.13.1 torch cu117", "10.0.0.12 - - [10/Jul/2023] GET /"],
         );
     }
@@ -677,11 +678,13 @@ mod tests {
                 "Как исправить RuntimeError: CUDA out of Memory",
                 "How to fix 'Killed' when training",
                 "## Fix: DataLoader worker killed by signal: Bus error",
+                "nginx: too many open files - diagnosing file descriptor exhaustion",
             ],
             &[
                 "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
                 "Out of memory: Killed process 4242 (python)",
                 "Why does my job get Killed?",
+                "[2023-07-10 10:21:33] INFO: debugging enabled for worker 3",
             ],
         );
     }
