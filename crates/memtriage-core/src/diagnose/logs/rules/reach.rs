@@ -163,3 +163,39 @@ fn every_alternative_of_every_rule_holds_a_literal() {
         report.join("\n")
     );
 }
+
+/// The release build's `regex` lacks Unicode's general categories and scripts
+/// (`\p` classes); the tests have them, because proptest turns them on. A pattern that
+/// names one compiles only in the tests: a rule would fail to build the engine, and a
+/// page mark in `prose.rs` would answer "no" without a word. No source names one.
+#[test]
+fn no_pattern_names_a_unicode_class_the_release_build_lacks() {
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    sources(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    assert!(files.len() > 50, "{} sources found", files.len());
+    let classes = [format!("{}p{{", '\\'), format!("{}P{{", '\\')];
+    let named: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            text.lines()
+                .filter(|l| classes.iter().any(|c| l.contains(c.as_str())))
+                .map(|l| format!("{}: {}", f.display(), l.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(named.is_empty(), "{}", named.join("\n"));
+}
