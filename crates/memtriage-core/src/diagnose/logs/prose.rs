@@ -387,8 +387,6 @@ pub(super) fn mentioned_not_printed(msg: &str, matched: std::ops::Range<usize>) 
 fn inside_cjk_sentence(msg: &str, matched: &std::ops::Range<usize>) -> bool {
     const WORDS: usize = 8;
     let cjk = |text: &str| text.chars().filter(|c| is_cjk(*c)).count();
-    // A match in the prose's own language is the writer's words (`内存一直在涨`,
-    // memory keeps rising), not an error they name.
     // A label in the prose's language and a colon before it (`显存不足：CUDA out of
     // memory…`) introduce the error a program prints (an exception's name before its
     // colon, `RuntimeError: …`, is the error's own).
@@ -398,6 +396,8 @@ fn inside_cjk_sentence(msg: &str, matched: &std::ops::Range<usize>) -> bool {
         .strip_suffix([':', '\u{ff1a}'])
         .and_then(|label| label.trim_end().chars().last())
         .is_some_and(is_cjk);
+    // A match in the prose's own language is the writer's words (`内存一直在涨`,
+    // memory keeps rising), not an error they name.
     cjk(&msg[matched.clone()]) == 0
         && !labelled
         && cjk(before) >= WORDS
@@ -558,15 +558,9 @@ pub(super) fn reads_as_document(head: &str) -> bool {
     let permalink = lines
         .iter()
         .any(|l| l.ends_with('\u{b6}') && l.chars().count() <= 100);
-    let knowledge_base = lines.iter().any(|l| {
-        [
-            "Solution Verified - Updated",
-            "Solution In Progress - Updated",
-            "Solution Unverified - Updated",
-        ]
+    let knowledge_base = lines
         .iter()
-        .any(|mark| l.starts_with(mark))
-    });
+        .any(|l| l.starts_with("Solution ") && l.contains(" - Updated"));
     front_matter
         || directive
         || permalink

@@ -226,7 +226,6 @@ const SECONDARY: &[&str] = &[
     "cxx.terminate",
     "cxx.what",
     "shell.aborted",
-    "exit.sigsegv",
     "signal.sigabrt-reported",
     "exit.status-134",
     "exit.status-139",

@@ -116,6 +116,9 @@ fn every_program_that_reports_a_signal_is_read() {
         ("potentially unexpected fatal signal 7.", "log.mmap-bus-error"),
         ("potentially unexpected fatal signal 11.", "log.native-crash"),
         ("进程已结束，退出代码为 137 (interrupted by signal 9: SIGKILL)", "log.oom-kill"),
+        ("train.py exited with status 139", "log.native-crash"),
+        ("the worker exited with code -11", "log.native-crash"),
+        ("worker exit status=139", "log.native-crash"),
     ]);
 }
 

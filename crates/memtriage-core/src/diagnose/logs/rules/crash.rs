@@ -67,17 +67,6 @@ pub(super) static RULES: &[Rule] = &[
         r"(?:Program|Thread \d+ \x22[^\x22]*\x22) (?:received|terminated with) signal SIG(?:SEGV|ABRT)|^\s*Signal: (?:11 \(SEGV\)|6 \(ABRT\))\s*$|died due(?: to)? receiving signal SIG(?:SEGV|ABRT)|\btask \d+: Segmentation fault\b|\*\*\* Received signal (?:11|6) \*\*\*|AddressSanitizer: SEGV|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID (?P<pid>\d+)|\*\*\* SIG(?:SEGV|ABRT) received at time=|Caught signal 11 \(Segmentation fault|crashed by signal: 11\b|Signal: Segmentation fault \(11\)|Signal 11 \(SIGSEGV\) received by PID (?P<pid2>\d+)|terminated by signal SIGSEGV|(?:killed|terminated) by signal(?: 11\b|:? SIGSEGV)|died with <Signals\.SIGSEGV: 11>|interrupted by signal 11: SIGSEGV|received signal SIGSEGV|\bprocess \d+ terminated with signal SIG(?:SEGV|ABRT)\b|Segmentation fault: address not mapped|\bSIGSEGV: segmentation violation|\(signal: 11, SIGSEGV: invalid memory reference\)|^#?\s*SIGSEGV \(0xb\) at pc=0x[0-9a-f]+",
         "The process crashed with a segmentation fault (SIGSEGV)",
     ),
-    Rule {
-        certainty: Likely,
-        ..rule(
-            "exit.sigsegv",
-            C::NativeCrash,
-            Error,
-            &["xit code", "xit Code", "xitcode", "xit status", "code -11", "code: -11", "code = -11", "code=-11", "xitstatus", "xit_status", "status 139", "status=139", "status: 139", "status:139"],
-            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\s*[:=]?\s*139\b)|(?i:\bexitcode\s*[:=]\s*-11\b)|(?:return|exit|exited with) ?code(?: =|:)? -11\b|returncode=-11\b|(?i:status[ =:]+139\b)",
-            "The process died of SIGSEGV (exit code 139): a segmentation fault",
-        )
-    },
     rule(
         "shell.segfault",
         C::NativeCrash,

@@ -47,7 +47,7 @@ macro_rules! died_of_signal {
             $number,
             r"/",
             $name,
-            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code)\x22?\s*[:=]?\s*\(?-",
+            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code|exited with code)\x22?\s*[:=]?\s*\(?-",
             $number,
             r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: |\bexit signal )(?:",
             $words,
@@ -65,7 +65,9 @@ macro_rules! died_of_signal {
 macro_rules! exit_status {
     ($status:literal) => {
         concat!(
-            r"(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code|returned a non-zero code|non-zero (?:exit )?status|exited with(?: exit)? code|exited with)\x22?\s*[:=]?\s*[(\x22]?",
+            r"(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code|returned a non-zero code|non-zero (?:exit )?status|exited with(?: exit)? (?:code|status)|exited with)\x22?\s*[:=]?\s*[(\x22]?",
+            $status,
+            r"\b|\bstatus[ =:]+",
             $status,
             r"\b)"
         )
@@ -83,6 +85,7 @@ macro_rules! signal_literals {
             "exit signal ",
             "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
             "xit_status", "eturncode", "eturn code", "eturn_code",
+            "xited with code",
         ]
     };
 }
@@ -103,6 +106,10 @@ const EXIT_STATUS_LITERALS: &[&str] = &[
     "non-zero exit status",
     "xited with",
     "xited (",
+    "status 13",
+    "status=13",
+    "status: 13",
+    "status:13",
 ];
 
 pub(super) static RULES: &[Rule] = &[
