@@ -670,9 +670,9 @@ impl LogScanner {
             if self.article
                 || (self.impersonal
                     && rule.severity != Severity::Info
-                    && prose::mentioned_not_printed(&msg, matched))
+                    && prose::mentioned_not_printed(&msg, matched.clone()))
                 || prose::quoted_as_example(&self.context)
-                || prose::explains_the_error(&msg)
+                || prose::explains_the_error(&msg, matched.clone())
                 || prose::has_invented_values(line)
             {
                 return true;

@@ -20,7 +20,7 @@
 //! choosing anchors again is still found, at the price of more passes; a test keeps
 //! the count within two.
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 /// aho-corasick's Teddy takes at most 64 patterns; past that it falls back to an
 /// automaton several times slower, so anchors are searched in groups of this many.
@@ -46,6 +46,8 @@ struct Check {
     /// healthy log holds it hundreds of times per MB.
     head: u64,
     head_mask: u64,
+    /// The literal's byte just before its anchor, where it has one.
+    before: Option<u8>,
 }
 
 impl Check {
@@ -64,6 +66,7 @@ impl Check {
             offset,
             head: u64::from_le_bytes(word),
             head_mask,
+            before: offset.checked_sub(1).map(|i| bytes[i]),
         }
     }
 
@@ -93,11 +96,62 @@ pub struct Literal {
     pub exact_case: bool,
 }
 
+/// The literals to check where one anchor is found, sorted by the byte each has
+/// before the anchor: a hit compares only those whose byte is the text's there, and
+/// those that begin with the anchor. An anchor a healthy log holds on every line
+/// (`kill` in `killed_frac`) may stand for dozens of literals (`oom-kill`, `sigkill`,
+/// `zsh: killed`), few of which agree with the text even on that byte.
+#[derive(Debug)]
+struct AnchorChecks {
+    /// Those with a byte before the anchor, by that byte; then those without.
+    checks: Vec<Check>,
+    with_before: usize,
+    /// Which bytes stand before the anchor in some literal (a bit per byte value).
+    befores: [u64; 4],
+}
+
+impl AnchorChecks {
+    fn new(mut checks: Vec<Check>) -> AnchorChecks {
+        checks.sort_by_key(|c| c.before.map_or(256, u16::from));
+        let with_before = checks.iter().filter(|c| c.before.is_some()).count();
+        let mut befores = [0u64; 4];
+        for b in checks.iter().filter_map(|c| c.before) {
+            befores[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
+        AnchorChecks {
+            checks,
+            with_before,
+            befores,
+        }
+    }
+
+    /// Where one of the literals begins, the anchor being found at `at` of
+    /// `haystack` and literals counting from `start` on.
+    fn confirm(&self, haystack: &[u8], at: usize, start: usize) -> Option<usize> {
+        let holds = |c: &Check| at >= start + c.offset && c.holds(haystack, at - c.offset);
+        let keyed = &self.checks[..self.with_before];
+        if let Some(b) = at.checked_sub(1).map(|i| haystack[i]) {
+            if self.befores[usize::from(b >> 6)] & (1 << (b & 63)) != 0 {
+                let first = keyed.partition_point(|c| c.before < Some(b));
+                for c in keyed[first..].iter().take_while(|c| c.before == Some(b)) {
+                    if holds(c) {
+                        return Some(at - c.offset);
+                    }
+                }
+            }
+        }
+        self.checks[self.with_before..]
+            .iter()
+            .find(|c| holds(c))
+            .map(|c| at - c.offset)
+    }
+}
+
 #[derive(Debug)]
 struct Group {
     searcher: AhoCorasick,
     /// For each of the group's anchors, the literals to check where it is found.
-    checks: Vec<Vec<Check>>,
+    checks: Vec<AnchorChecks>,
     /// Searches the text's lower-case copy, not the text.
     folded: bool,
 }
@@ -121,16 +175,22 @@ impl Prefilter {
     /// those of [`Literal::exact_case`] in the text itself, in a group of their own
     /// (a healthy log may hold their lower-case form on every line).
     fn with_anchors(given: &[Literal], chosen: &[String]) -> Result<Prefilter, String> {
-        let folded: Vec<String> = given
-            .iter()
-            .filter(|l| !l.exact_case)
-            .map(|l| l.text.to_ascii_lowercase())
-            .collect();
-        let exact: Vec<String> = given
-            .iter()
-            .filter(|l| l.exact_case)
-            .map(|l| l.text.to_string())
-            .collect();
+        let folded = without_redundant(
+            given
+                .iter()
+                .filter(|l| !l.exact_case)
+                .map(|l| l.text.to_ascii_lowercase())
+                .collect(),
+            &[],
+        );
+        let exact = without_redundant(
+            given
+                .iter()
+                .filter(|l| l.exact_case)
+                .map(|l| l.text.to_string())
+                .collect(),
+            &folded,
+        );
         let chosen_folded: Vec<String> = chosen.iter().map(|a| a.to_ascii_lowercase()).collect();
         let mut groups = groups_for(&folded, &chosen_folded, true)?;
         groups.extend(groups_for(&exact, chosen, false)?);
@@ -176,17 +236,57 @@ impl Prefilter {
         while from < haystack.len() {
             let m = group.searcher.find(&haystack[from..])?;
             let at = from + m.start();
-            let confirmed = group.checks[m.pattern().as_usize()]
-                .iter()
-                .filter(|c| at >= start + c.offset)
-                .find(|c| c.holds(haystack, at - c.offset));
-            if let Some(c) = confirmed {
-                return Some(at - c.offset);
+            if let Some(begins) = group.checks[m.pattern().as_usize()].confirm(haystack, at, start)
+            {
+                return Some(begins);
             }
             from = at + 1;
         }
         None
     }
+}
+
+/// `literals` less those that hold another (or, in lower case, one of `found_anyway`):
+/// the search only finds the lines worth reading, and wherever `oom-kill:constraint`
+/// is, `oom-kill` is too. Each literal left is checked at every place its anchor is.
+fn without_redundant(literals: Vec<String>, found_anyway: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let literals: Vec<String> = literals
+        .into_iter()
+        .filter(|l| seen.insert(l.clone()))
+        .collect();
+    // An automaton over the literals finds, inside each, every other one it holds:
+    // comparing each pair costs more than the rest of building the engine.
+    let holds_another = |haystacks: &[String], needles: &[String], same: bool| -> Vec<bool> {
+        let Ok(automaton) = AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+            .build(needles)
+        else {
+            return vec![false; haystacks.len()];
+        };
+        haystacks
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                automaton
+                    .find_overlapping_iter(h.as_str())
+                    .any(|m| !same || m.pattern().as_usize() != i)
+            })
+            .collect()
+    };
+    let within = holds_another(&literals, &literals, true);
+    let lower: Vec<String> = literals.iter().map(|l| l.to_ascii_lowercase()).collect();
+    let beside = if found_anyway.is_empty() {
+        vec![false; literals.len()]
+    } else {
+        holds_another(&lower, found_anyway, false)
+    };
+    literals
+        .into_iter()
+        .zip(within.into_iter().zip(beside))
+        .filter(|(_, (a, b))| !a && !b)
+        .map(|(l, _)| l)
+        .collect()
 }
 
 /// Anchors for `literals` (the chosen ones that cover some literal, then, for a
@@ -196,16 +296,19 @@ fn groups_for(literals: &[String], chosen: &[String], folded: bool) -> Result<Ve
     let mut anchors: Vec<String> = Vec::new();
     let mut owner: Vec<usize> = Vec::with_capacity(literals.len());
     for lit in literals {
-        let found = anchors
+        // The chosen anchor first, in the order chosen (the cheapest for healthy text
+        // comes first), then one made for an earlier literal.
+        let found = chosen
             .iter()
-            .position(|a| lit.contains(a.as_str()))
-            .or_else(|| {
-                let a = chosen
-                    .iter()
-                    .find(|a| !a.is_empty() && lit.contains(a.as_str()))?;
-                anchors.push(a.clone());
-                Some(anchors.len() - 1)
-            });
+            .find(|a| !a.is_empty() && lit.contains(a.as_str()))
+            .map(|a| match anchors.iter().position(|made| made == a) {
+                Some(made) => made,
+                None => {
+                    anchors.push(a.clone());
+                    anchors.len() - 1
+                }
+            })
+            .or_else(|| anchors.iter().position(|a| lit.contains(a.as_str())));
         let index = found.unwrap_or_else(|| {
             anchors.push(own_anchor(lit).to_string());
             anchors.len() - 1
@@ -257,7 +360,11 @@ fn groups_for(literals: &[String], chosen: &[String], folded: bool) -> Result<Ve
             .map_err(|e| format!("the prefilter: {e}"))?;
         groups.push(Group {
             searcher,
-            checks: checks.by_ref().take(names.len()).collect(),
+            checks: checks
+                .by_ref()
+                .take(names.len())
+                .map(AnchorChecks::new)
+                .collect(),
             folded,
         });
     }

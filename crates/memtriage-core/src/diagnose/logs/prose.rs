@@ -275,8 +275,15 @@ fn is_list_item(line: &str) -> bool {
 /// (`If you encounter the error \`[Errno 24] Too many open files\`, this indicates…`,
 /// `The PAGE_FAULT_IN_NONPAGED_AREA bug check has a value of 0x00000050.`): a program
 /// that fails prints the error, never a sentence addressed to its reader about it.
-pub(super) fn explains_the_error(msg: &str) -> bool {
+/// Only words up to the error's end can address the reader about it: a program's hint
+/// after its error (`Couldn't set RLIMIT_MEMLOCK for bpftrace. If your program is not
+/// loading, you can try …`) is the program's.
+pub(super) fn explains_the_error(msg: &str, matched: std::ops::Range<usize>) -> bool {
     let text = msg
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    let upto_error = msg.get(..matched.end).unwrap_or(msg);
+    let upto_error_lowercase = upto_error
         .trim_start_matches(|c: char| !c.is_alphanumeric())
         .to_lowercase();
     const CONDITIONS: &[&str] = &["if you ", "when you ", "whenever you ", "in case you "];
@@ -291,10 +298,11 @@ pub(super) fn explains_the_error(msg: &str) -> bool {
         "face ",
     ];
     let addressed = CONDITIONS.iter().any(|c| {
-        text.strip_prefix(c)
+        upto_error_lowercase
+            .strip_prefix(c)
             .is_some_and(|rest| MEETING.iter().any(|m| rest.trim_start().starts_with(m)))
-    }) || about_the_readers(&text)
-        || tells_the_reader_they_will_meet_it(msg);
+    }) || about_the_readers(&upto_error_lowercase)
+        || tells_the_reader_they_will_meet_it(upto_error);
     // Vendors' and other languages' pages: `XID 48: This XID indicates …`, `可能会遇到"…"这样的错误`.
     const ABOUT_THE_ERROR: &[&str] = &[
         "bug check has a value of",
@@ -606,6 +614,7 @@ mod tests {
 
     #[test]
     fn documentation_explaining_an_error_is_told_from_the_error() {
+        let explains_the_error = |msg: &str| explains_the_error(msg, 0..msg.len());
         assert!(explains_the_error(
             "+    If you encounter the error `[Errno 24] Too many open files`, this indicates"
         ));
@@ -631,6 +640,10 @@ mod tests {
         ] {
             assert!(!explains_the_error(error), "{error}");
         }
+        // A program's hint to its user after its error.
+        let hint = "Couldn't set RLIMIT_MEMLOCK for bpftrace. If your program is not loading, you can try \"ulimit -l 8192\" to fix the problem";
+        assert!(!super::explains_the_error(hint, 0..hint.find('.').unwrap()));
+        assert!(super::explains_the_error(hint, 0..hint.len()));
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod forms;
 mod gpu;
 mod kernel;
 mod limits;
+mod locales_and_tools;
 mod oom;
 mod real_world;
 mod runtimes;

@@ -13,8 +13,8 @@ pub(super) static RULES: &[Rule] = &[
             "shell.bus-error",
             C::MmapBusError,
             Error,
-            &["Bus error", "bus error", "Bus-Zugriffsfehler", "Erreur du bus", "总线错误", "Error del bus", "Ошибка шины", "zsh: "],
-            shell_signal!("Bus error|bus error|Bus-Zugriffsfehler|Erreur du bus|总线错误|Error del bus|Ошибка шины"),
+            &["Bus error", "bus error", "Bus-Zugriffsfehler", "Erreur du bus", "总线错误", "Error del bus", "Error en el bus", "Erro de barramento", "Errore di bus", "バスエラー", "Błąd szyny", "Ошибка шины", "zsh: "],
+            shell_signal!("Bus error|bus error|Bus-Zugriffsfehler|Erreur du bus|总线错误|Error del bus|Error en el bus|Erro de barramento|Errore di bus|バスエラー|Błąd szyny|Ошибка шины"),
             "The process died of a bus error (SIGBUS)",
         )
     },

@@ -45,7 +45,7 @@ pub(super) static RULES: &[Rule] = &[
         C::NativeCrash,
         Error,
         &["traps: "],
-        r"^traps: (?P<comm>.+?)\[(?P<pid>\d+)\] (?P<trap>general protection fault|trap invalid opcode|trap divide error)",
+        r"^traps: (?P<comm>.+?)\[(?P<pid>\d+)\] (?P<trap>general protection(?: fault)?|trap invalid opcode|trap divide error)",
         "{comm} (pid {pid}) crashed: {trap}",
     ),
     rule(
@@ -74,7 +74,7 @@ pub(super) static RULES: &[Rule] = &[
         &["Segmentation fault", "segmentation fault", "Speicherzugriffsfehler", "Erreur de segmentation", "Violación de segmento", "Ошибка сегментирования", "段错误", "セグメンテーション違反", "Naruszenie ochrony", "egmenta", "zsh: "],
         // glibc's name for SIGSEGV in the shell's locale (a mangled letter of Polish's
         // `pamięci` is still the message).
-        shell_signal!("Segmentation fault|segmentation fault|Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Ошибка сегментирования|段错误|セグメンテーション違反|Naruszenie ochrony pami\\S{1,3}ci|Errore di segmentazione|Falha de segmentação|Segmentatiefout"),
+        shell_signal!("Segmentation fault|segmentation fault|Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Ошибка сегментирования|段错误|セグメンテーション違反(?:です)?|Naruszenie ochrony pami\\S{1,3}ci|Errore di segmentazione|Falha de segmentação|Segmentatiefout"),
         "The process crashed with a segmentation fault (SIGSEGV)",
     ),
     Rule {
@@ -177,10 +177,10 @@ pub(super) static RULES: &[Rule] = &[
         "shell.aborted",
         C::NativeCrash,
         Error,
-        &["Aborted", "zsh: ", "Abgebrochen", "Abandon", "已放弃", "Аварийный останов"],
+        &["Aborted", "zsh: ", "Abgebrochen", "Abandon", "Abortado", "已放弃", "Аварийный останов"],
         // zsh alone says `abort`, after its name.
         concat!(
-            shell_signal!("Aborted|Abgebrochen|Abandon|已放弃|Аварийный останов"),
+            shell_signal!("Aborted|Abgebrochen|Abandon|Abortado|已放弃|Аварийный останов"),
             r"|^zsh: abort(?: \(core dumped\))?(?:\s+(?P<command_zsh>.*?))?\s*$"
         ),
         "The process aborted (SIGABRT)",

@@ -2,7 +2,7 @@
 //! a signal.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
-use crate::model::finding::Severity::Error;
+use crate::model::finding::Severity::{Error, Warn};
 use crate::model::ids;
 
 pub(super) static RULES: &[Rule] = &[
@@ -91,6 +91,16 @@ pub(super) static RULES: &[Rule] = &[
             "/dev/shm is {pct}% full: shared memory is running out",
         )
     },
+    rule(
+        // Ray's object store falls back to disk when /dev/shm is too small (a
+        // container's 64 MB): slow, and a sign the DataLoader's shared memory is short too.
+        "ray.object-store-shm-too-small",
+        C::DataloaderShm,
+        Warn,
+        &["instead of /dev/shm because /dev/shm has only"],
+        r"The object store is using /tmp instead of /dev/shm because /dev/shm has only (?P<bytes>\d+) bytes available",
+        "/dev/shm has only {bytes} bytes: Ray's object store fell back to /tmp",
+    ),
     rule(
         "dataloader.shm-unable-to-write",
         C::DataloaderShm,

@@ -184,15 +184,27 @@ pub(super) static RULES: &[Rule] = &[
         C::HostAllocFailure,
         Error,
         &["MemoryError"],
-        r"^(?:[\w.]+\.)?MemoryError(?::.*|\s*)$|^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)",
+        // IPython heads its traceback with the exception's name, padded to the right.
+        r"^(?:[\w.]+\.)?MemoryError(?::.*|\s*)$|^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)|^MemoryError\s{2,}Traceback \(most recent call last\)",
         "Python raised MemoryError: the process could not get more host memory",
+    ),
+    rule(
+        // Jetson's NvMap (the GPU and the CPU share its memory) could not allocate:
+        // error 12 is ENOMEM.
+        "jetson.nvmap-alloc-failed",
+        C::HostAllocFailure,
+        Error,
+        &["NvMapMem"],
+        r"\bNvMapMem\w*Alloc\w*: (?:\d+ )?error 12\b",
+        "Jetson's NvMap could not allocate memory (error 12, ENOMEM): RAM shared with the GPU ran out",
     ),
     rule(
         "windows.paging-file-too-small",
         C::HostAllocFailure,
         Error,
-        &["WinError 1455", "paging file is too small", "页面文件太小"],
-        r"WinError 1455|paging file is too small for this operation|页面文件太小",
+        &["WinError 1455", "paging file is too small", "页面文件太小", "errno=1455"],
+        // Go's runtime names the call and the error's number.
+        r"WinError 1455|paging file is too small for this operation|页面文件太小|\bVirtualAlloc of \d+ bytes failed with errno=1455\b",
         "Windows: the paging file is too small ([WinError 1455]): committed memory ran out",
     ),
     Rule {
@@ -215,7 +227,9 @@ pub(super) static RULES: &[Rule] = &[
         C::HostAllocFailure,
         Error,
         &["OutOfMemoryError"],
-        r"(?:java\.lang\.)?OutOfMemoryError: (?P<what>Java heap space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread)",
+        // Without a message it is the class's name alone (`(no error message)` is
+        // Gradle's word for that); JDK 17 says `Cannot reserve … of direct buffer memory`.
+        r"(?:java\.lang\.)?OutOfMemoryError: (?P<what>Java heap space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$",
         "The JVM ran out of memory: OutOfMemoryError: {what}",
     ),
     rule(
@@ -459,6 +473,19 @@ pub(super) static RULES: &[Rule] = &[
             &["\u{0}process-row"],
             r"^\u{0}process-row$",
             "Memory rises snapshot after snapshot",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // tracemalloc's comparison of two snapshots (`StatisticDiff`): the lines of
+            // code whose allocations grew between them, the first place to look for a leak.
+            "tracemalloc.grew",
+            C::MemoryGrowth,
+            Warn,
+            &[": size="],
+            r"^\S.*?:\d+: size=(?P<size>[\d.]+ [KMGT]?i?B) \(\+(?P<grew>[\d.]+ [KMGT]?i?B)\), count=\d+ \(\+\d+\)",
+            "tracemalloc: allocations at one line grew by {grew} between snapshots (to {size})",
         )
     },
     Rule {

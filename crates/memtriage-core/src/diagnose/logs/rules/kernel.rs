@@ -175,6 +175,19 @@ pub(super) static RULES: &[Rule] = &[
             "The kernel dumped its registers in {function} (an oops, a BUG or a WARN)",
         )
     },
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // A backtrace through oops_end: the kernel was ending an oops there, when
+            // its headline is not in the text (a photo's transcript, a cut paste).
+            "kernel.oops-end-frame",
+            C::KernelOops,
+            Error,
+            &["oops_end+0x"],
+            r"(?:^|[\s\]>])oops_end\+0x[0-9a-f]+/0x[0-9a-f]+",
+            "The kernel's backtrace passes through oops_end: the kernel oopsed",
+        )
+    },
     rule(
         // A WARN: a condition the kernel's code says must not happen; it goes on. The
         // reader of the report names the module from the line and its register dump.

@@ -25,13 +25,14 @@ macro_rules! shell_signal {
     ($signal:literal) => {
         // With a prefix the command may follow; bare, the signal must be all the line
         // says (text glued before it by a progress bar is not words), so prose that
-        // mentions a segmentation fault is not one.
+        // mentions a segmentation fault is not one. The shell's note in brackets may
+        // follow, in its locale's words (`(core dumped)`, `(\`core' generado)`).
         concat!(
             r"^\s*(?:(?:\[\d+\][+-]?\s+(?:\d+\s+)?|\d+\s+|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+|zsh: )(?:",
             $signal,
-            r")(?::? \d+)?(?:\s*[(（](?:core\s+dumped|核心已转储|吐核)[)）])?(?:\s+(?P<command>.*?))?|(?:.*?[^\w\s`'\x22:,.(]\s*)?(?:",
+            r")(?::? \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?(?:\s+(?P<command>.*?))?|(?:.*?[^\w\s`'\x22:,.(]\s*)?(?:",
             $signal,
-            r")(?:: \d+)?(?:\s*[(（](?:core\s+dumped|Speicherabzug geschrieben|core généré|imagen del núcleo guardada|núcleo despejado|核心已转储|吐核|コアダンプ|образ памяти сброшен на диск)[)）])?)\s*$"
+            r")(?:: \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?)\s*$"
         )
     };
 }

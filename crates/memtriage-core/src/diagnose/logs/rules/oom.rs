@@ -318,8 +318,8 @@ pub(super) static RULES: &[Rule] = &[
             SHELL_KILLED_ELSEWHERE,
             C::OomKill,
             Error,
-            &["zsh: killed", "fish: Job", "Getötet", "Процесс убит", "Убито", "已杀死", "已殺死", "強制終了", "Processus arrêté", "Matado"],
-            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+)(?:Getötet|Процесс убит|Убито|已杀死|已殺死|強制終了|Processus arrêté|Matado)(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|fish: Job \d+, .* terminated by signal SIGKILL|^(?:.*?(?:[|\]%]|\d(?:s|it/s|s/it)))?\s*(?:Getötet|Processus arrêté|Убито|Процесс убит|已杀死|已殺死|強制終了|Matado)\s*$",
+            &["zsh: killed", "fish: Job", "Getötet", "Процесс убит", "Убито", "已杀死", "已殺死", "強制終了", "Processus arrêté", "Matado", "Terminado (killed)"],
+            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+)(?:Getötet|Процесс убит|Убито|已杀死|已殺死|強制終了|Processus arrêté|Matado|Terminado \(killed\))(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|fish: Job \d+, .* terminated by signal SIGKILL|^(?:.*?(?:[|\]%]|\d(?:s|it/s|s/it)))?\s*(?:Getötet|Processus arrêté|Убито|Процесс убит|已杀死|已殺死|強制終了|Matado|Terminado \(killed\))\s*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },
@@ -366,6 +366,19 @@ pub(super) static RULES: &[Rule] = &[
             &["DUE TO TIME LIMIT", "DUE TO PREEMPTION", "DUE TO JOB REQUEUE", "DUE TO NODE FAILURE", "iveness probe", "WORKER TIMEOUT", "KILL request", "kill request", "with signal SIGKILL", "result 'timeout'", "timed out. Killing"],
             r"CANCELLED AT \S+ DUE TO (?P<why>TIME LIMIT|PREEMPTION|JOB REQUEUE|NODE FAILURE)|(?i:\bhandling (?:a )?kill request\b|\breceived (?:a )?kill request\b)|(?P<probe>[Ll]iveness probe failed|failed liveness probe, will be restarted)|(?P<gunicorn>WORKER TIMEOUT) \(pid:?\d+\)|(?P<systemd>Killing process \d+ \([^)]*\) with signal SIGKILL|Failed with result 'timeout'|State '[\w-]+' timed out\. Killing)",
             "A process was killed by its supervisor (a time limit, a preemption or a failed health check), not for memory",
+        )
+    },
+    // Ray's report of a worker that vanished: its own words list the OOM killer, `ray
+    // stop --force` and a crash as the causes it cannot tell apart.
+    Rule {
+        certainty: Possible,
+        ..rule(
+            "ray.worker-died-unexpectedly",
+            C::Sigkill,
+            Error,
+            &["by an unexpected system error", "Worker unexpectedly exits"],
+            r"A worker died or was killed while executing (?:a|the) task by an unexpected system error|Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits",
+            "A Ray worker died unexpectedly (SIGKILL, `ray stop --force` or a crash); Ray does not say which",
         )
     },
     // ---- userspace killers, evictions, schedulers' limits -------------------------

@@ -49,8 +49,12 @@ pub(super) static RULES: &[Rule] = &[
                 "near heap limit",
                 "Reached heap limit",
                 "CALL_AND_RETRY_LAST",
+                "Last few GCs",
+                "last resort gc",
             ],
-            r"Allocation failed - (?:JavaScript heap out of memory|process out of memory)|FATAL ERROR: (?:Reached heap limit|Ineffective mark-compacts near heap limit|CALL_AND_RETRY_LAST)",
+            // V8 prints its last collections only as it dies of a full heap; `last
+            // resort gc` is its final attempt before.
+            r"Allocation failed - (?:JavaScript heap out of memory|process out of memory)|FATAL ERROR: (?:Reached heap limit|Ineffective mark-compacts near heap limit|CALL_AND_RETRY_LAST)|^<--- Last few GCs --->\s*$|\bMark-sweep .*\[last resort gc\]",
             "Node.js ran out of its V8 heap (JavaScript heap out of memory)",
         )
     },

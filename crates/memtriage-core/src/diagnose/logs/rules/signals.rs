@@ -18,7 +18,8 @@ use crate::model::finding::Severity::Error;
 /// - the name after who reports it: `terminated by signal SIGSEGV` (fish), `died with
 ///   <Signals.SIGSEGV: 11>` (Python's subprocess), `{SIGSEGV(-11)}` (loky), `(signal:
 ///   11, SIGSEGV: …)` (Rust), `[signal SIGSEGV: …` (Go), `npm ERR! signal SIGSEGV`,
-///   `*** SIGSEGV (@0x0) received by PID` (glog), `#  SIGSEGV (0xb) at pc=` (HotSpot),
+///   `*** SIGSEGV (@0x0) received by PID` (glog), `+++ killed by SIGSEGV +++`
+///   (strace), `#  SIGSEGV (0xb) at pc=` (HotSpot),
 ///   `return code Negsignal.SIGKILL` (Airflow), `(terminated by SIGKILL;` (supervisord);
 /// - the number after a verb: `exited on signal 11` (Open MPI), `Received signal 11`
 ///   (Chromium), `fatal signal 11` (the kernel), `(signal 11)` (MPICH),
@@ -33,7 +34,7 @@ macro_rules! died_of_signal {
         concat!(
             // `(SIGSEGV)` after the signal's number or a Mach exception only: a page writes
             // `a segmentation fault (SIGSEGV) occurs when …`.
-            r"(?:(?:^|[^-])\bsignal:?\s+\x22?|\bSignals\.|\bNegsignal\.|\{|\d \(|\bEXC_[A-Z_]+ \(|\[signal |\*\*\* |^#\s+|\(signal: \d+, )SIG",
+            r"(?:(?:^|[^-])\bsignal:?\s+\x22?|\bSignals\.|\bNegsignal\.|\{|\d \(|\bEXC_[A-Z_]+ \(|\[signal |\*\*\* |^#\s+|\(signal: \d+, |\+\+\+ killed by )SIG",
             $name,
             // supervisord's unexpected exit only: `stopped: web (terminated by SIGKILL)`
             // is its own stop.
@@ -47,7 +48,7 @@ macro_rules! died_of_signal {
             $number,
             r"/",
             $name,
-            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code|exited with code)\x22?\s*[:=]?\s*\(?-",
+            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code|(?:exited|terminated) with code)\x22?\s*[:=]?\s*\(?-",
             $number,
             r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: |\bexit signal )(?:",
             $words,
@@ -60,12 +61,13 @@ macro_rules! died_of_signal {
 
 /// The exit status a shell, a container runtime or a CI runner reports for a process
 /// that a signal ended: 128 plus the signal's number (`exited with code 139`,
-/// `Exit Code: 139`, `returned a non-zero code: 139`, `exit status 139`). `docker ps`'s
+/// `Exit Code: 139`, `returned a non-zero code: 139`, `exit status 139`, `código de
+/// salida 139`). `docker ps`'s
 /// `Exited (137)` is also what `docker stop` leaves, so only the crashes' statuses add it.
 macro_rules! exit_status {
     ($status:literal) => {
         concat!(
-            r"(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code|returned a non-zero code|non-zero (?:exit )?status|exited with(?: exit)? (?:code|status)|exited with)\x22?\s*[:=]?\s*[(\x22]?",
+            r"(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code|returned a non-zero code|non-zero (?:exit )?status|exited with(?: exit)? (?:code|status)|exited with|c[óo]digo(?: de (?:salida|sa[ií]da))?)\x22?\s*[:=]?\s*[(\x22]?",
             $status,
             r"\b|\bstatus[ =:]+",
             $status,
@@ -85,7 +87,7 @@ macro_rules! signal_literals {
             "exit signal ",
             "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
             "xit_status", "eturncode", "eturn code", "eturn_code",
-            "xited with code",
+            "xited with code", "terminated with code",
         ]
     };
 }
@@ -110,6 +112,8 @@ const EXIT_STATUS_LITERALS: &[&str] = &[
     "status=13",
     "status: 13",
     "status:13",
+    "código",
+    "codigo",
 ];
 
 pub(super) static RULES: &[Rule] = &[
