@@ -365,7 +365,9 @@ pub(super) fn is_article_title(line: &str) -> bool {
         "what is the expected",
     ]
     .iter()
-    .any(|h| lowercase.contains(h));
+    .any(|h| lowercase.contains(h))
+        // `### What is your operating system?`: a form asks the reporter about theirs.
+        || (line.trim_end().ends_with('?') && lowercase.contains("your "));
     !asks_about_what_follows
         && !template_heading
         && matches(
@@ -569,12 +571,61 @@ pub(super) fn reads_as_document(head: &str) -> bool {
     let knowledge_base = lines
         .iter()
         .any(|l| l.starts_with("Solution ") && l.contains(" - Updated"));
+    let faq = lines.iter().take(8).any(|l| {
+        matches!(
+            l.trim_matches(|c: char| c == '#' || c == '*' || c.is_whitespace())
+                .to_ascii_lowercase()
+                .as_str(),
+            "frequently asked question" | "frequently asked questions" | "faq" | "faqs"
+        )
+    });
     front_matter
         || directive
         || permalink
         || knowledge_base
+        || faq
+        || speaks_of_itself(head)
+        || lines.iter().any(|l| is_heading_with_anchor(l))
         || sections.len() >= 2
         || lines.iter().any(|l| is_table_of_contents(l))
+}
+
+/// `This post explains how to analyse the segfault message`, `Dieser Artikel ist Ihr
+/// umfassender Leitfaden`: a page names itself. A report links one in the first
+/// person (`I followed this article`).
+fn speaks_of_itself(head: &str) -> bool {
+    const SELF: &[&str] = &[
+        "this article",
+        "this guide",
+        "this tutorial",
+        "this post explains",
+        "in this post",
+        "dieser artikel",
+        "in diesem artikel",
+        "cet article",
+        "este artículo",
+        "este artigo",
+        "neste artigo",
+        "эта статья",
+        "в этой статье",
+        "この記事",
+        "本文将",
+        "이 글에서",
+    ];
+    let lowercase = head.to_lowercase();
+    !first_person(head) && SELF.iter().any(|p| lowercase.contains(p))
+}
+
+/// `Problem Definition#`: a docs site's heading, whose permalink (`#`) the copy kept
+/// glued to its last word. A shell's prompt ends so too (`[root@node ~]#`), but after
+/// a bracket, a path or a host, never after a title's words.
+fn is_heading_with_anchor(line: &str) -> bool {
+    static ANCHORED: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &ANCHORED,
+        r"^[A-Z][A-Za-z'’-]*(?: [A-Za-z'’()-]+){0,5}[a-z]#$",
+        line,
+    )
 }
 
 /// A page's table of contents, alone on its line (`Table of Contents`, `目次`,
@@ -644,6 +695,38 @@ mod tests {
         let hint = "Couldn't set RLIMIT_MEMLOCK for bpftrace. If your program is not loading, you can try \"ulimit -l 8192\" to fix the problem";
         assert!(!super::explains_the_error(hint, 0..hint.find('.').unwrap()));
         assert!(super::explains_the_error(hint, 0..hint.len()));
+    }
+
+    #[test]
+    fn a_docs_sites_anchored_heading_opens_a_page_and_a_prompt_does_not() {
+        tells_apart(
+            is_heading_with_anchor,
+            &[
+                "Problem Definition#",
+                "Prerequisites#",
+                "Why the executor's memory grows#",
+            ],
+            &[
+                "[root@node1 ~]#",
+                "root@gpu-03:~#",
+                "sh-4.2#",
+                "Step 3 of 7 #",
+                "# Problem",
+                "Killed#2",
+            ],
+        );
+        assert!(reads_as_document(
+            "Frequently Asked Question\nWhat is the OOM killer?\n"
+        ));
+        assert!(!reads_as_document("faq.py: Killed\n"));
+        assert!(reads_as_document(
+            "This post explains how to analyse the segfault message.\n"
+        ));
+        assert!(!reads_as_document(
+            "I followed this article and still get: Killed\n"
+        ));
+        assert!(!is_article_title("### What is your operating system?"));
+        assert!(is_article_title("What is the OOM killer?"));
     }
 
     #[test]
