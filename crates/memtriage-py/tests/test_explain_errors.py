@@ -28,9 +28,9 @@ def test_explain_finds_the_failures_of_a_log():
     assert oom.certainty == "confirmed" and oom.cause == "capacity"
 
 
-def test_a_sigkill_alone_is_likely_oom_and_says_what_would_confirm_it():
+def test_a_sigkill_alone_names_no_sender_and_says_what_would_confirm_it():
     (f,) = memtriage.explain("Error: container exited with code 137\n")
-    assert f.id == "log.oom-kill" and f.certainty == "likely"
+    assert f.id == "log.sigkill" and f.severity == "warn"
     assert "dmesg" in f.confirm
 
 

@@ -184,12 +184,23 @@ fn add_system_evidence(f: &mut Finding, r: &RunReport) {
 
 /// A system-confirmed finding and a text finding about the same failure.
 fn same_failure(system_id: &str, text_id: &str) -> bool {
-    let families: [(&str, &[&str]); 7] = [
+    // A SIGKILL the job's output shows without its sender (`Killed`, exit code 137) is
+    // the kill `run` saw, whoever it shows sent it.
+    let families: [(&str, &[&str]); 9] = [
         (ids::RUN_KERNEL_CRASH, &[ids::LOG_KERNEL_OOPS]),
         (
             ids::RUN_OOM_KILLED,
-            &[ids::LOG_OOM_KILL, ids::LOG_DATALOADER_WORKER_KILLED],
+            &[
+                ids::LOG_OOM_KILL,
+                ids::LOG_SIGKILL,
+                ids::LOG_DATALOADER_WORKER_KILLED,
+            ],
         ),
+        (
+            ids::RUN_USERSPACE_OOM_KILL,
+            &[ids::LOG_USERSPACE_OOM_KILL, ids::LOG_SIGKILL],
+        ),
+        (ids::RUN_KILLED, &[ids::LOG_SIGKILL, ids::LOG_OOM_KILL]),
         (ids::RUN_SEGFAULT, &[ids::LOG_NATIVE_CRASH]),
         (ids::RUN_ABORT, &[ids::LOG_NATIVE_CRASH]),
         (ids::RUN_SHM_FULL, &[ids::LOG_DATALOADER_SHM]),

@@ -215,7 +215,7 @@ mod tests {
             (s.logs, s.with_failure, s.healthy, s.unreadable),
             (4, 2, 1, 1)
         );
-        assert_eq!(s.files[1].finding.as_deref(), Some("log.oom-kill"));
+        assert_eq!(s.files[1].finding.as_deref(), Some("log.sigkill"));
         assert_eq!(s.files[2].finding.as_deref(), Some("log.cuda-oom"));
         assert!(s.files[3]
             .error

@@ -530,7 +530,7 @@ fn many_logs_and_compressed_ones_are_read_in_one_process() {
     );
     for expected in [
         "a-healthy.log  no known failure",
-        "b-pod.log.gz   error The shell reports the job was Killed",
+        "b-pod.log.gz   warn A process was killed by SIGKILL",
         "c-rank0.log.zst  error",
         "gone.log  not read:",
     ] {
@@ -553,7 +553,7 @@ fn many_logs_and_compressed_ones_are_read_in_one_process() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 4, "three reports and the summary");
-    assert_eq!(lines[1]["findings"][0]["id"], "log.oom-kill");
+    assert_eq!(lines[1]["findings"][0]["id"], "log.sigkill");
     assert_eq!(lines[2]["findings"][0]["id"], "log.cuda-oom");
     assert_eq!(lines[3]["schema"], "memtriage.explain-summary/v1");
     assert_eq!(lines[3]["with_failure"], 2);

@@ -21,6 +21,13 @@ pub(super) fn is_markdown_heading(msg: &str) -> bool {
         && !title.contains('=')
         && !names_an_exception(title.trim_start())
         && !is_issue_title(title.trim_start())
+        && !is_v8_banner(title.trim_start())
+}
+
+/// V8 frames its fatal errors in `#` lines too: `# Fatal error in …, line 0`, `# Fatal
+/// process out of memory: Zone`.
+fn is_v8_banner(title: &str) -> bool {
+    title.starts_with("Fatal error in ") || title.starts_with("Fatal process ")
 }
 
 /// `[Bug]: Segmentation fault: 11`, `BUG: …`: an issue's title carries its tracker's

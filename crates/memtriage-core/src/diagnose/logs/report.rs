@@ -80,13 +80,48 @@ fn severity_of(m: &LogMatch) -> Severity {
     rule_of(m.rule).map_or(Severity::Warn, |r| r.severity)
 }
 
-/// A SIGKILL is an OOM kill only while nothing says otherwise: beside the runtime's
-/// `OOMKilled: false` or `Reason: Error` it is a SIGKILL of unknown cause.
-fn sigkill_class(rule: &str, class: FailureClass, not_oom: bool) -> FailureClass {
-    if not_oom && PLAIN_SIGKILL.contains(&rule) {
-        FailureClass::Sigkill
-    } else {
-        class
+/// Who the text shows sent a plain SIGKILL (`Killed`, exit code 137, `signal 9`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KillSender {
+    /// The kernel's or a cgroup's OOM killer (its own lines, `OOMKilled`).
+    OomKiller,
+    /// A userspace killer (earlyoom, systemd-oomd, a kubelet eviction).
+    UserspaceKiller,
+    /// Nobody: the kill is a SIGKILL of unknown cause. Most are the OOM killer's, but a
+    /// timeout, a preemption and `kill -9` end a process the same way, and a report
+    /// that only guesses at memory does not tell them apart.
+    Unknown,
+}
+
+impl KillSender {
+    fn of(matches: &[&LogMatch]) -> KillSender {
+        let shown = |class| {
+            matches
+                .iter()
+                .any(|m| m.class == class && !PLAIN_SIGKILL.contains(&m.rule))
+        };
+        if matches.iter().any(|m| m.class == FailureClass::Sigkill) {
+            KillSender::Unknown
+        } else if shown(FailureClass::OomKill) {
+            KillSender::OomKiller
+        } else if shown(FailureClass::UserspaceOomKill) {
+            KillSender::UserspaceKiller
+        } else {
+            KillSender::Unknown
+        }
+    }
+}
+
+/// The class a plain SIGKILL is reported under: the killer's the text shows, else a
+/// SIGKILL of unknown cause.
+fn sigkill_class(rule: &str, class: FailureClass, sender: KillSender) -> FailureClass {
+    if !PLAIN_SIGKILL.contains(&rule) {
+        return class;
+    }
+    match sender {
+        KillSender::OomKiller => FailureClass::OomKill,
+        KillSender::UserspaceKiller => FailureClass::UserspaceOomKill,
+        KillSender::Unknown => FailureClass::Sigkill,
     }
 }
 
@@ -97,18 +132,22 @@ pub(super) fn findings(
     largest_kills: &[LogMatch],
     source: &str,
 ) -> Vec<Finding> {
-    let not_oom = matches.iter().any(|m| m.class == FailureClass::Sigkill);
-    let kernel_kill = matches
+    let every: Vec<&LogMatch> = matches.iter().chain(open).collect();
+    let kernel_kill = every
         .iter()
-        .chain(open)
         .any(|m| m.class == FailureClass::OomKill && m.rule.starts_with("kernel."));
-    let not_oom = not_oom && !kernel_kill;
+    let told_not_oom = every.iter().any(|m| m.class == FailureClass::Sigkill);
+    // The kernel's own kill line outweighs a runtime's `OOMKilled: false`.
+    let sender = match KillSender::of(&every) {
+        KillSender::Unknown if kernel_kill => KillSender::OomKiller,
+        sender => sender,
+    };
     let relabelled: Vec<LogMatch> = matches
         .iter()
         .chain(open)
         .filter(|m| m.rule != oom_rules::NOT_OOM_MARKER)
         .map(|m| LogMatch {
-            class: sigkill_class(m.rule, m.class, not_oom),
+            class: sigkill_class(m.rule, m.class, sender),
             ..m.clone()
         })
         .collect();
@@ -116,7 +155,7 @@ pub(super) fn findings(
         .iter()
         .filter(|c| c.rule != oom_rules::NOT_OOM_MARKER)
         .map(|c| RuleCount {
-            class: sigkill_class(c.rule, c.class, not_oom),
+            class: sigkill_class(c.rule, c.class, sender),
             ..*c
         })
         .collect();
@@ -195,6 +234,7 @@ pub(super) fn findings(
                     .map(|c| c.count)
                     .sum(),
                 largest: largest_kills,
+                told_not_oom,
             };
             let f = build(class, &group, source, (n, first, last), &kills)?;
             let sev = f.severity;
@@ -236,6 +276,9 @@ struct KillCounts<'a> {
     total: u64,
     /// The kills that freed the most memory.
     largest: &'a [LogMatch],
+    /// The text says a SIGKILL was no OOM kill (a runtime's `OOMKilled: false`, a
+    /// time limit).
+    told_not_oom: bool,
 }
 
 /// How sure the group makes the class, and whom it points at.
@@ -344,9 +387,12 @@ fn build(
     let best_rule = best
         .and_then(|m| rule_of(m.rule))
         .filter(|r| r.class == class);
-    // A SIGKILL of unknown cause claims no failure of its own.
-    let severity = if class == FailureClass::Sigkill {
+    // A SIGKILL the text says was no OOM kill (a runtime's `OOMKilled: false`, a time
+    // limit) claims no failure of its own; one of unknown cause is a warning.
+    let severity = if class == FailureClass::Sigkill && kills.told_not_oom {
         Severity::Info
+    } else if class == FailureClass::Sigkill {
+        Severity::Warn
     } else {
         group
             .iter()

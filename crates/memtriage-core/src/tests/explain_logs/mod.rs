@@ -12,6 +12,7 @@ use crate::model::finding::Finding;
 
 use crate::tests::support::fixtures;
 
+mod allocators_and_debuggers;
 mod bus;
 mod crash;
 mod cuda;
@@ -156,14 +157,16 @@ fn classes(bytes: &[u8]) -> Vec<String> {
 
 /// Each line, alone, yields its finding id first.
 fn each_named_first(cases: &[(&str, &str)]) {
-    for (line, id) in cases {
-        let found = classes(format!("{line}\n").as_bytes());
-        assert_eq!(
-            found.first().map(String::as_str),
-            Some(*id),
-            "{line}: {found:?}"
-        );
-    }
+    // Every line that fails is told, not only the first.
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(line, id)| {
+            let found = classes(format!("{line}\n").as_bytes());
+            (found.first().map(String::as_str) != Some(*id))
+                .then(|| format!("WRONG\t{id}\t{found:?}\t{line}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// Each line, alone, yields no finding.

@@ -118,7 +118,7 @@ fn slurm_oom_kill_event_and_srun_out_of_memory() {
 #[test]
 fn shell_killed_and_exit_code_137() {
     let s = scan_fixture("oom-shell-killed.log");
-    let f = only_finding(&s, FailureClass::OomKill);
+    let f = only_finding(&s, FailureClass::Sigkill);
     let m = first_match(&s, "shell.killed");
     assert_eq!(m.capture("pid"), Some("77120"));
     assert_eq!(
@@ -131,6 +131,6 @@ fn shell_killed_and_exit_code_137() {
     assert!(f.fix.contains("dmesg -T"), "{}", f.fix);
 
     let s = scan_fixture("oom-bare-killed.log");
-    let f = only_finding(&s, FailureClass::OomKill);
+    let f = only_finding(&s, FailureClass::Sigkill);
     assert_eq!(quoted(&f, 2), "Killed");
 }

@@ -34,7 +34,7 @@ fn forms_of_the_sixth_batch_are_named() {
         // kswapd asleep in top's state column but at 100% (rust-lang/rust-analyzer#8451).
         ("   68 root      20   0       0      0      0 S 100.0   0.0  46:59.69 kswapd0", "log.memory-pressure"),
         // Rust's std says how a child died (rust-lang/cargo#13736): a SIGKILL.
-        ("  process didn't exit successfully: `build-script-build` (signal: 9, SIGKILL: kill)", "log.oom-kill"),
+        ("  process didn't exit successfully: `build-script-build` (signal: 9, SIGKILL: kill)", "log.sigkill"),
     ];
     each_named_first(&cases);
     // A PostgreSQL transaction id, a memlock set large or unlimited, an Xid not in
@@ -71,7 +71,7 @@ fn pages_of_the_sixth_batch_raise_nothing() {
 #[test]
 fn forms_the_sixth_batch_set_aside_missed_are_named() {
     let cases = [
-        ("error Command failed with signal \"SIGKILL\".", "log.oom-kill"),
+        ("error Command failed with signal \"SIGKILL\".", "log.sigkill"),
         (" SIGSEGV (0xb) at pc=0x00002b233569732b, pid=22429, tid=47464825222912", "log.native-crash"),
         ("> denied resource overstep by requesting 3364950016 for RLIMIT_MEMLOCK against limit 65536 for /usr/lib/jvm/java", "log.memlock-limit"),
         ("LoadElf() failed: loadAndCreateMaps() failed: map.Create() failed: ebpf_create_map() failed: Operation not permitted", "log.memlock-limit"),

@@ -129,7 +129,7 @@ fn matches_are_bounded_but_counted() {
     assert_eq!(s.matches()[8].line_no, 20_000 - 14);
     assert_eq!(s.matches()[15].line_no, 20_000);
     assert_eq!(s.rule_counts()[0].count, 10_000);
-    let f = only_finding(&s, FailureClass::OomKill);
+    let f = only_finding(&s, FailureClass::Sigkill);
     assert_eq!(
         evidence(&f, "matching lines"),
         "10000 lines (first at line 2, last at line 20000)"

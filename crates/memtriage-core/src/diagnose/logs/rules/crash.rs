@@ -169,9 +169,10 @@ pub(super) static RULES: &[Rule] = &[
         "glibc.stack-smashing",
         C::NativeCrash,
         Error,
-        &["stack smashing detected"],
-        r"\*\*\* stack smashing detected \*\*\*",
-        "A native stack buffer overflow was detected (stack smashing)",
+        &["stack smashing detected", "buffer overflow detected"],
+        // _FORTIFY_SOURCE's check of a copy's bounds says `buffer overflow`.
+        r"\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*",
+        "A native buffer overflow was detected (stack smashing or a fortified copy)",
     ),
     rule(
         "shell.aborted",

@@ -179,8 +179,8 @@ pub(super) static RULES: &[Rule] = &[
         "nvidia.gpu-lost",
         C::GpuXid,
         Error,
-        &["fallen off the bus", "Unable to determine the device handle", "GPU is lost", "GPU has fallen off"],
-        r"fallen off the bus|Unable to determine the device handle for GPU|GPU is lost",
+        &["fallen off the bus", "Unable to determine the device handle", "GPU is lost", "GPU has fallen off", "NV_ERR_GPU_IS_LOST"],
+        r"fallen off the bus|Unable to determine the device handle for GPU|GPU is lost|\bNV_ERR_GPU_IS_LOST\b",
         "The GPU has fallen off the bus: it no longer answers over PCIe",
     ),
     Rule {

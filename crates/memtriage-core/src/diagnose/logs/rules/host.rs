@@ -189,6 +189,15 @@ pub(super) static RULES: &[Rule] = &[
         "Python raised MemoryError: the process could not get more host memory",
     ),
     rule(
+        // Rust's io::Error for ENOMEM (`(os error 12)`, or its Debug form).
+        "rust.enomem",
+        C::HostAllocFailure,
+        Error,
+        &["(os error 12)", "kind: OutOfMemory"],
+        r"\bCannot allocate memory \(os error 12\)|\bcode: 12, kind: OutOfMemory\b",
+        "A Rust program could not allocate memory (ENOMEM, os error 12)",
+    ),
+    rule(
         // Jetson's NvMap (the GPU and the CPU share its memory) could not allocate:
         // error 12 is ENOMEM.
         "jetson.nvmap-alloc-failed",

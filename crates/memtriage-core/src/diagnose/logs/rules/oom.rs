@@ -486,7 +486,7 @@ pub(super) const SIGKILL: ClassInfo = ClassInfo {
     title: "A process was killed by SIGKILL; nothing says it was the OOM killer",
     why: "Exit code 137 is 128 + 9, SIGKILL. The OOM killer sends it, but so do a timeout (kubelet's \
           liveness probe, Slurm's time limit, docker stop after its grace period), a preemption, and a user's \
-          kill -9; here the runtime did not record an OOM kill.",
+          kill -9; nothing here records an OOM kill (the kernel's kill line, the runtime's OOMKilled).",
     fix: "Find who sent it: the node's kernel log for an OOM kill (dmesg -T | grep -i 'killed process'), the \
           pod's events (kubectl get events --field-selector involvedObject.name=POD), liveness probe failures, \
           and the scheduler's record (sacct -j JOB -o State,ExitCode,Reason).",

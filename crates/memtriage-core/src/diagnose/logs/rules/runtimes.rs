@@ -51,10 +51,19 @@ pub(super) static RULES: &[Rule] = &[
                 "CALL_AND_RETRY_LAST",
                 "Last few GCs",
                 "last resort gc",
+                "Fatal process out of memory",
+                "Fatal process OOM",
+                "Renderer process oom",
+                "reason: 'oom",
+                "reason: oom",
+                "reason\":\"oom",
+                "reason\\\":\\\"oom",
+                "536870904",
             ],
             // V8 prints its last collections only as it dies of a full heap; `last
-            // resort gc` is its final attempt before.
-            r"Allocation failed - (?:JavaScript heap out of memory|process out of memory)|FATAL ERROR: (?:Reached heap limit|Ineffective mark-compacts near heap limit|CALL_AND_RETRY_LAST)|^<--- Last few GCs --->\s*$|\bMark-sweep .*\[last resort gc\]",
+            // resort gc` is its final attempt before. Chromium and Electron report a
+            // renderer V8 ended so with reason `oom` (exit code 0xE0000008).
+            r"Allocation failed - (?:JavaScript heap out of memory|process out of memory)|FATAL ERROR: (?:Reached heap limit|Ineffective mark-compacts near heap limit|CALL_AND_RETRY_LAST)|^<--- Last few GCs --->\s*$|\bMark-sweep .*\[last resort gc\]|\bFatal process (?:out of memory|OOM in)\b|\bRenderer process oom\b|\breason: '?oom\b|\breason\\?\x22:\\?\x22oom\b|\bexitCode\W{1,6}-536870904\b",
             "Node.js ran out of its V8 heap (JavaScript heap out of memory)",
         )
     },
