@@ -39,9 +39,21 @@ impl Job {
             .unwrap_or_else(|e| panic!("spawn {program}: {e}")))
     }
 
-    /// `sleep 30`: a process that stays put while a test reads it.
+    /// `sleep 30`: a process that stays put while a test reads it. Returned once it
+    /// sleeps: on a busy machine it may still be exec'ing and faulting its pages in
+    /// when a test reads it the first time.
     pub fn sleeper() -> Self {
-        Self::spawn("sleep", &["30"])
+        let job = Self::spawn("sleep", &["30"]);
+        let stat = format!("/proc/{}/stat", job.pid());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            let asleep = std::fs::read_to_string(&stat).is_ok_and(|s| s.contains("(sleep) S "));
+            if asleep {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        job
     }
 
     pub fn pid(&self) -> i32 {

@@ -26,6 +26,7 @@ mod oom;
 mod real_world;
 mod runtimes;
 mod schedulers;
+mod services_and_tools;
 mod signals;
 mod sixth_batch;
 mod streaming;

@@ -166,6 +166,15 @@ pub(super) static RULES: &[Rule] = &[
         "A C++ exception was not caught: {what}",
     ),
     rule(
+        // gcc's own crash while compiling; R's report of a signal in native code.
+        "crash.tool-reports",
+        C::NativeCrash,
+        Error,
+        &["internal compiler error: Segmentation fault", "*** caught "],
+        r"\binternal compiler error: Segmentation fault\b|^\s*\*\*\* caught (?P<what>segfault|bus error|illegal operation) \*\*\*",
+        "The program crashed in native code (a segmentation fault, a bus error or an illegal instruction)",
+    ),
+    rule(
         "glibc.stack-smashing",
         C::NativeCrash,
         Error,

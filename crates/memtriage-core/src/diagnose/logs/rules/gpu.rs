@@ -72,6 +72,17 @@ fn extract_nccl_warning(msg: &str, _out: &mut Vec<(String, String)>) -> bool {
 }
 
 pub(super) static RULES: &[Rule] = &[
+    rule(
+        // The Windows driver's events for what Linux logs as an Xid: 13 a graphics
+        // engine's exception, 14 a channel's, 153 a reset after the GPU stopped
+        // answering (a timeout detection and recovery).
+        "windows.nvlddmkm-event",
+        C::GpuXid,
+        Warn,
+        &["from source nvlddmkm"],
+        r"\bEvent ID (?P<event>13|14|153) from source nvlddmkm\b",
+        "The NVIDIA driver on Windows logged event {event} (nvlddmkm): the GPU faulted or was reset",
+    ),
     // ---- GPU memory ECC ----------------------------------------------------------
     Rule {
         extract: Some(extract_xid),

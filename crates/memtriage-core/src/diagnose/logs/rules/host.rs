@@ -189,6 +189,16 @@ pub(super) static RULES: &[Rule] = &[
         "Python raised MemoryError: the process could not get more host memory",
     ),
     rule(
+        // Tools' own words for a failed allocation: kraken2's database load, InnoDB's
+        // buffer pool.
+        "tool.failed-allocation",
+        C::HostAllocFailure,
+        Error,
+        &["Failed attempt to allocate", "allocate memory for the buffer pool", "InnoDB: mmap("],
+        r"\bFailed attempt to allocate \d+\s*bytes\b|\bInnoDB: Cannot allocate memory for the buffer pool\b|\bInnoDB: mmap\(\d+ bytes\) failed; errno 12\b",
+        "The program could not allocate the memory it asked for",
+    ),
+    rule(
         // Rust's io::Error for ENOMEM (`(os error 12)`, or its Debug form).
         "rust.enomem",
         C::HostAllocFailure,

@@ -245,7 +245,7 @@ pub(super) static RULES: &[Rule] = &[
         C::OomKill,
         Error,
         &["Out Of Memory", "OUT_OF_MEMORY"],
-        r"srun: error: (?P<node>[^:\s]+): tasks? (?P<task>[\d,\-\[\]]+): Out Of Memory|\bOUT_OF_MEMORY\b",
+        r"srun: error: (?P<node>[^:\s]+): tasks? (?P<task>[\d,\-\[\]]+): Out Of Memory|(?-i:\bOUT_OF_MEMORY\b)",
         "Slurm: the job ran out of memory and was killed",
     ),
     Rule {
@@ -453,6 +453,17 @@ pub(super) static RULES: &[Rule] = &[
             "YARN killed a container for exceeding its memory limit",
         )
     },
+    rule(
+        // ClickHouse refuses an allocation past its own limits (MEMORY_LIMIT_EXCEEDED,
+        // code 241): the query fails, the server lives. Before Slurm's rule, whose
+        // `memory limit exceeded` its words hold.
+        "clickhouse.memory-limit-exceeded",
+        C::HostAllocFailure,
+        Error,
+        &["memory limit (", ") memory limit exceeded"],
+        r"(?i:\bmemory limit \((?P<scope>total|for query|for user)\) exceeded|\((?P<scope2>total)\) memory limit exceeded): would use (?P<would>[\d.]+ [KMGT]iB)",
+        "ClickHouse refused memory past its {scope} limit (would use {would})",
+    ),
     Rule {
         cause: Some(Configuration),
         ..rule(
