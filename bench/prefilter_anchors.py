@@ -113,6 +113,32 @@ def costs(covers, real, synthetic, synthetic_weight):
     return out
 
 
+# How often per MB of the training log an anchor's first three bytes may occur: the
+# SIMD search stops at each to compare (`los` of `loss` on every line stopped it at
+# `lost`, `allo` of `allocated` at each step), so such an anchor costs more than
+# the several rarer ones that could stand in for it.
+BUSY_PREFIX_PER_MB = 5000
+
+
+def without_busy_prefixes(covers, synthetic, n_literals):
+    """The candidate anchors less those whose first three bytes a training log holds
+    on most lines, unless a literal has no other."""
+    per_mb = {}
+
+    def busy(sub):
+        head = sub.encode()[:3].decode(errors="ignore") or sub
+        if head not in per_mb:
+            per_mb[head] = synthetic.count(head) / len(synthetic) * 1e6
+        return per_mb[head] > BUSY_PREFIX_PER_MB
+
+    quiet = {s: c for s, c in covers.items() if not busy(s)}
+    covered = set().union(*quiet.values()) if quiet else set()
+    for s, c in covers.items():
+        if c - covered:
+            quiet[s] = c
+    return quiet
+
+
 class _Descending:
     """A string that sorts in reverse, so a min-heap breaks ties as max() did."""
 
@@ -175,7 +201,7 @@ def main():
     short = [lit for lit in literals if len(lit.encode()) < MIN_LEN]
     literals = [lit for lit in literals if len(lit.encode()) >= MIN_LEN]
     real, synthetic = healthy_samples()
-    covers = cover(literals)
+    covers = without_busy_prefixes(cover(literals), synthetic, len(literals))
     occurrences = costs(covers, real, synthetic, args.synthetic_weight)
     # The most weight on rarity that still fits the budget.
     for weight in (0.003, 0.002, 0.0015, 0.001, 0.0007, 0.0005, 0.0003, 0.0002, 0.0001, 0.00005, 0.00002, 0.00001, 0.000005, 0.000002, 0.000001, 0.0):

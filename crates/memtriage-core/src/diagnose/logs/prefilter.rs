@@ -48,10 +48,13 @@ struct Check {
     head_mask: u64,
     /// The literal's byte just before its anchor, where it has one.
     before: Option<u8>,
+    /// The literal's two bytes just after its anchor, where it has them: compared
+    /// first, they turn away most places (`memory` stands in dozens of literals).
+    after: Option<[u8; 2]>,
 }
 
 impl Check {
-    fn new(literal: &str, offset: usize) -> Check {
+    fn new(literal: &str, offset: usize, anchor_len: usize) -> Check {
         let bytes = literal.as_bytes();
         let n = bytes.len().min(8);
         let mut word = [0u8; 8];
@@ -67,6 +70,9 @@ impl Check {
             head: u64::from_le_bytes(word),
             head_mask,
             before: offset.checked_sub(1).map(|i| bytes[i]),
+            after: bytes
+                .get(offset + anchor_len..offset + anchor_len + 2)
+                .map(|b| [b[0], b[1]]),
         }
     }
 
@@ -108,10 +114,11 @@ struct AnchorChecks {
     with_before: usize,
     /// Which bytes stand before the anchor in some literal (a bit per byte value).
     befores: [u64; 4],
+    anchor_len: usize,
 }
 
 impl AnchorChecks {
-    fn new(mut checks: Vec<Check>) -> AnchorChecks {
+    fn new(mut checks: Vec<Check>, anchor_len: usize) -> AnchorChecks {
         checks.sort_by_key(|c| c.before.map_or(256, u16::from));
         let with_before = checks.iter().filter(|c| c.before.is_some()).count();
         let mut befores = [0u64; 4];
@@ -122,13 +129,20 @@ impl AnchorChecks {
             checks,
             with_before,
             befores,
+            anchor_len,
         }
     }
 
     /// Where one of the literals begins, the anchor being found at `at` of
     /// `haystack` and literals counting from `start` on.
     fn confirm(&self, haystack: &[u8], at: usize, start: usize) -> Option<usize> {
-        let holds = |c: &Check| at >= start + c.offset && c.holds(haystack, at - c.offset);
+        let after = at + self.anchor_len;
+        let text_after = haystack.get(after..after + 2).map(|b| [b[0], b[1]]);
+        let holds = |c: &Check| {
+            c.after.is_none_or(|a| Some(a) == text_after)
+                && at >= start + c.offset
+                && c.holds(haystack, at - c.offset)
+        };
         let keyed = &self.checks[..self.with_before];
         if let Some(b) = at.checked_sub(1).map(|i| haystack[i]) {
             if self.befores[usize::from(b >> 6)] & (1 << (b & 63)) != 0 {
@@ -349,7 +363,7 @@ fn groups_for(literals: &[String], chosen: &[String], folded: bool) -> Result<Ve
         let offset = lit
             .find(kept[slot])
             .expect("a literal holds the anchor it was given");
-        checks[slot].push(Check::new(lit, offset));
+        checks[slot].push(Check::new(lit, offset, kept[slot].len()));
     }
     let mut groups = Vec::new();
     let mut checks = checks.into_iter();
@@ -362,8 +376,8 @@ fn groups_for(literals: &[String], chosen: &[String], folded: bool) -> Result<Ve
             searcher,
             checks: checks
                 .by_ref()
-                .take(names.len())
-                .map(AnchorChecks::new)
+                .zip(names)
+                .map(|(c, name)| AnchorChecks::new(c, name.len()))
                 .collect(),
             folded,
         });
