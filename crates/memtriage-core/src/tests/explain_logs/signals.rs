@@ -92,6 +92,10 @@ fn every_program_that_reports_a_signal_is_read() {
         ("gcc: internal compiler error: Segmentation fault signal terminated program cc1plus", "log.native-crash"),
         ("g++: internal compiler error: Bus error signal terminated program cc1plus", "log.mmap-bus-error"),
         ("c++: fatal error: Killed signal terminated program cc1plus", "log.sigkill"),
+        // zsh's job table.
+        ("[1]    9301 killed     python3 scripts/dream.py", "log.sigkill"),
+        ("[1]  + 9301 killed     python3 scripts/dream.py", "log.sigkill"),
+        ("x | a/b.sh: line 15: 60721 Killed                  conda create -n py3 -y", "log.sigkill"),
         ("clang: error: unable to execute command: Segmentation fault (core dumped)", "log.native-crash"),
         ("clang: error: unable to execute command: Killed", "log.sigkill"),
         ("collect2: fatal error: ld terminated with signal 9 [Killed]", "log.sigkill"),

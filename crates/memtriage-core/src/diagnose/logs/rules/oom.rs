@@ -306,11 +306,12 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["Killed"],
-            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:\s+(?P<command>.*?))?\s*$|^(?:.*?[|\]%]\s*)?Killed\s*$|^\*\*Killed\*\*$",
+            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:\s+(?P<command>.*?))?\s*$|^(?:.*?[|\]%]\s*)?Killed\s*$|^\*\*Killed\*\*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },
-    // zsh's and fish's words, and shells in other languages.
+    // zsh's and fish's words (zsh's job table says `[1]  + 9301 killed     cmd`), and
+    // shells in other languages.
     Rule {
         fix: Some(SIGKILL_FIX),
         certainty: Likely,
@@ -318,8 +319,8 @@ pub(super) static RULES: &[Rule] = &[
             SHELL_KILLED_ELSEWHERE,
             C::OomKill,
             Error,
-            &["zsh: killed", "fish: Job", "Getötet", "Процесс убит", "Убито", "已杀死", "已殺死", "強制終了", "Processus arrêté", "Matado", "Terminado (killed)"],
-            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+)(?:Getötet|Процесс убит|Убито|已杀死|已殺死|強制終了|Processus arrêté|Matado|Terminado \(killed\))(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|fish: Job \d+, .* terminated by signal SIGKILL|^(?:.*?(?:[|\]%]|\d(?:s|it/s|s/it)))?\s*(?:Getötet|Processus arrêté|Убито|Процесс убит|已杀死|已殺死|強制終了|Matado|Terminado \(killed\))\s*$",
+            &["zsh: killed", " killed ", "fish: Job", "Getötet", "Процесс убит", "Убито", "已杀死", "已殺死", "強制終了", "Processus arrêté", "Matado", "Terminado (killed)"],
+            r"^\s*(?:\[\d+\][+-]?\s+(?:\d+\s+)?|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+)(?:Getötet|Процесс убит|Убито|已杀死|已殺死|強制終了|Processus arrêté|Matado|Terminado \(killed\))(?:\s+(?P<command>.*?))?\s*$|^zsh: killed(?:\s+(?P<zsh_command>.*?))?\s*$|^\s*\[\d+\]\s*[+-]?\s+\d+ killed\s+(?P<zsh_job>.+?)\s*$|fish: Job \d+, .* terminated by signal SIGKILL|^(?:.*?(?:[|\]%]|\d(?:s|it/s|s/it)))?\s*(?:Getötet|Processus arrêté|Убито|Процесс убит|已杀死|已殺死|強制終了|Matado|Terminado \(killed\))\s*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },
