@@ -136,7 +136,11 @@ pub(super) fn findings(
     let kernel_kill = every
         .iter()
         .any(|m| m.class == FailureClass::OomKill && m.rule.starts_with("kernel."));
-    let told_not_oom = every.iter().any(|m| m.class == FailureClass::Sigkill);
+    // Only the rules that say a kill was no OOM kill are informational; Ray's report
+    // of a worker that died of an unknown cause is no such word.
+    let told_not_oom = every
+        .iter()
+        .any(|m| m.class == FailureClass::Sigkill && severity_of(m) == Severity::Info);
     // The kernel's own kill line outweighs a runtime's `OOMKilled: false`.
     let sender = match KillSender::of(&every) {
         KillSender::Unknown if kernel_kill => KillSender::OomKiller,

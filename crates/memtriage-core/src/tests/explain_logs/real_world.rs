@@ -99,6 +99,15 @@ fn a_sigkill_the_runtime_says_was_not_oom_is_never_an_oom_error() {
 }
 
 #[test]
+fn a_ray_worker_dead_of_an_unknown_cause_is_a_warning_not_information() {
+    let f = only_finding(
+        &scan(b"2023-07-31 13:21:11,493 WARNING worker.py:2033 -- A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker.\n"),
+        FailureClass::Sigkill,
+    );
+    assert_eq!(f.severity, Severity::Warn);
+}
+
+#[test]
 fn python_and_numpy_out_of_ram() {
     let f = only_finding(
         &scan(b"numpy.core._exceptions._ArrayMemoryError: Unable to allocate 74.5 GiB for an array with shape (100000, 100000) and data type float64\n"),
