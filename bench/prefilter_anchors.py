@@ -16,10 +16,11 @@ The search runs over the text in ASCII lower case (rules match in any case), so
 literals, anchors and the healthy text are all folded before counting.
 
 It writes crates/memtriage-core/src/diagnose/logs/anchors.json in the order chosen
-(the engine gives each literal the first anchor it holds). Run it after adding rules
+(the engine gives each literal the first anchor it holds), and teddy_layout.json:
+the anchors in the order that shares Teddy's buckets best (see layout()). Run it after adding rules
 when the engine's test `the_prefilter_takes_two_passes` fails:
 
-  cargo build --release -p memtriage && python3 bench/prefilter_anchors.py
+  cargo build --release -p memtriage && python3 bench/prefilter_anchors.py   (needs numpy)
 """
 
 import argparse
@@ -36,7 +37,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import explain_bench  # noqa: E402
 
-OUT = os.path.join(ROOT, "crates", "memtriage-core", "src", "diagnose", "logs", "anchors.json")
+LOGS = os.path.join(ROOT, "crates", "memtriage-core", "src", "diagnose", "logs")
+OUT = os.path.join(LOGS, "anchors.json")
+LAYOUT_OUT = os.path.join(LOGS, "teddy_layout.json")
 MIN_LEN, MAX_LEN = 4, 16
 SYNTHETIC_BYTES = 4_000_000
 
@@ -190,6 +193,127 @@ def choose(covers, occurrences, n_literals, weight):
     return chosen
 
 
+# Teddy (the SIMD search) puts a group's anchors in 16 buckets by their place in the
+# group, and tells candidates by a bucket's first four bytes, nibble by nibble: every
+# place healthy text fits a bucket's fingerprint, each of the bucket's anchors is
+# compared. Which anchors share a bucket changed explain's time by a tenth.
+TEDDY_BUCKETS = 16
+GROUP_LIMIT = 64
+FINGERPRINT = 4
+
+
+def window_weights(real, synthetic, synthetic_weight):
+    """Each four-byte window of the healthy text, and its occurrences per MB (the
+    synthetic log weighted as in costs())."""
+    import numpy as np
+
+    codes, weights = [], []
+    for text, weight in ((real, 1.0), (synthetic, synthetic_weight)):
+        raw = np.frombuffer(text.encode(), dtype=np.uint8).astype(np.uint32)
+        if len(raw) < FINGERPRINT:
+            continue
+        code = raw[:-3] | raw[1:-2] << 8 | raw[2:-1] << 16 | raw[3:] << 24
+        unique, counts = np.unique(code, return_counts=True)
+        codes.append(unique)
+        weights.append(counts * (weight / len(raw) * 1e6))
+    codes = np.concatenate(codes)
+    weights = np.concatenate(weights)
+    unique, inverse = np.unique(codes, return_inverse=True)
+    summed = np.bincount(inverse, weights=weights)
+    columns = [(unique >> (8 * k)) & 0xFF for k in range(FINGERPRINT)]
+    return columns, summed
+
+
+def buckets_of(group):
+    """Teddy's buckets for a group's anchors, in its order (aho-corasick 1.1: the
+    first anchor of each low-nibble prefix takes bucket 15 - id % 16, later ones
+    with that prefix join it)."""
+    by_prefix, buckets = {}, [[] for _ in range(TEDDY_BUCKETS)]
+    for i, anchor in enumerate(group):
+        prefix = tuple(b & 0xF for b in anchor.encode()[:FINGERPRINT])
+        if prefix not in by_prefix:
+            by_prefix[prefix] = TEDDY_BUCKETS - 1 - i % TEDDY_BUCKETS
+        buckets[by_prefix[prefix]].append(anchor)
+    return buckets
+
+
+class BucketCost:
+    """What a bucket costs per MB of healthy text: the places its fingerprint fits,
+    times the anchors compared at each."""
+
+    def __init__(self, columns, weights):
+        import numpy as np
+
+        self.np = np
+        self.lo = [c & 0xF for c in columns]
+        self.hi = [c >> 4 for c in columns]
+        self.weights = weights
+        self.memo = {}
+
+    def __call__(self, bucket):
+        key = tuple(sorted(bucket))
+        if not key:
+            return 0.0
+        if key not in self.memo:
+            np = self.np
+            fits = np.ones(len(self.weights), dtype=bool)
+            for k in range(FINGERPRINT):
+                lo, hi = np.zeros(16, dtype=bool), np.zeros(16, dtype=bool)
+                for anchor in key:
+                    b = anchor.encode()[k]
+                    lo[b & 0xF] = hi[b >> 4] = True
+                fits &= lo[self.lo[k]] & hi[self.hi[k]]
+            self.memo[key] = float(self.weights[fits].sum()) * len(key)
+        return self.memo[key]
+
+
+def layout(anchors, real, synthetic, synthetic_weight, rounds=4000, seed=7):
+    """The anchors in the order that leaves Teddy the fewest candidates to compare
+    on healthy text: swaps that lower the cost, tried at random (the order only
+    sets buckets; which literals an anchor stands for stays with anchors.json's
+    preference)."""
+    import random
+
+    cost = BucketCost(*window_weights(real, synthetic, synthetic_weight))
+    order = [a for a in anchors if len(a.encode()) >= FINGERPRINT]
+    short = [a for a in anchors if len(a.encode()) < FINGERPRINT]
+
+    def group_cost(group):
+        return sum(cost(b) for b in buckets_of(group))
+
+    def groups(order):
+        return [order[i : i + GROUP_LIMIT] for i in range(0, len(order), GROUP_LIMIT)]
+
+    rng = random.Random(seed)
+    per_group = [group_cost(g) for g in groups(order)]
+    before = sum(per_group)
+    for _ in range(rounds):
+        i, j = rng.randrange(len(order)), rng.randrange(len(order))
+        if i == j:
+            continue
+        order[i], order[j] = order[j], order[i]
+        touched = {i // GROUP_LIMIT, j // GROUP_LIMIT}
+        trial = {g: group_cost(groups(order)[g]) for g in touched}
+        if sum(trial.values()) < sum(per_group[g] for g in touched):
+            for g, c in trial.items():
+                per_group[g] = c
+        else:
+            order[i], order[j] = order[j], order[i]
+    print(f"Teddy layout: {before:.0f} -> {sum(per_group):.0f} anchor compares per MB of healthy text")
+    return order + short
+
+
+def stood_under(chosen, literals):
+    """The anchors some literal stands under: its first in `chosen` (as the engine
+    gives them)."""
+    used = []
+    for lit in literals:
+        anchor = next((a for a in chosen if a in lit), None)
+        if anchor is not None and anchor not in used:
+            used.append(anchor)
+    return [a for a in chosen if a in used]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "memtriage"))
@@ -209,10 +333,12 @@ def main():
         if len(chosen) <= args.budget:
             break
     print(f"weight {weight}: {sum(occurrences.get(a, 0) for a in chosen):.0f} occurrences per MB of healthy text")
-    with open(OUT, "w", encoding="utf-8") as f:
-        json.dump(chosen, f, ensure_ascii=False, indent=0)
-        f.write("\n")
-    print(f"{len(chosen)} anchors for {len(literals)} literals -> {os.path.relpath(OUT, ROOT)}")
+    placed = layout(stood_under(chosen, short + literals), real, synthetic, args.synthetic_weight)
+    for path, anchors in ((OUT, chosen), (LAYOUT_OUT, placed)):
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(anchors, f, ensure_ascii=False, indent=0)
+            f.write("\n")
+    print(f"{len(chosen)} anchors for {len(literals)} literals -> {os.path.relpath(OUT, ROOT)}, {os.path.relpath(LAYOUT_OUT, ROOT)}")
 
 
 if __name__ == "__main__":

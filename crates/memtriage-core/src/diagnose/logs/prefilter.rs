@@ -15,12 +15,15 @@
 //! Which anchors are used is data (`anchors.json`), chosen by
 //! `bench/prefilter_anchors.py` as the fewest substrings of the rule literals that
 //! healthy text (the corpus's healthy logs, a synthetic training log; all in lower
-//! case) rarely holds. A
+//! case) rarely holds. So is their order in the SIMD groups (`teddy_layout.json`):
+//! Teddy shares 16 buckets among a group's anchors by their place in it, and
+//! compares each anchor of a bucket wherever the text fits the bucket's first
+//! four bytes, so which anchors share one sets how many places are compared. A
 //! literal that holds none of them becomes its own anchor, so a rule added without
 //! choosing anchors again is still found, at the price of more passes; a test keeps
 //! the count within two.
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::{packed, AhoCorasick, AhoCorasickKind, MatchKind, Span};
 
 /// aho-corasick's Teddy takes at most 64 patterns; past that it falls back to an
 /// automaton several times slower, so anchors are searched in groups of this many.
@@ -30,8 +33,13 @@ pub const GROUP_LIMIT: usize = 64;
 /// Teddy tells candidates by their first bytes, and the check reads the rest.
 const OWN_ANCHOR_MAX: usize = 16;
 
-/// The anchors chosen for the current rule table (a JSON array of strings).
+/// The anchors chosen for the current rule table (a JSON array of strings), the
+/// one a literal stands under first.
 const CHOSEN: &str = include_str!("anchors.json");
+
+/// The anchors in the order they take their places in the groups (a JSON array of
+/// strings); one not listed comes after those listed.
+const LAYOUT: &str = include_str!("teddy_layout.json");
 
 /// A rule literal that an anchor stands for, and where in it the anchor begins.
 #[derive(Debug)]
@@ -41,15 +49,10 @@ struct Check {
     offset: usize,
     /// The literal's first (up to) eight bytes as a word, and which of its bytes
     /// count: one load and compare turns away nearly every place an anchor is found
-    /// but the literal is not. A common anchor such as `mory` stands for dozens of
-    /// literals that all read `memory` around it and differ at their start, and a
-    /// healthy log holds it hundreds of times per MB.
+    /// but the literal is not.
     head: u64,
     head_mask: u64,
-    /// The literal's byte just before its anchor, where it has one.
-    before: Option<u8>,
-    /// The literal's two bytes just after its anchor, where it has them: compared
-    /// first, they turn away most places (`memory` stands in dozens of literals).
+    /// The literal's two bytes just after its anchor, where it has them.
     after: Option<[u8; 2]>,
 }
 
@@ -69,11 +72,16 @@ impl Check {
             offset,
             head: u64::from_le_bytes(word),
             head_mask,
-            before: offset.checked_sub(1).map(|i| bytes[i]),
             after: bytes
                 .get(offset + anchor_len..offset + anchor_len + 2)
                 .map(|b| [b[0], b[1]]),
         }
+    }
+
+    /// The literal's byte at `at` from its anchor's first byte, where it has one.
+    fn byte_at(&self, at: isize) -> Option<u8> {
+        let i = self.offset.checked_add_signed(at)?;
+        self.literal.get(i).copied()
     }
 
     /// Whether the literal begins at `start` of `haystack`.
@@ -102,33 +110,67 @@ pub struct Literal {
     pub exact_case: bool,
 }
 
-/// The literals to check where one anchor is found, sorted by the byte each has
-/// before the anchor: a hit compares only those whose byte is the text's there, and
-/// those that begin with the anchor. An anchor a healthy log holds on every line
-/// (`kill` in `killed_frac`) may stand for dozens of literals (`oom-kill`, `sigkill`,
-/// `zsh: killed`), few of which agree with the text even on that byte.
+/// The literals to check where one anchor is found, indexed by the bytes around it.
+///
+/// An anchor a healthy log holds on every line (`kill` in `killed_frac`, `emory` in
+/// `memory peak`) may stand for dozens of literals (`oom-kill`, `sigkill`, `zsh:
+/// killed`; `out of memory`, `memory cgroup`), and trying each at every hit was most
+/// of the search's cost past its SIMD passes. The literals are split by the byte at
+/// the position around the anchor that tells them apart best, those without a byte
+/// there by the next best position, and so on: a hit compares only the literals
+/// whose byte agrees with the text's at each position, and the few left unkeyed.
 #[derive(Debug)]
 struct AnchorChecks {
-    /// Those with a byte before the anchor, by that byte; then those without.
-    checks: Vec<Check>,
-    with_before: usize,
-    /// Which bytes stand before the anchor in some literal (a bit per byte value).
-    befores: [u64; 4],
+    levels: Vec<Keyed>,
+    unkeyed: Vec<Check>,
     anchor_len: usize,
 }
 
+/// The literals that have a byte at one position around the anchor, by that byte.
+#[derive(Debug)]
+struct Keyed {
+    /// The position, from the anchor's first byte (negative: before it).
+    at: isize,
+    /// Which bytes some literal has there (a bit per byte value).
+    present: [u64; 4],
+    /// Each literal's byte there, sorted, beside `checks`.
+    keys: Box<[u8]>,
+    checks: Box<[Check]>,
+}
+
+/// How many positions before and after an anchor are weighed as keys.
+const KEY_REACH: isize = 8;
+
+/// The most levels of keys an anchor gets: past them, the literals left are few.
+const KEY_LEVELS: usize = 4;
+
 impl AnchorChecks {
-    fn new(mut checks: Vec<Check>, anchor_len: usize) -> AnchorChecks {
-        checks.sort_by_key(|c| c.before.map_or(256, u16::from));
-        let with_before = checks.iter().filter(|c| c.before.is_some()).count();
-        let mut befores = [0u64; 4];
-        for b in checks.iter().filter_map(|c| c.before) {
-            befores[usize::from(b >> 6)] |= 1 << (b & 63);
+    fn new(checks: Vec<Check>, anchor_len: usize) -> AnchorChecks {
+        let mut levels = Vec::new();
+        let mut rest = checks;
+        while rest.len() > 2 && levels.len() < KEY_LEVELS {
+            let Some(at) = best_key(&rest, anchor_len) else {
+                break;
+            };
+            let (mut keyed, unkeyed): (Vec<Check>, Vec<Check>) =
+                rest.into_iter().partition(|c| c.byte_at(at).is_some());
+            keyed.sort_by_key(|c| c.byte_at(at));
+            let keys: Box<[u8]> = keyed.iter().filter_map(|c| c.byte_at(at)).collect();
+            let mut present = [0u64; 4];
+            for &b in keys.iter() {
+                present[usize::from(b >> 6)] |= 1 << (b & 63);
+            }
+            levels.push(Keyed {
+                at,
+                present,
+                keys,
+                checks: keyed.into(),
+            });
+            rest = unkeyed;
         }
         AnchorChecks {
-            checks,
-            with_before,
-            befores,
+            levels,
+            unkeyed: rest,
             anchor_len,
         }
     }
@@ -143,27 +185,112 @@ impl AnchorChecks {
                 && at >= start + c.offset
                 && c.holds(haystack, at - c.offset)
         };
-        let keyed = &self.checks[..self.with_before];
-        if let Some(b) = at.checked_sub(1).map(|i| haystack[i]) {
-            if self.befores[usize::from(b >> 6)] & (1 << (b & 63)) != 0 {
-                let first = keyed.partition_point(|c| c.before < Some(b));
-                for c in keyed[first..].iter().take_while(|c| c.before == Some(b)) {
-                    if holds(c) {
-                        return Some(at - c.offset);
-                    }
-                }
+        for level in &self.levels {
+            // Where the text has no byte at the key's position, no literal keyed
+            // there fits.
+            let Some(&b) = at
+                .checked_add_signed(level.at)
+                .and_then(|p| haystack.get(p))
+            else {
+                continue;
+            };
+            if level.present[usize::from(b >> 6)] & (1 << (b & 63)) == 0 {
+                continue;
+            }
+            let first = memchr::memchr(b, &level.keys).expect("a present key is in the keys");
+            let found = level.keys[first..]
+                .iter()
+                .zip(&level.checks[first..])
+                .take_while(|(&k, _)| k == b)
+                .find(|(_, c)| holds(c));
+            if let Some((_, c)) = found {
+                return Some(at - c.offset);
             }
         }
-        self.checks[self.with_before..]
+        self.unkeyed
             .iter()
             .find(|c| holds(c))
             .map(|c| at - c.offset)
     }
 }
 
+/// The position around an anchor whose byte splits `checks` best, where one
+/// splits them at all: the fewest literals a hit is expected to compare, were the
+/// text's byte there one of theirs, counting those with no byte there.
+fn best_key(checks: &[Check], anchor_len: usize) -> Option<isize> {
+    let end = anchor_len as isize;
+    let positions = (-KEY_REACH..0).rev().chain(end..end + KEY_REACH);
+    let mut best: Option<(f64, isize)> = None;
+    for at in positions {
+        let mut per_byte = [0u32; 256];
+        let mut unkeyed = 0u32;
+        for c in checks {
+            match c.byte_at(at) {
+                Some(b) => per_byte[usize::from(b)] += 1,
+                None => unkeyed += 1,
+            }
+        }
+        let keyed: u32 = per_byte.iter().sum();
+        if keyed == 0 {
+            continue;
+        }
+        let squares: u32 = per_byte.iter().map(|n| n * n).sum();
+        let expected = f64::from(squares) / f64::from(keyed) + f64::from(unkeyed);
+        if best.is_none_or(|(score, _)| expected < score) {
+            best = Some((expected, at));
+        }
+    }
+    // A key worth a level leaves fewer to compare than comparing them all.
+    best.filter(|&(score, _)| score < checks.len() as f64 - 0.5)
+        .map(|(_, at)| at)
+}
+
+/// A group's search for its anchors: Teddy itself where the CPU has it, called
+/// directly (the general searcher's set-up per call cost as much as the checks, a
+/// hot anchor being found on most lines); an automaton elsewhere.
+#[derive(Debug)]
+enum AnchorSearch {
+    Teddy(packed::Searcher),
+    Automaton(AhoCorasick),
+}
+
+impl AnchorSearch {
+    fn new(anchors: &[&str]) -> Result<AnchorSearch, String> {
+        // One anchor is searched faster by memchr's pair search, which the
+        // automaton's own prefilter picks.
+        let teddy = (anchors.len() > 1).then(|| {
+            packed::Config::new()
+                .match_kind(packed::MatchKind::LeftmostFirst)
+                .builder()
+                .extend(anchors)
+                .build()
+        });
+        if let Some(teddy) = teddy.flatten() {
+            return Ok(AnchorSearch::Teddy(teddy));
+        }
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(anchors)
+            .map(AnchorSearch::Automaton)
+            .map_err(|e| format!("the prefilter: {e}"))
+    }
+
+    /// The first anchor found at or after `from`: which, and where.
+    fn find(&self, haystack: &[u8], from: usize) -> Option<(usize, usize)> {
+        let span = Span::from(from..haystack.len());
+        let m = match self {
+            AnchorSearch::Teddy(teddy) => teddy.find_in(haystack, span)?,
+            AnchorSearch::Automaton(automaton) => {
+                automaton.find(aho_corasick::Input::new(haystack).span(span))?
+            }
+        };
+        Some((m.pattern().as_usize(), m.start()))
+    }
+}
+
 #[derive(Debug)]
 struct Group {
-    searcher: AhoCorasick,
+    searcher: AnchorSearch,
     /// For each of the group's anchors, the literals to check where it is found.
     checks: Vec<AnchorChecks>,
     /// Searches the text's lower-case copy, not the text.
@@ -182,13 +309,19 @@ impl Prefilter {
     pub fn new(literals: &[Literal]) -> Result<Prefilter, String> {
         let chosen: Vec<String> = serde_json::from_str(CHOSEN)
             .map_err(|e| format!("the prefilter's anchors.json: {e}"))?;
-        Self::with_anchors(literals, &chosen)
+        let layout: Vec<String> = serde_json::from_str(LAYOUT)
+            .map_err(|e| format!("the prefilter's teddy_layout.json: {e}"))?;
+        Self::with_anchors(literals, &chosen, &layout)
     }
 
     /// Literals of any case are searched, folded, in the region's lower-case copy;
     /// those of [`Literal::exact_case`] in the text itself, in a group of their own
     /// (a healthy log may hold their lower-case form on every line).
-    fn with_anchors(given: &[Literal], chosen: &[String]) -> Result<Prefilter, String> {
+    fn with_anchors(
+        given: &[Literal],
+        chosen: &[String],
+        layout: &[String],
+    ) -> Result<Prefilter, String> {
         let folded = without_redundant(
             given
                 .iter()
@@ -205,9 +338,11 @@ impl Prefilter {
                 .collect(),
             &folded,
         );
-        let chosen_folded: Vec<String> = chosen.iter().map(|a| a.to_ascii_lowercase()).collect();
-        let mut groups = groups_for(&folded, &chosen_folded, true)?;
-        groups.extend(groups_for(&exact, chosen, false)?);
+        let fold = |anchors: &[String]| -> Vec<String> {
+            anchors.iter().map(|a| a.to_ascii_lowercase()).collect()
+        };
+        let mut groups = groups_for(&folded, &fold(chosen), &fold(layout), true)?;
+        groups.extend(groups_for(&exact, chosen, layout, false)?);
         let longest_literal = given.iter().map(|l| l.text.len()).max().unwrap_or(0);
         Ok(Prefilter {
             groups,
@@ -248,10 +383,8 @@ impl Prefilter {
         };
         let mut from = start;
         while from < haystack.len() {
-            let m = group.searcher.find(&haystack[from..])?;
-            let at = from + m.start();
-            if let Some(begins) = group.checks[m.pattern().as_usize()].confirm(haystack, at, start)
-            {
+            let (anchor, at) = group.searcher.find(haystack, from)?;
+            if let Some(begins) = group.checks[anchor].confirm(haystack, at, start) {
                 return Some(begins);
             }
             from = at + 1;
@@ -306,7 +439,12 @@ fn without_redundant(literals: Vec<String>, found_anyway: &[String]) -> Vec<Stri
 /// Anchors for `literals` (the chosen ones that cover some literal, then, for a
 /// literal none covers, its own first bytes), in groups of [`GROUP_LIMIT`] that
 /// search the lower-case copy of the text where `folded`, the text itself otherwise.
-fn groups_for(literals: &[String], chosen: &[String], folded: bool) -> Result<Vec<Group>, String> {
+fn groups_for(
+    literals: &[String],
+    chosen: &[String],
+    layout: &[String],
+    folded: bool,
+) -> Result<Vec<Group>, String> {
     let mut anchors: Vec<String> = Vec::new();
     let mut owner: Vec<usize> = Vec::with_capacity(literals.len());
     for lit in literals {
@@ -365,15 +503,15 @@ fn groups_for(literals: &[String], chosen: &[String], folded: bool) -> Result<Ve
             .expect("a literal holds the anchor it was given");
         checks[slot].push(Check::new(lit, offset, kept[slot].len()));
     }
+    let place = |a: &str| layout.iter().position(|l| l == a).unwrap_or(usize::MAX);
+    let mut laid: Vec<(&str, Vec<Check>)> = kept.into_iter().zip(checks).collect();
+    laid.sort_by_key(|(a, _)| place(a));
+    let (kept, checks): (Vec<&str>, Vec<Vec<Check>>) = laid.into_iter().unzip();
     let mut groups = Vec::new();
     let mut checks = checks.into_iter();
     for names in kept.chunks(GROUP_LIMIT) {
-        let searcher = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostFirst)
-            .build(names)
-            .map_err(|e| format!("the prefilter: {e}"))?;
         groups.push(Group {
-            searcher,
+            searcher: AnchorSearch::new(names)?,
             checks: checks
                 .by_ref()
                 .zip(names)
@@ -462,7 +600,8 @@ mod tests {
 
     #[test]
     fn an_anchor_alone_is_not_a_hit() {
-        let p = Prefilter::with_anchors(&any_case(&["out of memory"]), &["emor".into()]).unwrap();
+        let p =
+            Prefilter::with_anchors(&any_case(&["out of memory"]), &["emor".into()], &[]).unwrap();
         assert_eq!(p.anchors(), 1);
         assert_eq!(
             finds(&p, "peak memory 3 GiB, no error"),
@@ -476,6 +615,7 @@ mod tests {
         let p = Prefilter::with_anchors(
             &any_case(&["Killed process", "NVRM: Xid"]),
             &["illed".into()],
+            &[],
         )
         .unwrap();
         assert_eq!(
@@ -490,14 +630,15 @@ mod tests {
             text: "Killed",
             exact_case: true,
         };
-        let p = Prefilter::with_anchors(&[exact], &["illed".into()]).unwrap();
+        let p = Prefilter::with_anchors(&[exact], &["illed".into()], &[]).unwrap();
         assert_eq!(finds(&p, "killed_frac=0.9 KILLED Killed"), vec![23]);
     }
 
     #[test]
     fn a_literal_no_anchor_covers_is_its_own() {
-        let p = Prefilter::with_anchors(&any_case(&["Killed", "Bus error"]), &["illed".into()])
-            .unwrap();
+        let p =
+            Prefilter::with_anchors(&any_case(&["Killed", "Bus error"]), &["illed".into()], &[])
+                .unwrap();
         assert_eq!(p.anchors(), 2);
         assert_eq!(finds(&p, "Bus error (core dumped)"), vec![0]);
         assert_eq!(finds(&p, "bash: line 1: 42 Killed"), vec![17]);
@@ -510,6 +651,7 @@ mod tests {
         let p = Prefilter::with_anchors(
             &any_case(&["killed by signal", "kill event"]),
             &["killed".into(), "kill".into()],
+            &[],
         )
         .unwrap();
         assert_eq!(p.anchors(), 1);
@@ -521,7 +663,8 @@ mod tests {
 
     #[test]
     fn a_hit_too_near_the_start_for_its_literal_is_checked_safely() {
-        let p = Prefilter::with_anchors(&any_case(&["Out of memory"]), &["memory".into()]).unwrap();
+        let p = Prefilter::with_anchors(&any_case(&["Out of memory"]), &["memory".into()], &[])
+            .unwrap();
         assert_eq!(finds(&p, "memory"), Vec::<usize>::new());
     }
 
@@ -533,6 +676,7 @@ mod tests {
         let p = Prefilter::with_anchors(
             &any_case(&["oom-kill:constraint", "oom-kill:task", "Killed"]),
             &["kill".into()],
+            &[],
         )
         .unwrap();
         assert_eq!(finds(&p, "x oom-kill:task=python"), vec![2]);
@@ -547,8 +691,44 @@ mod tests {
         let lits: Vec<&'static str> = (0..130)
             .map(|i| &*Box::leak(format!("literal-{i:03}-x").into_boxed_str()))
             .collect();
-        let p = Prefilter::with_anchors(&any_case(&lits), &[]).unwrap();
+        let p = Prefilter::with_anchors(&any_case(&lits), &[], &[]).unwrap();
         assert_eq!(p.groups(), 3);
         assert_eq!(finds(&p, "zz literal-129-x"), vec![3]);
+    }
+
+    #[test]
+    fn literals_under_one_anchor_are_told_apart_by_the_bytes_around_it() {
+        // Dozens of literals read `memory` around one anchor; the bytes before and
+        // after it pick the few to compare, and those with no byte at a key
+        // position (the anchor at their start or end) are still found.
+        let mut texts = vec!["out of memory", "memory cgroup", "memory.high"];
+        let more: Vec<&'static str> = (0..40)
+            .map(|i| {
+                &*Box::leak(
+                    format!("{}x memory-{i:02}", char::from(b'a' + i % 26)).into_boxed_str(),
+                )
+            })
+            .collect();
+        texts.extend(more);
+        let p = Prefilter::with_anchors(&any_case(&texts), &["emory".into()], &[]).unwrap();
+        assert_eq!(p.anchors(), 1);
+        assert_eq!(finds(&p, "memory"), Vec::<usize>::new());
+        assert_eq!(finds(&p, "CUDA out of memory."), vec![5]);
+        assert_eq!(finds(&p, "memory.high=1"), vec![0]);
+        assert_eq!(finds(&p, "px memory-15 and nx memory-39"), vec![0, 17]);
+        assert_eq!(finds(&p, "zx memory-99 qx memory-15"), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn the_layout_orders_anchors_in_the_groups_and_finds_the_same() {
+        let lits: Vec<&'static str> = (0..70)
+            .map(|i| &*Box::leak(format!("literal-{i:03}-x").into_boxed_str()))
+            .collect();
+        let layout: Vec<String> = (0..70).rev().map(|i| format!("literal-{i:03}-x")).collect();
+        let p = Prefilter::with_anchors(&any_case(&lits), &[], &layout).unwrap();
+        let q = Prefilter::with_anchors(&any_case(&lits), &[], &[]).unwrap();
+        let text = "a literal-069-x b literal-000-x c literal-064-x";
+        assert_eq!(finds(&p, text), finds(&q, text));
+        assert_eq!(finds(&p, text), vec![2, 18, 34]);
     }
 }
