@@ -2,7 +2,7 @@
 """Choose the anchors of explain's prefilter for the current rule table.
 
 explain finds candidate lines by searching every byte of a log for short anchors
-(SIMD, 64 anchors per pass), then checking the rule literals an anchor stands for
+(SIMD, 80 anchors per pass), then checking the rule literals an anchor stands for
 where it is found. Fewer anchors mean fewer passes; anchors that healthy text rarely
 holds mean fewer checks. This picks, greedily, the substrings of the rule literals
 (4 to 16 bytes) that cover the most literals not yet covered per unit of cost, where
@@ -198,7 +198,7 @@ def choose(covers, occurrences, n_literals, weight):
 # place healthy text fits a bucket's fingerprint, each of the bucket's anchors is
 # compared. Which anchors share a bucket changed explain's time by a tenth.
 TEDDY_BUCKETS = 16
-GROUP_LIMIT = 64
+GROUP_LIMIT = 80  # the engine's prefilter::GROUP_LIMIT
 FINGERPRINT = 4
 
 
@@ -317,7 +317,7 @@ def stood_under(chosen, literals):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "memtriage"))
-    ap.add_argument("--budget", type=int, default=128, help="most anchors (64 per SIMD pass; default 128)")
+    ap.add_argument("--budget", type=int, default=2 * GROUP_LIMIT, help=f"most anchors ({GROUP_LIMIT} per SIMD pass; default two passes)")
     ap.add_argument("--synthetic-weight", type=float, default=100.0)
     args = ap.parse_args()
     literals = rule_literals(args.binary)

@@ -20,6 +20,7 @@
 //! never looked at. Only the rare segment that holds one is decoded and tried against
 //! its rules' regexes.
 
+mod document;
 mod encoding;
 mod engine;
 mod faulthandler;

@@ -6,6 +6,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+#[cfg(test)]
+use super::document::is_heading_with_anchor;
+use super::document::{reads_as_document, DOCUMENT_HEAD};
 use super::engine::{lazy_regex, normalize};
 
 /// `## CUDA out of memory`: a document's section title names an error, it is not one.
@@ -127,16 +130,24 @@ fn names_an_exception(title: &str) -> bool {
 pub(super) fn quoted_as_example(before: &[u8]) -> bool {
     let text = String::from_utf8_lossy(before);
     // A code fence (```` ```text ````: the fence and a language at most) is no line.
-    let messages: Vec<String> = text
+    // Each line's message, and whether it reads as a program's line: by its message,
+    // or by the prefix normalizing took off (syslog's `Sep 1 23:04:12 host kernel:`),
+    // unless it introduces what follows (a page read through a journal has that
+    // prefix on its sentences too).
+    let messages: Vec<(String, bool)> = text
         .lines()
         .map(|l| (l, normalize(l)))
         .filter(|(raw, msg)| !raw.contains("```") || msg.trim().contains(' '))
-        .map(|(_, msg)| msg)
+        .map(|(raw, msg)| {
+            let logged = is_log_line(msg.trim())
+                || (is_syslog_line(raw.trim_start()) && !msg.trim_end().ends_with(':'));
+            (msg, logged)
+        })
         .collect();
     let mut sentences: Vec<&str> = messages
         .iter()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty())
+        .filter(|(l, _)| !l.trim().is_empty())
+        .map(|(l, logged)| if *logged { LOGGED } else { l.trim() })
         .collect();
     // A list of examples (`* \`NCCL error … internal error\``, one per bullet) is
     // introduced once, by the sentence above its first item.
@@ -218,6 +229,11 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
         "以下错误",
         "вы увидите",
         "может появиться",
+        "similares a los siguientes",
+        "mensajes similares",
+        "como los siguientes",
+        "seperti berikut",
+        "sebagai berikut",
     ];
     // A page's table or section of examples: the heading may stand a few rows above.
     const EXAMPLES_HEADING: &[&str] = &[
@@ -242,15 +258,30 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
         .iter()
         .any(|l| first_person(l));
     let readers = !reported && recent.iter().any(|l| about_the_readers(l));
+    // `When starting an example sketch, I get the following exception:` reports it,
+    // whatever words of a page the sentence also has.
+    let met = recent.iter().any(|l| writer_met_it(l));
     readers
         || recent.iter().any(|l| {
             DOC_PHRASES
                 .iter()
-                .any(|p| l.contains(p) && !(reported && SHARED_WITH_REPORTS.contains(p)))
+                .any(|p| l.contains(p) && !met && !(reported && SHARED_WITH_REPORTS.contains(p)))
         })
         || lines
             .iter()
             .any(|l| EXAMPLES_HEADING.iter().any(|p| l.contains(p)))
+}
+
+/// A sentence, in lower case, in which the writer says they met what follows (`I get
+/// the following exception:`, `we keep seeing`, `I'm getting this`, or without the
+/// subject, `Seeing intermittent errors like the following`).
+fn writer_met_it(lowercase: &str) -> bool {
+    static MET: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &MET,
+        r"^(?:keep |still |now |also )?(?:seeing|getting|receiving|hitting|encountering|experiencing)\b|\b(?:i|we|i'm|i've|we're|we've|i am|we are)\s+(?:(?:also|still|always|now|then|just|keep|kept|have|had|was|were|sometimes|often|randomly|suddenly)\s+){0,2}(?:get|got|getting|gotten|see|saw|seeing|receive|received|receiving|hit|hitting|encounter(?:ed|ing)?|run into|ran into|running into|observe[ds]?|observing|notice[ds]?|noticing)\b",
+        lowercase,
+    )
 }
 
 /// A sentence, in lower case, that starts with what happens to the reader's own
@@ -265,12 +296,35 @@ fn about_the_readers(lowercase: &str) -> bool {
 /// The lines of one quoted log block read back to the sentence that introduces it.
 const MAX_QUOTED_BLOCK: usize = 12;
 
+/// What a line a program printed stands as among the sentences before a quote.
+const LOGGED: &str = "[logged]";
+
 /// A line a program printed, by its first characters: a bracketed prefix (a kernel
-/// timestamp, `[…]`, `[ERROR]`), or a date.
+/// timestamp, `[…]`, `[ERROR]`), a date, or valgrind's pid (`==29== `).
 fn is_log_line(line: &str) -> bool {
     let b = line.as_bytes();
+    let valgrind = line
+        .strip_prefix("==")
+        .and_then(|rest| rest.split_once("=="))
+        .is_some_and(|(pid, _)| !pid.is_empty() && pid.bytes().all(|c| c.is_ascii_digit()));
     line.starts_with('[')
+        || valgrind
         || (b.len() > 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && b[7] == b'-')
+}
+
+/// A syslog line (`Sep 1 23:04:12 host kernel: …`, `Oct  8 11:12:20 …`).
+fn is_syslog_line(line: &str) -> bool {
+    const MONTHS: &[&str] = &[
+        "Jan ", "Feb ", "Mar ", "Apr ", "May ", "Jun ", "Jul ", "Aug ", "Sep ", "Oct ", "Nov ",
+        "Dec ",
+    ];
+    let Some(rest) = MONTHS.iter().find_map(|m| line.strip_prefix(m)) else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    let day = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let time = rest.get(day..day + 9).map(str::as_bytes);
+    (1..=2).contains(&day) && time.is_some_and(|t| t[0] == b' ' && t[3] == b':' && t[6] == b':')
 }
 
 /// An item of a bulleted list (`* `, `- `, `• `).
@@ -362,8 +416,11 @@ pub(super) fn is_article_title(line: &str) -> bool {
     // A question about what follows (`What is the correct interpretation of the
     // following segfault messages?`) asks about the poster's own output.
     let lowercase = line.to_lowercase();
+    // So does a plea for a fix (`how to fix it?`) over the poster's own output.
     let asks_about_what_follows = line.trim_end().ends_with('?')
-        && (lowercase.contains("the following") || first_person(line));
+        && (lowercase.contains("the following")
+            || first_person(line)
+            || lowercase.trim_start().starts_with("how to "));
     // An issue template's heading (`### What is the issue?`) asks the reporter.
     let template_heading = [
         "what is the issue",
@@ -375,8 +432,21 @@ pub(super) fn is_article_title(line: &str) -> bool {
     .any(|h| lowercase.contains(h))
         // `### What is your operating system?`: a form asks the reporter about theirs.
         || (line.trim_end().ends_with('?') && lowercase.contains("your "));
+    // A package manager's progress (`Resolving dependencies...`, conda's `Solving
+    // environment: done`, git's `Resolving deltas: 100%`) is output, not a title.
+    let trimmed = line.trim_end();
+    let progress = trimmed.ends_with("...")
+        || trimmed.ends_with('\u{2026}')
+        || [
+            "resolving dependencies",
+            "solving environment",
+            "resolving deltas",
+        ]
+        .iter()
+        .any(|p| lowercase.trim_start().starts_with(p));
     !asks_about_what_follows
         && !template_heading
+        && !progress
         && matches(
             &TITLE,
             r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|(?:resolving|solving|avoiding|preventing|dealing with) \S|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:.*(?:\bqué (?:es|significa|lo causa|causa)\b|\bcómo (?:solucionar|arreglar|reparar|corregir|identificar|resolver)\b|\bcomo (?:resolver|corrigir|consertar)\b|\bcomment (?:résoudre|corriger|réparer)\b|\bqu['’]est-ce que\b|\bwie (?:man )?(?:behebt|beheben|löst)\b|\bcome risolvere\b))|(?i:\s[-–—:]\s*(?:diagnosing|troubleshooting|debugging|fixing|resolving|understanding)\s\S.*)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
@@ -464,12 +534,13 @@ fn in_quote_within_prose(msg: &str, matched: &std::ops::Range<usize>) -> bool {
 }
 
 /// The words before a quote say something failed with it (`This is failing with
-/// \`ENOMEM\``, `it crashed with 「…」`): a report of the error, not a mention.
+/// \`ENOMEM\``, `it crashed with 「…」`, a Rust panic's `Model failed with error
+/// \`…\``, `the terminal shows an error: \`…\``): a report of the error, not a mention.
 fn reports_before_quote(before: &str) -> bool {
     static REPORT: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &REPORT,
-        r"(?i)\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|die[sd]|dying|abort(?:s|ed|ing)?|exit(?:s|ed|ing)|got|gets|getting|throws?|threw|raised?|returns?|returned)\b(?:\s+with)?(?:\s+(?:an?|the)\s+\w+)?\s*:?\s*$",
+        r"(?i)(?:\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|die[sd]|dying|abort(?:s|ed|ing)?|exit(?:s|ed|ing)|got|gets|getting|throws?|threw|raised?|returns?|returned)\b(?:\s+with)?(?:\s+(?:(?:an?|the)\s+)?\w+)?|\b(?:shows?|showed|showing|prints?|printed|printing|displays?|displayed)\s+(?:(?:an?|the|this|these|following)\s+)*(?:errors?|messages?|exceptions?))\s*:?\s*$",
         before,
     )
 }
@@ -519,133 +590,6 @@ pub(super) fn first_person(text: &str) -> bool {
     )
 }
 
-/// How much of the input's head is read for the marks of a document: the sample the
-/// scanner holds before it reads anything (pages are short), so the answer does not
-/// depend on how the input was cut in chunks.
-pub(super) const DOCUMENT_HEAD: usize = super::wrap::SAMPLE;
-
-/// The input is a page, not a program's output: it carries what only documents
-/// carry. A reStructuredText directive (`.. code-block:: text`), a page's front matter
-/// (`---` then `title:`), or a knowledge-base article's sections, two of `Problem`,
-/// `Cause`, `Analysis`, `Solution`, … each alone on its line. Headings and bullets are
-/// no such mark: issue templates have them (`### Describe the bug`).
-pub(super) fn reads_as_document(head: &str) -> bool {
-    static DIRECTIVE: OnceLock<Option<Regex>> = OnceLock::new();
-    static SECTION: OnceLock<Option<Regex>> = OnceLock::new();
-    // As a diff (`+`), a quote (`> `) or both may show the page.
-    let lines: Vec<&str> = head
-        .lines()
-        .map(|l| l.trim_start_matches(['+', '>', ' ']).trim_end())
-        .collect();
-    // Front matter opens the page, or the first lines of a quote of it (a fence, a
-    // line that says what it is).
-    let front_matter = lines.iter().take(8).enumerate().any(|(i, l)| {
-        *l == "---"
-            && lines.iter().skip(i + 1).take(5).any(|l| {
-                let l = l.to_ascii_lowercase();
-                l.starts_with("title:") || l.starts_with("description:")
-            })
-    });
-    let directive = lines.iter().any(|l| {
-        matches(
-            &DIRECTIVE,
-            r"(?i)^\.\. (?:code-block|code|sourcecode|note|warning|tip|important|admonition|literalinclude)::",
-            l,
-        )
-    });
-    let mut sections: Vec<String> = lines
-        .iter()
-        .filter(|l| {
-            matches(
-                &SECTION,
-                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what (?:this|the) error means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|how to diagnose(?: it)?|what to do|diagnostic steps|common causes|prerequisites|see also|references)\**\s*:?\s*\**$",
-                l,
-            )
-        })
-        .map(|l| {
-            l.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '.' | ')' | '、'))
-                .trim_matches(|c: char| c == '*' || c == ':' || c.is_whitespace())
-                .to_lowercase()
-        })
-        .collect();
-    sections.sort();
-    sections.dedup();
-    // Sphinx and MkDocs end a rendered heading with its permalink's pilcrow; a vendor's
-    // knowledge base states an article's review (`Solution Verified - Updated`).
-    let permalink = lines
-        .iter()
-        .any(|l| l.ends_with('\u{b6}') && l.chars().count() <= 100);
-    let knowledge_base = lines
-        .iter()
-        .any(|l| l.starts_with("Solution ") && l.contains(" - Updated"));
-    let faq = lines.iter().take(8).any(|l| {
-        matches!(
-            l.trim_matches(|c: char| c == '#' || c == '*' || c.is_whitespace())
-                .to_ascii_lowercase()
-                .as_str(),
-            "frequently asked question" | "frequently asked questions" | "faq" | "faqs"
-        )
-    });
-    front_matter
-        || directive
-        || permalink
-        || knowledge_base
-        || faq
-        || speaks_of_itself(head)
-        || lines.iter().any(|l| is_heading_with_anchor(l))
-        || sections.len() >= 2
-        || lines.iter().any(|l| is_table_of_contents(l))
-}
-
-/// `This post explains how to analyse the segfault message`, `Dieser Artikel ist Ihr
-/// umfassender Leitfaden`: a page names itself. A report links one in the first
-/// person (`I followed this article`).
-fn speaks_of_itself(head: &str) -> bool {
-    const SELF: &[&str] = &[
-        "this article",
-        "this guide",
-        "this tutorial",
-        "this post explains",
-        "in this post",
-        "dieser artikel",
-        "in diesem artikel",
-        "cet article",
-        "este artículo",
-        "este artigo",
-        "neste artigo",
-        "эта статья",
-        "в этой статье",
-        "この記事",
-        "本文将",
-        "이 글에서",
-    ];
-    let lowercase = head.to_lowercase();
-    !first_person(head) && SELF.iter().any(|p| lowercase.contains(p))
-}
-
-/// `Problem Definition#`: a docs site's heading, whose permalink (`#`) the copy kept
-/// glued to its last word. A shell's prompt ends so too (`[root@node ~]#`), but after
-/// a bracket, a path or a host, never after a title's words.
-fn is_heading_with_anchor(line: &str) -> bool {
-    static ANCHORED: OnceLock<Option<Regex>> = OnceLock::new();
-    matches(
-        &ANCHORED,
-        r"^[A-Z][A-Za-z'’-]*(?: [A-Za-z'’()-]+){0,5}[a-z]#$",
-        line,
-    )
-}
-
-/// A page's table of contents, alone on its line (`Table of Contents`, `目次`,
-/// `Quick Navigation:`): no program prints one above its output.
-fn is_table_of_contents(line: &str) -> bool {
-    static CONTENTS: OnceLock<Option<Regex>> = OnceLock::new();
-    matches(
-        &CONTENTS,
-        r"(?i)^\**(?:table of contents|contents|quick navigation|in this article|on this page|目次|目录|目錄|содержание|inhaltsverzeichnis|índice|sommaire|목차)\**\s*:?$",
-        line,
-    )
-}
-
 /// Values no system gave: the pid 1234 that pages put in their example lines (not an
 /// uptime of 12345.678: a machine up three and a half hours has that one). A user who
 /// hides theirs writes `XXX` or `<pid>` (read as placeholders, the line still counts).
@@ -662,7 +606,7 @@ pub(super) fn has_invented_values(line: &str) -> bool {
 
 /// `pattern` (compiled once into `cell`) matches `text`; a pattern that does not
 /// compile matches nothing (the tests compile both).
-fn matches(cell: &'static OnceLock<Option<Regex>>, pattern: &str, text: &str) -> bool {
+pub(super) fn matches(cell: &'static OnceLock<Option<Regex>>, pattern: &str, text: &str) -> bool {
     lazy_regex(cell, pattern).is_some_and(|re| re.is_match(text))
 }
 

@@ -25,6 +25,7 @@ mod locales_and_tools;
 mod oom;
 mod real_world;
 mod runtimes;
+mod runtimes_and_crash_tools;
 mod schedulers;
 mod services_and_tools;
 mod signals;

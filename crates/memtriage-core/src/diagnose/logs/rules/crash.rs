@@ -122,6 +122,17 @@ pub(super) static RULES: &[Rule] = &[
         "{comm} segfaulted: invalid {access} access at {address}",
     ),
     rule(
+        // Crash reporters' and runtimes' words for a process dead of a signal:
+        // systemd-coredump and abrt, breakpad's minidump_stackwalk, ASan's deadly
+        // signal, Go's runtime (a SIGBUS is a bus error's, bus.rs).
+        "crash.reported",
+        C::NativeCrash,
+        Error,
+        &["dumped core", "dumping core", "Crash reason:", "Sanitizer:DEADLYSIGNAL", "unexpected signal during runtime"],
+        r"\bProcess \d+ \([^)]*\) of user \d+ (?:dumped core|killed by SIG(?:SEGV|ABRT|ILL|FPE)\b.{0,20}dumping core)|^Crash reason:\s+SIG(?:SEGV|ABRT|ILL|FPE)\b|Sanitizer:DEADLYSIGNAL|\bfatal error: unexpected signal during runtime execution",
+        "A process crashed (a crash reporter's or a runtime's report)",
+    ),
+    rule(
         // The sanitizers' reports (ASan, and HWASan's and MSan's, which say it alike).
         "sanitizer.report",
         C::NativeCrash,

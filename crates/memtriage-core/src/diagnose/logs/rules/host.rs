@@ -199,6 +199,19 @@ pub(super) static RULES: &[Rule] = &[
         "The program could not allocate the memory it asked for",
     ),
     rule(
+        // Runtimes' and sanitizers' own words when their allocator was refused memory:
+        // GHC's RTS (`Unable to commit N bytes of memory`, `out of memory (requested N
+        // bytes)`, a heap past its `-M`), the sanitizers' allocators (which say it
+        // alike), before the sanitizers' report of a bug; Go's thread creation, .NET's
+        // E_OUTOFMEMORY, Node's ArrayBuffer, Ollama's refusal to load a model.
+        "runtime.allocator-refused",
+        C::HostAllocFailure,
+        Error,
+        &["Unable to commit", "out of memory (requested", "heap overflow", "Heap exhausted", "Sanitizer failed to allocate", "allocator is out of memory", "allocator is trying to allocate", "allocation-size-too-big", "requested allocation size", "failed to create new OS thread", "0x8007000E", "Array buffer allocation failed", "requires more system memory"],
+        r"\bUnable to commit \d+ bytes of memory\b|\bout of memory \(requested \d+ bytes\)|(?:^|: )heap overflow\s*$|\bHeap exhausted;|\b(?:Address|Memory|Thread|Leak|HWAddress)Sanitizer failed to allocate 0x[0-9a-f]+|Sanitizer: (?:out of memory: )?allocator is (?:out of memory|trying to allocate)|Sanitizer: (?:requested allocation size|allocation-size-too-big)|requested allocation size 0x[0-9a-f]+ .{0,80}exceeds maximum supported size|\bfailed to create new OS thread \(have \d+ already; errno=12\)|\b(?:GC heap initialization failed with error|Failed to create CoreCLR, HRESULT:) 0x8007000E\b|\bRangeError: Array buffer allocation failed\b|\bmodel requires more system memory \([\d.]+ [KMGT]i?B\) than is available",
+        "The program's allocator was refused the memory it asked for",
+    ),
+    rule(
         // Rust's io::Error for ENOMEM (`(os error 12)`, or its Debug form).
         "rust.enomem",
         C::HostAllocFailure,
@@ -234,8 +247,8 @@ pub(super) static RULES: &[Rule] = &[
             "os.enomem",
             C::HostAllocFailure,
             Error,
-            &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory"],
-            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|(?:^|: )Cannot allocate memory\s*$|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
+            &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory", "Kann nicht genügend Speicher zuweisen", "Impossible d'allouer de la mémoire", "No se puede asignar memoria", "Não foi possível alocar memória", "Невозможно выделить память", "无法分配内存", "メモリを確保できません"],
+            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|(?:^|: )Cannot allocate memory\s*$|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
             "The system refused a memory allocation (ENOMEM, Cannot allocate memory)",
         )
     },
@@ -492,6 +505,20 @@ pub(super) static RULES: &[Rule] = &[
             &["\u{0}process-row"],
             r"^\u{0}process-row$",
             "Memory rises snapshot after snapshot",
+        )
+    },
+    Rule {
+        // A leak, not yet a failure: how much it grows by is the job's to show.
+        certainty: Possible,
+        ..rule(
+            // A leak checker's report at exit, before the sanitizers' report of a bug:
+            // LeakSanitizer's (alone or in ASan), valgrind's memory definitely lost.
+            "leakcheck.leaked",
+            C::MemoryGrowth,
+            Warn,
+            &["LeakSanitizer: detected memory leaks", "leaked in", "definitely lost:"],
+            r"LeakSanitizer: detected memory leaks|SUMMARY: (?:Address|Leak)Sanitizer: \d+ byte\(s\) leaked in \d+ allocation|definitely lost: [1-9][\d,]* bytes in [\d,]+ blocks",
+            "A leak checker found memory the program never freed",
         )
     },
     Rule {

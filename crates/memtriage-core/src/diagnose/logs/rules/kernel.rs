@@ -156,7 +156,8 @@ pub(super) static RULES: &[Rule] = &[
         C::KernelOops,
         Error,
         &["Oops: "],
-        r"^(?:Oops: )+(?P<detail>[0-9a-f]{4}\b.*|[\w :-]+ \[#\d+\].*)$",
+        // The crash utility quotes it on its `PANIC:` line.
+        r#"^(?:PANIC: ")?(?:Oops: )+(?P<detail>[0-9a-f]{4}\b[^"]*|[\w :-]+ \[#\d+\][^"]*)"?\s*$"#,
         "Kernel oops: {detail}",
     ),
     Rule {

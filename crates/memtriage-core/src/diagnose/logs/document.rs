@@ -1,0 +1,147 @@
+//! Marks that a whole text is a page, not a program's output: front matter, a
+//! directive, an article's sections, a caption, a page speaking of itself. The
+//! errors such a page shows are its examples.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::prose::{first_person, matches};
+
+/// How much of the input's head is read for the marks of a document: the sample the
+/// scanner holds before it reads anything (pages are short), so the answer does not
+/// depend on how the input was cut in chunks.
+pub(super) const DOCUMENT_HEAD: usize = super::wrap::SAMPLE;
+
+/// The input is a page, not a program's output: it carries what only documents
+/// carry. A reStructuredText directive (`.. code-block:: text`), a page's front matter
+/// (`---` then `title:`), or a knowledge-base article's sections, two of `Problem`,
+/// `Cause`, `Analysis`, `Solution`, … each alone on its line. Headings and bullets are
+/// no such mark: issue templates have them (`### Describe the bug`).
+pub(super) fn reads_as_document(head: &str) -> bool {
+    static CAPTION: OnceLock<Option<Regex>> = OnceLock::new();
+    static DIRECTIVE: OnceLock<Option<Regex>> = OnceLock::new();
+    static SECTION: OnceLock<Option<Regex>> = OnceLock::new();
+    // As a diff (`+`), a quote (`> `) or both may show the page.
+    let lines: Vec<&str> = head
+        .lines()
+        .map(|l| l.trim_start_matches(['+', '>', ' ']).trim_end())
+        .collect();
+    // Front matter opens the page, or the first lines of a quote of it (a fence, a
+    // line that says what it is).
+    let front_matter = lines.iter().take(8).enumerate().any(|(i, l)| {
+        *l == "---"
+            && lines.iter().skip(i + 1).take(5).any(|l| {
+                let l = l.to_ascii_lowercase();
+                l.starts_with("title:") || l.starts_with("description:")
+            })
+    });
+    let directive = lines.iter().any(|l| {
+        matches(
+            &DIRECTIVE,
+            r"(?i)^\.\. (?:code-block|code|sourcecode|note|warning|tip|important|admonition|literalinclude)::",
+            l,
+        )
+    });
+    let mut sections: Vec<String> = lines
+        .iter()
+        .filter(|l| {
+            matches(
+                &SECTION,
+                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|symptoms?|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what (?:this|the) error means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|how to diagnose(?: it)?|what to do|diagnostic steps|common causes|prerequisites|see also|references|explanation|why this matters)\**\s*:?\s*\**$",
+                l,
+            )
+        })
+        .map(|l| {
+            l.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '.' | ')' | '、'))
+                .trim_matches(|c: char| c == '*' || c == ':' || c.is_whitespace())
+                .to_lowercase()
+        })
+        .collect();
+    sections.sort();
+    sections.dedup();
+    // Sphinx and MkDocs end a rendered heading with its permalink's pilcrow; a vendor's
+    // knowledge base states an article's review (`Solution Verified - Updated`).
+    let permalink = lines
+        .iter()
+        .any(|l| l.ends_with('\u{b6}') && l.chars().count() <= 100);
+    // A book's or a manual's numbered caption (`Example A-1 Sample Header from a
+    // Crash`, `Figure 3.2 …`) over the output it shows.
+    let caption = lines.iter().any(|l| {
+        matches(
+            &CAPTION,
+            r"^(?:Example|Figure|Fig\.|Listing|Table)\s+[A-Z]?-?\d+(?:[.-]\d+)*[.:]?\s+[A-Z]",
+            l,
+        )
+    });
+    let knowledge_base = lines
+        .iter()
+        .any(|l| l.starts_with("Solution ") && l.contains(" - Updated"));
+    let faq = lines.iter().take(8).any(|l| {
+        matches!(
+            l.trim_matches(|c: char| c == '#' || c == '*' || c.is_whitespace())
+                .to_ascii_lowercase()
+                .as_str(),
+            "frequently asked question" | "frequently asked questions" | "faq" | "faqs"
+        )
+    });
+    front_matter
+        || directive
+        || caption
+        || permalink
+        || knowledge_base
+        || faq
+        || speaks_of_itself(head)
+        || lines.iter().any(|l| is_heading_with_anchor(l))
+        || sections.len() >= 2
+        || lines.iter().any(|l| is_table_of_contents(l))
+}
+
+/// `This post explains how to analyse the segfault message`, `Dieser Artikel ist Ihr
+/// umfassender Leitfaden`: a page names itself. A report links one in the first
+/// person (`I followed this article`).
+fn speaks_of_itself(head: &str) -> bool {
+    const SELF: &[&str] = &[
+        "this article",
+        "this guide",
+        "this tutorial",
+        "this post explains",
+        "in this post",
+        "dieser artikel",
+        "in diesem artikel",
+        "cet article",
+        "este artículo",
+        "este artigo",
+        "neste artigo",
+        "эта статья",
+        "в этой статье",
+        "この記事",
+        "本文将",
+        "이 글에서",
+    ];
+    let lowercase = head.to_lowercase();
+    !first_person(head) && SELF.iter().any(|p| lowercase.contains(p))
+}
+
+/// `Problem Definition#`: a docs site's heading, whose permalink (`#`) the copy kept
+/// glued to its last word. A shell's prompt ends so too (`[root@node ~]#`), but after
+/// a bracket, a path or a host, never after a title's words.
+pub(super) fn is_heading_with_anchor(line: &str) -> bool {
+    static ANCHORED: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &ANCHORED,
+        r"^[A-Z][A-Za-z'’-]*(?: [A-Za-z'’()-]+){0,5}[a-z]#$",
+        line,
+    )
+}
+
+/// A page's table of contents, alone on its line (`Table of Contents`, `目次`,
+/// `Quick Navigation:`): no program prints one above its output.
+fn is_table_of_contents(line: &str) -> bool {
+    static CONTENTS: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &CONTENTS,
+        r"(?i)^\**(?:table of contents|contents|quick navigation|in this article|on this page|目次|目录|目錄|содержание|inhaltsverzeichnis|índice|sommaire|목차)\**\s*:?$",
+        line,
+    )
+}
