@@ -247,6 +247,7 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
     // an example only where the writer does not say it happened to them.
     const SHARED_WITH_REPORTS: &[&str] = &[
         "the following error",
+        "an example",
         "something like",
         "looks like this",
         "如下错误",

@@ -379,6 +379,10 @@ fn serving_and_rendering_stacks_name_a_full_gpu() {
 fn the_other_classes_are_read_in_their_programs_words() {
     each_named_first(&[
         (
+            "Caught SIGBUS/SEGV while mmapping. File was truncated while aide was running?",
+            "log.mmap-bus-error",
+        ),
+        (
             r#"Fatal error. System.AccessViolationException: Attempted to read or write protected memory. This is often an indication that other memory is corrupt."#,
             "log.windows-memory-fault",
         ),
@@ -414,6 +418,11 @@ fn reports_are_told_from_pages_by_their_writers_words() {
     assert_eq!(
         first("thread '<unnamed>' panicked at src/pipeline/mistral.rs:409:17:\nModel failed with error `DriverError(CUDA_ERROR_OUT_OF_MEMORY, \"out of memory\")`. Please raise an issue.\n").as_deref(),
         Some("log.cuda-oom")
+    );
+    // The writer's own output, which they call an example of it.
+    assert_eq!(
+        first("for large files it starts and then get killed and I look at `htop` and it seems it is an issue of memory. An example of the output is:\n```\n[INFO] [1659367143.338281609] [rosbag2_storage]: Opened database 'rosbag_0.db3' for READ_ONLY.\nKilled\n```\n").as_deref(),
+        Some("log.sigkill")
     );
     // A package manager's progress is no article's title, nor a plea for a fix.
     assert_eq!(
