@@ -379,6 +379,14 @@ fn serving_and_rendering_stacks_name_a_full_gpu() {
 fn the_other_classes_are_read_in_their_programs_words() {
     each_named_first(&[
         (
+            "Nov 29 00:52:43 copr systemd[1]: copr-dist-git.service: systemd-oomd killed 1 process(es) in this unit.",
+            "log.userspace-oom-kill",
+        ),
+        (
+            "Illegal address in CUDA queue copy_from_device (integrator_shade_surface integrator_sorted_paths_array prefix_sum)",
+            "log.cuda-illegal-memory-access",
+        ),
+        (
             "Caught SIGBUS/SEGV while mmapping. File was truncated while aide was running?",
             "log.mmap-bus-error",
         ),

@@ -135,10 +135,11 @@ pub(super) static RULES: &[Rule] = &[
         "cuda.illegal-address",
         C::CudaIllegalMemoryAccess,
         Error,
-        &["illegal memory access", "llegal memory access", "thread terminated with exception", "cudaError", "ILLEGAL_ADDRESS", "illegal instruction", "error=77", "error=700", "CUDA Exception: ", "CUDA_EXCEPTION_", "Invalid __"],
+        &["illegal memory access", "llegal memory access", "thread terminated with exception", "cudaError", "ILLEGAL_ADDRESS", "illegal instruction", "error=77", "error=700", "CUDA Exception: ", "CUDA_EXCEPTION_", "Invalid __", "Illegal address in "],
         // cuda-gdb names the exception that stopped a kernel; compute-sanitizer (and
         // cuda-memcheck before it) the access that went astray.
-        r"(?i:an illegal memory access was encountered)|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|an illegal instruction was encountered|THCudaCheck FAIL.*error=(?:77|700)\b|\bCUDA Exception: (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|\bCUDA_EXCEPTION_\d+, (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|^=+ Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+",
+        // Blender's Cycles names the CUDA call that met it.
+        r"(?i:an illegal memory access was encountered)|\bIllegal address in (?:CUDA queue \w+|cu[A-Z]\w+\(\))|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|an illegal instruction was encountered|THCudaCheck FAIL.*error=(?:77|700)\b|\bCUDA Exception: (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|\bCUDA_EXCEPTION_\d+, (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|^=+ Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+",
         "CUDA error: an illegal memory access was encountered",
     ),
     rule(

@@ -388,7 +388,7 @@ pub(super) static RULES: &[Rule] = &[
         C::UserspaceOomKill,
         Error,
         &["systemd-oomd", "due to memory pressure", "due to memory used", "due to swap used", "cgroups for killing", "Memory pressure for "],
-        r"systemd-oomd(?:\[\d+\])?: (?:Killed|Considered) (?P<unit>\S+).*?due to (?:memory pressure|memory used|swap used)|Considered \d+ cgroups for killing|Memory pressure for \S+ is (?:[\d.]+% > |greater than [\d.]+ for more than [\d.]+ seconds)|Killed (?P<scope>\S+) due to (?:memory pressure|memory used|swap used)|systemd-oomd(?:\[\d+\])?: .*(?:killed|Killed)",
+        r"systemd-oomd(?:\[\d+\])?: (?:Killed|Considered) (?P<unit>\S+).*?due to (?:memory pressure|memory used|swap used)|Considered \d+ cgroups for killing|Memory pressure for \S+ is (?:[\d.]+% > |greater than [\d.]+ for more than [\d.]+ seconds)|Killed (?P<scope>\S+) due to (?:memory pressure|memory used|swap used)|systemd-oomd(?:\[\d+\])?: .*(?:killed|Killed)|: systemd-oomd killed \d+ process\(es\) in this unit",
         "systemd-oomd killed {unit} for memory pressure",
     ),
     rule(
