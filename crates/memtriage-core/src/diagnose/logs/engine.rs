@@ -246,8 +246,9 @@ fn build_engine() -> Result<Engine, String> {
 /// torchrun's `[rank3]:` / `[default0]:`, mpirun's `[1,0]<stderr>:`, srun --label's
 /// `3: `, `kubectl logs --timestamps`' RFC 3339 time, and a syslog time without a
 /// host (`May 18 21:01:26: `), the kernel's tag and time of a syslog written without
-/// date or host (`kernel: [   53.159891] `), in any case.
-const PREFIX: &str = r"(?i)^(?:\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,5}: |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec) [ \d]\d \d\d:\d\d:\d\d: |kernel: \[\s*\d+\.\d+\]\s?)";
+/// date or host (`kernel: [   53.159891] `), and a collector's field that holds the
+/// line as a string (`textPayload: "`, `"log": "`), in any case.
+const PREFIX: &str = r"(?i)^(?:\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|\d{1,5}: |\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec) [ \d]\d \d\d:\d\d:\d\d: |kernel: \[\s*\d+\.\d+\]\s?|\s*\x22?(?:textPayload|message|msg|log)\x22?:\s*\x22)";
 /// The last state of a tqdm progress bar, which redraws its line with `\r` and so
 /// ends up before whatever was printed next once the log is copied
 /// (`Epoch 0: |   | 4540/? [07:57<00:00, 9.51it/s]Fatal Python error: ...`).

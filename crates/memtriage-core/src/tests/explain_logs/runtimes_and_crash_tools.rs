@@ -379,6 +379,22 @@ fn serving_and_rendering_stacks_name_a_full_gpu() {
 fn the_other_classes_are_read_in_their_programs_words() {
     each_named_first(&[
         (
+            "{ Error: listen EMFILE /tmp/server-ck6wudgsnfo.sock",
+            "log.too-many-open-files",
+        ),
+        (
+            "  message: 'getaddrinfo EMFILE cognito-idp.ap-southeast-2.amazonaws.com:443',",
+            "log.too-many-open-files",
+        ),
+        (
+            r#"textPayload: "/docker-entrypoint.sh: line 4:     6 Segmentation fault      (core dumped) slate-service --config /slate/conf/slate.conf""#,
+            "log.native-crash",
+        ),
+        (
+            " Status reason\tOutOfMemoryError: Container killed due to memory usage Exit Code\t137",
+            "log.oom-kill",
+        ),
+        (
             "Nov 29 00:52:43 copr systemd[1]: copr-dist-git.service: systemd-oomd killed 1 process(es) in this unit.",
             "log.userspace-oom-kill",
         ),

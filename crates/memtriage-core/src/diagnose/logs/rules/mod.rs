@@ -278,8 +278,10 @@ pub fn expand(pattern: &str) -> String {
 /// shell's bare one).
 pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
     [
-        oom::RULES,
+        // A platform's words for its memory kill come before a bare exit status 137
+        // on the same line (ECS's `… due to memory usage Exit Code 137`).
         platforms::RULES,
+        oom::RULES,
         schedulers::RULES,
         dataloader::RULES,
         cuda::RULES,
