@@ -56,6 +56,17 @@ pub(super) fn is_issue_byline(line: &str) -> bool {
     )
 }
 
+/// The first heading of an issue form under its title (`### Description of the bug`,
+/// `## Steps to reproduce`): the heading above is the issue's title.
+fn is_issue_form_heading(line: &str) -> bool {
+    static FORM: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &FORM,
+        r"(?i)^#{1,6}\s*(?:\W\s*)?(?:description of the bug|describe the bug|bug description|bug report|what happened\??|steps to reproduce|expected behaviou?r|current behaviou?r|actual behaviou?r|issue description|problem description)\s*:?\s*$",
+        line,
+    )
+}
+
 /// How the input's head reads.
 pub(super) struct Head {
     /// It opens with an article's title, or carries the marks of a document
@@ -96,8 +107,11 @@ pub(super) fn read_head(region: &[u8]) -> Option<Head> {
             .any(|l| is_article_title(l) || is_numbered_section(l))
             || reads_as_document(&head),
         impersonal: !first_person(&head),
-        issue_title: (first.starts_with('#') && lines.get(1).is_some_and(|l| is_issue_byline(l)))
-            .then(|| first.clone()),
+        issue_title: (first.starts_with('#')
+            && lines
+                .get(1)
+                .is_some_and(|l| is_issue_byline(l) || is_issue_form_heading(l)))
+        .then(|| first.clone()),
     })
 }
 

@@ -448,6 +448,11 @@ fn reports_are_told_from_pages_by_their_writers_words() {
         first("for large files it starts and then get killed and I look at `htop` and it seems it is an issue of memory. An example of the output is:\n```\n[INFO] [1659367143.338281609] [rosbag2_storage]: Opened database 'rosbag_0.db3' for READ_ONLY.\nKilled\n```\n").as_deref(),
         Some("log.sigkill")
     );
+    // An issue's title over its form's first heading is the error the poster got.
+    assert_eq!(
+        first("# Process `RNAFUSION:STAR_ALIGN (test)` terminated with an error exit status (137)\n\n### Description of the bug\n\nThe system load goes up to about 18GB and then fills the swap.\n").as_deref(),
+        Some("log.sigkill")
+    );
     // A package manager's progress is no article's title, nor a plea for a fix.
     assert_eq!(
         first("Resolving dependencies...\nghc: internal error: Unable to commit 1048576 bytes of memory\n").as_deref(),
