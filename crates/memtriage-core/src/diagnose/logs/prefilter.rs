@@ -368,6 +368,23 @@ impl Prefilter {
         self.groups.len()
     }
 
+    /// The first literal each anchor of `group` stands for, in the group's order.
+    #[cfg(test)]
+    fn first_literals(&self, group: usize) -> Vec<String> {
+        self.groups[group]
+            .checks
+            .iter()
+            .filter_map(|a| {
+                a.levels
+                    .iter()
+                    .flat_map(|l| l.checks.iter())
+                    .chain(&a.unkeyed)
+                    .next()
+            })
+            .map(|c| String::from_utf8_lossy(&c.literal).into_owned())
+            .collect()
+    }
+
     /// How many anchors are searched in all.
     #[cfg(test)]
     pub fn anchors(&self) -> usize {
@@ -508,7 +525,7 @@ fn groups_for(
     }
     let place = |a: &str| layout.iter().position(|l| l == a).unwrap_or(usize::MAX);
     let mut laid: Vec<(&str, Vec<Check>)> = kept.into_iter().zip(checks).collect();
-    laid.sort_by_key(|(a, _)| place(a));
+    laid.sort_by_cached_key(|(a, _)| place(a));
     let (kept, checks): (Vec<&str>, Vec<Vec<Check>>) = laid.into_iter().unzip();
     let mut groups = Vec::new();
     let mut checks = checks.into_iter();
@@ -736,6 +753,8 @@ mod tests {
         let p = Prefilter::with_anchors(&any_case(&lits), &[], &layout).unwrap();
         let q = Prefilter::with_anchors(&any_case(&lits), &[], &[]).unwrap();
         let text = "a literal-099-x b literal-000-x c literal-064-x";
+        assert_eq!(p.first_literals(0)[..2], ["literal-099-x", "literal-098-x"]);
+        assert_eq!(q.first_literals(0)[..2], ["literal-000-x", "literal-001-x"]);
         assert_eq!(finds(&p, text), finds(&q, text));
         assert_eq!(finds(&p, text), vec![2, 18, 34]);
     }

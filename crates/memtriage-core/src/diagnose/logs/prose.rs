@@ -10,6 +10,7 @@ use regex::Regex;
 use super::document::is_heading_with_anchor;
 use super::document::{reads_as_document, DOCUMENT_HEAD};
 use super::engine::{lazy_regex, normalize};
+use crate::parse::kmsg;
 
 /// `## CUDA out of memory`: a document's section title names an error, it is not one.
 /// A JVM's fatal-error banner also opens its lines with `# `, but its lines are
@@ -145,27 +146,27 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
     let text = String::from_utf8_lossy(before);
     // A code fence (```` ```text ````: the fence and a language at most) is no line.
     // Each line's message, and whether it reads as a program's line: by its message,
-    // or by the prefix normalizing took off (syslog's `Sep 1 23:04:12 host kernel:`),
-    // unless it introduces what follows (a page read through a journal has that
-    // prefix on its sentences too).
+    // or by the wall-clock time a syslog or journal prefix put on it (`Sep 1 23:04:12
+    // host kernel:`), unless it introduces what follows (a page read through a journal
+    // has that prefix on its sentences too).
     let messages: Vec<(String, bool)> = text
         .lines()
         .map(|l| (l, normalize(l)))
         .filter(|(raw, msg)| !raw.contains("```") || msg.trim().contains(' '))
         .map(|(raw, msg)| {
-            let logged = is_log_line(msg.trim())
-                || (is_syslog_line(raw.trim_start()) && !msg.trim_end().ends_with(':'));
+            let dated = kmsg::parse_line(raw.trim()).wall_time.is_some();
+            let logged = is_log_line(msg.trim()) || (dated && !msg.trim_end().ends_with(':'));
             (msg, logged)
         })
         .collect();
-    let mut sentences: Vec<&str> = messages
+    let mut sentences: Vec<(&str, bool)> = messages
         .iter()
-        .filter(|(l, _)| !l.trim().is_empty())
-        .map(|(l, logged)| if *logged { LOGGED } else { l.trim() })
+        .map(|(l, logged)| (l.trim(), *logged))
+        .filter(|(l, _)| !l.is_empty())
         .collect();
     // A list of examples (`* \`NCCL error … internal error\``, one per bullet) is
     // introduced once, by the sentence above its first item.
-    while sentences.len() > 1 && sentences.last().is_some_and(|l| is_list_item(l)) {
+    while sentences.len() > 1 && sentences.last().is_some_and(|(l, _)| is_list_item(l)) {
         sentences.pop();
     }
     // So is a block of log lines (`[…] NVRM: GPU at …` above `[…] NVRM: Xid …`): the
@@ -173,11 +174,12 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
     let mut block = 0;
     while block < MAX_QUOTED_BLOCK
         && sentences.len() > 1
-        && sentences.last().is_some_and(|l| is_log_line(l))
+        && sentences.last().is_some_and(|&(_, logged)| logged)
     {
         sentences.pop();
         block += 1;
     }
+    let sentences: Vec<&str> = sentences.into_iter().map(|(l, _)| l).collect();
     // The sentence just before the quote: its last line, and the one above when that
     // line goes on from it (a wrapped sentence: `… when the GPU runs out of` / `memory is:`).
     let continued = sentences
@@ -311,9 +313,6 @@ fn about_the_readers(lowercase: &str) -> bool {
 /// The lines of one quoted log block read back to the sentence that introduces it.
 const MAX_QUOTED_BLOCK: usize = 12;
 
-/// What a line a program printed stands as among the sentences before a quote.
-const LOGGED: &str = "[logged]";
-
 /// A line a program printed, by its first characters: a bracketed prefix (a kernel
 /// timestamp, `[…]`, `[ERROR]`), a date, or valgrind's pid (`==29== `).
 fn is_log_line(line: &str) -> bool {
@@ -325,21 +324,6 @@ fn is_log_line(line: &str) -> bool {
     line.starts_with('[')
         || valgrind
         || (b.len() > 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && b[7] == b'-')
-}
-
-/// A syslog line (`Sep 1 23:04:12 host kernel: …`, `Oct  8 11:12:20 …`).
-fn is_syslog_line(line: &str) -> bool {
-    const MONTHS: &[&str] = &[
-        "Jan ", "Feb ", "Mar ", "Apr ", "May ", "Jun ", "Jul ", "Aug ", "Sep ", "Oct ", "Nov ",
-        "Dec ",
-    ];
-    let Some(rest) = MONTHS.iter().find_map(|m| line.strip_prefix(m)) else {
-        return false;
-    };
-    let rest = rest.trim_start();
-    let day = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let time = rest.get(day..day + 9).map(str::as_bytes);
-    (1..=2).contains(&day) && time.is_some_and(|t| t[0] == b' ' && t[3] == b':' && t[6] == b':')
 }
 
 /// An item of a bulleted list (`* `, `- `, `• `).
