@@ -30,12 +30,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMTRIAGE = os.path.join(ROOT, "target", "release", "memtriage")
 
 
+def tmux(socket, *args):
+    """A tmux command on the measurement's own server: on a shared one, killing one
+    tool's session ended the server while the next tool's new-session was connecting to
+    it ("server exited unexpectedly")."""
+    return ["tmux", "-S", socket, *args]
 
 
-
-
-def pane_pid(session):
-    out = subprocess.run(["tmux", "list-panes", "-t", session, "-F", "#{pane_pid}"],
+def pane_pid(socket, session):
+    out = subprocess.run(tmux(socket, "list-panes", "-t", session, "-F", "#{pane_pid}"),
                          capture_output=True, text=True, check=True)
     return int(out.stdout.split()[0])
 
@@ -56,27 +59,28 @@ def tools(tmp):
         print("btop: not installed (apt-get install btop)", file=sys.stderr)
 
 
-def measure(name, cmd, env, windows):
+def measure(name, cmd, env, windows, tmp):
     """CPU percent over each (start, length) window, seconds after the tool started."""
     session = f"topbench{os.getpid()}"
+    socket = os.path.join(tmp, f"tmux-{name.replace(' ', '-')}")
     full_env = dict(os.environ, TERM="xterm-256color", **env)
     # exec: the pane's process is the tool itself.
     shell_cmd = "exec " + " ".join(cmd)
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "50", shell_cmd],
-                   env=full_env, check=True)
+    subprocess.run(tmux(socket, "new-session", "-d", "-s", session, "-x", "200", "-y", "50",
+                        shell_cmd), env=full_env, check=True)
     try:
         began = time.perf_counter()
         cpu = []
         for start, length in windows:
             time.sleep(max(0.0, began + start - time.perf_counter()))
-            pid = pane_pid(session)
+            pid = pane_pid(socket, session)
             c0, t0 = cpu_seconds(pid), time.perf_counter()
             time.sleep(length)
             c1, t1 = cpu_seconds(pid), time.perf_counter()
             cpu.append(100 * (c1 - c0) / (t1 - t0))
         return {"cpu_percent": cpu, "rss_mib": peak_rss_mib(pid)}
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+        subprocess.run(tmux(socket, "kill-server"), check=False)
 
 
 def main():
@@ -107,7 +111,7 @@ def main():
         time.sleep(2)
         with tempfile.TemporaryDirectory() as tmp:
             for name, cmd, env in tools(tmp):
-                results[name] = measure(name, cmd, env, windows)
+                results[name] = measure(name, cmd, env, windows, tmp)
     finally:
         stop_holders(holders)
     heads = ["CPU % first"] + (["CPU % steady"] if len(windows) > 1 else [])

@@ -221,7 +221,7 @@ pub fn standing_when(k: &OomKiller, low: &LowPoint, when: &str) -> Option<String
 /// The killer's own log line as evidence.
 pub fn own_words(killer: &OomKiller, words: &LoggedKill) -> Evidence {
     Evidence::text(
-        format!("{}'s own log", killer.kind.name()),
+        format!("{}'s own words", killer.kind.name()),
         words.line.clone(),
         words.source.clone(),
     )

@@ -396,6 +396,10 @@ fn signal_ends(
             }),
     )
     .filter_map(|(who, pid, sig, core, label)| sig.map(|s| (who, pid, s, core, label)));
+    // A process a killer named in its own log first: a finding is given once per
+    // kind, and Ray's shutdown SIGKILLs its helpers beside the worker it chose.
+    let mut ended: Vec<_> = ended.collect();
+    ended.sort_by_key(|(_, pid, ..)| !logged_kills.iter().any(|l| l.pid == Some(*pid)));
     for (who, pid, sig, core, label) in ended {
         let mut evidence = vec![Evidence::text(
             label.clone(),

@@ -1,11 +1,13 @@
 //! Kills by userspace OOM killers, from their log lines (journal or syslog, any
-//! prefix): systemd-oomd kills a whole cgroup; earlyoom signals one process.
+//! prefix): systemd-oomd kills a whole cgroup; earlyoom signals one process; Ray's
+//! memory monitor tells the driver which worker it killed.
 
 /// Who killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Killer {
     SystemdOomd,
     Earlyoom,
+    Ray,
 }
 
 impl Killer {
@@ -13,6 +15,7 @@ impl Killer {
         match self {
             Killer::SystemdOomd => "systemd-oomd",
             Killer::Earlyoom => "earlyoom",
+            Killer::Ray => "Ray's memory monitor",
         }
     }
 }
@@ -107,6 +110,35 @@ fn earlyoom(line: &str) -> Option<UserspaceKill> {
     })
 }
 
+/// The worker Ray's memory monitor killed, from what the driver prints: Ray 2.56 and
+/// later `Selected to kill: (Task: job ID=…, task name=grow, required resources={CPU:
+/// 1}, pid=21340, actual memory used=2.73GB, worker ID=…)`; Ray 2.2 to 2.55 `… where the
+/// task (task ID: …, name=grow, pid=548, memory used=12.18GB) was running was 21.91GB /
+/// 33.28GB (0.658192), which exceeds the memory usage threshold of 0.65. Ray killed this
+/// worker …`. Ray kills with SIGKILL. Ray 2.1's message names no pid: nothing is read.
+pub fn ray_kill(line: &str) -> Option<UserspaceKill> {
+    let (_, task) = line.split_once("Selected to kill: (").or_else(|| {
+        match line.contains("Ray killed this worker") {
+            true => line.split_once("where the task ("),
+            false => None,
+        }
+    })?;
+    let pid = task.split_once("pid=")?.1;
+    let digits = pid.find(|c: char| !c.is_ascii_digit()).unwrap_or(pid.len());
+    let name = task
+        .split_once("name=")
+        .and_then(|(_, n)| n.split([',', ')']).next())
+        .map(str::to_string);
+    Some(UserspaceKill {
+        killer: Killer::Ray,
+        pid: Some(pid[..digits].parse().ok()?),
+        comm: name,
+        cgroup: None,
+        rss: None,
+        signal: Some("SIGKILL".to_string()),
+    })
+}
+
 fn first_number(s: &str) -> Option<i32> {
     s.split(|c: char| !c.is_ascii_digit())
         .find(|w| !w.is_empty())?
@@ -158,5 +190,23 @@ mod tests {
             .unwrap();
         assert_eq!((k.pid, k.rss), (Some(99), Some(2048 << 20)));
         assert_eq!(parse_line("earlyoom: mem avail: 1000 of 2000 MiB"), None);
+    }
+
+    #[test]
+    fn rays_message_names_the_worker_it_killed() {
+        let k = ray_kill("Memory on the node (IP: 192.168.0.107, ID: fc2b) where the task (actor ID: f9cc, name=SimEnv.__init__, pid=4331, memory used=2.22GB) was running was 59.49GB / 62.58GB (0.950744), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: d98a) because it was the most recently scheduled task")
+            .unwrap();
+        assert_eq!(k.killer, Killer::Ray);
+        assert_eq!(
+            (k.pid, k.comm.as_deref()),
+            (Some(4331), Some("SimEnv.__init__"))
+        );
+        let k = ray_kill("Selected to kill: (Task: job ID=01000000, lease ID=00000000, task name=grow, required resources={CPU: 1, memory: 2.0}, pid=21340, actual memory used=2.73GB, worker ID=0849)").unwrap();
+        assert_eq!((k.pid, k.comm.as_deref()), (Some(21340), Some("grow")));
+        // Ray 2.1 names no task's pid.
+        assert_eq!(
+            ray_kill("Memory on the node (IP: 172.31.69.247, ID: 5bf8) where the task was running was 54.86GB / 57.60GB (0.952354), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: 0c7d) because it was the most recently scheduled task"),
+            None
+        );
     }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::model::killers::{KillerKind, LoggedKill, OomKiller, Trigger, VictimRule};
 use crate::model::process::CgroupMemory;
 use crate::parse::killer_settings as settings;
-use crate::parse::userspace_oom::{parse_line, Killer};
+use crate::parse::userspace_oom::{parse_line, ray_kill, Killer, UserspaceKill};
 use crate::probe::cgroup::CgroupReader;
 use crate::probe::command::bounded_output;
 use crate::probe::files::tail;
@@ -492,19 +492,31 @@ pub fn output_files(root: &Root, pid: i32) -> Vec<(PathBuf, PathBuf)> {
     files
 }
 
+/// The workers Ray's memory monitor says it killed, in the lines of the job's output
+/// that report a userspace killer's kill (the driver prints Ray's `OutOfMemoryError`).
+pub fn ray_kills<'a>(lines: impl Iterator<Item = &'a str>, source: &str) -> Vec<LoggedKill> {
+    lines
+        .filter_map(|line| Some(logged_kill(ray_kill(line)?, line, source)))
+        .collect()
+}
+
 fn logged(line: &str, source: &str) -> Option<LoggedKill> {
-    let kill = parse_line(line)?;
-    Some(LoggedKill {
+    Some(logged_kill(parse_line(line)?, line, source))
+}
+
+fn logged_kill(kill: UserspaceKill, line: &str, source: &str) -> LoggedKill {
+    LoggedKill {
         kind: match kill.killer {
             Killer::Earlyoom => KillerKind::Earlyoom,
             Killer::SystemdOomd => KillerKind::SystemdOomd,
+            Killer::Ray => KillerKind::Ray,
         },
         pid: kill.pid,
         comm: kill.comm,
         cgroup: kill.cgroup,
         line: line.trim().to_string(),
         source: source.to_string(),
-    })
+    }
 }
 
 fn journal_kills(ident: &str, since_unix: u64) -> Vec<LoggedKill> {

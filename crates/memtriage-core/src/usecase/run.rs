@@ -3,10 +3,11 @@
 //! job printed. The recording, when one was asked for, ends with this same report.
 
 use crate::diagnose::kernel_crash;
-use crate::diagnose::logs::LogScanner;
+use crate::diagnose::logs::{FailureClass, LogScanner};
 use crate::diagnose::run::{diagnose, CrashLine, Inputs};
 use crate::error::{Error, Result};
 use crate::model::finding::{Evidence, Finding};
+use crate::model::killers::LoggedKill;
 use crate::model::run::RunReport;
 use crate::parse::kmsg::parse_line;
 use crate::probe::root::Root;
@@ -61,6 +62,18 @@ impl JobOutput {
             .matches()
             .iter()
             .any(|m| m.captures_named("frame").next().is_some())
+    }
+
+    /// The workers Ray's memory monitor told the job it killed: the driver prints the
+    /// monitor's message, which names the worker's pid.
+    fn ray_kills(&self, source: &str) -> Vec<LoggedKill> {
+        let reports = self
+            .scanner
+            .matches()
+            .iter()
+            .filter(|m| m.class == FailureClass::UserspaceOomKill)
+            .map(|m| m.line.as_str());
+        crate::probe::killers::ray_kills(reports, source)
     }
 }
 
@@ -193,7 +206,13 @@ pub fn run(root: &Root, config: &Config) -> Result<RunOutcome> {
             .any(|p| stopped(p.outcome.and_then(|o| o.signal)));
     // Only a job a killer may have stopped is worth a look at the killers' logs.
     let logged_kills = match signalled {
-        true => crate::probe::killers::logged_kills(root, &result.report.killers, since),
+        true => {
+            let mut kills =
+                crate::probe::killers::logged_kills(root, &result.report.killers, since);
+            kills.extend(result.stderr.ray_kills("the job's stderr"));
+            kills.extend(result.stdout.ray_kills("the job's stdout"));
+            kills
+        }
         false => Vec::new(),
     };
     let findings = diagnose(Inputs {

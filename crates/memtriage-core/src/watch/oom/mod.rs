@@ -418,6 +418,7 @@ impl OomWatcher {
             let kind = match p.kill.killer {
                 Killer::Earlyoom => KillerKind::Earlyoom,
                 Killer::SystemdOomd => KillerKind::SystemdOomd,
+                Killer::Ray => KillerKind::Ray,
             };
             let detail = KillDetail {
                 pid: p.kill.pid,

@@ -254,10 +254,12 @@ pub(super) static RULES: &[Rule] = &[
             "ray.memory-monitor",
             C::UserspaceOomKill,
             Error,
-            &["killed due to memory pressure", "due to memory pressure", "Ray killed", "OutOfMemoryError", "NODE_OUT_OF_MEMORY", "running low on memory", "ray-oom-prevention"],
+            &["killed due to memory pressure", "due to memory pressure", "Ray killed", "OutOfMemoryError", "NODE_OUT_OF_MEMORY", "running low on memory", "ray-oom-prevention", "Selected to kill: ("],
             // Ray 2.56+: `2 worker(s) were killed due to the node running low on memory`;
-            // the raylet's summary points at its OOM page.
-            r"Worker exit type: NODE_OUT_OF_MEMORY|(?:Task|Worker|Actor).{0,200}?(?:killed|failed) due to (?:the node running low on |)memory pressure|ray\.exceptions\.OutOfMemoryError|Ray killed \d+ worker|(?:Task|Worker) was killed due to the node running low on memory|worker\(s\) were killed due to the node running low on memory|\(raylet\).{0,200}ray-oom-prevention\.html",
+            // the raylet's summary points at its OOM page. `Selected to kill: (Task: …` and
+            // (before 2.56) `Ray killed this worker`'s line name the worker's pid, which
+            // `run` reads as Ray's own word.
+            r"Worker exit type: NODE_OUT_OF_MEMORY|(?:Task|Worker|Actor).{0,200}?(?:killed|failed) due to (?:the node running low on |)memory pressure|ray\.exceptions\.OutOfMemoryError|Ray killed (?:\d+ worker|this worker)|Selected to kill: \((?:Task|Actor)\b|(?:Task|Worker) was killed due to the node running low on memory|worker\(s\) were killed due to the node running low on memory|\(raylet\).{0,200}ray-oom-prevention\.html",
             "Ray's memory monitor killed a worker: the node ran low on memory",
         )
     },
