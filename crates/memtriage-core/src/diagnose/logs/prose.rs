@@ -107,7 +107,9 @@ pub(super) fn read_head(region: &[u8]) -> Option<Head> {
             .iter()
             .any(|l| is_article_title(l) || is_numbered_section(l))
             || reads_as_document(&head),
-        impersonal: !first_person(&head),
+        // An issue form's heading (`## Describe the bug`) heads a report, whoever it
+        // speaks of.
+        impersonal: !first_person(&head) && !head.lines().any(is_issue_form_heading),
         issue_title: (first.starts_with('#')
             && lines
                 .get(1)

@@ -23,6 +23,7 @@ mod kernel;
 mod limits;
 mod locales_and_tools;
 mod oom;
+mod phones_vms_and_engines;
 mod real_world;
 mod runtimes;
 mod runtimes_and_crash_tools;

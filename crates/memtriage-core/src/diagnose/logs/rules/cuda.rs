@@ -112,6 +112,17 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // Accelerator memory in other stacks' words: CTranslate2 (faster-whisper),
+        // XLA on a TPU (its HBM), game engines' video memory (Unreal's D3D and Vulkan
+        // RHIs, Source 2's `OUT OF VIDEO MEMORY!`).
+        "accelerator.out-of-memory",
+        C::CudaOom,
+        Error,
+        &["CUDA failed with error out of memory", "memory space hbm", "of video memory"],
+        r"CUDA failed with error out of memory|Ran out of memory in memory space hbm|(?i:\bout of video memory)(?: trying to allocate| ?!)",
+        "The accelerator ran out of memory (GPU or TPU memory)",
+    ),
+    rule(
         // TensorRT's builder and runtime: its error code 2 is OutOfMemory.
         "tensorrt.out-of-memory",
         C::CudaOom,

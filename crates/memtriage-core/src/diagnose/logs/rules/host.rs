@@ -84,8 +84,13 @@ fn extract_swap_full(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     }
     .to_string();
     let total = figure("total", &unit);
-    let used =
-        figure("used", &unit).or_else(|| Some(total?.saturating_sub(figure("free", &unit)?)));
+    let share_used = || {
+        let pct: f64 = capture(out, "pct")?.parse().ok()?;
+        Some((total? as f64 * pct.min(100.0) / 100.0) as u64)
+    };
+    let used = figure("used", &unit)
+        .or_else(|| Some(total?.saturating_sub(figure("free", &unit)?)))
+        .or_else(share_used);
     let (Some(total), Some(used)) = (total, used) else {
         return false;
     };
@@ -248,10 +253,30 @@ pub(super) static RULES: &[Rule] = &[
             C::HostAllocFailure,
             Error,
             &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory", "Kann nicht genügend Speicher zuweisen", "Impossible d'allouer de la mémoire", "No se puede asignar memoria", "Não foi possível alocar memória", "Невозможно выделить память", "无法分配内存", "メモリを確保できません"],
-            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|(?:^|: )Cannot allocate memory\s*$|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
+            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|(?:^|: )Cannot allocate memory\s*(?:$|[\x22'\x60)\]])|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
             "The system refused a memory allocation (ENOMEM, Cannot allocate memory)",
         )
     },
+    rule(
+        // OpenCV's allocator: 2.x's `OpenCV Error: Insufficient memory (…)`, 3.x and
+        // later's `error: (-4:Insufficient memory) Failed to allocate N bytes`.
+        "opencv.insufficient-memory",
+        C::HostAllocFailure,
+        Error,
+        &["Insufficient memory", "(-4) Failed to allocate"],
+        r"OpenCV Error: Insufficient memory \(Failed to allocate (?P<bytes>\d+) bytes\)|\(-4:Insufficient memory\) Failed to allocate (?P<bytes2>\d+) bytes|error: \(-4\) Failed to allocate (?P<bytes3>\d+) bytes",
+        "OpenCV could not allocate memory (Insufficient memory)",
+    ),
+    rule(
+        // A hypervisor that cannot get a guest's RAM from the host: QEMU (hugepages
+        // short, or RAM), VirtualBox's VERR_NO_*MEMORY, Hyper-V.
+        "vm.guest-memory",
+        C::HostAllocFailure,
+        Error,
+        &["cannot set up guest memory", "backing store for guest RAM", "Insufficient free host memory pages", "VERR_NO_", "Not enough memory in the system to start"],
+        r"cannot set up guest memory '[^']+': (?:Cannot allocate memory|Out of memory)|unable to map backing store for guest RAM|Insufficient free host memory pages available to allocate guest RAM|\bVERR_NO_(?:LOW_|PHYS_|)MEMORY\b|Not enough memory in the system to start the virtual machine",
+        "The hypervisor could not get the guest's memory from the host",
+    ),
     rule(
         // A JVM's heap, metaspace, direct buffers or threads ran out (a JVM's mapped
         // files are max_map_count's, Ray's error its memory monitor's).
@@ -261,7 +286,7 @@ pub(super) static RULES: &[Rule] = &[
         &["OutOfMemoryError"],
         // Without a message it is the class's name alone (`(no error message)` is
         // Gradle's word for that); JDK 17 says `Cannot reserve … of direct buffer memory`.
-        r"(?:java\.lang\.)?OutOfMemoryError: (?P<what>Java heap space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$",
+        r"(?:java\.lang\.)?OutOfMemoryError: (?P<what>Java heap space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory|Failed to allocate a \d+ byte allocation with \d+ free bytes)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$",
         "The JVM ran out of memory: OutOfMemoryError: {what}",
     ),
     rule(
@@ -347,6 +372,20 @@ pub(super) static RULES: &[Rule] = &[
             Warn,
             &["Swap:"],
             r"^(?:(?P<scale>[KMG]iB) )?Swap:\s*(?:(?P<total>[\d.]+k?) total,\s*(?P<free>[\d.]+k?) free,\s*(?P<used>[\d.]+k?) used|(?P<total2>[\d.]+k?) total,\s*(?P<used2>[\d.]+k?) used,\s*(?P<free2>[\d.]+k?) free)(?:[.,]\s*(?P<avail>[\d.]+k?) avail Mem)?",
+            "Swap {swap_state}: the machine is thrashing",
+        )
+    },
+    Rule {
+        extract: Some(extract_swap_full),
+        certainty: Likely,
+        cause: Some(Capacity),
+        ..rule(
+            // top with its memory shown as bars (`m`): the share used, then the total.
+            "top.swap-bar-full",
+            C::SwapThrashing,
+            Warn,
+            &["Swap:"],
+            r"^\s*(?P<scale>[KMG]iB) Swap:\s*(?P<pct>[\d.]+)/(?P<total>[\d.]+)\+?\s*\[",
             "Swap {swap_state}: the machine is thrashing",
         )
     },

@@ -76,6 +76,16 @@ pub(super) static RULES: &[Rule] = &[
         "Kernel oops: unable to handle {what} at {address}",
     ),
     rule(
+        // ZFS's kernel module (SPL) stops the thread at a failed assertion and dumps its
+        // stack: `VERIFY3(…) failed (a <= b)`, then `PANIC at range_tree.c:498:…()`.
+        "zfs.spl-panic",
+        C::KernelOops,
+        Error,
+        &["PANIC at ", "VERIFY"],
+        r"\bPANIC at (?P<site>[\w.-]+\.c:\d+:\w+)\(\)|(?-i:\bVERIFY(?:3|0)?\(.{1,300}\) failed\b)",
+        "ZFS's kernel module failed an assertion and stopped the thread (SPL panic)",
+    ),
+    rule(
         // arm64 and 32-bit arm (and x86 before 4.x) say it without `BUG:`.
         "kernel.unable-to-handle",
         C::KernelOops,
@@ -174,6 +184,20 @@ pub(super) static RULES: &[Rule] = &[
             // 2.6 to 4.x also end the oops with it: `RIP  [<ffffffff81014ec3>] func+0x63/0x80`.
             r"^RIP: [0-9a-f]{4}:(?:\[<[0-9a-f]+>\]\s+\[<[0-9a-f]+>\] )?(?P<function>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[(?P<module>\w+)\])?|^RIP  \[<[0-9a-f]+>\] (?P<function2>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[(?P<module2>\w+)\])?",
             "The kernel dumped its registers in {function} (an oops, a BUG or a WARN)",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // The kernel's memory dump (show_mem) without the lines before it: it is
+            // printed when memory ran out, for an OOM kill (most often) or a failed
+            // page allocation, whose own lines claim the log where they are pasted.
+            "kernel.show-mem",
+            C::OomKill,
+            Warn,
+            &["lowmem_reserve[]", "total pagecache pages", "pages in swap cache", "hugepages_total="],
+            r"^lowmem_reserve\[\]:(?: \d+)+\s*$|^\d+ total pagecache pages\s*$|^\d+ pages in swap cache\s*$|^Node \d+ hugepages_total=\d+ hugepages_free=\d+",
+            "The kernel dumped its memory state, as it does when memory ran out (an OOM kill, most often)",
         )
     },
     Rule {

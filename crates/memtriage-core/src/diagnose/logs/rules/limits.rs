@@ -86,6 +86,16 @@ pub(super) static RULES: &[Rule] = &[
         r"RLIMIT_MEMLOCK is (?P<limit>\d+) bytes|requesting \d+ for RLIMIT_MEMLOCK against limit (?P<limit2>\d+)|\bDAPL startup: RLIMIT_MEMLOCK too small|failed to initialize while trying to allocate some locked memory|\blibibverbs: Warning: couldn't lock \d+ bytes of memory|Couldn't set RLIMIT_MEMLOCK\b|RLIMIT_MEMLOCK is set to big enough value|(?:\bfailed to mlock\b|\bmlock(?:all)?(?:\(\))?(?: failed)?:).{0,60}(?:Cannot allocate memory|Resource temporarily unavailable|ENOMEM|EAGAIN)|\bCannot lock down \d+ byte memory area\b|\bMEMLOCK may be too low\b",
         "RLIMIT_MEMLOCK is only {limit} bytes: RDMA memory registration will fail",
     ),
+    rule(
+        // VFIO pins a guest's or a device's memory against the process's limit
+        // (GPU passthrough, SPDK, DPDK): the kernel says so in its log.
+        "vfio.memlock-exceeded",
+        C::MemlockLimit,
+        Error,
+        &["RLIMIT_MEMLOCK ("],
+        r"\bvfio\w*: RLIMIT_MEMLOCK \((?P<limit>\d+)\) exceeded",
+        "The kernel refused to pin memory for VFIO: RLIMIT_MEMLOCK ({limit} bytes) exceeded",
+    ),
     // Open MPI's openib warning: the HCA driver's MTT table caps what can be registered
     // (log_num_mtt, log_mtts_per_seg), a limit on pinned memory below RAM.
     rule(
@@ -218,7 +228,7 @@ pub(super) static RULES: &[Rule] = &[
         // MongoDB's and Elasticsearch's start-up check: `vm.max_map_count is too low`;
         // a JVM's FileChannel.map, whose ENOMEM it reports as `OutOfMemoryError: Map
         // failed` (the heap has room: the mappings or the address space ran out).
-        r"vm\.max_map_count is too low|OutOfMemoryError: Map failed|\bmmap(?:\(\))?(?: failed)?: Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
+        r"vm\.max_map_count is too low|OutOfMemoryError: Map failed|\bmmap(?:\(\))?(?: failed| error)?:? Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
         "mmap failed with Cannot allocate memory: the process is out of memory mappings",
     ),
 ];

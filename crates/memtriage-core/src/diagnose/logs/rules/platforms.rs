@@ -47,8 +47,24 @@ pub(super) static RULES: &[Rule] = &[
         "android.lowmemorykiller",
         C::UserspaceOomKill,
         Error,
-        &["lowmemorykiller: Kill", "lowmemorykiller: Killing"],
-        r"lowmemorykiller: Kill(?:ing)? '(?P<comm>[^']+)' \((?P<pid>\d+)\)",
-        "Android's low-memory killer killed {comm} (pid {pid})",
+        &["lowmemorykiller"],
+        // logcat's threadtime format puts the tag and its level between the name
+        // and the message (`lowmemorykiller   lmkd   I  Kill '…' (15964), uid …`).
+        r"lowmemorykiller: Kill(?:ing)? '(?P<comm>[^']+)' \((?P<pid>\d+)\)|\blowmemorykiller\b.{0,80}?\bKill '(?P<comm2>[^']+)' \((?P<pid2>\d+)\), uid \d+, oom_score_adj",
+        "Android's low-memory killer killed an app to free memory",
+    ),
+    rule(
+        // iOS's and macOS's jetsam: the crash report's reason, the EXC_RESOURCE a
+        // process gets at its memory limit, Xcode's word for the app it killed.
+        "ios.jetsam",
+        C::UserspaceOomKill,
+        Error,
+        &[
+            "jetsam memory limit",
+            "RESOURCE_TYPE_MEMORY",
+            "Terminated due to memory issue",
+        ],
+        r"terminated for exceeding jetsam memory limits?|\bEXC_RESOURCE RESOURCE_TYPE_MEMORY(?: \(limit=(?P<limit>\d+ ?[KMG]B))?|\bTerminated due to memory issue\b",
+        "Jetsam (iOS, macOS) killed the process at its memory limit",
     ),
 ];

@@ -196,18 +196,19 @@ pub(super) static RULES: &[Rule] = &[
             "Insufficient system resources exist",
             "paging file is too small",
         ],
-        r"Not enough memory resources are available to process this command|Insufficient system resources exist to complete the requested service|The paging file is too small for this operation to complete",
+        r"Not enough memory resources are available to (?:process this command|complete this operation)|Insufficient system resources exist to complete the requested service|The paging file is too small for this operation to complete",
         "Windows could not commit the memory the program asked for",
     ),
     rule(
         // Any program's error line that says only this: `LLVM ERROR: out of memory`,
         // PostgreSQL's `ERROR:  out of memory`, git's `fatal: Out of memory, malloc
-        // failed`. The GPU stacks' forms are named before it.
+        // failed`; Unity's `Could not allocate memory: System out of memory!`. The GPU
+        // stacks' forms are named before it.
         "error.out-of-memory",
         C::HostAllocFailure,
         Error,
         &["out of memory"],
-        r"(?i:(?:^|[\s\]])(?:error|fatal|fatal error|panic|critical|err)\]?:\s+out of memory\b)",
+        r"(?i:(?:^|[\s\]])(?:error|fatal|fatal error|panic|critical|err)\]?:\s+out of memory\b)|\bCould not allocate memory: System out of memory!",
         "The program could not allocate memory (out of memory)",
     ),
 ];
