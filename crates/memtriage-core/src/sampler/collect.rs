@@ -329,15 +329,18 @@ impl Collector {
                 .filter_map(|(i, p)| Some((i, self.tracked.get(&p.pid)?, p)))
                 .filter(|(_, tr, p)| due(tr, p))
         };
+        // Ties (processes never tried all stand at the top) go to the one seen first:
+        // on a machine that starts processes all the time (a build), the newest would
+        // otherwise win each tick and an old process would wait for ever.
         let most_moved = candidates()
-            .max_by_key(|(_, tr, p)| moved(tr, p))
+            .max_by_key(|(i, tr, p)| (moved(tr, p), std::cmp::Reverse(*i)))
             .map(|(i, ..)| i)?;
         // Chosen among the workers that may still be read past the budget: one that
         // used its readings, or another process, would otherwise stand first for
         // ever (its faults since its last attempt only grow) and starve them.
         let most_copying = candidates()
             .filter(|(_, tr, p)| copying(tr, p))
-            .max_by_key(|(_, tr, p)| moved(tr, p))
+            .max_by_key(|(i, tr, p)| (moved(tr, p), std::cmp::Reverse(*i)))
             .map(|(i, ..)| i);
         let i = if self.ledger.as_mut()?.allows(Instant::now()) {
             most_moved

@@ -562,3 +562,28 @@ time.sleep(60)
         "the late worker's copy of its parent's 64 MiB was never read"
     );
 }
+
+/// A machine that starts processes all the time (a build) keeps bringing processes
+/// never read: they stand tied at the top of the queue, and the one seen first must
+/// win the tie, or an old process waits for its first reading for ever.
+#[test]
+fn an_old_process_gets_its_first_pss_reading_while_new_ones_keep_coming() {
+    let job = Job::spawn("sh", &["-c", "while :; do sleep 0.2 & sleep 0.01; done"]);
+    let shell = job.pid();
+    // Its children are running by the first tick.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut sampler = Sampler::start(SamplerConfig {
+        pss: Some(PssBudget {
+            share: 1.0,
+            allowance: Duration::from_secs(1),
+            min_spacing: Duration::ZERO,
+            per_tick: 1,
+            unmoved_keeps: Duration::ZERO,
+        }),
+        ..config(Scope::Tree(shell), Duration::from_millis(50))
+    })
+    .unwrap();
+    wait_for(&mut sampler, Duration::from_secs(3), |s| {
+        s.pss_attempts.iter().any(|a| a.pid == shell)
+    });
+}

@@ -91,6 +91,20 @@ pub(super) static RULES: &[Rule] = &[
             "/dev/shm is {pct}% full: shared memory is running out",
         )
     },
+    Rule {
+        certainty: crate::model::finding::Certainty::Likely,
+        ..rule(
+            // A writer who saw /dev/shm fill up before the bus error: the shared-memory
+            // bus error told in words (`my /dev/shm fills up completely and exits the
+            // program by causing a BUS ERROR`).
+            "prose.shm-full-bus-error",
+            C::DataloaderShm,
+            Error,
+            &["/dev/shm"],
+            r"(?i:/dev/shm\b.{0,80}?\b(?:fill(?:s|ed|ing)? up|(?:is|was|gets?|got|becomes?|became) full|ran out|runs? out)\b.{0,80}?\bbus error)",
+            "The text reports a bus error as /dev/shm filled up: shared memory ran out",
+        )
+    },
     rule(
         // Ray's object store falls back to disk when /dev/shm is too small (a
         // container's 64 MB): slow, and a sign the DataLoader's shared memory is short too.
