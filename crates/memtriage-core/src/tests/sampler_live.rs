@@ -210,9 +210,14 @@ fn wait_for_python(pid: i32) {
 
 #[test]
 fn the_process_whose_faults_moved_most_is_read_first() {
+    // A fresh mapping each time: a bytearray freed and taken again would reuse the
+    // heap's pages (glibc raises its mmap threshold) and stop faulting.
     let busy = Job::spawn(
         "python3",
-        &["-c", "while True:\n b = bytearray(4 << 20)\n del b"],
+        &[
+            "-c",
+            "import mmap\nwhile True:\n m = mmap.mmap(-1, 4 << 20)\n m.write(bytes(4 << 20))\n m.close()",
+        ],
     );
     let idle = Job::sleeper();
     wait_for_python(busy.pid());

@@ -259,3 +259,57 @@ fn the_kernels_memory_dump_alone_points_at_an_oom_kill() {
         "log.oom-kill",
     )]);
 }
+
+/// Read after batch 12's set-aside third was scored: the kernel's second VFIO form,
+/// GLib's allocator, an oops from its `Code:` line on, debuggerd's tombstone banner,
+/// the crash reporters' one-line EXC_BAD_ACCESS and libmalloc's checks.
+#[test]
+fn forms_its_set_aside_third_showed_are_read() {
+    each_named_first(&[
+        (
+            r#"Jul 28 16:14:53 s510u kernel: vfio_pin_page_external: Task qemu-system-x86 (575712) RLIMIT_MEMLOCK (1048576) exceeded"#,
+            "log.memlock-limit",
+        ),
+        (
+            r#"[ 8810.123456] vfio_lock_acct: Task qemu-kvm (48211) RLIMIT_MEMLOCK (67108864) exceeded"#,
+            "log.memlock-limit",
+        ),
+        (
+            r#"`(wine:1289): GLib-ERROR **: 10:40:14.388: ../glib/gmem.c:365: overflow allocating 1852785409*4 bytes`"#,
+            "log.host-alloc-failure",
+        ),
+        (
+            r#"(gnome-shell:2210): GLib-ERROR **: 14:02:11.512: ../../../glib/gmem.c:112: failed to allocate 4294967296 bytes"#,
+            "log.host-alloc-failure",
+        ),
+        (
+            r#"[99996.075471] Code: 46 10 01 00 00 00 c3 48 c7 06 00 00 00 00 48 89 76 08 48 c7 46 10 00 00 00 00 c3 66 90 48 8b 07 48 85 c0 74 10 48 83 6f 10 01 <48> 8b 10 48 89 17 48 85 d2 74 01 c3"#,
+            "log.kernel-oops",
+        ),
+        (
+            r#"11-06 12:42:37.776 21178 21178 F DEBUG   : *** *** *** *** *** *** *** *** *** *** *** *** *** *** *** ***"#,
+            "log.native-crash",
+        ),
+        (
+            r#"EXC_BAD_ACCESS KERN_INVALID_ADDRESS 0x0000000000000031"#,
+            "log.native-crash",
+        ),
+        (
+            r#"Runner(4471,0x16f8a3000) malloc: *** error for object 0x10a8b4000: pointer being freed was not allocated"#,
+            "log.native-crash",
+        ),
+        (
+            r#"9  libsystem_malloc.dylib         0xbfcc free_list_checksum_botch + 36"#,
+            "log.native-crash",
+        ),
+    ]);
+    lines_raise_nothing(&["Error Code: 2"]);
+}
+
+#[test]
+fn a_figure_with_its_unit_in_parentheses_is_a_reading() {
+    each_named_first(&[(
+        "Memory usage: 12776 (kb)\nMemory usage: 69584 (kb)\nMemory usage: 100072 (kb)\nMemory usage: 150072 (kb)",
+        "log.memory-growth",
+    )]);
+}

@@ -147,9 +147,29 @@ pub(super) static RULES: &[Rule] = &[
         C::NativeCrash,
         Error,
         &["EXC_BAD_ACCESS", "EXC_CRASH (SIGABRT)"],
-        // Its SIGBUS form is a bus error's (bus.rs).
-        r"Exception Type:\s+(?P<exception>EXC_BAD_ACCESS \(SIGSEGV\)|EXC_CRASH \(SIGABRT\))",
+        // Its SIGBUS form is a bus error's (bus.rs). Crashlytics and PLCrashReporter
+        // print the exception and its code on one line.
+        r"Exception Type:\s+(?P<exception>EXC_BAD_ACCESS \(SIGSEGV\)|EXC_CRASH \(SIGABRT\))|^(?P<exception2>EXC_BAD_ACCESS KERN_(?:INVALID_ADDRESS|PROTECTION_FAILURE)) 0x[0-9a-f]+",
         "The process crashed: {exception} (a macOS crash report)",
+    ),
+    rule(
+        // Android's debuggerd opens each tombstone with this banner (logcat's DEBUG
+        // tag), whatever the signal; GLib's allocator ends the process on a refusal.
+        "android.tombstone",
+        C::NativeCrash,
+        Error,
+        &["*** *** *** *** *** ***"],
+        r"\*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\* \*\*\*",
+        "A native crash: Android's debuggerd wrote a tombstone",
+    ),
+    rule(
+        // macOS's libmalloc finds its free lists corrupt and aborts.
+        "macos.malloc-corruption",
+        C::NativeCrash,
+        Error,
+        &["incorrect checksum for freed object", "pointer being freed was not allocated", "free_list_checksum_botch"],
+        r"malloc: \*\*\* error for object 0x[0-9a-f]+: (?P<message>incorrect checksum for freed object|pointer being freed was not allocated)|\bfree_list_checksum_botch\b",
+        "The heap was corrupted: macOS's malloc aborted the process",
     ),
     rule(
         "glibc.heap-corruption",

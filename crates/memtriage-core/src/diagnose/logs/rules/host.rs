@@ -31,7 +31,10 @@ fn capture<'a>(out: &'a [(String, String)], name: &str) -> Option<&'a str> {
 /// A figure of the job's memory: kept as bytes under `bytes`, its series under
 /// `series`. The finding is decided over the whole series (report), not per line.
 fn extract_memory_figure(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
-    let unit = capture(out, "unit").unwrap_or("");
+    // `12776 (kb)`: the unit in parentheses, as some jobs print it.
+    let unit = capture(out, "unit")
+        .or_else(|| capture(out, "unit2"))
+        .unwrap_or("");
     let label = capture(out, "label").unwrap_or("").to_ascii_lowercase();
     let spaced = capture(out, "sep").is_some_and(|s| !s.contains([':', '=']));
     let generic = label.ends_with("memory") || label.ends_with("mem");
@@ -257,6 +260,17 @@ pub(super) static RULES: &[Rule] = &[
             "The system refused a memory allocation (ENOMEM, Cannot allocate memory)",
         )
     },
+    rule(
+        // GLib's allocator (gmem.c) ends the process with g_error when malloc refuses
+        // or a size overflows: `GLib-ERROR **: …: failed to allocate N bytes` (its
+        // `**` read as markdown emphasis where the paste is rendered).
+        "glib.allocation-failed",
+        C::HostAllocFailure,
+        Error,
+        &["GLib-ERROR"],
+        r"\bGLib-ERROR\s*(?:\*\*)?\s*: .*?(?:failed to allocate (?P<bytes>\d+) bytes|overflow allocating (?P<count>\d+)\*(?P<size>\d+) bytes)",
+        "GLib could not allocate memory and ended the process",
+    ),
     rule(
         // OpenCV's allocator: 2.x's `OpenCV Error: Insufficient memory (…)`, 3.x and
         // later's `error: (-4:Insufficient memory) Failed to allocate N bytes`.
@@ -517,7 +531,7 @@ pub(super) static RULES: &[Rule] = &[
             // space needs its unit (`rss 555 MB`; `memory 4 workers` is no figure).
             // No literal is a bare `memory:`: training logs print `memory` on most lines
             // and the prefilter's anchors would stop at each.
-            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident |current |used )?(?:memory[ _]usage|memory used|mem used|used\s+memory|mem_usage|rss|maxrss|max_rss|ru_maxrss|vmrss|ram usage|ram used|memory allocated)(?:\s*\((?:before|after|at|during|in|on)\b[^)]{0,30}\)| after (?:run|step|epoch|iteration|batch|request|call) \d+)?)(?P<sep>\s*[:=]\s*|\s+)(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b)?)",
+            r"(?i:\b(?P<label>(?:cpu |host |process |system |ram |resident |current |used )?(?:memory[ _]usage|memory used|mem used|used\s+memory|mem_usage|rss|maxrss|max_rss|ru_maxrss|vmrss|ram usage|ram used|memory allocated)(?:\s*\((?:before|after|at|during|in|on)\b[^)]{0,30}\)| after (?:run|step|epoch|iteration|batch|request|call) \d+| before| after)?)(?P<sep>\s*[:=]\s*|\s+)(?P<value>\d[\d,]*(?:\.\d+)?)\s*(?:(?P<unit>[KMGT]i?B|[KMGT]\b|bytes\b)|\((?P<unit2>[KMGT]i?B)\))?)",
             "Memory rises reading after reading",
         )
     },
@@ -582,7 +596,7 @@ pub(super) static RULES: &[Rule] = &[
             &[
                 "leak", "Leak", "ncreas", "grow", "creep", "climb", "ising from", "rising", "内存", "显存",
             ],
-            r"(?i:\b(?:memory|ram|rss|heap|resident (?:size|set|memory)|working set|private bytes)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rising|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) (?:to|→|->) (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute|call|request|run|query|inference)|\b(?:continuously|constantly|steadily|ever|always)[- ]increasing (?:memory|ram|rss|heap|resident (?:size|set|memory)|working set|private bytes)\b|\b(?:memory|ram|rss|resident (?:size|set|memory)|working set|private bytes)\b[^.\n]{0,20}\b(?:increas\w*|grow\w*|rising|climb\w*|creep\w*)\b[^.\n]{0,12}?(?P<rate2>~?(?:\d[\d.]*|<n>)(?:\s*[–-]\s*(?:\d[\d.]*|<n>))?\s*[KMGT]i?B)\s*(?:/|per |an? |each )\s*(?:hour|h|min|minute|epoch|step|iteration|day)\b|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|(?P<rate3>\d[\d.,]*\s*[KMGT]i?B) (?:of )?growth (?:in|per|every) (?:\d+ )?(?:hours?|minutes?|days?|requests?)\b|\b(?:memory|ram|rss|resident (?:size|set|memory)|working set|private bytes)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b|\b(?:memory|ram|rss|resident (?:size|set|memory)|working set|private bytes)(?: usage| consumption| footprint| use)?\b[^.\n]{0,40}?\b(?:keeps?|kept|keeping|continues?|continued|continuing) (?:on |to )?(?:increas\w*|grow\w*|rising|climb\w*)|\b(?:memory|ram|rss|resident (?:size|set|memory)|working set|private bytes)(?: usage| consumption)?\b[^.\n]{0,40}\b(?:grow\w*|increas\w*|rising|climb\w*) (?:linearly|without bound|unbounded|monotonically|indefinitely|over time|with (?:each|every) (?:request|epoch|step|iteration|call|batch))\b|\bleaks? (?:memory|ram)\b,? (?:indefinitely|without bounds?|continuously|constantly|steadily|over time|forever|on (?:each|every))|\bleaks? (?:more than |over |about |around |almost |~)?\d[\d.,]*\s*(?:[KMGT]i?B|gigabytes?|megabytes?) (?:of )?(?:memory|ram)\b|\b(?:results? in|leads? to|causes?) (?:ever-?|constantly |steadily |continuously )?(?:growing|increasing|unbounded) (?:memory|ram|rss)\b|\b(?:memory|ram|rss|heap|resident (?:size|set|memory)|working set|private bytes)(?: usage| consumption)?\b[^.\n]{0,30}\b(?:increas\w*|grow\w*|rising|climb\w*) by (?:almost |about |around |roughly |~)?(?P<rate4>\d[\d.,]*\s*[KMGT]?i?B?) (?:every|each|per|a|an) (?:second|sec|minute|min|hour|epoch|step|iteration|batch|request|call|day)\b|\b(?:memory|ram|rss|heap)(?: usage| consumption)?\b[^.\n]{0,40}\b(?:grow\w*|increas\w*)(?: very| really)?(?: rapidly| quickly| fast)?,? without (?:any )?bounds?\b|\bmemory leak\b[^.\n]{0,80}\b(?:grows|increases) (?:over time|steadily|continuously|until)\b|(?:内存|显存)[^\n]{0,24}?(?:一直|不断|不斷|持续|持續|逐渐|逐漸|逐步|越来越|越來越|缓慢|緩慢|慢慢)[^\n]{0,8}?(?:增长|增長|上涨|上漲|涨|漲|增加|升高|变大|變大|大|上升|攀升|提高))",
+            r"(?i:\b(?:memory|ram|rss|heap|resident (?:size|set|memory)|working set|private bytes)(?: usage)?\b[^.\n]{0,40}\b(?:slowly |steadily |gradually |constantly )?(?:increas\w*|grow\w*|rising|creep\w*|climb\w*)\b[^.\n]{0,30}?\bfrom (?P<from>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?) (?:to|→|->) (?P<to>(?:\d[\d.]*|<n>)\s*[KMGT]i?B?)|\bleak\w*\b[^.\n]{0,40}?(?P<rate>(?:\d[\d.]*|<n>)\s*[KMGT]i?B|<n>) per (?:epoch|step|iteration|batch|hour|minute|call|request|run|query|inference)|\b(?:continuously|constantly|steadily|ever|always)[- ]increasing (?:memory|ram|rss|heap|resident (?:size|set|memory)|working set|private bytes)\b|\b(?:memory|ram|rss|resident (?:size|set|memory)|working set|private bytes)\b[^.\n]{0,20}\b(?:increas\w*|grow\w*|rising|climb\w*|creep\w*)\b[^.\n]{0,12}?(?P<rate2>~?(?:\d[\d.]*|<n>)(?:\s*[–-]\s*(?:\d[\d.]*|<n>))?\s*[KMGT]i?B)\s*(?:/|per |an? |each )\s*(?:hour|h|min|minute|epoch|step|iteration|day)\b|\bmemory (?:leak (?:occurs|happens|grows|increases)|usage (?:grows|increases)) (?:every|each|per) (?:epoch|step|iteration|batch)|(?P<rate3>\d[\d.,]*\s*[KMGT]i?B) (?:of )?growth (?:in|per|every) (?:\d+ )?(?:hours?|minutes?|days?|requests?)\b|\b(?:memory|ram|rss|resident (?:size|set|memory)|working set|private bytes)(?: usage)?\b[^.\n]{0,40}\b(?:continually|continuously|constantly|steadily|keeps?|kept) (?:increas\w*|grow\w*|rising|climb\w*)[^.\n]{0,30}\b(?:during|over|each|every|after|until)\b|\b(?:memory|ram|rss|resident (?:size|set|memory)|working set|private bytes)(?: usage| consumption| footprint| use)?\b[^.\n]{0,40}?\b(?:keeps?|kept|keeping|continues?|continued|continuing) (?:on |to )?(?:increas\w*|grow\w*|rising|climb\w*)|\b(?:memory|ram|rss|resident (?:size|set|memory)|working set|private bytes)(?: usage| consumption)?\b[^.\n]{0,40}\b(?:grow\w*|increas\w*|rising|climb\w*) (?:linearly|without bound|unbounded|monotonically|indefinitely|over time|with (?:each|every) (?:request|epoch|step|iteration|call|batch))\b|\bleaks? (?:memory|ram)\b,? (?:indefinitely|without bounds?|continuously|constantly|steadily|over time|forever|on (?:each|every))|\bleaks? (?:more than |over |about |around |almost |~)?\d[\d.,]*\s*(?:[KMGT]i?B|gigabytes?|megabytes?) (?:of )?(?:memory|ram)\b|\b(?:results? in|leads? to|causes?) (?:ever-?|constantly |steadily |continuously )?(?:growing|increasing) (?:memory|ram|rss)\b|\b(?:memory|ram|rss|heap|resident (?:size|set|memory)|working set|private bytes)(?: usage| consumption)?\b[^.\n]{0,30}\b(?:increas\w*|grow\w*|rising|climb\w*) by (?:almost |about |around |roughly |~)?(?P<rate4>\d[\d.,]*\s*[KMGT]?i?B?) (?:every|each|per|a|an) (?:second|sec|minute|min|hour|epoch|step|iteration|batch|request|call|day)\b|\b(?:memory|ram|rss|heap)(?: usage| consumption)?\b[^.\n]{0,40}\b(?:grow\w*|increas\w*)(?: very| really)?(?: rapidly| quickly| fast)?,? without (?:any )?bounds?\b|\bmemory leak\b[^.\n]{0,80}\b(?:grows|increases) (?:over time|steadily|continuously|until)\b|(?:内存|显存)[^\n]{0,24}?(?:一直|不断|不斷|持续|持續|逐渐|逐漸|逐步|越来越|越來越|缓慢|緩慢|慢慢)[^\n]{0,8}?(?:增长|增長|上涨|上漲|涨|漲|增加|升高|变大|變大|大|上升|攀升|提高))",
             "The text says memory kept growing",
         )
     },

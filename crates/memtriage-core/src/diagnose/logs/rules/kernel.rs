@@ -189,6 +189,19 @@ pub(super) static RULES: &[Rule] = &[
     Rule {
         certainty: Likely,
         ..rule(
+            // The instruction bytes an oops, BUG or WARN dumps, the faulting one in
+            // angle brackets: the dump's own line when its headline was cut.
+            "kernel.code-line",
+            C::KernelOops,
+            Error,
+            &["Code: "],
+            r"^Code: (?:[0-9a-f]{2} ){8,}<[0-9a-f]{2}>",
+            "The kernel dumped the instructions where it faulted (an oops, a BUG or a WARN)",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        ..rule(
             // The kernel's memory dump (show_mem) without the lines before it: it is
             // printed when memory ran out, for an OOM kill (most often) or a failed
             // page allocation, whose own lines claim the log where they are pasted.

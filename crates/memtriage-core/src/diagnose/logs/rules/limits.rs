@@ -88,12 +88,14 @@ pub(super) static RULES: &[Rule] = &[
     ),
     rule(
         // VFIO pins a guest's or a device's memory against the process's limit
-        // (GPU passthrough, SPDK, DPDK): the kernel says so in its log.
+        // (GPU passthrough, SPDK, DPDK): the kernel says so in its log, in
+        // vfio_iommu_type1.c's two forms (`vfio_pin_pages_remote: RLIMIT_MEMLOCK (N)
+        // exceeded`, `vfio_lock_acct: Task qemu (575712) RLIMIT_MEMLOCK (N) exceeded`).
         "vfio.memlock-exceeded",
         C::MemlockLimit,
         Error,
         &["RLIMIT_MEMLOCK ("],
-        r"\bvfio\w*: RLIMIT_MEMLOCK \((?P<limit>\d+)\) exceeded",
+        r"\bvfio\w*: (?:Task .{1,20}? \(\d+\) )?RLIMIT_MEMLOCK \((?P<limit>\d+)\) exceeded",
         "The kernel refused to pin memory for VFIO: RLIMIT_MEMLOCK ({limit} bytes) exceeded",
     ),
     // Open MPI's openib warning: the HCA driver's MTT table caps what can be registered
