@@ -52,6 +52,9 @@ struct Tracked {
     minor_faults_at_attempt: Option<u64>,
     /// When that attempt was (`Sample::t`), and the major faults then.
     attempted: Option<(f64, u64)>,
+    /// When the sampler first saw it: a process never read for [`FIRST_READING_DUE`]
+    /// goes before newer ones.
+    seen: Instant,
     /// Readings of a forked worker taken past the PSS budget (see [`WORKER_READINGS`]).
     readings_past_budget: u8,
 }
@@ -61,6 +64,8 @@ struct Tracked {
 /// most: what it copied from its parent is what its readings are for, and one
 /// expensive reading of another worker must not starve it.
 const WORKER_READINGS: u8 = 4;
+/// How long a process may wait for its first PSS reading behind newer ones.
+const FIRST_READING_DUE: Duration = Duration::from_secs(5);
 /// 32 MiB of 4 KiB pages: a worker that copies 96 MiB is read at least once after
 /// most of its copying, however the ticks fall.
 const WORKER_COPY_FAULTS: u64 = 8 * 1024;
@@ -264,6 +269,7 @@ impl Collector {
                     last: None,
                     minor_faults_at_attempt: None,
                     attempted: None,
+                    seen: Instant::now(),
                     readings_past_budget: 0,
                 },
             );
@@ -329,18 +335,26 @@ impl Collector {
                 .filter_map(|(i, p)| Some((i, self.tracked.get(&p.pid)?, p)))
                 .filter(|(_, tr, p)| due(tr, p))
         };
-        // Ties (processes never tried all stand at the top) go to the one seen first:
-        // on a machine that starts processes all the time (a build), the newest would
-        // otherwise win each tick and an old process would wait for ever.
+        // Processes never tried all stand tied at the top: the newest first (a job
+        // just started is what a user looks at), but one that waited
+        // FIRST_READING_DUE goes before them, the longest waiting first, so that a
+        // stream of new processes (a build) cannot keep an older one unread.
+        let now = Instant::now();
+        let rank = |i: usize, tr: &Tracked, p: &ProcessSample| {
+            let never_tried = tr.minor_faults_at_attempt.is_none();
+            let overdue = never_tried && now.duration_since(tr.seen) >= FIRST_READING_DUE;
+            let order = if overdue { -(i as i64) } else { i as i64 };
+            (moved(tr, p), overdue, order)
+        };
         let most_moved = candidates()
-            .max_by_key(|(i, tr, p)| (moved(tr, p), std::cmp::Reverse(*i)))
+            .max_by_key(|(i, tr, p)| rank(*i, tr, p))
             .map(|(i, ..)| i)?;
         // Chosen among the workers that may still be read past the budget: one that
         // used its readings, or another process, would otherwise stand first for
         // ever (its faults since its last attempt only grow) and starve them.
         let most_copying = candidates()
             .filter(|(_, tr, p)| copying(tr, p))
-            .max_by_key(|(i, tr, p)| (moved(tr, p), std::cmp::Reverse(*i)))
+            .max_by_key(|(i, tr, p)| rank(*i, tr, p))
             .map(|(i, ..)| i);
         let i = if self.ledger.as_mut()?.allows(Instant::now()) {
             most_moved

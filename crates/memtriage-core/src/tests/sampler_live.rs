@@ -569,12 +569,14 @@ time.sleep(60)
 }
 
 /// A machine that starts processes all the time (a build) keeps bringing processes
-/// never read: they stand tied at the top of the queue, and the one seen first must
-/// win the tie, or an old process waits for its first reading for ever.
+/// never read: the newest go first, but an older one must not wait behind them for
+/// ever (past its due time it goes first).
 #[test]
 fn an_old_process_gets_its_first_pss_reading_while_new_ones_keep_coming() {
-    let job = Job::spawn("sh", &["-c", "while :; do sleep 0.2 & sleep 0.01; done"]);
-    let shell = job.pid();
+    let code = "import subprocess, time\nb = b'\\x01' * (64 << 20)\nwhile True:\n subprocess.Popen(['sleep', '0.2'])\n time.sleep(0.01)";
+    let job = Job::spawn("python3", &["-c", code]);
+    let old = job.pid();
+    wait_for_python(old);
     // Its children are running by the first tick.
     std::thread::sleep(Duration::from_millis(300));
     let mut sampler = Sampler::start(SamplerConfig {
@@ -585,10 +587,10 @@ fn an_old_process_gets_its_first_pss_reading_while_new_ones_keep_coming() {
             per_tick: 1,
             unmoved_keeps: Duration::ZERO,
         }),
-        ..config(Scope::Tree(shell), Duration::from_millis(50))
+        ..config(Scope::Tree(old), Duration::from_millis(50))
     })
     .unwrap();
-    wait_for(&mut sampler, Duration::from_secs(3), |s| {
-        s.pss_attempts.iter().any(|a| a.pid == shell)
+    wait_for(&mut sampler, Duration::from_secs(10), |s| {
+        s.pss_attempts.iter().any(|a| a.pid == old)
     });
 }
