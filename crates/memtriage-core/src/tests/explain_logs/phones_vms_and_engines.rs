@@ -152,10 +152,6 @@ fn phones_kill_apps_in_their_own_words() {
 fn kernels_limits_and_collectives_are_read_in_their_forms() {
     each_named_first(&[
         (
-            r#"Oct 02 13:56:45 cube kernel: PANIC at range_tree.c:498:range_tree_remove_impl()"#,
-            "log.kernel-oops",
-        ),
-        (
             r#"Oct 02 13:56:45 cube kernel: VERIFY3(rs_get_start(rs, rt) <= start) failed (9259961393152 <= 9259961360384)"#,
             "log.kernel-oops",
         ),

@@ -167,7 +167,7 @@ pub(super) static RULES: &[Rule] = &[
         "macos.malloc-corruption",
         C::NativeCrash,
         Error,
-        &["incorrect checksum for freed object", "pointer being freed was not allocated", "free_list_checksum_botch"],
+        &["incorrect checksum for freed object", "pointer being freed was not allocated", "_checksum_botch"],
         r"malloc: \*\*\* error for object 0x[0-9a-f]+: (?P<message>incorrect checksum for freed object|pointer being freed was not allocated)|\bfree_list_checksum_botch\b",
         "The heap was corrupted: macOS's malloc aborted the process",
     ),

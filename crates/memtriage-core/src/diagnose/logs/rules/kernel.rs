@@ -78,11 +78,13 @@ pub(super) static RULES: &[Rule] = &[
     rule(
         // ZFS's kernel module (SPL) stops the thread at a failed assertion and dumps its
         // stack: `VERIFY3(…) failed (a <= b)`, then `PANIC at range_tree.c:498:…()`.
+        // The assertion is read: `PANIC at ` and `VERIFY` alone would be anchors that
+        // ordinary text (` at `, `verify`) hits all the time.
         "zfs.spl-panic",
         C::KernelOops,
         Error,
-        &["PANIC at ", "VERIFY"],
-        r"\bPANIC at (?P<site>[\w.-]+\.c:\d+:\w+)\(\)|(?-i:\bVERIFY(?:3|0)?\(.{1,300}\) failed\b)",
+        &["VERIFY3(", "VERIFY0(", "VERIFY("],
+        r"(?-i:\bVERIFY(?:3|0)?\(.{1,300}\) failed\b)",
         "ZFS's kernel module failed an assertion and stopped the thread (SPL panic)",
     ),
     rule(
