@@ -85,7 +85,19 @@ pub(super) fn reads_as_document(head: &str) -> bool {
             "frequently asked question" | "frequently asked questions" | "faq" | "faqs"
         )
     });
+    // A manual page's sections, each alone on its line; a wiki's line under the title.
+    let man_page = ["NAME", "SYNOPSIS", "DESCRIPTION"]
+        .iter()
+        .filter(|s| lines.contains(s))
+        .count()
+        >= 2;
+    let wiki = lines.iter().take(4).any(|l| {
+        l.starts_with("From ")
+            && (l.ends_with(" Wiki") || l.ends_with("Wiki") || l.contains("the free encyclopedia"))
+    });
     front_matter
+        || man_page
+        || wiki
         || directive
         || caption
         || permalink

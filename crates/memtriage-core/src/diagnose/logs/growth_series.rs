@@ -85,7 +85,20 @@ const GROWTH_MIN_RISE: f64 = 1.2;
 const STEADY_MIN_READINGS: usize = 8;
 const STEADY_MIN_RISE: f64 = 1.05;
 
+/// Three readings are enough where each rose by a tenth and the last is half again the
+/// first (`current RAM usage now 1632 MiB`, `2394 MiB`, `3158 MiB`, one a cell run):
+/// a job's warm-up rises too, but settles within its first readings.
+const SHORT_SERIES_READINGS: usize = 3;
+const SHORT_SERIES_STEP: f64 = 1.1;
+const SHORT_SERIES_RISE: f64 = 1.5;
+
 fn rising(readings: &[(u64, u64)]) -> bool {
+    if readings.len() == SHORT_SERIES_READINGS {
+        let each_step = readings
+            .windows(2)
+            .all(|w| w[0].1 > 0 && w[1].1 as f64 >= w[0].1 as f64 * SHORT_SERIES_STEP);
+        return each_step && readings[2].1 as f64 >= readings[0].1 as f64 * SHORT_SERIES_RISE;
+    }
     if readings.len() < GROWTH_MIN_READINGS {
         return false;
     }

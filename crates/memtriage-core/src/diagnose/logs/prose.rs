@@ -107,9 +107,12 @@ pub(super) fn read_head(region: &[u8]) -> Option<Head> {
             .iter()
             .any(|l| is_article_title(l) || is_numbered_section(l))
             || reads_as_document(&head),
-        // An issue form's heading (`## Describe the bug`) heads a report, whoever it
-        // speaks of.
-        impersonal: !first_person(&head) && !head.lines().any(is_issue_form_heading),
+        // An issue form's heading (`## Describe the bug`) or an issue's byline heads a
+        // report, whoever it speaks of and in whatever language.
+        impersonal: !first_person(&head)
+            && !head
+                .lines()
+                .any(|l| is_issue_form_heading(l) || is_issue_byline(l)),
         issue_title: (first.starts_with('#')
             && lines
                 .get(1)
@@ -139,6 +142,80 @@ fn names_an_exception(title: &str) -> bool {
     let name = &title[..name_end];
     (name.ends_with("Error") || name.ends_with("Exception")) && title[name_end..].starts_with(':')
 }
+
+/// Words of a page before the example it shows (see [`quoted_as_example`]).
+const DOC_PHRASES: &[&str] = &[
+    // A page showing what the reader will meet, in the languages of the pages
+    // that quote these errors most.
+    "typical message",
+    "typical error",
+    "for example",
+    "for instance",
+    "an example",
+    "example output",
+    "example log output",
+    "log output:",
+    "типичное сообщение",
+    "например",
+    "пример",
+    "例如",
+    "比如",
+    "示例",
+    "例えば",
+    "の例",
+    "以下のような",
+    "예를 들어",
+    "zum beispiel",
+    "por ejemplo",
+    "par exemple",
+    "you may encounter",
+    "you might encounter",
+    "you may see",
+    "you might see",
+    "you will see",
+    "you'll see",
+    "you may get",
+    "you might get",
+    "you may run into",
+    "you might run into",
+    "the following error",
+    "something like",
+    "looks like this",
+    "look like one of",
+    "as shown below",
+    "shown below",
+    "like the following",
+    "a message like",
+    "messages like",
+    "sont enregistrés",
+    "are logged in",
+    // The modal of a page: what may happen to anyone, not what happened.
+    "may appear",
+    "might appear",
+    "can appear",
+    "may occur",
+    "can occur",
+    "可能出现",
+    "可能会出现",
+    "如下错误",
+    "如下报错",
+    "以下错误",
+    "вы увидите",
+    "может появиться",
+    "similares a los siguientes",
+    "mensajes similares",
+    "como los siguientes",
+    "seperti berikut",
+    "sebagai berikut",
+    // A change's description shows the message it adds.
+    "we now report",
+    "now reports",
+    "now prints",
+    "will now report",
+    "will now print",
+    "this pr ",
+    "this pull request",
+];
 
 /// Documentation quotes an error after telling the reader they may meet it; a user
 /// reporting one says what they got. Such a quote is not a failure. The lines are read
@@ -189,70 +266,6 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
         .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_lowercase()));
     let lines: Vec<String> = sentences.iter().map(|l| l.to_lowercase()).collect();
     let recent = &lines[lines.len().saturating_sub(if continued { 2 } else { 1 })..];
-    const DOC_PHRASES: &[&str] = &[
-        // A page showing what the reader will meet, in the languages of the pages
-        // that quote these errors most.
-        "typical message",
-        "typical error",
-        "for example",
-        "for instance",
-        "an example",
-        "example output",
-        "example log output",
-        "log output:",
-        "типичное сообщение",
-        "например",
-        "пример",
-        "例如",
-        "比如",
-        "示例",
-        "例えば",
-        "の例",
-        "以下のような",
-        "예를 들어",
-        "zum beispiel",
-        "por ejemplo",
-        "par exemple",
-        "you may encounter",
-        "you might encounter",
-        "you may see",
-        "you might see",
-        "you will see",
-        "you'll see",
-        "you may get",
-        "you might get",
-        "you may run into",
-        "you might run into",
-        "the following error",
-        "something like",
-        "looks like this",
-        "look like one of",
-        "as shown below",
-        "shown below",
-        "like the following",
-        "a message like",
-        "messages like",
-        "sont enregistrés",
-        "are logged in",
-        // The modal of a page: what may happen to anyone, not what happened.
-        "may appear",
-        "might appear",
-        "can appear",
-        "may occur",
-        "can occur",
-        "可能出现",
-        "可能会出现",
-        "如下错误",
-        "如下报错",
-        "以下错误",
-        "вы увидите",
-        "может появиться",
-        "similares a los siguientes",
-        "mensajes similares",
-        "como los siguientes",
-        "seperti berikut",
-        "sebagai berikut",
-    ];
     // A page's table or section of examples: the heading may stand a few rows above.
     const EXAMPLES_HEADING: &[&str] = &[
         "log examples",
@@ -293,12 +306,13 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
 
 /// A sentence, in lower case, in which the writer says they met what follows (`I get
 /// the following exception:`, `we keep seeing`, `I'm getting this`, or without the
-/// subject, `Seeing intermittent errors like the following`).
+/// subject, `Seeing intermittent errors like the following`), or that their program
+/// did (`master process show the following error`); a page's reader only may.
 fn writer_met_it(lowercase: &str) -> bool {
     static MET: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &MET,
-        r"^(?:keep |still |now |also )?(?:seeing|getting|receiving|hitting|encountering|experiencing)\b|\b(?:i|we|i'm|i've|we're|we've|i am|we are)\s+(?:(?:also|still|always|now|then|just|keep|kept|have|had|was|were|sometimes|often|randomly|suddenly)\s+){0,2}(?:get|got|getting|gotten|see|saw|seeing|receive|received|receiving|hit|hitting|encounter(?:ed|ing)?|run into|ran into|running into|observe[ds]?|observing|notice[ds]?|noticing)\b",
+        r"^(?:keep |still |now |also )?(?:seeing|getting|receiving|hitting|encountering|experiencing)\b|\b(?:i|we|i'm|i've|we're|we've|i am|we are)\s+(?:(?:also|still|always|now|then|just|keep|kept|have|had|was|were|sometimes|often|randomly|suddenly)\s+){0,2}(?:get|got|getting|gotten|see|saw|seeing|receive|received|receiving|hit|hitting|encounter(?:ed|ing)?|run into|ran into|running into|observe[ds]?|observing|notice[ds]?|noticing)\b|\b(?:shows?|showed|throws?|threw|gives?|gave|returns?|returned|prints?|printed|raises?|raised|reports?|reported|logs?|logged|emits?|emitted|(?:fails?|failed|crash(?:es|ed)?|dies|died|exits?|exited|stops?|stopped|aborts?|aborted) with) (?:the |this |these )?following (?:error|errors|exception|message|messages|output)\b",
         lowercase,
     )
 }
@@ -450,7 +464,7 @@ pub(super) fn is_article_title(line: &str) -> bool {
         && !progress
         && matches(
             &TITLE,
-            r"(?i)^\s*(?:#+\s*)?(?:how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|(?:resolving|solving|avoiding|preventing|dealing with) \S|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:.*(?:\bqué (?:es|significa|lo causa|causa)\b|\bcómo (?:solucionar|arreglar|reparar|corregir|identificar|resolver)\b|\bcomo (?:resolver|corrigir|consertar)\b|\bcomment (?:résoudre|corriger|réparer)\b|\bqu['’]est-ce que\b|\bwie (?:man )?(?:behebt|beheben|löst)\b|\bcome risolvere\b))|(?i:\s[-–—:]\s*(?:diagnosing|troubleshooting|debugging|fixing|resolving|understanding)\s\S.*)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
+            r"(?i)^\s*(?:#+\s*)?(?:\[(?:howto|how-to|tutorial|guide|faq)\]|how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|(?:resolving|solving|avoiding|preventing|dealing with) \S|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:.*(?:\bqué (?:es|significa|lo causa|causa)\b|\bcómo (?:solucionar|arreglar|reparar|corregir|identificar|resolver)\b|\bcomo (?:resolver|corrigir|consertar)\b|\bcomment (?:résoudre|corriger|réparer)\b|\bqu['’]est-ce que\b|\bwie (?:man )?(?:behebt|beheben|löst)\b|\bcome risolvere\b))|(?i:\s[-–—:]\s*(?:diagnosing|troubleshooting|debugging|fixing|resolving|understanding)\s\S.*)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
             line,
         )
 }

@@ -19,6 +19,9 @@ const MAX_WIDTH: usize = 1024;
 #[derive(Debug, Clone)]
 pub(super) struct WrapWidth {
     lengths: Vec<u32>,
+    /// By length, the lines followed by an empty line: a terminal's cut goes on in
+    /// the next line, so no such length is the width.
+    ended: Vec<u32>,
     sampled: usize,
     width: Option<usize>,
 }
@@ -27,6 +30,7 @@ impl Default for WrapWidth {
     fn default() -> Self {
         WrapWidth {
             lengths: vec![0; MAX_WIDTH + 1],
+            ended: vec![0; MAX_WIDTH + 1],
             sampled: 0,
             width: None,
         }
@@ -46,13 +50,24 @@ impl WrapWidth {
         // Only whole lines: the last one may go on past the sample. A progress bar
         // that redraws its line (`\r`) pads every state to one width: not counted.
         let mut lines = taken.split(|b| *b == b'\n').peekable();
+        let mut previous = None;
         while let Some(line) = lines.next() {
             if lines.peek().is_none() && taken.len() < region.len() {
                 break;
             }
             let line = line.strip_suffix(b"\r").unwrap_or(line);
+            // An empty line (not the nothing after the last newline; a pager pads its
+            // empty lines to the width, so those are not empty) ends the one before.
+            if line.is_empty() && lines.peek().is_some() {
+                if let Some(length) = previous {
+                    self.ended[length] += 1;
+                }
+            }
+            previous = None;
             if !line.is_empty() && !line.contains(&b'\r') {
-                self.lengths[columns(line).min(MAX_WIDTH)] += 1;
+                let length = columns(line).min(MAX_WIDTH);
+                self.lengths[length] += 1;
+                previous = Some(length);
             }
         }
         self.width = self.decide();
@@ -71,7 +86,7 @@ impl WrapWidth {
     /// default, is taken from a single line (a short paste).
     fn decide(&self) -> Option<usize> {
         let width = self.lengths.iter().rposition(|n| *n > 0)?;
-        if !(MIN_WIDTH..MAX_WIDTH).contains(&width) {
+        if !(MIN_WIDTH..MAX_WIDTH).contains(&width) || self.ended[width] > 0 {
             return None;
         }
         let at = self.lengths[width];
@@ -126,6 +141,10 @@ mod tests {
             .collect::<String>()
             + "\n";
         assert_eq!(w.sample(bar.repeat(3).as_bytes()), None);
+        // Nor do a job's lines of one template, each followed by an empty line.
+        let mut w = WrapWidth::default();
+        let readings = format!("{}\n\n", "r".repeat(153)).repeat(3);
+        assert_eq!(w.sample(readings.as_bytes()), None);
         // Two lines of one width are a table, not a terminal's cut.
         let mut w = WrapWidth::default();
         let table = format!("{}\n{}\n", "+".repeat(90), "|".repeat(90));

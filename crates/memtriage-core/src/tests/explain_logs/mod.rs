@@ -14,6 +14,7 @@ use crate::tests::support::fixtures;
 
 mod allocators_and_debuggers;
 mod bus;
+mod claims_and_services;
 mod crash;
 mod cuda;
 mod dataloader;

@@ -210,8 +210,10 @@ pub(super) static RULES: &[Rule] = &[
             "kernel.show-mem",
             C::OomKill,
             Warn,
-            &["lowmem_reserve[]", "total pagecache pages", "pages in swap cache", "hugepages_total="],
-            r"^lowmem_reserve\[\]:(?: \d+)+\s*$|^\d+ total pagecache pages\s*$|^\d+ pages in swap cache\s*$|^Node \d+ hugepages_total=\d+ hugepages_free=\d+",
+            // Its first line (`active_anon:N inactive_anon:N isolated_anon:N`) behind a
+            // prefix the rules do not know (OpenWrt's `… kern.warn kernel:`).
+            &["lowmem_reserve[]", "total pagecache pages", "pages in swap cache", "hugepages_total=", "isolated_anon:"],
+            r"^lowmem_reserve\[\]:(?: \d+)+\s*$|^\d+ total pagecache pages\s*$|^\d+ pages in swap cache\s*$|^Node \d+ hugepages_total=\d+ hugepages_free=\d+|\bactive_anon:\d+ inactive_anon:\d+ isolated_anon:\d+",
             "The kernel dumped its memory state, as it does when memory ran out (an OOM kill, most often)",
         )
     },

@@ -27,12 +27,17 @@ macro_rules! shell_signal {
         // says (text glued before it by a progress bar is not words), so prose that
         // mentions a segmentation fault is not one. The shell's note in brackets may
         // follow, in its locale's words (`(core dumped)`, `(\`core' generado)`).
+        // Bare with the command after it, only as bash's job table pads it.
         concat!(
             r"^\s*(?:(?:\[\d+\][+-]?\s+(?:\d+\s+)?|\d+\s+|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+|zsh: )(?:",
             $signal,
             r")(?::? \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?(?:\s+(?P<command>.*?))?|(?:.*?[^\w\s`'\x22:,.(]\s*)?(?:",
             $signal,
-            r")(?:: \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?)\s*$"
+            r")(?:: \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?)\s*$|^\s*`?(?:",
+            $signal,
+            // Bash's job table pads the status to its column before the command
+            // (`Segmentation fault      (core dumped) kitupiikki`).
+            r")\s{2,}(?:[(（][^()（）]{1,40}[)）]\s+)?[^\s`(（][^`]*`?\s*$"
         )
     };
 }
@@ -54,6 +59,7 @@ macro_rules! reported {
 }
 
 mod bus;
+mod claims;
 mod crash;
 mod cuda;
 mod dataloader;
@@ -294,6 +300,9 @@ pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
         kernel::RULES,
         windows::RULES,
         signals::RULES,
+        // A writer's words come last: a program's line that also holds them is the
+        // program's.
+        claims::RULES,
     ]
     .into_iter()
     .flatten()

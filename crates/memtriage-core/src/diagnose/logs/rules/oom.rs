@@ -408,7 +408,7 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["nohang", "Implement a corrective action", "corrective action", "_threshold_min_"],
         // Its own words stand without its name: a journal's prefix may be gone.
-        r"nohang.*(?:[Cc]orrective action|SIGKILL|SIGTERM|[Kk]illed)|Implement a corrective action|[Cc]orrective action applied|Memory status that requires corrective actions|<= (?:soft|hard)_threshold_min_(?:mem|swap)\b",
+        r"\bnohang\b.*(?:[Cc]orrective action|SIGKILL|SIGTERM|[Kk]illed)|Implement a corrective action|[Cc]orrective action applied|Memory status that requires corrective actions|<= (?:soft|hard)_threshold_min_(?:mem|swap)\b",
         "nohang killed a process because memory ran low",
     ),
     rule(

@@ -26,8 +26,9 @@ pub(super) static RULES: &[Rule] = &[
                 "Exceeded hard memory limit",
                 "R15 (Memory quota vastly exceeded)",
                 "ran out-of-memory and exited",
+                "session crashed after using all available RAM",
             ],
-            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B?) exceeded with (?P<used>[\d.]+ ?[KMG]i?B?) used|Exceeded (?:soft|hard) memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|Error R15 \(Memory quota vastly exceeded\)|\bThe replica (?P<replica>\S+) ran out-of-memory and exited with a non-zero status",
+            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B?) exceeded with (?P<used>[\d.]+ ?[KMG]i?B?) used|Exceeded (?:soft|hard) memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|Error R15 \(Memory quota vastly exceeded\)|\bThe replica (?P<replica>\S+) ran out-of-memory and exited with a non-zero status|\bYour session crashed after using all available RAM\b",
             "The platform ended the container at its memory limit",
         )
     },
@@ -37,8 +38,9 @@ pub(super) static RULES: &[Rule] = &[
             "heroku.memory-quota-exceeded",
             C::MemoryPressure,
             Warn,
-            &["R14 (Memory quota exceeded)"],
-            r"Error R14 \(Memory quota exceeded\)",
+            // Its router logs the dyno's memory beside: `Process running mem=540M(105.6%)`.
+            &["R14 (Memory quota exceeded)", "Process running mem="],
+            r"Error R14 \(Memory quota exceeded\)|\bProcess running mem=\d+M\((?:1\d\d|[2-9]\d\d)(?:\.\d+)?%\)",
             "Heroku: the dyno exceeded its memory quota and is swapping (R14)",
         )
     },

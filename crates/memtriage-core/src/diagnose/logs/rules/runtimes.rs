@@ -126,9 +126,12 @@ pub(super) static RULES: &[Rule] = &[
             "OutOfMemoryError()",
             "out of memory (requested",
             "xmalloc: cannot allocate",
+            "ERROR: MemoryError()",
+            "Out of Memory Error: ",
         ],
-        // Perl, Julia, GHC and bash's xmalloc.
-        r#"Out of memory during (?:request for|"large" request for|ridiculously large request)|\bOutOfMemoryError\(\)|: out of memory \(requested (?P<bytes>\d+) bytes\)|\bxmalloc: cannot allocate (?P<bytes2>\d+) bytes"#,
+        // Perl, Julia (`MemoryError()` before 0.4), GHC, bash's xmalloc and DuckDB's
+        // OutOfMemoryException.
+        r#"Out of memory during (?:request for|"large" request for|ridiculously large request)|\bOutOfMemoryError\(\)|\bERROR: MemoryError\(\)|\bOut of Memory Error: (?:failed to allocate|could not allocate|allocation failure|failed to pin|failed to offload)|: out of memory \(requested (?P<bytes>\d+) bytes\)|\bxmalloc: cannot allocate (?P<bytes2>\d+) bytes"#,
         "The program's runtime could not allocate memory",
     ),
     Rule {

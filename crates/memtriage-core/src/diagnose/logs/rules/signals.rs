@@ -48,7 +48,7 @@ macro_rules! died_of_signal {
             $number,
             r"/",
             $name,
-            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?code|(?:exited|terminated) with code)\x22?\s*[:=]?\s*\(?-",
+            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?(?:code|value)|(?:exited|terminated) with code)\x22?\s*[:=]?\s*\(?-",
             $number,
             r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: |\bexit signal )(?:",
             $words,
@@ -86,7 +86,7 @@ macro_rules! signal_literals {
             ": task ", "exit string: ", "unable to execute command", "fatal python error: ",
             "exit signal ",
             "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
-            "xit_status", "eturncode", "eturn code", "eturn_code",
+            "xit_status", "eturncode", "eturn code", "eturn_code", "eturn value", "eturnvalue", "eturn_value",
             "xited with code", "terminated with code",
         ]
     };
@@ -206,7 +206,9 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             EXIT_STATUS_LITERALS,
-            exit_status!("137"),
+            // Compose names the container that died starting (`dependency failed to
+            // start: container kafka-1 exited (137)`); docker ps's `Exited (137)` may be a stop.
+            concat!(exit_status!("137"), r"|(?i:\bcontainer \S+ exited \(137\))"),
             "The process exited with status 137: killed by SIGKILL, most often by the OOM killer",
         )
     },

@@ -1,0 +1,242 @@
+//! What a report says happened, in its writer's words, where no program's line is
+//! pasted: `there is a memory leak`, `gnome-shell segfaults on start`, `the pod got OOM
+//! killed`, `oomd killed httpd.service`, `once I max out my RAM and start using swap`.
+//!
+//! A claim is `possible` at most, and only where the sentence does not deny, suppose,
+//! avoid or fix it (`no memory leak`, `if your pod is OOM killed`, `fixes a segfault`).
+//! Pages that teach about these (an article, a manual) are set aside before any rule.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::super::engine::lazy_regex;
+use super::{rule, FailureClass as C, Rule};
+use crate::model::finding::Certainty::Possible;
+use crate::model::finding::Severity::Warn;
+
+pub(super) static RULES: &[Rule] = &[
+    Rule {
+        extract: Some(extract_leak_claim),
+        certainty: Possible,
+        ..rule(
+            // The report itself says the program leaks, in its own language: the
+            // claim, not a measurement (figures, where pasted, say more). The languages
+            // are those the collected reports were written in: each other one costs
+            // the prefilter an anchor of its own.
+            "prose.leak-claim",
+            C::MemoryGrowth,
+            Warn,
+            &[
+                "emory leak",
+                "emory-leak",
+                "leaks memory",
+                "leaking memory",
+                "leaked memory",
+                "leaks ram",
+                "leaking ram",
+                "leaked ram",
+                "fuite",
+                "vazamento",
+                "утечк",
+                "内存泄",
+                "メモリリーク",
+                "דליפת ז",
+            ],
+            r"(?i:(?P<claim>memory[- ]leaks?|leak(?:s|ing|ed) (?:memory|ram)\b|fuites? (?:de |d'une )?m[ée]moire|vazamentos? de mem[óo]ria|(?-i:утечк\w* памяти)|内存泄[漏露]|メモリリーク|דליפת זי?כרון))",
+            "The report says the program leaks memory ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // Memory that rises with time, told in the languages whose reports say so
+            // without the word leak: Persian (`مصرف رم به مرور زمان بالا میره`, RAM use
+            // goes up over time), Finnish (`muistinkäyttö kasvaa`, memory use grows).
+            "prose.growth-claim",
+            C::MemoryGrowth,
+            Warn,
+            &[
+                "به مرور زمان",
+                "muistinkäyt",
+                "muistin käyt",
+                "muisti kasvaa",
+            ],
+            r"(?i:(?P<claim>(?:رم|حافظه)[^.\n]{0,30}?به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa))",
+            "The report says memory keeps rising ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // `causes gnome-shell to segfault on start`, `GNOME components segfault`:
+            // the verb is what people write of a crash they had.
+            "prose.segfault-claim",
+            C::NativeCrash,
+            Warn,
+            &["segfault"],
+            r"(?i:(?P<claim>\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)))",
+            "The report says the program crashed with a segmentation fault ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // `the pod got OOM killed`, `restarting the pod with an \`OOM Killed\`
+            // message`: the writer's word for the kill, without the kernel's lines.
+            "prose.oom-killed-claim",
+            C::OomKill,
+            Warn,
+            &["OOM killed", "OOM-killed", "OOMKilled", "OOM Killed"],
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+[`'\x22*]*OOM[ -]?killed\b))",
+            "The report says the process was OOM-killed ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // `oomd killed httpd.service`, `killed by earlyoom`: a userspace killer named
+            // as the one that killed.
+            "prose.userspace-killer-claim",
+            C::UserspaceOomKill,
+            Warn,
+            &["oomd", "earlyoom"],
+            r"(?i:(?P<claim>\b(?:systemd-oomd|oomd|earlyoom)\b (?:has |had |keeps |kept |is |was |just |then |also )?(?:killed|kills|killing|terminated)\b|\b(?:killed|terminated) by (?:the )?(?:systemd-oomd|oomd|earlyoom)\b))",
+            "The report says a userspace OOM killer killed the process ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // `once I max out my RAM and start using swap`, `it goes in the swap`.
+            "prose.swap-claim",
+            C::SwapThrashing,
+            Warn,
+            &[
+                "using swap",
+                "use swap",
+                "using the swap",
+                "use the swap",
+                "swapping",
+                "to swap",
+                "in swap",
+                "into swap",
+                "in the swap",
+                "into the swap",
+            ],
+            r"(?i:(?P<claim>\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b))",
+            "The report says the machine went into swap ({claim})",
+        )
+    },
+];
+
+fn claim(out: &[(String, String)]) -> Option<&str> {
+    out.iter()
+        .find(|(k, _)| k == "claim")
+        .map(|(_, v)| v.as_str())
+}
+
+/// The claim's sentence: from the end of the one before to its own end, as (start of
+/// the sentence, where the claim is, end of the sentence) in `msg`.
+fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
+    let at = msg.find(claim).or_else(|| {
+        msg.to_lowercase()
+            .find(&claim.to_lowercase())
+            .filter(|at| msg.is_char_boundary(*at))
+    })?;
+    let ends = ['.', '!', '?', ';', '。', '！', '？', '；'];
+    let start = msg[..at].rfind(ends).map_or(0, |i| i + 1);
+    let end = msg[at..].find(ends).map_or(msg.len(), |i| at + i);
+    Some((start, at, end))
+}
+
+// The rules' `Extractor` type takes the Vec these only read.
+#[allow(clippy::ptr_arg)]
+fn extract_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    claim_stands(msg, out)
+}
+
+/// A claim its sentence neither denies nor supposes, and that no question asks.
+fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
+    let Some(claim) = claim(out) else {
+        return false;
+    };
+    let Some((start, _, end)) = sentence_of(msg, claim) else {
+        return false;
+    };
+    !denied(&msg[start..end].to_lowercase()) && !msg[end..].starts_with(['?', '？'])
+}
+
+/// A leak the writer claims: `there is a memory leak`, `I noticed lots of memory leaks`,
+/// `Memory leak when …` opening a sentence, `grosse fuite mémoire`. Not a leak denied,
+/// supposed, avoided or fixed (`no memory leak`, `if you have a memory leak`, `fixed a
+/// memory leak`), asked about (`do I have a memory leak?`), hinted at by a program
+/// (`this may indicate a memory leak`), nor one a page teaches about (`memory leaks
+/// are a common cause`).
+#[allow(clippy::ptr_arg)]
+fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    if !claim_stands(msg, out) {
+        return false;
+    }
+    let Some(claim) = claim(out) else {
+        return false;
+    };
+    let Some((start, at, _)) = sentence_of(msg, claim) else {
+        return false;
+    };
+    if !claim.is_ascii() {
+        return true;
+    }
+    let before = msg[start..at].to_lowercase();
+    // The words just before it: `ended up with memory leaks` in a sentence that began
+    // `applications that I've worked on` tells a story, not a report.
+    let near: Vec<&str> = before.split_whitespace().rev().take(4).collect();
+    let near = near.into_iter().rev().collect::<Vec<_>>().join(" ");
+    let after = msg.get(at + claim.len()..).unwrap_or("");
+    asserted(&near) || opens_a_title(&before, after, claim)
+}
+
+/// Words that deny, suppose (`might be the symptom`, `may end up getting OOM killed`),
+/// avoid, fix or generalise what the sentence names, in the languages reports are
+/// written in.
+fn denied(sentence: &str) -> bool {
+    static DENIED: OnceLock<Option<Regex>> = OnceLock::new();
+    lazy_regex(
+        &DENIED,
+        r"\b(?:no|not|never|without|any|if|whether|unless|may|might|could|can|avoid\w*|prevent\w*|fix|fixe[sd]|fixing|how to|how do|common|typical|such as|e\.g|indicat\w*|pas|sans|aucune?|si|ni|nie|bez|ne|nein|kein\w*|nicht|ohne|sin|ningún|ninguna|não|sem|nessun\w*|senza|niet|geen|zonder|не|нет|без|değil|yok|không|tidak|bukan|nincs|nu|fără|δεν|χωρίς|ingen|inte|ikke|ei|لا|ليس|بدون|نه|בלי|לא|नहीं|ไม่)\b|n't\b|不是|没有|沒有|无|無|未|なし|ない|없|않",
+    )
+    .is_some_and(|re| re.is_match(sentence))
+}
+
+/// The writer speaks of what they saw (`I`, `we`, `there is`, `it seems to have`,
+/// `noticed`, `a massive memory leak`).
+fn asserted(near: &str) -> bool {
+    static ASSERTED: OnceLock<Option<Regex>> = OnceLock::new();
+    lazy_regex(
+        &ASSERTED,
+        r"\b(?:i|we|i'm|i've|we're|we've|my|our|there(?:'s)?|it|this|that|which|seems?|appears?|looks?|has|have|had|got|getting|notic\w+|observ\w+|experienc\w+|found|suspect\w*|confirm\w*|caus\w+|introduc\w+|massive|huge|serious|severe|big|bad|possible|potential|obvious|some sort of|kind of)\b",
+    )
+    .is_some_and(|re| re.is_match(near))
+}
+
+/// `Memory leak when …`, `Memory leak.` opening a sentence (an issue's title, a
+/// report's first words); not `Memory leaks are …`, a page's general statement, nor
+/// `Memory leak definition`, a page's heading.
+fn opens_a_title(before: &str, after: &str, claim: &str) -> bool {
+    static FOLLOWED: OnceLock<Option<Regex>> = OnceLock::new();
+    let followed = lazy_regex(
+        &FOLLOWED,
+        r"(?i)^(?:\s*[.:!]|\s+(?:in|when|on|with|after|during|since|while|caused|from|at|using|of)\b)",
+    )
+    .is_some_and(|re| re.is_match(after));
+    before
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .is_empty()
+        && !claim.to_ascii_lowercase().ends_with('s')
+        && followed
+}
