@@ -114,3 +114,38 @@ current RAM usage now 3158.0 MiB"#,
         ),
     ]);
 }
+
+/// Read after the set-aside third's scoring, from the programs' sources: MATLAB's
+/// recursion, samtools' and LAMMPS' allocators, Julia's signal handler in its three
+/// forms (`signal (11)`, `signal (11.1)`, `signal 11 (1)`).
+#[test]
+fn after_the_scoring_the_forms_it_showed_are_read() {
+    each_named_first(&[
+        (
+            r#"Out of memory. The likely cause is an infinite recursion within the program."#,
+            "log.host-alloc-failure",
+        ),
+        (
+            r#"samtools sort: couldn't allocate memory for bam_mem"#,
+            "log.host-alloc-failure",
+        ),
+        (
+            r#"ERROR on proc 617: Failed to reallocate 1650272 bytes for array comm:buf_send (src/memory.cpp:105)"#,
+            "log.host-alloc-failure",
+        ),
+        (
+            r#"ERROR: Failed to allocate 8589934592 bytes for array atom:x (src/memory.cpp:66)"#,
+            "log.host-alloc-failure",
+        ),
+        (
+            r#"[2387877] signal (11.1): Segmentation fault"#,
+            "log.native-crash",
+        ),
+        (r#"signal (11): Segmentation fault"#, "log.native-crash"),
+        (
+            r#"[12345] signal 11 (1): Segmentation fault"#,
+            "log.native-crash",
+        ),
+        (r#"[12345] signal (7.2): Bus error"#, "log.mmap-bus-error"),
+    ]);
+}
