@@ -4,7 +4,7 @@
 //! kernel's memory dump behind OpenWrt's prefix, bash's job table), and what reports
 //! say in words where no program's line is pasted (`rules::claims`).
 
-use super::{each_named_first, lines_raise_nothing};
+use super::{each_named_first, lines_raise_nothing, scan};
 
 #[test]
 fn a_report_that_says_what_happened_is_read_as_saying_it() {
@@ -148,4 +148,23 @@ fn after_the_scoring_the_forms_it_showed_are_read() {
         ),
         (r#"[12345] signal (7.2): Bus error"#, "log.mmap-bus-error"),
     ]);
+}
+
+/// PostgreSQL's full /dev/shm shares the DataLoader's class (the fix is the same room),
+/// but its user is told of PostgreSQL's parallel workers, not of DataLoader workers.
+#[test]
+fn a_full_dev_shm_under_postgresql_is_explained_as_postgresqls() {
+    let found = scan(b"ERROR:  could not resize shared memory segment \"/PostgreSQL.1590182853\" to 182853 bytes: No space left on device\n").findings();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert!(f.why.contains("PostgreSQL's parallel workers"), "{}", f.why);
+    assert!(
+        !f.why.contains("DataLoader") && !f.fix.contains("DataLoader"),
+        "{f:#?}"
+    );
+    assert!(
+        f.fix.contains("max_parallel_workers_per_gather"),
+        "{}",
+        f.fix
+    );
 }

@@ -32,16 +32,29 @@ pub(super) static RULES: &[Rule] = &[
         r"(?P<path>/dev/shm\S*|</torch_[^>]*>|torch_shm_manager).*No space left on device",
         "Shared memory is full: writing {path} failed with No space left on device",
     ),
-    rule(
-        // PostgreSQL's parallel workers share memory through /dev/shm too (a
-        // container's 64 MB).
-        "postgres.shm-no-space",
-        C::DataloaderShm,
-        Error,
-        &["No space left on device"],
-        r"could not resize shared memory segment \x22(?P<segment>[^\x22]+)\x22 to (?P<bytes>\d+) bytes: No space left on device",
-        "Shared memory is full: PostgreSQL could not grow the segment {segment} to {bytes} bytes in /dev/shm",
-    ),
+    Rule {
+        // A database's user is told of PostgreSQL's workers, not a DataLoader's.
+        why: Some(
+            "PostgreSQL's parallel workers (a parallel query, VACUUM, an index build) share their data through \
+             dynamic shared memory segments in /dev/shm (dynamic_shared_memory_type = posix). Docker gives a \
+             container 64 MiB of /dev/shm by default; a segment that needs more fails with No space left on device.",
+        ),
+        fix: Some(
+            "Give /dev/shm more room: docker run --shm-size=1g (Compose: shm_size: 1g; Kubernetes: an emptyDir with \
+             medium: Memory mounted at /dev/shm).\nOr need less of it: fewer parallel workers \
+             (max_parallel_workers_per_gather, max_parallel_maintenance_workers) or a smaller work_mem.",
+        ),
+        ..rule(
+            // PostgreSQL's parallel workers share memory through /dev/shm too (a
+            // container's 64 MB).
+            "postgres.shm-no-space",
+            C::DataloaderShm,
+            Error,
+            &["No space left on device"],
+            r"could not resize shared memory segment \x22(?P<segment>[^\x22]+)\x22 to (?P<bytes>\d+) bytes: No space left on device",
+            "Shared memory is full: PostgreSQL could not grow the segment {segment} to {bytes} bytes in /dev/shm",
+        )
+    },
     rule(
         "dataloader.shm-no-space-path-after",
         C::DataloaderShm,
