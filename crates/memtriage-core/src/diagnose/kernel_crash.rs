@@ -156,6 +156,22 @@ mod tests {
         assert_eq!(certainty, Some(Certainty::Confirmed));
     }
 
+    /// Seen under `why` on this machine: the OOM kill of a job that faulted in user
+    /// space dumps its `Code:` line, which alone reads as an oops cut from its headline.
+    #[test]
+    fn an_oom_kills_code_line_is_no_kernel_crash() {
+        let report = "[22321.484422] memtriage-testh invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+[22321.484439] CPU: 0 UID: 0 PID: 5738 Comm: memtriage-testh Not tainted 6.18.44-fc-v782 #1 PREEMPT(none)
+[22321.484553] RIP: 0033:0x55c064ca36e9
+[22321.484558] Code: f0 88 44 24 17 48 89 7c 24 18 88 44 24 27 48 8b 14 24 48 8b 7c 24 08 be 01 00 00 00 e8 60 7f 00 00 48 8b 44 24 08 8a 4c 24 17 <88> 08 48 83 c4 28 c3 48 83 ec 58
+[22321.484561] RSP: 002b:00007ffeed6e9930 EFLAGS: 00010206
+[22321.484578] memory: usage 655360kB, limit 655360kB, failcnt 0
+[22321.484690] Memory cgroup out of memory: Killed process 5738 (memtriage-testh) total-vm:662336kB, anon-rss:652288kB, file-rss:1536kB, shmem-rss:0kB, UID:0 pgtables:1324kB oom_score_adj:0
+";
+        let lines: Vec<LogLine> = report.lines().map(parse_line).collect();
+        assert!(explain(&as_dmesg(&lines), "kernel log", |pid| pid == 5738).is_none());
+    }
+
     #[test]
     fn an_oops_in_another_process_is_said_to_be_beside_the_job() {
         let crash = explain(&text(), "kernel log", |pid| pid == 7).unwrap();

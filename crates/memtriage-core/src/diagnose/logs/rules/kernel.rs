@@ -190,6 +190,9 @@ pub(super) static RULES: &[Rule] = &[
     },
     Rule {
         certainty: Likely,
+        // An OOM kill's report dumps the registers and code of the task that asked for
+        // memory too (`RIP: 0033:…`, a user page fault): there the line is the kill's.
+        absorbed_by: Some(C::OomKill),
         ..rule(
             // The instruction bytes an oops, BUG or WARN dumps, the faulting one in
             // angle brackets: the dump's own line when its headline was cut.
