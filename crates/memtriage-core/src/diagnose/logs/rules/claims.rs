@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::super::engine::lazy_regex;
+use super::super::prose::matches;
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::Warn;
@@ -144,11 +144,8 @@ fn claim(out: &[(String, String)]) -> Option<&str> {
 /// The claim's sentence: from the end of the one before to its own end, as (start of
 /// the sentence, where the claim is, end of the sentence) in `msg`.
 fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
-    let at = msg.find(claim).or_else(|| {
-        msg.to_lowercase()
-            .find(&claim.to_lowercase())
-            .filter(|at| msg.is_char_boundary(*at))
-    })?;
+    // The claim is a capture of `msg` itself.
+    let at = msg.find(claim)?;
     let ends = ['.', '!', '?', ';', '。', '！', '？', '；'];
     let start = msg[..at].rfind(ends).map_or(0, |i| i + 1);
     let end = msg[at..].find(ends).map_or(msg.len(), |i| at + i);
@@ -206,22 +203,22 @@ fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
 /// written in.
 fn denied(sentence: &str) -> bool {
     static DENIED: OnceLock<Option<Regex>> = OnceLock::new();
-    lazy_regex(
+    matches(
         &DENIED,
         r"\b(?:no|not|never|without|any|if|whether|unless|may|might|could|can|avoid\w*|prevent\w*|fix|fixe[sd]|fixing|how to|how do|common|typical|such as|e\.g|indicat\w*|pas|sans|aucune?|si|ni|nie|bez|ne|nein|kein\w*|nicht|ohne|sin|ningún|ninguna|não|sem|nessun\w*|senza|niet|geen|zonder|не|нет|без|değil|yok|không|tidak|bukan|nincs|nu|fără|δεν|χωρίς|ingen|inte|ikke|ei|لا|ليس|بدون|نه|בלי|לא|नहीं|ไม่)\b|n't\b|不是|没有|沒有|无|無|未|なし|ない|없|않",
+        sentence,
     )
-    .is_some_and(|re| re.is_match(sentence))
 }
 
 /// The writer speaks of what they saw (`I`, `we`, `there is`, `it seems to have`,
 /// `noticed`, `a massive memory leak`).
 fn asserted(near: &str) -> bool {
     static ASSERTED: OnceLock<Option<Regex>> = OnceLock::new();
-    lazy_regex(
+    matches(
         &ASSERTED,
         r"\b(?:i|we|i'm|i've|we're|we've|my|our|there(?:'s)?|it|this|that|which|seems?|appears?|looks?|has|have|had|got|getting|notic\w+|observ\w+|experienc\w+|found|suspect\w*|confirm\w*|caus\w+|introduc\w+|massive|huge|serious|severe|big|bad|possible|potential|obvious|some sort of|kind of)\b",
+        near,
     )
-    .is_some_and(|re| re.is_match(near))
 }
 
 /// `Memory leak when …`, `Memory leak.` opening a sentence (an issue's title, a
@@ -229,11 +226,11 @@ fn asserted(near: &str) -> bool {
 /// `Memory leak definition`, a page's heading.
 fn opens_a_title(before: &str, after: &str, claim: &str) -> bool {
     static FOLLOWED: OnceLock<Option<Regex>> = OnceLock::new();
-    let followed = lazy_regex(
+    let followed = matches(
         &FOLLOWED,
         r"(?i)^(?:\s*[.:!]|\s+(?:in|when|on|with|after|during|since|while|caused|from|at|using|of)\b)",
-    )
-    .is_some_and(|re| re.is_match(after));
+        after,
+    );
     before
         .trim_matches(|c: char| !c.is_alphanumeric())
         .is_empty()
