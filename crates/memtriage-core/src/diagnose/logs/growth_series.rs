@@ -1,9 +1,12 @@
-//! Whether the memory figures of a log rose: each series (a label a job printed its
-//! memory under, a process in pasted snapshots) is judged on its own readings.
+//! Whether the memory figures of a log rose, and how a rise is told: each series (a
+//! label a job printed its memory under, a process in pasted snapshots) is judged on
+//! its own readings.
 
 use std::collections::BTreeMap;
 
 use super::{LogMatch, KEEP_FIRST};
+use crate::model::finding::Evidence;
+use crate::model::units::iec;
 
 /// Series kept at most: a process table of hundreds of rows keeps the first seen.
 const MAX_SERIES: usize = 256;
@@ -113,4 +116,54 @@ fn rising(readings: &[(u64, u64)]) -> bool {
         && last >= first * STEADY_MIN_RISE
         && ups >= 4 * downs.max(1);
     first > 0.0 && still_rising && (fast || steady)
+}
+
+/// The readings' evidence and the title: from what to what, over how many readings.
+pub(super) fn growth_evidence(
+    name: &str,
+    readings: &[(u64, u64)],
+    as_printed: bool,
+    source: &str,
+    out: &mut Vec<Evidence>,
+) -> String {
+    let (first_line, first) = readings[0];
+    let (last_line, last) = readings[readings.len() - 1];
+    if as_printed {
+        out.push(Evidence::text(
+            format!("{name}, first reading"),
+            first.to_string(),
+            format!("{source}:{first_line}"),
+        ));
+        out.push(Evidence::text(
+            format!("{name}, last reading"),
+            last.to_string(),
+            format!("{source}:{last_line}"),
+        ));
+        out.push(Evidence::count("readings", readings.len() as u64, source));
+        return format!(
+            "The job's {name} rose from {first} to {last} (units as printed) over {} readings",
+            readings.len()
+        );
+    }
+    let steps = (readings.len() - 1) as u64;
+    let per = last.saturating_sub(first) / steps.max(1);
+    out.push(Evidence::bytes(
+        format!("{name}, first reading"),
+        first,
+        format!("{source}:{first_line}"),
+    ));
+    out.push(Evidence::bytes(
+        format!("{name}, last reading"),
+        last,
+        format!("{source}:{last_line}"),
+    ));
+    out.push(Evidence::bytes("rise per reading (mean)", per, source));
+    out.push(Evidence::count("readings", readings.len() as u64, source));
+    format!(
+        "The job's {name} rose from {} to {} over {} readings ({} per reading)",
+        iec(first),
+        iec(last),
+        readings.len(),
+        iec(per)
+    )
 }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::growth_series::memory_growth;
+use super::growth_series::{growth_evidence, memory_growth};
 use super::rules::{oom as oom_rules, FailureClass, Rule, RULES};
 use super::{LogMatch, RuleCount, INNERMOST_FRAME, INNERMOST_USER_FRAME, MAPPED_FILE_READER};
 use crate::diagnose::oom;
@@ -16,6 +16,7 @@ use crate::diagnose::xid;
 use crate::model::finding::{
     Assessment, CauseKind, Certainty, Evidence, Finding, Quantity, Severity,
 };
+use crate::model::ids;
 use crate::model::system::{OomConstraint, OomKill};
 use crate::model::units::{self, iec};
 use crate::parse::kmsg;
@@ -247,9 +248,13 @@ pub(super) fn findings(
         })
         .collect();
     let certainty = |f: &Finding| f.assessment.as_ref().map(|a| a.certainty);
+    // Memory that grew is the cause of what it led to (swap, a kill): told as
+    // surely, the consequence is the verdict.
+    let cause = |f: &Finding| f.id == ids::LOG_MEMORY_GROWTH;
     out.sort_by(|a, b| {
         b.0.cmp(&a.0)
             .then(certainty(&b.2).cmp(&certainty(&a.2)))
+            .then(cause(&a.2).cmp(&cause(&b.2)))
             .then(a.1.cmp(&b.1))
     });
     out.into_iter().map(|(_, _, f)| f).collect()
@@ -572,56 +577,6 @@ fn report_evidence(group: &[&LogMatch], source: &str, title: &mut String, out: &
             out.push(Evidence::text("tasks in the kernel's table", t, at));
         }
     }
-}
-
-/// The readings' evidence and the title: from what to what, over how many readings.
-fn growth_evidence(
-    name: &str,
-    readings: &[(u64, u64)],
-    as_printed: bool,
-    source: &str,
-    out: &mut Vec<Evidence>,
-) -> String {
-    let (first_line, first) = readings[0];
-    let (last_line, last) = readings[readings.len() - 1];
-    if as_printed {
-        out.push(Evidence::text(
-            format!("{name}, first reading"),
-            first.to_string(),
-            format!("{source}:{first_line}"),
-        ));
-        out.push(Evidence::text(
-            format!("{name}, last reading"),
-            last.to_string(),
-            format!("{source}:{last_line}"),
-        ));
-        out.push(Evidence::count("readings", readings.len() as u64, source));
-        return format!(
-            "The job's {name} rose from {first} to {last} (units as printed) over {} readings",
-            readings.len()
-        );
-    }
-    let steps = (readings.len() - 1) as u64;
-    let per = last.saturating_sub(first) / steps.max(1);
-    out.push(Evidence::bytes(
-        format!("{name}, first reading"),
-        first,
-        format!("{source}:{first_line}"),
-    ));
-    out.push(Evidence::bytes(
-        format!("{name}, last reading"),
-        last,
-        format!("{source}:{last_line}"),
-    ));
-    out.push(Evidence::bytes("rise per reading (mean)", per, source));
-    out.push(Evidence::count("readings", readings.len() as u64, source));
-    format!(
-        "The job's {name} rose from {} to {} over {} readings ({} per reading)",
-        iec(first),
-        iec(last),
-        readings.len(),
-        iec(per)
-    )
 }
 
 fn frame_evidence(m: &LogMatch, at: &str, out: &mut Vec<Evidence>) {

@@ -28,6 +28,7 @@ mod phones_vms_and_engines;
 mod real_world;
 mod runtimes;
 mod runtimes_and_crash_tools;
+mod runtimes_and_services;
 mod schedulers;
 mod services_and_tools;
 mod signals;

@@ -68,6 +68,27 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
+        extract: Some(extract_rising_memory),
+        certainty: Possible,
+        ..rule(
+            // Memory said to rise and keep rising, in a sentence of the writer's own:
+            // `the RAM consumption constantly increases`, `RSS is still climbing`, `la
+            // memoria va aumentando constantemente`. The rise needs a word that it
+            // lasts (over time, still, until, after each call); see
+            // `extract_rising_memory`.
+            "prose.rising-memory",
+            C::MemoryGrowth,
+            Warn,
+            // Each literal is an anchor of the prefilter's: the rises told otherwise
+            // (`went up`, `rose`) cost more than they read.
+            &[
+                "ncreas", "grow", "grew", "creep", "climb", "rising", "aumenta",
+            ],
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b[^.\n]{0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|grew|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
+            "The report says memory keeps rising ({claim})",
+        )
+    },
+    Rule {
         extract: Some(extract_claim),
         certainty: Possible,
         ..rule(
@@ -148,7 +169,10 @@ fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
     let at = msg.find(claim)?;
     let ends = ['.', '!', '?', ';', '。', '！', '？', '；'];
     let start = msg[..at].rfind(ends).map_or(0, |i| i + 1);
-    let end = msg[at..].find(ends).map_or(msg.len(), |i| at + i);
+    // A claim may hold an end of its own (`… on that box? That memory was
+    // increasing`): its sentence ends after it.
+    let after = at + claim.len();
+    let end = msg[after..].find(ends).map_or(msg.len(), |i| after + i);
     Some((start, at, end))
 }
 
@@ -196,6 +220,95 @@ fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let near = near.into_iter().rev().collect::<Vec<_>>().join(" ");
     let after = msg.get(at + claim.len()..).unwrap_or("");
     asserted(&near) || opens_a_title(&before, after, claim)
+}
+
+/// A rise the sentence says lasts (`constantly`, `over time`, `still`, `until it
+/// crashes`, `after each call`, `never goes down`), and that stands
+/// ([`rise_stands`]).
+#[allow(clippy::ptr_arg)]
+fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    static LASTS: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some((start, _, end)) = claim(out).and_then(|c| sentence_of(msg, c)) else {
+        return false;
+    };
+    matches(
+        &LASTS,
+        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours",
+        &msg[start..end],
+    ) && rise_stands(msg, out)
+}
+
+/// Where one clause of a sentence ends and the next begins.
+const CLAUSE_BREAKS: &[&str] = &[
+    ",",
+    ";",
+    " but ",
+    " and ",
+    " while ",
+    " whereas ",
+    " however ",
+    " because ",
+    " since ",
+    " so ",
+];
+
+/// `text` without what it puts in parentheses.
+fn without_asides(text: &str) -> String {
+    let mut depth = 0usize;
+    text.chars()
+        .filter(|c| {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth = depth.saturating_sub(1);
+                    return false;
+                }
+                _ => {}
+            }
+            depth == 0
+        })
+        .collect()
+}
+
+/// A rise of memory the text tells (its capture `claim`) in a clause no word denies,
+/// supposes or fixes (`if memory keeps growing`, `memory should not increase`, `the
+/// fix stops memory from growing`), not asked about, and no rise with a workload's
+/// size (`memory grows linearly with the batch size`). The denial is read in the
+/// claim's own clause: `RVIZ did not crash but its memory usage was ever increasing`
+/// denies the crash, not the rise.
+pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
+    static DENIES: OnceLock<Option<Regex>> = OnceLock::new();
+    static SCALES: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(claim) = claim(out) else {
+        return false;
+    };
+    let Some((start, at, end)) = sentence_of(msg, claim) else {
+        return false;
+    };
+    // An aside in parentheses (`memory usage (RAM, not GPU memory) kept
+    // increasing`) is no clause of its own.
+    let before = without_asides(&msg[start..at]);
+    let claim_alone = without_asides(claim);
+    let clause_start = CLAUSE_BREAKS
+        .iter()
+        .filter_map(|b| before.rfind(b).map(|i| i + b.len()))
+        .max()
+        .unwrap_or(0);
+    let claim_end = CLAUSE_BREAKS
+        .iter()
+        .filter_map(|b| claim_alone.find(b))
+        .min()
+        .unwrap_or(claim_alone.len());
+    let clause = format!("{} {}", &before[clause_start..], &claim_alone[..claim_end]);
+    !matches(
+        &DENIES,
+        r"(?i)\b(?:no|not|never|if|whether|unless|may|might|could|should|would|can|will|expected|normal|avoid\w*|prevent\w*|stops?|fix\w*|how to|such as|e\.g|reduc\w*|decreas\w*|si|no es|pas)\b|n't\b",
+        &clause,
+    ) && !matches(
+        &SCALES,
+        r"(?i)\b(?:increas\w*|grow\w*|scales?)\b[^.]{0,20}\b(?:with|proportional(?:ly)? to) (?:the )?(?:batch|number|size|sequence|context|model|input|length|resolution|count)",
+        &msg[start..end],
+    ) && !msg[end..].starts_with(['?', '？'])
 }
 
 /// Words that deny, suppose (`might be the symptom`, `may end up getting OOM killed`),

@@ -95,8 +95,10 @@ pub(super) static RULES: &[Rule] = &[
         "crash.runtime-reports",
         C::NativeCrash,
         Error,
-        &["Fatal signal 11", "Fatal signal 6", "has overflowed its stack", "fatal runtime error: stack overflow", "terminated abnormally with signal", "with signal SIGSEGV"],
-        r"\bFatal signal (?P<signal>11 \(SIGSEGV\)|6 \(SIGABRT\)), code|thread '(?P<thread>[^']*)' has overflowed its stack|fatal runtime error: stack overflow|terminated abnormally with signal (?:11/SEGV|6/ABRT)|\b(?:failed|died|crashed|terminated) with signal SIGSEGV\b",
+        &["Fatal signal 11", "Fatal signal 6", "has overflowed its stack", "fatal runtime error: stack overflow", "terminated abnormally with signal", "with signal SIGSEGV", "Segmentation fault at "],
+        // Ruby's `[BUG] Segmentation fault at 0x0000000000000000` and Bun's `panic:
+        // Segmentation fault at address 0x0`: a runtime's crash report with the address.
+        r"\bSegmentation fault at (?:address )?0x[0-9a-fA-F]+|\bFatal signal (?P<signal>11 \(SIGSEGV\)|6 \(SIGABRT\)), code|thread '(?P<thread>[^']*)' has overflowed its stack|fatal runtime error: stack overflow|terminated abnormally with signal (?:11/SEGV|6/ABRT)|\b(?:failed|died|crashed|terminated) with signal SIGSEGV\b",
         "The process crashed (a segmentation fault, an abort or a stack overflow)",
     ),
     Rule {
@@ -211,7 +213,8 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["stack smashing detected", "buffer overflow detected"],
         // _FORTIFY_SOURCE's check of a copy's bounds says `buffer overflow`.
-        r"\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*",
+        // Only glibc says `stack smashing detected`: a report quotes it without the stars.
+        r"\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*|\bstack smashing detected\b",
         "A native buffer overflow was detected (stack smashing or a fortified copy)",
     ),
     rule(

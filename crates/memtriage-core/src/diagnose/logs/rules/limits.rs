@@ -131,10 +131,10 @@ pub(super) static RULES: &[Rule] = &[
         "mlock.failed",
         C::MemlockLimit,
         Error,
-        &["lock memory", "locking page", "mlock", "memlock", "Unable to lock", "Increase RLIMIT_MEMLOCK", "increasing RLIMIT_M", "memory is not locked"],
+        &["lock memory", "lock the memory", "locking page", "mlock", "memlock", "Unable to lock", "Increase RLIMIT_MEMLOCK", "increasing RLIMIT_M", "memory is not locked"],
         // Elasticsearch and other JVMs: `Unable to lock JVM Memory: error=12`, then
         // `Increase RLIMIT_MEMLOCK, soft limit: 65536`.
-        r"(?i:failed to lock memory|Error locking page|mlock(?:all)?(?:\(\))? (?:failed|errors)|memlock.{0,80}\bcurrently (?:64|8192|65536)\b|Unable to lock (?:JVM )?memory|Increase RLIMIT_MEMLOCK|failed to mlock \d+-byte buffer|Try increasing RLIMIT_M(?:EM)?LOCK|memory locking requested for \w+ process but memory is not locked)",
+        r"(?i:failed to lock memory|Error locking page|mlock(?:all)?(?:\(\))? (?:failed|errors)|memlock.{0,80}\bcurrently (?:64|8192|65536)\b|Unable to lock (?:the |JVM )?memory|No proper privileges to lock the memory|Increase RLIMIT_MEMLOCK|failed to mlock \d+-byte buffer|Try increasing RLIMIT_M(?:EM)?LOCK|memory locking requested for \w+ process but memory is not locked)",
         "Locking memory failed: the locked-memory limit is too low",
     ),
     rule(

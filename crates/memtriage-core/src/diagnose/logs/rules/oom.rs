@@ -153,7 +153,9 @@ pub(super) static RULES: &[Rule] = &[
         C::OomKill,
         Error,
         &["invoked oom-killer"],
-        r"(?P<trigger>\S+?) invoked oom-killer: (?:gfp_mask=(?P<gfp_mask>[^,\s]+)|.*?order=(?P<order>-?\d+))",
+        // A digest of the kernel's lines keeps its words and drops the details
+        // (`[nov. 3 02:03] renderd invoked oom-killer`): only the kernel says so.
+        r"(?P<trigger>\S+?) invoked oom-killer(?:: (?:gfp_mask=(?P<gfp_mask>[^,\s]+)|.*?order=(?P<order>-?\d+))|\s*$)",
         "{trigger} ran the machine or its cgroup out of memory and the OOM killer was invoked",
     ),
     Rule {
@@ -430,14 +432,25 @@ pub(super) static RULES: &[Rule] = &[
         r"Worker (?:\S+ \(pid=(?P<pid>\d+)\) )?exceeded (?P<percent>\d+)% memory budget",
         "Dask's nanny restarted a worker past {percent}% of its memory limit",
     ),
+    rule(
+        // puma_worker_killer's reaper past its RAM budget: `PumaWorkerKiller: Out of
+        // memory. 3 workers consuming total: 540.8 mb out of max: 501.7 mb. Sending TERM
+        // to #<Puma::Cluster::Worker …>`.
+        "puma-worker-killer.term",
+        C::UserspaceOomKill,
+        Error,
+        &["PumaWorkerKiller: Out of memory"],
+        r"PumaWorkerKiller: Out of memory\. \d+ workers consuming total: (?P<total>[\d.]+) mb out of max: (?P<max>[\d.]+) mb",
+        "PumaWorkerKiller sent TERM to a Puma worker: the workers used {total} MB, over its {max} MB",
+    ),
     Rule {
         cause: Some(Capacity),
         ..rule(
             "kubelet.eviction",
             C::UserspaceOomKill,
             Error,
-            &["low on resource: memory", "MemoryPressure", "InsufficientMemory", "Evicted", "eviction", "Eviction"],
-            r"(?:The node was low on resource: memory|low on resource: memory)|Reason:\s+Evicted|\bEvicted\b.*\bmemory\b|\bmemory\b.*\bEvicted\b|(?:[Ee]viction manager|eviction_manager).*(?:memory|pod)|\bEvictionThresholdMet\b.*memory|NodeHasInsufficientMemory|\bMemoryPressure\b.*(?:True|evict)",
+            &["low on resource: memory", "MemoryPressure", "InsufficientMemory", "Evicted", "Eviction"],
+            r"(?:The node was low on resource: memory|low on resource: memory)|Reason:\s+Evicted|(?-i:\bEvicted\b).*\bmemory\b|\bmemory\b.*(?-i:\bEvicted\b)|\bmemory\b.*\b(?:kubelet|kubernetes|k8s)\b[^.\n]{0,30}\bevicted\b|\b(?:kubelet|kubernetes|k8s)\b[^.\n]{0,30}\bevicted\b.*\bmemory\b|\bevicted by (?:the )?(?:kubelet|kubernetes)\b.*\bmemory\b|(?:[Ee]viction manager|eviction_manager).*(?:memory|pod)|\bEvictionThresholdMet\b.*memory|NodeHasInsufficientMemory|\bMemoryPressure\b.*(?:True|evict)",
             "The kubelet evicted the pod: the node was low on memory",
         )
     },
