@@ -59,6 +59,33 @@ fn runtimes_and_services_say_it_in_their_own_words() {
             "Symptom: Memory grew to ~25gb used before kubernetes evicted it.",
             "log.userspace-oom-kill",
         ),
+        (
+            "2019.07.22 10:39:18.486460 [ 878 ] {} <Error> BaseDaemon: (from thread 190) Received signal Segmentation fault (11).",
+            "log.native-crash",
+        ),
+        (
+            "<Fatal> BaseDaemon: (from thread 12) Received signal Bus error (7).",
+            "log.mmap-bus-error",
+        ),
+    ]);
+}
+
+#[test]
+fn the_shells_segfault_quoted_in_a_report_is_read() {
+    each_named_first(&[
+        (
+            "问题：在服务器上训练的时候突然崩溃并显示Segmentation fault (core dumped)",
+            "log.native-crash",
+        ),
+        (
+            "éste de pronto se detiene y en consola lanza el error: \"Violación de segmento (`core' generado)\". Estuve buscando",
+            "log.native-crash",
+        ),
+        ("# [Bug]: Segmentation fault: 11", "log.native-crash"),
+    ]);
+    lines_raise_nothing(&[
+        "The message \"Segmentation fault (core dumped)\" means the program read memory it does not own.",
+        "## Segmentation fault",
     ]);
 }
 

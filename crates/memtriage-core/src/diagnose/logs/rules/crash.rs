@@ -1,6 +1,10 @@
 //! Native crashes: segmentation faults, aborts, heap corruption, uncaught C++
 //! exceptions, and Python's faulthandler output of them.
 
+use std::sync::OnceLock;
+
+use regex::Regex;
+
 use super::{rule, ClassInfo, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::Error;
@@ -63,8 +67,9 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["SIGSEGV", "signal 11", "Signal 11", "fault (11)", "Segmentation fault", "SIGABRT", "AddressSanitizer", "Signal: 6 (ABRT)", "Signal: 11 (SEGV)", "Received signal", "crashed by signal"],
         // gdb on a live process or a core file, coredumpctl's `Signal:` row, a core
-        // reader's summary, srun's report of a task, Julia's (`signal (11.1): Segmentation fault`).
-        r"(?:Program|Thread \d+ \x22[^\x22]*\x22) (?:received|terminated with) signal SIG(?:SEGV|ABRT)|^\s*Signal: (?:11 \(SEGV\)|6 \(ABRT\))\s*$|died due(?: to)? receiving signal SIG(?:SEGV|ABRT)|\btask \d+: Segmentation fault\b|\*\*\* Received signal (?:11|6) \*\*\*|AddressSanitizer: SEGV|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID (?P<pid>\d+)|\*\*\* SIG(?:SEGV|ABRT) received at time=|Caught signal 11 \(Segmentation fault|crashed by signal: 11\b|Signal: Segmentation fault \(11\)|Signal 11 \(SIGSEGV\) received by PID (?P<pid2>\d+)|terminated by signal SIGSEGV|(?:killed|terminated) by signal(?: 11\b|:? SIGSEGV)|died with <Signals\.SIGSEGV: 11>|interrupted by signal 11: SIGSEGV|received signal SIGSEGV|\bprocess \d+ terminated with signal SIG(?:SEGV|ABRT)\b|Segmentation fault: address not mapped|\bSIGSEGV: segmentation violation|\(signal: 11, SIGSEGV: invalid memory reference\)|^#?\s*SIGSEGV \(0xb\) at pc=0x[0-9a-f]+|(?:^|\]\s)signal (?:\(11(?:\.\d+)?\)|11 \(\d+\)): Segmentation fault",
+        // reader's summary, srun's report of a task, Julia's (`signal (11.1): Segmentation
+        // fault`), ClickHouse's BaseDaemon (`Received signal Segmentation fault (11)`).
+        r"(?:Program|Thread \d+ \x22[^\x22]*\x22) (?:received|terminated with) signal SIG(?:SEGV|ABRT)|^\s*Signal: (?:11 \(SEGV\)|6 \(ABRT\))\s*$|died due(?: to)? receiving signal SIG(?:SEGV|ABRT)|\btask \d+: Segmentation fault\b|\*\*\* Received signal (?:11|6) \*\*\*|AddressSanitizer: SEGV|\*\*\* SIGSEGV \(@0x[0-9a-f]+\) received by PID (?P<pid>\d+)|\*\*\* SIG(?:SEGV|ABRT) received at time=|Caught signal 11 \(Segmentation fault|crashed by signal: 11\b|Signal: Segmentation fault \(11\)|Signal 11 \(SIGSEGV\) received by PID (?P<pid2>\d+)|terminated by signal SIGSEGV|(?:killed|terminated) by signal(?: 11\b|:? SIGSEGV)|died with <Signals\.SIGSEGV: 11>|interrupted by signal 11: SIGSEGV|received signal SIGSEGV|\bprocess \d+ terminated with signal SIG(?:SEGV|ABRT)\b|Segmentation fault: address not mapped|\bSIGSEGV: segmentation violation|\(signal: 11, SIGSEGV: invalid memory reference\)|^#?\s*SIGSEGV \(0xb\) at pc=0x[0-9a-f]+|(?:^|\]\s)signal (?:\(11(?:\.\d+)?\)|11 \(\d+\)): Segmentation fault|\bReceived signal (?:Segmentation fault \(11\)|Aborted \(6\))",
         "The process crashed with a segmentation fault (SIGSEGV)",
     ),
     rule(
@@ -77,6 +82,23 @@ pub(super) static RULES: &[Rule] = &[
         shell_signal!("Segmentation fault|segmentation fault|Speicherzugriffsfehler|Erreur de segmentation|Violación de segmento|Ошибка сегментирования|段错误|セグメンテーション違反(?:です)?|Naruszenie ochrony pami\\S{1,3}ci|Errore di segmentazione|Falha de segmentação|Segmentatiefout"),
         "The process crashed with a segmentation fault (SIGSEGV)",
     ),
+    Rule {
+        extract: Some(extract_quoted_not_explained),
+        certainty: Likely,
+        ..rule(
+            // The shell's line quoted in a report: with its note of the core dump after
+            // a double quote (a code span is how a page mentions it), a colon or words
+            // of Chinese or Japanese (`并显示Segmentation
+            // fault (core dumped)`, `lanza el error: "Violación de segmento (`core'
+            // generado)"`), or an issue's tagged title (`[Bug]: Segmentation fault: 11`).
+            "shell.segfault-quoted",
+            C::NativeCrash,
+            Error,
+            &["Segmentation fault", "Violación de segmento", "Speicherzugriffsfehler", "Erreur de segmentation", "段错误"],
+            r"(?P<quoted>(?:[\x{3040}-\x{30FF}\x{4E00}-\x{9FFF}]|[:\x22“]\s*)(?:Segmentation fault|Violación de segmento|Speicherzugriffsfehler|Erreur de segmentation|段错误)(?:: \d+)?\s*[(（][^()（）]{0,12}(?:core|吐核|核心|Speicherabzug|コア)[^()（）]{0,20}[)）])|(?i:^#{0,6}\s*\[(?:bug|crash|issue|bug report)\]:?\s*(?:Segmentation fault|Violación de segmento|Speicherzugriffsfehler|Erreur de segmentation)(?:: \d+)?\s*$)",
+            "The text quotes the shell's report of a segmentation fault (SIGSEGV)",
+        )
+    },
     Rule {
         certainty: Likely,
         ..rule(
@@ -230,6 +252,24 @@ pub(super) static RULES: &[Rule] = &[
         "The process aborted (SIGABRT)",
     ),
 ];
+
+/// The quoted message is not the subject a page explains (`"Segmentation fault (core
+/// dumped)" means …`).
+#[allow(clippy::ptr_arg)]
+fn extract_quoted_not_explained(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    static EXPLAINED: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(quoted) = out.iter().find(|(k, _)| k == "quoted").map(|(_, v)| v) else {
+        return true;
+    };
+    let after = msg
+        .find(quoted.as_str())
+        .map_or("", |at| &msg[at + quoted.len()..]);
+    !super::super::prose::matches(
+        &EXPLAINED,
+        r"(?i)^\W{0,3}\s*(?:means?|is|indicates?|occurs?|happens?|signifie|significa|bedeutet|означает|表示|意味)\b",
+        after,
+    )
+}
 
 pub(super) const NATIVE_CRASH: ClassInfo = ClassInfo {
     class: C::NativeCrash,
