@@ -1,8 +1,11 @@
 //! Batch 14's forms, each from the program that prints it (Ruby's and Bun's crash
 //! reports, Ruby's GC, HAProxy's Lua, GKlib under METIS, SPECFEM's CUDA check, Intel
 //! Fortran's access violation, realtime_tools' memory lock, puma_worker_killer, Vertex
-//! AI's numbered replicas, the kernel's OOM line without its details), and memory a
-//! report says keeps rising (`rules::claims`).
+//! AI's numbered replicas, the kernel's OOM line without its details, ClickHouse's
+//! BaseDaemon), the shell's segfault quoted in a report, memory a report says keeps
+//! rising (`rules::claims`), and after the set-aside third's scoring Intel Fortran's
+//! signals, Samba's panic, glibc's words inside a sentence, Kaggle's restart,
+//! Databricks' driver kill and kubectl's Evicted rows.
 
 use super::{each_named_first, lines_raise_nothing, scan};
 
@@ -66,6 +69,45 @@ fn runtimes_and_services_say_it_in_their_own_words() {
         (
             "<Fatal> BaseDaemon: (from thread 12) Received signal Bus error (7).",
             "log.mmap-bus-error",
+        ),
+    ]);
+}
+
+/// Forms read after the set-aside third's scoring, each from its program's source.
+#[test]
+fn forms_the_set_aside_third_showed() {
+    each_named_first(&[
+        (
+            "forrtl: severe (174): SIGSEGV, segmentation fault occurred",
+            "log.native-crash",
+        ),
+        (
+            "forrtl: severe (170): Program Exception - stack overflow",
+            "log.native-crash",
+        ),
+        (
+            "forrtl: severe (179): Cannot allocate array - overflow on array size calculation.",
+            "log.host-alloc-failure",
+        ),
+        (
+            "  PANIC (pid 11707): Bad talloc magic value - unknown value",
+            "log.native-crash",
+        ),
+        (
+            "Hola! Tengo el error malloc(): corrupted top size en los test normal",
+            "log.native-crash",
+        ),
+        (
+            "# Your notebook tried to allocate more memory than is available. It has restarted.",
+            "log.oom-kill",
+        ),
+        (
+            "24/04/02 09:59:20 WARN Hard killed Driver (pid=498) after unresponsive for 302 seconds ",
+            "log.sigkill",
+        ),
+        (
+            "prometheus-deployment-668c446668-gmcsr    0/2     Evicted       0          28h",
+            "log.userspace-oom-kill",
         ),
     ]);
 }

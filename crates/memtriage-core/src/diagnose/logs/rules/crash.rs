@@ -117,10 +117,13 @@ pub(super) static RULES: &[Rule] = &[
         "crash.runtime-reports",
         C::NativeCrash,
         Error,
-        &["Fatal signal 11", "Fatal signal 6", "has overflowed its stack", "fatal runtime error: stack overflow", "terminated abnormally with signal", "with signal SIGSEGV", "Segmentation fault at "],
+        &["Fatal signal 11", "Fatal signal 6", "has overflowed its stack", "fatal runtime error: stack overflow", "terminated abnormally with signal", "with signal SIGSEGV", "Segmentation fault at ", "segmentation fault occurred", "Exception - stack overflow", "PANIC (pid"],
         // Ruby's `[BUG] Segmentation fault at 0x0000000000000000` and Bun's `panic:
         // Segmentation fault at address 0x0`: a runtime's crash report with the address.
-        r"\bSegmentation fault at (?:address )?0x[0-9a-fA-F]+|\bFatal signal (?P<signal>11 \(SIGSEGV\)|6 \(SIGABRT\)), code|thread '(?P<thread>[^']*)' has overflowed its stack|fatal runtime error: stack overflow|terminated abnormally with signal (?:11/SEGV|6/ABRT)|\b(?:failed|died|crashed|terminated) with signal SIGSEGV\b",
+        // Intel Fortran's `forrtl: severe (174): SIGSEGV, segmentation fault occurred`
+        // and `(170): Program Exception - stack overflow`; Samba's smb_panic (`PANIC
+        // (pid 11707): Bad talloc magic value`), which aborts.
+        r"\bforrtl: \w+ \(174\): SIGSEGV, segmentation fault occurred|\bforrtl: \w+ \(170\): Program Exception - stack overflow|\bPANIC \(pid \d+\): \S|\bSegmentation fault at (?:address )?0x[0-9a-fA-F]+|\bFatal signal (?P<signal>11 \(SIGSEGV\)|6 \(SIGABRT\)), code|thread '(?P<thread>[^']*)' has overflowed its stack|fatal runtime error: stack overflow|terminated abnormally with signal (?:11/SEGV|6/ABRT)|\b(?:failed|died|crashed|terminated) with signal SIGSEGV\b",
         "The process crashed (a segmentation fault, an abort or a stack overflow)",
     ),
     Rule {
@@ -201,7 +204,7 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["(): ", "double free or corruption", "corrupted size vs", "*** Error in `", "malloc_printerr (str=", "corrupted double-linked"],
         // Also as gdb shows it, the argument of glibc's malloc_printerr in a frame.
-        r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*|corrupted double-linked list.*)$|\bmalloc_printerr \(str=[^\x22]*\x22(?P<gmessage>[^\x22]+)\x22|\*\*\* Error in `[^`]*': (?P<emessage>[^*]+?) ?(?::? 0x[0-9a-f]+)? \*\*\*|(?:^|[^`'\x22])(?P<dmessage>double free or corruption.*)$",
+        r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*|corrupted double-linked list.*)$|\bmalloc_printerr \(str=[^\x22]*\x22(?P<gmessage>[^\x22]+)\x22|\*\*\* Error in `[^`]*': (?P<emessage>[^*]+?) ?(?::? 0x[0-9a-f]+)? \*\*\*|(?:^|[^`'\x22])(?P<dmessage>double free or corruption.*)$|\b(?P<pmessage>(?:malloc|free|realloc)\(\): (?:corrupted top size|invalid size \(unsorted\)|invalid pointer|invalid next size \((?:fast|normal)\)|corrupted unsorted chunks|unaligned tcache chunk detected|double free detected in tcache 2|memory corruption))",
         "glibc detected heap corruption: {message}",
     ),
     rule(

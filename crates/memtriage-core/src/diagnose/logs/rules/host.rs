@@ -337,9 +337,10 @@ pub(super) static RULES: &[Rule] = &[
         "host.out-of-memory-message",
         C::HostAllocFailure,
         Error,
-        &["insufficient virtual memory", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "Out of memory allocating", "out of memory allocating"],
-        // Intel Fortran's runtime: `forrtl: severe (41): insufficient virtual memory`.
-        r"(?i:out of host memory|failed to allocate host memory|forrtl: severe \(41\): insufficient virtual memory|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|out of memory allocating)",
+        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "Out of memory allocating", "out of memory allocating"],
+        // Intel Fortran's runtime: `forrtl: severe (41): insufficient virtual memory`,
+        // `(179): Cannot allocate array - overflow on array size calculation`.
+        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|out of memory allocating)",
         "A host memory allocation failed",
     ),
     rule(

@@ -375,6 +375,17 @@ pub(super) static RULES: &[Rule] = &[
     },
     // Ray's report of a worker that vanished: its own words list the OOM killer, `ray
     // stop --force` and a crash as the causes it cannot tell apart.
+    rule(
+        // Databricks' chauffeur ends a driver that stopped answering (most often a
+        // driver stuck in garbage collection near its heap's end): a SIGKILL it sent,
+        // no OOM kill it saw.
+        "databricks.driver-hard-killed",
+        C::Sigkill,
+        Error,
+        &["Hard killed Driver"],
+        r"\bHard killed Driver \(pid=(?P<pid>\d+)\) after unresponsive for (?P<seconds>\d+) seconds",
+        "Databricks killed its driver (pid {pid}) after it stopped answering for {seconds} s",
+    ),
     Rule {
         certainty: Possible,
         ..rule(
@@ -443,6 +454,20 @@ pub(super) static RULES: &[Rule] = &[
         r"PumaWorkerKiller: Out of memory\. \d+ workers consuming total: (?P<total>[\d.]+) mb out of max: (?P<max>[\d.]+) mb",
         "PumaWorkerKiller sent TERM to a Puma worker: the workers used {total} MB, over its {max} MB",
     ),
+    Rule {
+        certainty: Possible,
+        cause: Some(Capacity),
+        ..rule(
+            // `kubectl get pods` rows in the Evicted state: the kubelet evicts for
+            // memory most often, for disk too, and the row does not say which.
+            "kubectl.pod-evicted",
+            C::UserspaceOomKill,
+            Error,
+            &["Evicted"],
+            r"(?-i:^\S+\s+\d+/\d+\s+Evicted\s+\d+)",
+            "The kubelet evicted pods (kubectl shows them Evicted); memory pressure is the commonest reason",
+        )
+    },
     Rule {
         cause: Some(Capacity),
         ..rule(
