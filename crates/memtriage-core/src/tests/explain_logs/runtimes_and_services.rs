@@ -162,6 +162,16 @@ fn a_report_that_says_memory_keeps_rising_is_read_as_growth() {
 }
 
 #[test]
+fn growth_told_as_surely_as_what_it_led_to_ranks_after_it() {
+    let text = "Every time I change the model, the RAM consumption constantly increases.\n\
+                I see the problem once I max out my RAM and start using swap.\n";
+    assert_eq!(
+        super::classes(text.as_bytes()),
+        ["log.swap-thrashing", "log.memory-growth"]
+    );
+}
+
+#[test]
 fn a_rise_denied_supposed_or_scaled_is_no_finding() {
     lines_raise_nothing(&[
         "Memory usage should not increase over time once the cache is warm.",

@@ -188,7 +188,12 @@ fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
     let Some((start, _, end)) = sentence_of(msg, claim) else {
         return false;
     };
-    !denied(&msg[start..end].to_lowercase()) && !msg[end..].starts_with(['?', '？'])
+    !denied(&msg[start..end].to_lowercase()) && !asked(msg, end)
+}
+
+/// The sentence that ends at `end` in `msg` is a question.
+fn asked(msg: &str, end: usize) -> bool {
+    msg[end..].starts_with(['?', '？'])
 }
 
 /// A leak the writer claims: `there is a memory leak`, `I noticed lots of memory leaks`,
@@ -307,7 +312,7 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
         &SCALES,
         r"(?i)\b(?:increas\w*|grow\w*|scales?)\b[^.]{0,20}\b(?:with|proportional(?:ly)? to) (?:the )?(?:batch|number|size|sequence|context|model|input|length|resolution|count)",
         &msg[start..end],
-    ) && !msg[end..].starts_with(['?', '？'])
+    ) && !asked(msg, end)
 }
 
 /// Words that deny, suppose (`might be the symptom`, `may end up getting OOM killed`),
