@@ -317,6 +317,17 @@ pub(super) fn normalize(text: &str) -> String {
         text = rest;
     }
     let text = text.strip_prefix("```").unwrap_or(text);
+    // A line that opens or closes an inline code span a paste spread over lines
+    // (`` `Going over pending ways... ``, ``Killed` ``) is read as the line; a span
+    // that opens and closes inside it is how a page mentions words, and stays.
+    let text = text
+        .strip_prefix('`')
+        .filter(|t| !t.starts_with('`') && !t.contains('`'))
+        .unwrap_or(text);
+    let text = text
+        .strip_suffix('`')
+        .filter(|t| !t.ends_with('`') && !t.contains('`'))
+        .unwrap_or(text);
     // Words a poster made bold (`**Segmentation fault**`) are the words.
     let unbolded;
     let text = if text.contains("**") {

@@ -18,6 +18,7 @@ mod claims_and_services;
 mod crash;
 mod cuda;
 mod dataloader;
+mod desktop_science_and_nodes;
 mod forms;
 mod gpu;
 mod kernel;

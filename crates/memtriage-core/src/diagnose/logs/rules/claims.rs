@@ -74,7 +74,8 @@ pub(super) static RULES: &[Rule] = &[
             // Memory said to rise and keep rising, in a sentence of the writer's own:
             // `the RAM consumption constantly increases`, `RSS is still climbing`, `la
             // memoria va aumentando constantemente`. The rise needs a word that it
-            // lasts (over time, still, until, after each call); see
+            // lasts (over time, still, until, after each call, while training, at a
+            // rate of, until it reaches the limit); see
             // `extract_rising_memory`.
             "prose.rising-memory",
             C::MemoryGrowth,
@@ -98,6 +99,20 @@ pub(super) static RULES: &[Rule] = &[
             &["segfault"],
             r"(?i:(?P<claim>\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)))",
             "The report says the program crashed with a segmentation fault ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_crash_claim),
+        certainty: Possible,
+        ..rule(
+            // `Could you please check why charon crashes due to SIGBUS error?` asks why,
+            // not whether: the crash is the writer's.
+            "prose.sigbus-claim",
+            C::MmapBusError,
+            Warn,
+            &["SIGBUS"],
+            r"(?i:(?P<claim>\b(?:crash(?:es|ed)?|dies|died|aborts|aborted) (?:due to|because of|from|on) (?:a |an )?SIGBUS\b))",
+            "The report says the program crashed of a bus error ({claim})",
         )
     },
     Rule {
@@ -191,6 +206,21 @@ fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
     !denied(&msg[start..end].to_lowercase()) && !asked(msg, end)
 }
 
+/// A crash the writer claims, in a statement or in a question that asks why it
+/// happens (`why charon crashes due to SIGBUS?`): asking why takes the crash as given.
+#[allow(clippy::ptr_arg)]
+fn extract_crash_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let Some((start, _, end)) = claim(out).and_then(|c| sentence_of(msg, c)) else {
+        return false;
+    };
+    let sentence = msg[start..end].to_lowercase();
+    // `Could you check why it crashes` requests; what follows `why` is the claim.
+    match sentence.find("why ") {
+        Some(why) => !denied(&sentence[why..]),
+        None => !denied(&sentence) && !asked(msg, end),
+    }
+}
+
 /// The sentence that ends at `end` in `msg` is a question.
 fn asked(msg: &str, end: usize) -> bool {
     msg[end..].starts_with(['?', '？'])
@@ -236,7 +266,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours",
+        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }

@@ -192,18 +192,20 @@ pub(super) static RULES: &[Rule] = &[
         C::HostAllocFailure,
         Error,
         &["MemoryError"],
-        // IPython heads its traceback with the exception's name, padded to the right.
-        r"^(?:[\w.]+\.)?MemoryError(?::.*|\s*)$|^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)|^MemoryError\s{2,}Traceback \(most recent call last\)",
+        // IPython heads its traceback with the exception's name, padded to the right;
+        // pyarrow names its allocator's failure ArrowMemoryError.
+        r"^(?:[\w.]+\.)?(?:Arrow)?MemoryError(?::.*|\s*)$|^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)|^MemoryError\s{2,}Traceback \(most recent call last\)",
         "Python raised MemoryError: the process could not get more host memory",
     ),
     rule(
         // Tools' own words for a failed allocation: kraken2's database load, InnoDB's
-        // buffer pool.
+        // buffer pool, GDAL's (its error number 2 is CPLE_OutOfMemory: `ERROR 2:
+        // overview.cpp, 4145: cannot allocate 29949646468 bytes`).
         "tool.failed-allocation",
         C::HostAllocFailure,
         Error,
-        &["Failed attempt to allocate", "allocate memory for the buffer pool", "InnoDB: mmap("],
-        r"\bFailed attempt to allocate \d+\s*bytes\b|\bInnoDB: Cannot allocate memory for the buffer pool\b|\bInnoDB: mmap\(\d+ bytes\) failed; errno 12\b",
+        &["Failed attempt to allocate", "allocate memory for the buffer pool", "InnoDB: mmap(", "ERROR 2: "],
+        r"\bFailed attempt to allocate \d+\s*bytes\b|\bERROR 2: .{0,120}?\b(?:cannot allocate|failed to allocate|out of memory allocating) (?P<bytes>\d+) bytes\b|\bInnoDB: Cannot allocate memory for the buffer pool\b|\bInnoDB: mmap\(\d+ bytes\) failed; errno 12\b",
         "The program could not allocate the memory it asked for",
     ),
     rule(
@@ -344,13 +346,14 @@ pub(super) static RULES: &[Rule] = &[
         "A host memory allocation failed",
     ),
     rule(
-        // Chromium's allocator shim (Chrome, Electron, headless browsers in CI).
+        // Chromium's allocator shim (Chrome, Electron, headless browsers in CI), and
+        // its older Windows one (memory_win.cc's `Out of memory, size = 216678811`).
         "chromium.out-of-memory",
         C::HostAllocFailure,
         Error,
         // Its `[pid:tid:time:FATAL:memory.cc(22)]` prefix is read as a prefix.
-        &["Out of memory. size="],
-        r"(?:FATAL:memory\.cc\(\d+\)\] )?Out of memory\. size=(?P<bytes>\d+)",
+        &["Out of memory. size=", "Out of memory, size ="],
+        r"(?:FATAL:memory(?:_win|_linux|_mac)?\.cc\(\d+\)\] )?Out of memory(?:\. size=|, size = )(?P<bytes>\d+)",
         "Chromium could not allocate {bytes} bytes and aborted (FATAL memory.cc)",
     ),
     rule(

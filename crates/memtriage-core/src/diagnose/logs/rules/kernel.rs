@@ -113,6 +113,20 @@ pub(super) static RULES: &[Rule] = &[
         r"^Oops: (?P<detail>[^\[]*?\[#\d+\].*?)\s*$",
         "Kernel oops: {detail}",
     ),
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // The NMIs a platform raises for a hardware error (nmi.c's io_check_error
+            // and pci_serr_error): the machine freezes or panics with them, and the
+            // report names neither an oops nor a BUG.
+            "kernel.hardware-nmi",
+            C::KernelOops,
+            Error,
+            &["NMI: IOCK error", "NMI: PCI system error"],
+            r"\bNMI: (?P<kind>IOCK error \(debug interrupt\?\)|PCI system error \(SERR\)) for reason [0-9a-f]+\b",
+            "The kernel received a hardware error NMI ({kind}): a device or the platform reported an error it could not recover",
+        )
+    },
     rule(
         "kernel.bug",
         C::KernelOops,

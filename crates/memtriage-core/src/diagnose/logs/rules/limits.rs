@@ -133,8 +133,9 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["lock memory", "lock the memory", "locking page", "mlock", "memlock", "Unable to lock", "Increase RLIMIT_MEMLOCK", "increasing RLIMIT_M", "memory is not locked"],
         // Elasticsearch and other JVMs: `Unable to lock JVM Memory: error=12`, then
-        // `Increase RLIMIT_MEMLOCK, soft limit: 65536`.
-        r"(?i:failed to lock memory|Error locking page|mlock(?:all)?(?:\(\))? (?:failed|errors)|memlock.{0,80}\bcurrently (?:64|8192|65536)\b|Unable to lock (?:the |JVM )?memory|No proper privileges to lock the memory|Increase RLIMIT_MEMLOCK|failed to mlock \d+-byte buffer|Try increasing RLIMIT_M(?:EM)?LOCK|memory locking requested for \w+ process but memory is not locked)",
+        // `Increase RLIMIT_MEMLOCK, soft limit: 65536`; OpenVPN's `--mlock` (`mlock:
+        // RLIMIT_MEMLOCK < 100 MB, increase limit`).
+        r"(?i:failed to lock memory|RLIMIT_MEMLOCK < \d+ MB, increase limit|Error locking page|mlock(?:all)?(?:\(\))? (?:failed|errors)|memlock.{0,80}\bcurrently (?:64|8192|65536)\b|Unable to lock (?:the |JVM )?memory|No proper privileges to lock the memory|Increase RLIMIT_MEMLOCK|failed to mlock \d+-byte buffer|Try increasing RLIMIT_M(?:EM)?LOCK|memory locking requested for \w+ process but memory is not locked)",
         "Locking memory failed: the locked-memory limit is too low",
     ),
     rule(
@@ -226,11 +227,13 @@ pub(super) static RULES: &[Rule] = &[
         "mmap.enomem",
         C::MaxMapCount,
         Error,
-        &["mmap", "max_map_count", "Map failed"],
+        &["mmap", "max_map_count", "Map failed", "Failed to map the data file"],
         // MongoDB's and Elasticsearch's start-up check: `vm.max_map_count is too low`;
         // a JVM's FileChannel.map, whose ENOMEM it reports as `OutOfMemoryError: Map
-        // failed` (the heap has room: the mappings or the address space ran out).
-        r"vm\.max_map_count is too low|OutOfMemoryError: Map failed|\bmmap(?:\(\))?(?: failed| error)?:? Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
+        // failed` (the heap has room: the mappings or the address space ran out);
+        // Solana's accounts store (`Failed to map the data file (size: 786432):
+        // Cannot allocate memory (os error 12)`, then its advice on max_map_count).
+        r"vm\.max_map_count is too low|\bFailed to map the data file\b.{0,60}\bCannot allocate memory|OutOfMemoryError: Map failed|\bmmap(?:\(\))?(?: failed| error)?:? Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
         "mmap failed with Cannot allocate memory: the process is out of memory mappings",
     ),
 ];

@@ -294,8 +294,8 @@ pub(super) static RULES: &[Rule] = &[
             EXIT_SIGKILL,
             C::OomKill,
             Error,
-            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "exited with 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "code = -9", "xitstatus", "xit_status", "status 137", "status=137", "status: 137", "status:137", "signal 9", "Signal 9", "unexpected, 137", "signal terminated program", "internal compiler error: Killed", "signal: killed"],
-            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|Exiting \(unexpected, 137\)|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\bexited with 137\b|\(signal 9\)|terminated with signal 9\b|exited unexpectedly \(code -9\)|(?:Killed|已杀死|已殺死|Getötet|Unicestwiony|Processus arrêté|Matado|Убито|強制終了) signal terminated program (?P<program>\S+)|\(signal: 9, SIGKILL: kill\)|Command failed with signal \x22?SIGKILL\x22?|internal compiler error: Killed \(program (?P<compiler>\S+)\)|(?:exited with error|Error): signal: killed\b",
+            &["xit Code", "xit code", "xit status", "XIT CODE", "xitCode", "xitcode", "ExitCode", "with code 137", "exited with 137", "SIGKILL", "return code = -9", "returncode=-9", "code -9", "code: -9", "code = -9", "xitstatus", "xit_status", "status 137", "status=137", "status: 137", "status:137", "signal 9", "Signal 9", "unexpected, 137", "signal terminated program", "internal compiler error: Killed", "signal: killed", "returned 137"],
+            r"(?i:\bexit(?:ed with)?[ _]?(?:code|status)\x22?\s*[:=]?\s*\(?(?:137|247)\b)|EXIT CODE: 9\b|Exiting \(unexpected, 137\)|terminated with signal SIGKILL|was terminated due to signal 9\b|(?i:\bexitcode\s*[:=]\s*-9\b)|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|(?:return|exit|exited with) ?code(?: =|:)? -9\b|returncode=-9\b|died with <Signals\.SIGKILL: 9>|(?:killed|terminated) by signal(?: 9|:? SIGKILL)\b|(?i:status[ =:]+137\b)|exited with code 137|\bexited with 137\b|\(signal 9\)|terminated with signal 9\b|exited unexpectedly \(code -9\)|(?:Killed|已杀死|已殺死|Getötet|Unicestwiony|Processus arrêté|Matado|Убито|強制終了) signal terminated program (?P<program>\S+)|\(signal: 9, SIGKILL: kill\)|Command failed with signal \x22?SIGKILL\x22?|internal compiler error: Killed \(program (?P<compiler>\S+)\)|(?:exited with error|Error): signal: killed\b|\breturned 137\b",
             "The process was killed by SIGKILL (exit code 137), most often the OOM killer",
         )
     },
@@ -310,7 +310,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["Killed"],
-            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:\s+(?P<command>.*?))?\s*$|^(?:.*?[|\]%]\s*)?Killed\s*$|^\*\*Killed\*\*$",
+            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:\s+(?P<command>.*?))?\s*$|^(?:.*?(?:[|\]%]|\.\.\.|…)\s*)?Killed\s*$|^\*\*Killed\*\*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },

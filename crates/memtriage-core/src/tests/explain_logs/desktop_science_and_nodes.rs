@@ -1,0 +1,74 @@
+//! Batch 15's forms, each from the program that prints it (Blender Cycles' devices,
+//! pyarrow's allocator, Chromium's older Windows allocator shim, GDAL's error number
+//! for memory, OpenVPN's `--mlock`, Solana's accounts store, the kernel's
+//! hardware-error NMIs, a child's status 137), a shell's
+//! `Killed` after a program's unfinished line or closing an inline code span, a
+//! report's crash of a bus error, and memory a report says rises while a job runs.
+
+use super::{each_named_first, lines_raise_nothing};
+
+#[test]
+fn desktop_science_and_node_programs_say_it_in_their_own_words() {
+    each_named_first(&[
+        ("System is out of GPU and shared host memory", "log.cuda-oom"),
+        ("System is out of GPU memory", "log.cuda-oom"),
+        ("pyarrow.lib.ArrowMemoryError", "log.host-alloc-failure"),
+        (
+            "pyarrow.lib.ArrowMemoryError: malloc of size 2147483712 failed",
+            "log.host-alloc-failure",
+        ),
+        (
+            "[11704:0813/180610:FATAL:memory_win.cc(38)] Out of memory, size = 216678811",
+            "log.host-alloc-failure",
+        ),
+        (
+            "0...10...20..ERROR 2: overview.cpp, 4145: cannot allocate 29949646468 bytes",
+            "log.host-alloc-failure",
+        ),
+        ("mlock: RLIMIT_MEMLOCK < 100 MB, increase limit", "log.memlock-limit"),
+        (
+            "[2022-09-08T05:48:09.922161045Z ERROR solana_runtime::append_vec] Failed to map the data file (size: 786432): Cannot allocate memory (os error 12).",
+            "log.max-map-count",
+        ),
+        (
+            "[ 1046.123456] NMI: IOCK error (debug interrupt?) for reason 71 on CPU 0.",
+            "log.kernel-oops",
+        ),
+        (
+            "Uhhuh. NMI: PCI system error (SERR) for reason a1 on CPU 0.",
+            "log.kernel-oops",
+        ),
+        ("Exception: Child returned 137", "log.sigkill"),
+        ("        Running... Killed", "log.sigkill"),
+        ("Killed`", "log.sigkill"),
+        ("`Killed", "log.sigkill"),
+        (
+            "Could you please check why charon crashes due to SIGBUS error?",
+            "log.mmap-bus-error",
+        ),
+        (
+            "After running that call, the CPU memory began to increase at a rate of approximately 0.1-0.2GiB/s.",
+            "log.memory-growth",
+        ),
+        (
+            "We are using yolov5m, and while training system RAM is increasing and reaches to it's maximum limit.",
+            "log.memory-growth",
+        ),
+    ]);
+}
+
+#[test]
+fn mentions_of_these_forms_raise_nothing() {
+    lines_raise_nothing(&[
+        // A span that opens and closes in the line is how a page names words.
+        "The shell prints `Killed` when the kernel ends the job.",
+        // GDAL's other error numbers are not memory.
+        "ERROR 4: `/data/x.tif' does not exist in the file system",
+        // Asking whether, not why, a crash happens.
+        "Does charon crash due to SIGBUS?",
+        "charon never crashes due to SIGBUS.",
+        // A rise said not to happen, or supposed.
+        "Memory should not increase while training.",
+        "If RAM keeps increasing while training, lower the batch size.",
+    ]);
+}
