@@ -3,7 +3,8 @@
 //! for memory, OpenVPN's `--mlock`, Solana's accounts store, the kernel's
 //! hardware-error NMIs, a child's status 137), a shell's
 //! `Killed` after a program's unfinished line or closing an inline code span, a
-//! report's crash of a bus error, and memory a report says rises while a job runs.
+//! report's crash of a bus error or its retold EMFILE, and memory a report says rises
+//! while a job runs.
 
 use super::{each_named_first, lines_raise_nothing};
 
@@ -47,6 +48,10 @@ fn desktop_science_and_node_programs_say_it_in_their_own_words() {
             "log.mmap-bus-error",
         ),
         (
+            "With two GPUs selected we get a too many files open error after several epochs.",
+            "log.too-many-open-files",
+        ),
+        (
             "After running that call, the CPU memory began to increase at a rate of approximately 0.1-0.2GiB/s.",
             "log.memory-growth",
         ),
@@ -67,6 +72,8 @@ fn mentions_of_these_forms_raise_nothing() {
         // Asking whether, not why, a crash happens.
         "Does charon crash due to SIGBUS?",
         "charon never crashes due to SIGBUS.",
+        "Does this cause a too many files open error?",
+        "If you see too many files open, raise ulimit -n.",
         // A rise said not to happen, or supposed.
         "Memory should not increase while training.",
         "If RAM keeps increasing while training, lower the batch size.",

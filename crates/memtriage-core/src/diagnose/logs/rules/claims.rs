@@ -102,6 +102,20 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // `we get a too many files open error after several epochs`: the limit's
+            // error as people retell it, its words out of strerror's order.
+            "prose.too-many-files-claim",
+            C::TooManyOpenFiles,
+            Warn,
+            &["too many files open"],
+            r"(?i:(?P<claim>\btoo many files open\b))",
+            "The report says the process ran out of file descriptors ({claim})",
+        )
+    },
+    Rule {
         extract: Some(extract_crash_claim),
         certainty: Possible,
         ..rule(
