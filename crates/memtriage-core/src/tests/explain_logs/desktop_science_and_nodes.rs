@@ -4,7 +4,9 @@
 //! hardware-error NMIs, a child's status 137), a shell's
 //! `Killed` after a program's unfinished line or closing an inline code span, a
 //! report's crash of a bus error or its retold EMFILE, and memory a report says rises
-//! while a job runs.
+//! while a job runs; after the set-aside third's scoring, osm2pgsql's node cache, macOS's
+//! malloc region, a kill by the OOM killer told in prose, unbounded growth, TensorFlow's
+//! allocation its caller may do without, and CUDA's fault reported at the host allocator.
 
 use super::{each_named_first, lines_raise_nothing};
 
@@ -48,6 +50,24 @@ fn desktop_science_and_node_programs_say_it_in_their_own_words() {
             "log.mmap-bus-error",
         ),
         (
+            "2023-04-18 Processing: Node(5036470k 7133.8k/s) Way(0k 0.00k/s) Relation(0 0.0/s)Killed",
+            "log.sigkill",
+        ),
+        (
+            "The second command continuously allocates up to 50GB before being terminated by OOM killer.",
+            "log.oom-kill",
+        ),
+        (
+            "We observed unbounded worker memory growth for a single worker over 4 days before it OOMd.",
+            "log.memory-growth",
+        ),
+        ("- Out of memory for dense node cache, reduce --cache size", "log.host-alloc-failure"),
+        ("Python(8835,0x10eafadc0) malloc: can't allocate region", "log.host-alloc-failure"),
+        (
+            "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch/work/aten/src/THC/THCCachingHostAllocator.cpp line=278 error=700 : an illegal memory access was encountered",
+            "log.cuda-illegal-memory-access",
+        ),
+        (
             "With two GPUs selected we get a too many files open error after several epochs.",
             "log.too-many-open-files",
         ),
@@ -73,6 +93,10 @@ fn mentions_of_these_forms_raise_nothing() {
         "Does charon crash due to SIGBUS?",
         "charon never crashes due to SIGBUS.",
         "Does this cause a too many files open error?",
+        // TensorFlow's allocator asked for memory its caller can go without.
+        "2021-01-25 15:02:10.390154: W tensorflow/core/common_runtime/bfc_allocator.cc:211] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.26GiB. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.",
+        "If the job is killed by the OOM killer, lower the batch size.",
+        "Memory stays constant while training.",
         "If you see too many files open, raise ulimit -n.",
         // A rise said not to happen, or supposed.
         "Memory should not increase while training.",

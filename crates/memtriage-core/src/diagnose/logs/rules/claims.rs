@@ -83,7 +83,7 @@ pub(super) static RULES: &[Rule] = &[
             // Each literal is an anchor of the prefilter's: the rises told otherwise
             // (`went up`, `rose`) cost more than they read.
             &["ncreas", "grow", "creep", "climb", "rising", "aumenta"],
-            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b[^.\n]{0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b[^.\n]{0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|steady|continuous|constant|gradual)(?: \w+){0,2} memory growth\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -134,12 +134,20 @@ pub(super) static RULES: &[Rule] = &[
         certainty: Possible,
         ..rule(
             // `the pod got OOM killed`, `restarting the pod with an \`OOM Killed\`
-            // message`: the writer's word for the kill, without the kernel's lines.
+            // message`, `before being terminated by OOM killer`: the writer's word for
+            // the kill, without the kernel's lines.
             "prose.oom-killed-claim",
             C::OomKill,
             Warn,
-            &["OOM killed", "OOM-killed", "OOMKilled", "OOM Killed"],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+[`'\x22*]*OOM[ -]?killed\b))",
+            &[
+                "OOM killed",
+                "OOM-killed",
+                "OOMKilled",
+                "OOM Killed",
+                " OOM killer",
+                " OOM-killer",
+            ],
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+[`'\x22*]*OOM[ -]?killed\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -209,15 +217,14 @@ fn extract_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     claim_stands(msg, out)
 }
 
-/// A claim its sentence neither denies nor supposes, and that no question asks.
+/// A claim its clause neither denies nor supposes, and that no question asks: `the
+/// first command finishes without any problems, but the second … before being
+/// terminated by OOM killer` denies the first command's trouble, not the kill.
 fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
-    let Some(claim) = claim(out) else {
+    let Some((clause, _, end)) = clause_of_claim(msg, out, true) else {
         return false;
     };
-    let Some((start, _, end)) = sentence_of(msg, claim) else {
-        return false;
-    };
-    !denied(&msg[start..end].to_lowercase()) && !asked(msg, end)
+    !denied(&clause.to_lowercase()) && !asked(msg, end)
 }
 
 /// A crash the writer claims, in a statement or in a question that asks why it
@@ -280,7 +287,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\b(?:unbounded|steady|constant|gradual)\b|\bover \d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }
@@ -317,26 +324,24 @@ fn without_asides(text: &str) -> String {
         .collect()
 }
 
-/// A rise of memory the text tells (its capture `claim`) in a clause no word denies,
-/// supposes or fixes (`if memory keeps growing`, `memory should not increase`, `the
-/// fix stops memory from growing`), not asked about, and no rise with a workload's
-/// size (`memory grows linearly with the batch size`). The denial is read in the
-/// claim's own clause: `RVIZ did not crash but its memory usage was ever increasing`
-/// denies the crash, not the rise. `Would` is no denial: it is also the past's habit
-/// (`memory would continue to grow until the process restarts`).
-pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
-    static DENIES: OnceLock<Option<Regex>> = OnceLock::new();
-    static SCALES: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some(claim) = claim(out) else {
-        return false;
-    };
-    let Some((start, at, end)) = sentence_of(msg, claim) else {
-        return false;
-    };
-    // An aside in parentheses (`memory usage (RAM, not GPU memory) kept
-    // increasing`) is no clause of its own.
+/// The clause of the sentence that holds the claim (its capture `claim`), up to the
+/// claim's end or, `to_its_end`, to the clause's (`メモリを解放していない`, `might
+/// be the symptom` deny after the claim), with the sentence's start and end in
+/// `msg`. An aside in parentheses (`memory usage (RAM, not GPU memory) kept
+/// increasing`) is no clause of its own.
+fn clause_of_claim(
+    msg: &str,
+    out: &[(String, String)],
+    to_its_end: bool,
+) -> Option<(String, usize, usize)> {
+    let claim = claim(out)?;
+    let (start, at, end) = sentence_of(msg, claim)?;
     let before = without_asides(&msg[start..at]);
-    let claim_alone = without_asides(claim);
+    let claim_alone = if to_its_end {
+        without_asides(&msg[at..end])
+    } else {
+        without_asides(claim)
+    };
     let clause_start = CLAUSE_BREAKS
         .iter()
         .filter_map(|b| before.rfind(b).map(|i| i + b.len()))
@@ -348,6 +353,22 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
         .min()
         .unwrap_or(claim_alone.len());
     let clause = format!("{} {}", &before[clause_start..], &claim_alone[..claim_end]);
+    Some((clause, start, end))
+}
+
+/// A rise of memory the text tells (its capture `claim`) in a clause no word denies,
+/// supposes or fixes (`if memory keeps growing`, `memory should not increase`, `the
+/// fix stops memory from growing`), not asked about, and no rise with a workload's
+/// size (`memory grows linearly with the batch size`). The denial is read in the
+/// claim's own clause: `RVIZ did not crash but its memory usage was ever increasing`
+/// denies the crash, not the rise. `Would` is no denial: it is also the past's habit
+/// (`memory would continue to grow until the process restarts`).
+pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
+    static DENIES: OnceLock<Option<Regex>> = OnceLock::new();
+    static SCALES: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some((clause, start, end)) = clause_of_claim(msg, out, false) else {
+        return false;
+    };
     !matches(
         &DENIES,
         r"(?i)\b(?:no|not|never|if|whether|unless|may|might|could|should|can|will|expected|normal|avoid\w*|prevent\w*|stops?|fix\w*|how to|such as|e\.g|reduc\w*|decreas\w*|si|no es|pas)\b|n't\b",

@@ -12,6 +12,7 @@ pub(super) static RULES: &[Rule] = &[
     // before (and sometimes instead of) the `OOM when allocating` line.
     Rule {
         certainty: Likely,
+        extract: Some(failed_for_its_caller),
         ..rule(
             "tensorflow.bfc-memory-dump",
             C::CudaOom,
@@ -70,6 +71,7 @@ pub(super) static RULES: &[Rule] = &[
              docker run --ulimit memlock=-1, or /etc/security/limits.conf: * - memlock unlimited.\nOr pin less: \
              DataLoader(pin_memory=False), fewer workers.",
         ),
+        extract: Some(not_a_kernel_fault),
         ..rule(
             "torch.pinned-memory",
             C::MemlockLimit,
@@ -189,6 +191,29 @@ pub(super) static RULES: &[Rule] = &[
         "CUDA error: device-side assert triggered",
     ),
 ];
+
+/// Not the allocation TensorFlow's caller may do without (`The caller indicates that
+/// this is not a failure`: cuDNN's autotuning asks for workspace it can go without).
+#[allow(clippy::ptr_arg)] // the Extractor signature: other extractors push
+fn failed_for_its_caller(msg: &str, _out: &mut Vec<(String, String)>) -> bool {
+    !msg.contains("indicates that this is not a failure")
+}
+
+/// Not a kernel's fault that CUDA reported at the host allocator's next call
+/// (`THCCachingHostAllocator.cpp line=278 error=700 : an illegal memory access was
+/// encountered`): CUDA reports a kernel's error at whichever call comes next.
+#[allow(clippy::ptr_arg)] // the Extractor signature: other extractors push
+fn not_a_kernel_fault(msg: &str, _out: &mut Vec<(String, String)>) -> bool {
+    let lowercase = msg.to_ascii_lowercase();
+    ![
+        "illegal memory access",
+        "misaligned address",
+        "unspecified launch failure",
+        "device-side assert",
+    ]
+    .iter()
+    .any(|fault| lowercase.contains(fault))
+}
 
 pub(super) const CUDA_OOM: ClassInfo = ClassInfo {
     class: C::CudaOom,
