@@ -54,7 +54,7 @@ fn desktop_science_and_node_programs_say_it_in_their_own_words() {
             "log.sigkill",
         ),
         (
-            "The second command continuously allocates up to 50GB before being terminated by OOM killer.",
+            "The first command finishes without any problems, but the second command continuously allocates up to 50GB before being terminated by OOM killer.",
             "log.oom-kill",
         ),
         (
@@ -96,6 +96,10 @@ fn mentions_of_these_forms_raise_nothing() {
         // TensorFlow's allocator asked for memory its caller can go without.
         "2021-01-25 15:02:10.390154: W tensorflow/core/common_runtime/bfc_allocator.cc:211] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.26GiB. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.",
         "If the job is killed by the OOM killer, lower the batch size.",
+        // A claim is denied in its own clause, after it as well as before.
+        "It was not terminated by the OOM killer, but by the scheduler's time limit.",
+        "- メモリリーク: アプリケーションが使用済みメモリを解放していない",
+        "A segfaulting program might be the symptom of a bug in C code.",
         "Memory stays constant while training.",
         "If you see too many files open, raise ulimit -n.",
         // A rise said not to happen, or supposed.
