@@ -319,8 +319,8 @@ def in_committed_places(committed, anchors):
     """`anchors` in the committed layout's order: each kept in its place, a new one
     in the place of an anchor that is gone (so no anchor after it changes bucket),
     the rest after them."""
-    wanted = set(anchors)
-    new = [a for a in anchors if a not in set(committed)]
+    wanted, placed = set(anchors), set(committed)
+    new = [a for a in anchors if a not in placed]
     order = []
     for a in committed:
         if a in wanted:

@@ -322,11 +322,11 @@ pub(super) fn normalize(text: &str) -> String {
     // that opens and closes inside it is how a page mentions words, and stays.
     let text = text
         .strip_prefix('`')
-        .filter(|t| !t.starts_with('`') && !t.contains('`'))
+        .filter(|t| !t.contains('`'))
         .unwrap_or(text);
     let text = text
         .strip_suffix('`')
-        .filter(|t| !t.ends_with('`') && !t.contains('`'))
+        .filter(|t| !t.contains('`'))
         .unwrap_or(text);
     // Words a poster made bold (`**Segmentation fault**`) are the words.
     let unbolded;
