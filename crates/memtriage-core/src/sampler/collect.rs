@@ -335,16 +335,22 @@ impl Collector {
                 .filter_map(|(i, p)| Some((i, self.tracked.get(&p.pid)?, p)))
                 .filter(|(_, tr, p)| due(tr, p))
         };
-        // Processes never tried all stand tied at the top: the newest first (a job
-        // just started is what a user looks at), but one that waited
+        // Processes never tried all stand tied at the top: the largest first, since
+        // a view sorted by size shows them first and their PSS is most of what
+        // sharing changes (newest first, a machine-wide view's first readings went
+        // to a stream of small new processes, and a busy machine's deficit kept a
+        // job's 190 MiB parent unread for a minute). One that waited
         // FIRST_READING_DUE goes before them, the longest waiting first, so that a
         // stream of new processes (a build) cannot keep an older one unread.
         let now = Instant::now();
         let rank = |i: usize, tr: &Tracked, p: &ProcessSample| {
             let never_tried = tr.minor_faults_at_attempt.is_none();
             let overdue = never_tried && now.duration_since(tr.seen) >= FIRST_READING_DUE;
-            let order = if overdue { -(i as i64) } else { i as i64 };
-            (moved(tr, p), overdue, order)
+            let (size, order) = match overdue {
+                true => (0, -(i as i64)),
+                false => (p.rss, i as i64),
+            };
+            (moved(tr, p), overdue, size, order)
         };
         let most_moved = candidates()
             .max_by_key(|(i, tr, p)| rank(*i, tr, p))

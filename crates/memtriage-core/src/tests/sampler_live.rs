@@ -18,6 +18,17 @@ fn config(scope: Scope, interval: Duration) -> SamplerConfig {
     }
 }
 
+/// A PSS budget of one reading per tick, `share` of wall time on top of `allowance`.
+fn one_per_tick(share: f64, allowance: Duration) -> Option<PssBudget> {
+    Some(PssBudget {
+        share,
+        allowance,
+        min_spacing: Duration::ZERO,
+        per_tick: 1,
+        unmoved_keeps: Duration::ZERO,
+    })
+}
+
 /// Samples until `found` holds for one, or panics after `within`.
 fn wait_for(sampler: &mut Sampler, within: Duration, found: impl Fn(&Sample) -> bool) -> Sample {
     let deadline = Instant::now() + within;
@@ -222,13 +233,7 @@ fn the_process_whose_faults_moved_most_is_read_first() {
     let idle = Job::sleeper();
     wait_for_python(busy.pid());
     let mut collector = Collector::new(SamplerConfig {
-        pss: Some(PssBudget {
-            share: 1.0,
-            allowance: Duration::from_secs(10),
-            min_spacing: Duration::ZERO,
-            per_tick: 1,
-            unmoved_keeps: Duration::ZERO,
-        }),
+        pss: one_per_tick(1.0, Duration::from_secs(10)),
         ..config(
             Scope::Pids(vec![idle.pid(), busy.pid()]),
             Duration::from_millis(1),
@@ -537,13 +542,7 @@ time.sleep(60)
     // Nothing within the budget after the first reading: every later one is a
     // worker's reading past it.
     let mut collector = Collector::new(SamplerConfig {
-        pss: Some(PssBudget {
-            share: 0.0,
-            allowance: Duration::ZERO,
-            min_spacing: Duration::ZERO,
-            per_tick: 1,
-            unmoved_keeps: Duration::ZERO,
-        }),
+        pss: one_per_tick(0.0, Duration::ZERO),
         ..config(
             Scope::Pids(vec![parent.pid(), busy.pid(), late.pid()]),
             Duration::from_millis(1),
@@ -569,28 +568,72 @@ time.sleep(60)
 }
 
 /// A machine that starts processes all the time (a build) keeps bringing processes
-/// never read: the newest go first, but an older one must not wait behind them for
-/// ever (past its due time it goes first).
+/// never read: the largest go first, but a smaller old one must not wait behind them
+/// for ever (past its due time it goes first).
 #[test]
 fn an_old_process_gets_its_first_pss_reading_while_new_ones_keep_coming() {
-    let code = "import subprocess, time\nb = b'\\x01' * (64 << 20)\nwhile True:\n subprocess.Popen(['sleep', '0.2'])\n time.sleep(0.01)";
-    let job = Job::spawn("python3", &["-c", code]);
+    // A small shell starting a larger Python every 100 ms, each living 600 ms: more
+    // new processes than one reading per 200 ms tick can keep up with.
+    let code = "while :; do python3 -c 'import time; time.sleep(0.6)' & sleep 0.1; done";
+    let job = Job::spawn("sh", &["-c", code]);
     let old = job.pid();
-    wait_for_python(old);
     // Its children are running by the first tick.
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(500));
     let mut sampler = Sampler::start(SamplerConfig {
-        pss: Some(PssBudget {
-            share: 1.0,
-            allowance: Duration::from_secs(1),
-            min_spacing: Duration::ZERO,
-            per_tick: 1,
-            unmoved_keeps: Duration::ZERO,
-        }),
-        ..config(Scope::Tree(old), Duration::from_millis(50))
+        pss: one_per_tick(1.0, Duration::from_secs(1)),
+        ..config(Scope::Tree(old), Duration::from_millis(200))
     })
     .unwrap();
     wait_for(&mut sampler, Duration::from_secs(10), |s| {
         s.pss_attempts.iter().any(|a| a.pid == old)
     });
+}
+
+/// A view sorted by size shows the largest processes first: never read, they are read
+/// first, whatever their age (a machine-wide `top` on a busy machine left a job's
+/// 190 MiB parent without PSS for a minute behind newer small processes).
+#[test]
+fn the_largest_process_never_read_is_read_first() {
+    let large = Job::spawn(
+        "python3",
+        &[
+            "-c",
+            "import time\nb = b'\\x01' * (96 << 20)\nprint(flush=True)\ntime.sleep(60)",
+        ],
+    );
+    wait_for_python(large.pid());
+    let resident_kib = |pid: i32| -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .unwrap_or("");
+        line.split_whitespace()
+            .nth(1)
+            .and_then(|k| k.parse().ok())
+            .unwrap_or(0)
+    };
+    let began = Instant::now();
+    while resident_kib(large.pid()) < 90 << 10 && began.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Newer than the large one, and small.
+    let small = Job::spawn("sleep", &["60"]);
+    let mut collector = Collector::new(SamplerConfig {
+        // One reading in all: the allowance lets the first begin, and nothing more.
+        pss: one_per_tick(0.0, Duration::ZERO),
+        ..config(
+            Scope::Pids(vec![large.pid(), small.pid()]),
+            Duration::from_millis(1),
+        )
+    });
+    let attempts = collector.sample().pss_attempts;
+    let read: Vec<i32> = attempts.iter().map(|a| a.pid).collect();
+    assert_eq!(
+        read,
+        vec![large.pid()],
+        "small {}, large {}",
+        small.pid(),
+        large.pid()
+    );
 }
