@@ -127,6 +127,12 @@ impl Collector {
         self
     }
 
+    /// What readings within the PSS budget have cost so far.
+    #[cfg(test)]
+    pub(crate) fn pss_spent(&self) -> Option<Duration> {
+        self.ledger.as_ref().map(|l| l.spent())
+    }
+
     /// One complete sample of the scope now.
     pub fn sample(&mut self) -> Sample {
         let t = self.config.epoch.elapsed().as_secs_f64();
@@ -362,7 +368,8 @@ impl Collector {
             .filter(|(_, tr, p)| copying(tr, p))
             .max_by_key(|(i, tr, p)| rank(*i, tr, p))
             .map(|(i, ..)| i);
-        let i = if self.ledger.as_mut()?.allows(Instant::now()) {
+        let within_budget = self.ledger.as_mut()?.allows(Instant::now());
+        let i = if within_budget {
             most_moved
         } else {
             // One reading past the budget per tick at most, however many workers copy.
@@ -414,7 +421,11 @@ impl Collector {
             (Some(a), Some(b)) => b.saturating_sub(a).min(wall),
             _ => wall,
         };
-        if let Some(ledger) = self.ledger.as_mut() {
+        // A reading past the budget is not booked against it: booked, each forked
+        // subshell's first sight (one a tick, on a machine running a build) kept the
+        // ledger in debt, and a machine-wide view read nothing else for minutes.
+        // Their own bounds hold them: one a tick, WORKER_READINGS a worker.
+        if let (Some(ledger), true) = (self.ledger.as_mut(), within_budget) {
             ledger.charge(began, cost);
         }
         if let Some(tr) = self.tracked.get_mut(&p.pid) {

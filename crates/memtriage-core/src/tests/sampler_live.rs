@@ -481,16 +481,58 @@ fn a_pid_set_does_not_adopt_a_process_that_reuses_an_ended_pid() {
     skip_by_chance("the pid was never handed out again in 20 tries");
 }
 
+/// A worker of a test's child: not our child, so killed by pid.
+struct Worker(i32);
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // SAFETY: a signal to a process this test's child forked.
+        unsafe {
+            libc::kill(self.0, libc::SIGKILL);
+        }
+    }
+}
+
+impl Worker {
+    fn pid(&self) -> i32 {
+        self.0
+    }
+}
+
+/// The start of a Python script whose process holds 64 MiB of its own.
+const PARENT_OF_64_MIB: &str = "import mmap, os, sys, time
+data = bytearray(64 << 20)
+for i in range(0, len(data), 4096): data[i] = 1";
+
+/// Python running `script`, which prints its workers' pids on one line once they run.
+fn python_with_workers(script: &str) -> (Job, Vec<Worker>) {
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let workers = line
+        .split_whitespace()
+        .map(|p| Worker(p.parse().unwrap()))
+        .collect();
+    (Job(child), workers)
+}
+
 /// Regression: a parent never read yet (or a worker that used its readings past the
 /// budget) stood first for ever, since its faults since its last attempt only grow,
 /// and a worker copying its parent's memory later was never read again past the
 /// budget: a DataLoader test saw one of its two copying workers.
 #[test]
 fn a_worker_that_copies_later_is_read_though_another_faults_more() {
-    let script = r#"
-import mmap, os, sys, time
-data = bytearray(64 << 20)
-for i in range(0, len(data), 4096): data[i] = 1
+    let script = PARENT_OF_64_MIB.to_string()
+        + r#"
 busy = os.fork()
 if busy == 0:
     # Fresh pages each round: faults without end.
@@ -506,39 +548,8 @@ if late == 0:
 print(busy, late, flush=True)
 time.sleep(60)
 "#;
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let parent = Job(child);
-    let workers: Vec<i32> = line
-        .split_whitespace()
-        .map(|p| p.parse().unwrap())
-        .collect();
-    /// A worker of the parent: not our child, so killed by pid.
-    struct Worker(i32);
-    impl Drop for Worker {
-        fn drop(&mut self) {
-            // SAFETY: a signal to a process this test's child forked.
-            unsafe {
-                libc::kill(self.0, libc::SIGKILL);
-            }
-        }
-    }
-    impl Worker {
-        fn pid(&self) -> i32 {
-            self.0
-        }
-    }
-    let (busy, late) = (Worker(workers[0]), Worker(workers[1]));
+    let (parent, workers) = python_with_workers(&script);
+    let [busy, late] = <[Worker; 2]>::try_from(workers).ok().expect("two workers");
     // Nothing within the budget after the first reading: every later one is a
     // worker's reading past it.
     let mut collector = Collector::new(SamplerConfig {
@@ -636,4 +647,41 @@ fn the_largest_process_never_read_is_read_first() {
         small.pid(),
         large.pid()
     );
+}
+
+/// Regression: readings past the budget were booked against it, so each forked
+/// subshell's first reading (one a tick, on a machine running a build) kept the
+/// ledger in debt and a machine-wide `top` read no other process for minutes.
+#[test]
+fn a_reading_past_the_budget_is_not_booked_against_it() {
+    // The parent grows after the fork, so it is the largest and read first, within
+    // the budget; its worker is then read past it, at first sight.
+    let script = PARENT_OF_64_MIB.to_string()
+        + r#"
+worker = os.fork()
+if worker == 0:
+    time.sleep(60)
+more = bytearray(32 << 20)
+for i in range(0, len(more), 4096): more[i] = 1
+print(worker, flush=True)
+time.sleep(60)
+"#;
+    let (parent, workers) = python_with_workers(&script);
+    let worker = workers[0].pid();
+    let mut collector = Collector::new(SamplerConfig {
+        pss: one_per_tick(0.0, Duration::ZERO),
+        ..config(
+            Scope::Pids(vec![parent.pid(), worker]),
+            Duration::from_millis(1),
+        )
+    });
+    let mut attempts = collector.sample().pss_attempts;
+    attempts.extend(collector.sample().pss_attempts);
+    let read: Vec<i32> = attempts.iter().map(|a| a.pid).collect();
+    assert_eq!(
+        read,
+        vec![parent.pid(), worker],
+        "the parent within, its worker past"
+    );
+    assert_eq!(collector.pss_spent(), Some(attempts[0].cost));
 }

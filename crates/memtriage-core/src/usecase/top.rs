@@ -17,8 +17,8 @@ pub use crate::watch::{
     HISTORY_POINTS, LIVE_SCHEMA,
 };
 
-/// A live view's source of frames: the sampler over every process, PSS on the
-/// machine's budget. Dropping it (or [`LiveView::stop`]) stops the sampler.
+/// A live view's source of frames: the sampler over every process, PSS on a
+/// view's budget. Dropping it (or [`LiveView::stop`]) stops the sampler.
 pub struct LiveView {
     sampler: SamplerThread,
     frames: Receiver<LiveFrame>,
@@ -35,7 +35,7 @@ impl LiveView {
         window_seconds: f64,
     ) -> std::io::Result<LiveView> {
         let mut config = SamplerConfig::new(Scope::All, interval);
-        config.pss = Some(PssBudget::MACHINE);
+        config.pss = Some(PssBudget::VIEW);
         config.exe = false;
         config.keep_open = open_files_for();
         config.skip_unchanged = true;

@@ -254,12 +254,13 @@ fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
     drop(job);
 
     // A process living in the limited cgroup: the cgroup is exported with its limit
-    // and the kill its own counter saw.
+    // and the kill its own counter saw. It sleeps long (each wait below
+    // may take up to a minute on a busy machine) and is killed at the end.
     let mut dweller = Command::new("sh")
         .args([
             "-c",
             &format!(
-                "echo $$ > {}/cgroup.procs && exec sleep 60",
+                "echo $$ > {}/cgroup.procs && exec sleep 600",
                 cgroup.dir.display()
             ),
         ])
@@ -284,6 +285,8 @@ fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
     let text = String::from_utf8(exposition.stdout).unwrap();
     promtool_check_metrics(&text);
     let names = series_names(&text);
+    // A cgroup is exported while a process lives in it.
+    let dweller_ended = dweller.try_wait().ok().flatten();
     for name in [
         "memtriage_group_gpu_memory_bytes",
         "memtriage_gpu_memory_total_bytes",
@@ -294,7 +297,7 @@ fn prometheus_scrapes_a_jobs_pss_and_an_oom_kill_with_its_cgroup() {
     ] {
         assert!(
             names.iter().any(|n| n == name),
-            "{name} missing from the exposition"
+            "{name} missing from the exposition (the cgroup's dweller ended: {dweller_ended:?})"
         );
     }
     let saved = scratch.path().join("exposition.txt");
