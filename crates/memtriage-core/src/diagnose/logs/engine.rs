@@ -317,6 +317,14 @@ pub(super) fn normalize(text: &str) -> String {
         text = rest;
     }
     let text = text.strip_prefix("```").unwrap_or(text);
+    // A line that is one inline code span whole (`` `Killed` ``) is a line the writer
+    // pasted and set in code, not words a sentence names.
+    let text = text
+        .trim_end()
+        .strip_prefix('`')
+        .and_then(|t| t.strip_suffix('`'))
+        .filter(|t| !t.is_empty() && !t.contains('`'))
+        .unwrap_or(text);
     // A line that opens or closes an inline code span a paste spread over lines
     // (`` `Going over pending ways... ``, ``Killed` ``) is read as the line; a span
     // that opens and closes inside it is how a page mentions words, and stays.
@@ -328,11 +336,13 @@ pub(super) fn normalize(text: &str) -> String {
         .strip_suffix('`')
         .filter(|t| !t.contains('`'))
         .unwrap_or(text);
-    // Words a poster made bold (`**Segmentation fault**`) are the words.
-    let unbolded;
-    let text = if text.contains("**") {
-        unbolded = without_bold(text);
-        unbolded.as_str()
+    // Words a poster made bold (`**Segmentation fault**`) are the words, and a number
+    // set in quotes or code (`exit code '-1073741819'`, ``returning exit code `-9` ``)
+    // is the number.
+    let unmarked;
+    let text = if text.contains("**") || quotes_a_number(text) {
+        unmarked = without_quotes_around_numbers(&without_bold(text));
+        unmarked.as_str()
     } else {
         text
     };
@@ -413,6 +423,47 @@ fn without_bold(text: &str) -> String {
         out.push(ch);
         i += ch.len_utf8();
     }
+    out
+}
+
+const NUMBER_QUOTES: [u8; 3] = [b'`', b'\'', b'"'];
+
+/// Whether a quote or backtick opens a number (`'-9`, `` `137 ``) somewhere in `text`.
+fn quotes_a_number(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.windows(2).enumerate().any(|(i, w)| {
+        NUMBER_QUOTES.contains(&w[0])
+            && (w[1].is_ascii_digit()
+                || (w[1] == b'-' && b.get(i + 2).is_some_and(u8::is_ascii_digit)))
+    })
+}
+
+/// `text` with the quotes or backticks around a lone number (`'-9'`) taken off.
+fn without_quotes_around_numbers(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        let q = b[i];
+        if NUMBER_QUOTES.contains(&q) {
+            let sign = usize::from(b.get(i + 1) == Some(&b'-'));
+            let digits = b[i + 1 + sign..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            let close = i + 1 + sign + digits;
+            if digits > 0 && b.get(close) == Some(&q) {
+                out.push_str(&text[copied..i]);
+                out.push_str(&text[i + 1..close]);
+                i = close + 1;
+                copied = i;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
     out
 }
 

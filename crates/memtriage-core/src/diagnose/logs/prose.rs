@@ -436,6 +436,13 @@ pub(super) fn is_article_title(line: &str) -> bool {
         && (lowercase.contains("the following")
             || first_person(line)
             || lowercase.trim_start().starts_with("how to "));
+    // A question the writer goes on from in the same line (`What is the memory
+    // requirement for …? I am getting Memory Error even after …`) opens a report.
+    let asks_and_goes_on = first_person(line)
+        && line
+            .trim_end()
+            .find('?')
+            .is_some_and(|i| i + 1 < line.trim_end().len());
     // An issue template's heading (`### What is the issue?`) asks the reporter.
     let template_heading = [
         "what is the issue",
@@ -460,6 +467,7 @@ pub(super) fn is_article_title(line: &str) -> bool {
         .iter()
         .any(|p| lowercase.trim_start().starts_with(p));
     !asks_about_what_follows
+        && !asks_and_goes_on
         && !template_heading
         && !progress
         && matches(

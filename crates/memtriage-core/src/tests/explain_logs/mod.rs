@@ -26,6 +26,7 @@ mod limits;
 mod locales_and_tools;
 mod oom;
 mod phones_vms_and_engines;
+mod pipelines_and_trackers;
 mod real_world;
 mod runtimes;
 mod runtimes_and_crash_tools;

@@ -62,8 +62,12 @@ pub(super) static RULES: &[Rule] = &[
                 "muistinkäyt",
                 "muistin käyt",
                 "muisti kasvaa",
+                "памят",
+                "Памят",
             ],
-            r"(?i:(?P<claim>(?:رم|حافظه)[^.\n]{0,30}?به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa))",
+            // Russian: `Память медленно, но верно растёт` (memory grows slowly but
+            // surely), `постоянно растущий объем виртуальной памяти`.
+            r"(?i:(?P<claim>(?:رم|حافظه)[^.\n]{0,30}?به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -85,6 +89,60 @@ pub(super) static RULES: &[Rule] = &[
             &["ncreas", "grow", "creep", "climb", "rising", "aumenta"],
             r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b[^.\n]{0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|steady|continuous|constant|gradual)(?: \w+){0,2} memory growth\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
             "The report says memory keeps rising ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_unfreed_claim),
+        certainty: Possible,
+        ..rule(
+            // Memory watched not coming back: `memory isn't being freed`, `При загрузке
+            // workspace не освобождается память` (memory is not freed). Not the plain
+            // `memory isn't freed`: PyTorch's FAQ titles an entry so.
+            "prose.unfreed-memory-claim",
+            C::MemoryGrowth,
+            Warn,
+            &[
+                "emory is not being",
+                "emory isn't being",
+                "emory was not being",
+                "emory wasn't being",
+                "emory is not getting",
+                "emory isn't getting",
+                "emory doesn't get",
+                "emory does not get",
+                "emory didn't get",
+                "освобожда",
+            ],
+            r"(?i:(?P<claim>\bmemory (?:(?:is not|isn't|was not|wasn't) (?:being|getting)|(?:doesn't|does not|didn't) get) (?:freed|released|reclaimed|deallocated)\b|(?-i:не освобожда\w* памят\w*|памят\w* не освобожда\w*)))",
+            "The report says memory is not given back ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // `I am getting Memory Error even after having more than a terabyte`:
+            // Python's exception retold.
+            "prose.memory-error-claim",
+            C::HostAllocFailure,
+            Warn,
+            &["emory error", "emoryerror"],
+            r"(?i:(?P<claim>\b(?:i|we) (?:got|get|am getting|are getting|keep getting|kept getting|hit|encounter(?:ed)?) (?:a |an |the )?[`'\x22]?Memory ?Error\b))",
+            "The report says the program raised MemoryError ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // `prometheus is getting continually evicted due to memory issues`: the
+            // kubelet's eviction, told.
+            "prose.evicted-claim",
+            C::UserspaceOomKill,
+            Warn,
+            &["evicted"],
+            r"(?i:(?P<claim>\b(?:is|was|were|are|got|gets|get|getting|been|being|keeps? getting)(?: \w+)? evicted (?:due to|because of|for) (?:\w+ ){0,2}?(?:memory|ram|oom)\b))",
+            "The report says the pod was evicted for memory ({claim})",
         )
     },
     Rule {
@@ -124,8 +182,9 @@ pub(super) static RULES: &[Rule] = &[
             "prose.sigbus-claim",
             C::MmapBusError,
             Warn,
-            &["SIGBUS"],
-            r"(?i:(?P<claim>\b(?:crash(?:es|ed)?|dies|died|aborts|aborted) (?:due to|because of|from|on) (?:a |an )?SIGBUS\b))",
+            &["SIGBUS", "bus error"],
+            // `Hi, I got a Bus error when executing the evaluation codes`.
+            r"(?i:(?P<claim>\b(?:crash(?:es|ed)?|dies|died|aborts|aborted) (?:due to|because of|from|on) (?:a |an )?SIGBUS\b|\b(?:i|we) (?:got|get|am getting|keep getting|hit|encountered|see|saw) (?:a |an |the )?[`'\x22]?(?:bus error|SIGBUS)\b))",
             "The report says the program crashed of a bus error ({claim})",
         )
     },
@@ -242,6 +301,23 @@ fn extract_crash_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     }
 }
 
+/// A claim that memory is not given back, whose own words deny: what stands is the
+/// clause before it, which must neither deny nor suppose (`if memory is not freed`),
+/// and no question asks it.
+#[allow(clippy::ptr_arg)]
+fn extract_unfreed_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let Some((start, at, end)) = claim(out).and_then(|c| sentence_of(msg, c)) else {
+        return false;
+    };
+    let before = without_asides(&msg[start..at]);
+    let clause_start = CLAUSE_BREAKS
+        .iter()
+        .filter_map(|b| before.rfind(b).map(|i| i + b.len()))
+        .max()
+        .unwrap_or(0);
+    !denied(&before[clause_start..].to_lowercase()) && !asked(msg, end)
+}
+
 /// The sentence that ends at `end` in `msg` is a question.
 fn asked(msg: &str, end: usize) -> bool {
     msg[end..].starts_with(['?', '？'])
@@ -287,7 +363,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\b(?:unbounded|steady|constant|gradual)\b|\bover \d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\b(?:unbounded|steady|constant|gradual)\b|\bover \d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }

@@ -2,6 +2,7 @@
 //! a signal.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::{Error, Warn};
 use crate::model::ids;
 
@@ -144,6 +145,20 @@ pub(super) static RULES: &[Rule] = &[
         r"Unexpected segment\s*ation fault(?: encoun| encountered in worker)?",
         "A DataLoader worker crashed with a segmentation fault",
     ),
+    Rule {
+        certainty: Likely,
+        absorbed_by: Some(C::DataloaderShm),
+        ..rule(
+            // The frame of PyTorch's SIGCHLD handler, which runs only when a worker has
+            // died: a traceback through it was cut before the error it raises.
+            "dataloader.sigchld-handler-frame",
+            C::DataloaderWorkerKilled,
+            Error,
+            &["_error_if_any_worker_fails"],
+            r"^\s*_error_if_any_worker_fails\(\)\s*$",
+            "A DataLoader worker died: the traceback passes through PyTorch's handler for a worker's death",
+        )
+    },
     Rule {
         absorbed_by: Some(C::DataloaderShm),
         ..rule(

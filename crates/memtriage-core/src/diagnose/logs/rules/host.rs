@@ -330,6 +330,16 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // ITK (ANTs, SimpleITK, 3D Slicer) throws its own: `itk::MemoryAllocationError
+        // (0x…)` … `Description: Failed to allocate memory for image.`
+        "itk.memory-allocation-error",
+        C::HostAllocFailure,
+        Error,
+        &["MemoryAllocationError"],
+        r"\bitk::MemoryAllocationError\b",
+        "ITK could not allocate an image's memory (itk::MemoryAllocationError): host memory ran out",
+    ),
+    rule(
         "cxx.bad-alloc",
         C::HostAllocFailure,
         Error,

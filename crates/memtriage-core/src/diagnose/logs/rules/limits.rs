@@ -55,6 +55,20 @@ fn small_memlock_in_words(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
 
 pub(super) static RULES: &[Rule] = &[
     // ---- memlock, file descriptors, mappings --------------------------------------
+    // io_uring_setup(2) charges its rings to RLIMIT_MEMLOCK before kernel 5.12 and
+    // fails with ENOMEM past it (netty's `failed to create io_uring ring fd Cannot
+    // allocate memory` under a CI runner's `ulimit -l` of 64).
+    Rule {
+        certainty: Likely,
+        ..rule(
+            "io-uring.enomem",
+            C::MemlockLimit,
+            Error,
+            &["io_uring"],
+            r"\bio_uring\w*[^\n]{0,80}?(?:Cannot allocate memory|\bENOMEM\b|errno:? ?12\b)|(?:Cannot allocate memory|\bENOMEM\b)[^\n]{0,40}?\bio_uring",
+            "io_uring failed with Cannot allocate memory: its rings count against the locked-memory limit",
+        )
+    },
     Rule {
         certainty: Possible,
         extract: Some(small_memlock),
@@ -223,7 +237,9 @@ pub(super) static RULES: &[Rule] = &[
         r"unable to mmap (?P<bytes>\d+) bytes from file <(?P<path>[^>]*)>: Cannot allocate memory",
         "mmap of {path} failed with Cannot allocate memory: the process is out of memory mappings",
     ),
-    rule(
+    Rule {
+        extract: Some(not_one_large_mapping),
+        ..rule(
         "mmap.enomem",
         C::MaxMapCount,
         Error,
@@ -233,10 +249,49 @@ pub(super) static RULES: &[Rule] = &[
         // failed` (the heap has room: the mappings or the address space ran out);
         // Solana's accounts store (`Failed to map the data file (size: 786432):
         // Cannot allocate memory (os error 12)`, then its advice on max_map_count).
-        r"vm\.max_map_count is too low|\bFailed to map the data file\b.{0,60}\bCannot allocate memory|OutOfMemoryError: Map failed|\bmmap(?:\(\))?(?: failed| error)?:? Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
+        r"vm\.max_map_count is too low|\bFailed to map the data file\b.{0,60}\bCannot allocate memory|OutOfMemoryError: Map failed|\bmmap(?:\(\))?(?: failed| error)?:? Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap(?: memory dataSize=(?P<size>\d+))?|\bmmap, size (?P<size2>\d+): cannot allocate memory|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
         "mmap failed with Cannot allocate memory: the process is out of memory mappings",
-    ),
+    )
+    },
+    // What `mmap.enomem` leaves: one mapping of a gigabyte or more refused, for want of
+    // memory or address space (overcommit, `ulimit -v`), not of mappings (MMseqs2's
+    // `Failed to mmap memory dataSize=244437757952 File=….idx. Error 12.`).
+    Rule {
+        extract: Some(one_large_mapping),
+        ..rule(
+            "mmap.large-enomem",
+            C::HostAllocFailure,
+            Error,
+            &["failed to mmap", "mmap, size"],
+            r"failed to mmap memory dataSize=(?P<size>\d+)[^\n]{0,300}?\bError 12\b|\bmmap, size (?P<size2>\d+): cannot allocate memory",
+            "A mapping of {bytes} was refused (ENOMEM): the machine's memory or the process's address space ran out",
+        )
+    },
 ];
+
+/// A mapping this large that fails is refused for memory or address space: one
+/// request is one mapping, so the count of mappings is not what ran out.
+const LARGE_MAPPING_BYTES: u64 = 1 << 30;
+
+/// The size of the refused mapping, where the line gives it.
+fn mapping_size(out: &[(String, String)]) -> Option<u64> {
+    out.iter()
+        .find(|(k, _)| k == "size" || k == "size2")
+        .and_then(|(_, v)| v.parse().ok())
+}
+
+#[allow(clippy::ptr_arg)]
+fn not_one_large_mapping(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    mapping_size(out).is_none_or(|b| b < LARGE_MAPPING_BYTES)
+}
+
+fn one_large_mapping(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let Some(bytes) = mapping_size(out).filter(|b| *b >= LARGE_MAPPING_BYTES) else {
+        return false;
+    };
+    out.push(("bytes".into(), crate::model::units::iec(bytes)));
+    true
+}
 
 pub(super) const MAX_MAP_COUNT: ClassInfo = ClassInfo {
     class: C::MaxMapCount,

@@ -261,8 +261,21 @@ pub(super) static RULES: &[Rule] = &[
             // the raylet's summary points at its OOM page. `Selected to kill: (Task: …` and
             // (before 2.56) `Ray killed this worker`'s line name the worker's pid, which
             // `run` reads as Ray's own word.
-            r"Worker exit type: NODE_OUT_OF_MEMORY|(?:Task|Worker|Actor).{0,200}?(?:killed|failed) due to (?:the node running low on |)memory pressure|ray\.exceptions\.OutOfMemoryError|Ray killed (?:\d+ worker|this worker)|Selected to kill: \((?:Task|Actor)\b|(?:Task|Worker) was killed due to the node running low on memory|worker\(s\) were killed due to the node running low on memory|\(raylet\).{0,200}ray-oom-prevention\.html",
+            r"Worker exit type: NODE_OUT_OF_MEMORY|(?:Task|Worker|Actor).{0,200}?(?:killed|failed) due to (?:the node running low on |)memory pressure|ray\.exceptions\.OutOfMemoryError|\bRayOutOfMemoryError: More than \d+% of the memory on node|Ray killed (?:\d+ worker|this worker)|Selected to kill: \((?:Task|Actor)\b|(?:Task|Worker) was killed due to the node running low on memory|worker\(s\) were killed due to the node running low on memory|\(raylet\).{0,200}ray-oom-prevention\.html",
             "Ray's memory monitor killed a worker: the node ran low on memory",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // Ray Tune's status block: `Memory usage on this node: 7.4/7.5 GiB: ***LOW
+            // MEMORY*** less than 10% of the memory on this node is available for use`.
+            "ray.low-memory",
+            C::MemoryPressure,
+            Warn,
+            &["LOW MEMORY"],
+            r"Memory usage on this node: (?P<used>[\d.]+)/(?P<total>[\d.]+) GiB: \*{3}LOW MEMORY\*{3}",
+            "Ray: {used} of {total} GiB of the node's memory in use, under 10% available",
         )
     },
     Rule {
