@@ -394,7 +394,22 @@ pub(super) fn explains_the_error(msg: &str, matched: std::ops::Range<usize>) -> 
         "error examples",
         "appears in your ",
     ];
-    addressed || ABOUT_THE_ERROR.iter().any(|p| text.contains(p)) || states_a_policy(&text)
+    // Russian pages: `Если во время дефрагментации возникнет ошибка «…»` (if the error
+    // arises during …).
+    const RUSSIAN_MEETING: &[&str] = &[
+        "возникнет",
+        "возникает",
+        "появится",
+        "появляется",
+        "получите",
+        "увидите",
+    ];
+    let russian_condition =
+        text.starts_with("если ") && RUSSIAN_MEETING.iter().any(|m| text.contains(m));
+    addressed
+        || russian_condition
+        || ABOUT_THE_ERROR.iter().any(|p| text.contains(p))
+        || states_a_policy(&text)
 }
 
 /// `Jobs which exceed the requested memory will be automatically killed`, `Jobs are

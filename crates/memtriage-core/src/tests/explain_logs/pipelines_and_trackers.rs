@@ -4,7 +4,10 @@
 //! mapping told by its size: Prometheus' TSDB and MMseqs2), a line set whole in inline
 //! code, a number set in quotes or backticks, and what reports say in words: a bus
 //! error met, MemoryError met, memory watched not coming back, a pod evicted for
-//! memory, memory rising while a job runs, and in Russian.
+//! memory, memory rising while a job runs, and in Russian; after the set-aside third's
+//! scoring, Boltz's skipped batch, MSVC's `bad allocation`, ITK's message without its
+//! exception's name, Unreal Engine's crash handler, and a Russian page's `if the error
+//! arises`.
 
 use super::{each_named_first, lines_raise_nothing};
 
@@ -67,6 +70,13 @@ fn pipeline_and_tracker_programs_say_it_in_their_own_words() {
             "I am observing increasing memory consumption of the workers while the study runs.",
             "log.memory-growth",
         ),
+        (
+            "      Predicting DataLoader 0:   0%|   | 0/1 [00:00<?, ?it/s]| WARNING: ran out of memory, skipping batch",
+            "log.cuda-oom",
+        ),
+        ("[LightGBM] [Warning] bad allocation", "log.host-alloc-failure"),
+        ("Failed to allocate memory for image.\"_", "log.host-alloc-failure"),
+        ("CommonUnixCrashHandler: Signal=11", "log.native-crash"),
     ]);
 }
 
@@ -84,5 +94,7 @@ fn mentions_of_these_forms_raise_nothing() {
         "Pods are evicted when the node runs low on memory.",
         "If you get a bus error, raise --shm-size.",
         "What is a MemoryError?",
+        "A bad allocation strategy wastes memory.",
+        "Если во время дефрагментации возникнет ошибка «Слишком много открытых файлов» (Too many open files), выполните указанные ниже действия.",
     ]);
 }

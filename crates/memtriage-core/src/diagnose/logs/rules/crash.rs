@@ -37,6 +37,16 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // Unreal Engine's crash handler on Linux (CARLA, games): `Signal 11 caught.`,
+        // then `CommonUnixCrashHandler: Signal=11`.
+        "unreal.crash-handler",
+        C::NativeCrash,
+        Error,
+        &["CrashHandler: Signal"],
+        r"CommonUnixCrashHandler: Signal=(?P<signal>11|6|4|8)\b",
+        "The Unreal Engine program crashed on signal {signal}",
+    ),
+    rule(
         "kernel.segfault",
         C::NativeCrash,
         Error,

@@ -62,6 +62,19 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
+        certainty: Likely,
+        ..rule(
+            // Boltz catches CUDA's out-of-memory error in its predict loop and says so
+            // its own way.
+            "boltz.ran-out-of-memory",
+            C::CudaOom,
+            Error,
+            &["ran out of memory, skipping batch"],
+            r"WARNING: ran out of memory, skipping batch",
+            "Boltz ran out of GPU memory and skipped a batch",
+        )
+    },
+    Rule {
         why: Some(
             "Page-locked (pinned) host memory counts against RLIMIT_MEMLOCK and cannot be swapped; when the limit or \
              the host's memory is reached, pinning fails.",

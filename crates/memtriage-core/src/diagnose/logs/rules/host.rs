@@ -335,16 +335,20 @@ pub(super) static RULES: &[Rule] = &[
         "itk.memory-allocation-error",
         C::HostAllocFailure,
         Error,
-        &["MemoryAllocationError"],
-        r"\bitk::MemoryAllocationError\b",
+        &["MemoryAllocationError", "Failed to allocate memory for image"],
+        r"\bitk::MemoryAllocationError\b|\bFailed to allocate memory for image\b",
         "ITK could not allocate an image's memory (itk::MemoryAllocationError): host memory ran out",
     ),
     rule(
         "cxx.bad-alloc",
         C::HostAllocFailure,
         Error,
-        &["bad_alloc"],
-        r"std::bad_alloc",
+        &["bad_alloc", "bad allocation"],
+        // MSVC's std::bad_alloc says `bad allocation` (LightGBM under .NET:
+        // `[LightGBM] [Warning] bad allocation`), as the line's last words after a
+        // program's tag; alone on a line it is also what Microsoft's page for the
+        // class shows.
+        r"std::bad_alloc|[\]:]\s*bad allocation\s*$",
         "A C++ allocation failed (std::bad_alloc): host memory ran out",
     ),
     rule(
