@@ -317,25 +317,19 @@ pub(super) fn normalize(text: &str) -> String {
         text = rest;
     }
     let text = text.strip_prefix("```").unwrap_or(text);
-    // A line that is one inline code span whole (`` `Killed` ``) is a line the writer
-    // pasted and set in code, not words a sentence names.
-    let text = text
-        .trim_end()
-        .strip_prefix('`')
-        .and_then(|t| t.strip_suffix('`'))
-        .filter(|t| !t.is_empty() && !t.contains('`'))
-        .unwrap_or(text);
-    // A line that opens or closes an inline code span a paste spread over lines
-    // (`` `Going over pending ways... ``, ``Killed` ``) is read as the line; a span
-    // that opens and closes inside it is how a page mentions words, and stays.
-    let text = text
-        .strip_prefix('`')
-        .filter(|t| !t.contains('`'))
-        .unwrap_or(text);
-    let text = text
-        .strip_suffix('`')
-        .filter(|t| !t.contains('`'))
-        .unwrap_or(text);
+    // A line whose only backticks open or close it is read without them: one inline
+    // code span whole (`` `Killed` ``), a line the writer pasted and set in code, or
+    // one end of a span a paste spread over lines (`` `Going over pending ways... ``,
+    // ``Killed` ``). A span that opens and closes inside a line is how a page mentions
+    // words, and stays.
+    let trimmed = text.trim_end();
+    let inner = trimmed.strip_prefix('`').unwrap_or(trimmed);
+    let inner = inner.strip_suffix('`').unwrap_or(inner);
+    let text = if inner.len() < trimmed.len() && !inner.is_empty() && !inner.contains('`') {
+        inner
+    } else {
+        text
+    };
     // Words a poster made bold (`**Segmentation fault**`) are the words, and a number
     // set in quotes or code (`exit code '-1073741819'`, ``returning exit code `-9` ``)
     // is the number.

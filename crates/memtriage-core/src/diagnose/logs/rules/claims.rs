@@ -310,12 +310,16 @@ fn extract_unfreed_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
         return false;
     };
     let before = without_asides(&msg[start..at]);
-    let clause_start = CLAUSE_BREAKS
+    !denied(&before[clause_start(&before)..].to_lowercase()) && !asked(msg, end)
+}
+
+/// Where the last clause of `before` (the words before a claim) begins.
+fn clause_start(before: &str) -> usize {
+    CLAUSE_BREAKS
         .iter()
         .filter_map(|b| before.rfind(b).map(|i| i + b.len()))
         .max()
-        .unwrap_or(0);
-    !denied(&before[clause_start..].to_lowercase()) && !asked(msg, end)
+        .unwrap_or(0)
 }
 
 /// The sentence that ends at `end` in `msg` is a question.
@@ -418,17 +422,16 @@ fn clause_of_claim(
     } else {
         without_asides(claim)
     };
-    let clause_start = CLAUSE_BREAKS
-        .iter()
-        .filter_map(|b| before.rfind(b).map(|i| i + b.len()))
-        .max()
-        .unwrap_or(0);
     let claim_end = CLAUSE_BREAKS
         .iter()
         .filter_map(|b| claim_alone.find(b))
         .min()
         .unwrap_or(claim_alone.len());
-    let clause = format!("{} {}", &before[clause_start..], &claim_alone[..claim_end]);
+    let clause = format!(
+        "{} {}",
+        &before[clause_start(&before)..],
+        &claim_alone[..claim_end]
+    );
     Some((clause, start, end))
 }
 
