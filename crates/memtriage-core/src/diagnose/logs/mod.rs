@@ -20,6 +20,7 @@
 //! never looked at. Only the rare segment that holds one is decoded and tried against
 //! its rules' regexes.
 
+mod captures;
 mod document;
 mod encoding;
 mod engine;
@@ -38,11 +39,11 @@ mod windbg;
 mod wrap;
 
 use memchr::{memchr2, memrchr2};
-use regex::Regex;
 use serde::{Serialize, Serializer};
 
 use crate::model::finding::{Finding, Severity};
 use crate::parse::text::escape_bytes;
+use captures::{push_captures, standing_match};
 use engine::{engine, frame, normalize, task_row, Engine, Pattern};
 use join::PendingJoin;
 
@@ -647,27 +648,17 @@ impl LogScanner {
             let Ok(Pattern { main: re, optional }) = engine.pattern(i) else {
                 continue;
             };
-            let Some(caps) = re.captures(&msg) else {
+            if !re.is_match(&msg) {
                 continue;
-            };
-            let mut captures = Vec::new();
-            push_captures(re, &caps, &mut captures);
-            for opt in optional {
-                if let Some(c) = opt.captures(&msg) {
-                    push_captures(opt, &c, &mut captures);
-                }
             }
             if let Some(rows) = engine.table_rows.get(i).copied().flatten() {
                 self.close_table();
                 let quoted = self.article || prose::quoted_as_example(&self.context);
                 self.table = Some(tables::Table::new(rows, (line_no, line), &msg, quoted));
             }
-            if let Some(extract) = rule.extract {
-                if !extract(&msg, &mut captures) {
-                    continue;
-                }
-            }
-            let matched = caps.get(0).map_or(0..0, |m| m.range());
+            let Some((matched, captures)) = standing_match(re, optional, rule.extract, &msg) else {
+                continue;
+            };
             if self.article
                 || (self.impersonal
                     && rule.severity != Severity::Info
@@ -833,36 +824,6 @@ impl LogScanner {
 
 /// OOM kills listed by size in a finding, whatever their number.
 pub const LARGEST_KILLS: usize = 5;
-
-/// Named groups that took part, `_kb` figures as IEC sizes.
-/// A capture that is only a placeholder (`<n>`, `<n> GiB`): the value it stood for.
-fn stands_for_a_value(value: &str) -> bool {
-    value
-        .strip_prefix(engine::PLACEHOLDER)
-        .is_some_and(|unit| unit.trim().chars().all(|c| c.is_ascii_alphabetic()))
-}
-
-fn push_captures(re: &Regex, caps: &regex::Captures<'_>, out: &mut Vec<(String, String)>) {
-    for name in re.capture_names().flatten() {
-        let Some(v) = caps.name(name) else {
-            continue;
-        };
-        let value = v.as_str().trim();
-        if stands_for_a_value(value) {
-            // Anonymised: unknown, so the finding says it without the figure.
-            continue;
-        }
-        if let Some(base) = name.strip_suffix("_kb") {
-            if let Some(b) = value.parse::<u64>().ok().and_then(|k| k.checked_mul(1024)) {
-                out.push((base.to_string(), crate::model::units::iec(b)));
-            }
-            continue;
-        }
-        if !out.iter().any(|(k, _)| k == name) {
-            out.push((name.to_string(), value.to_string()));
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -359,13 +359,29 @@ pub(super) fn explains_the_error(msg: &str, matched: std::ops::Range<usize>) -> 
         .trim_start_matches(|c: char| !c.is_alphanumeric())
         .to_lowercase();
     let upto_error = msg.get(..matched.end).unwrap_or(msg);
+    // A list's number (`1. if you got page crash with BUS_ADRERR …`) opens no sentence.
     let upto_error_lowercase = upto_error
         .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start_matches(['.', ')'])
+        .trim_start()
         .to_lowercase();
-    const CONDITIONS: &[&str] = &["if you ", "when you ", "whenever you ", "in case you "];
+    const CONDITIONS: &[&str] = &[
+        "if you ",
+        "if you're ",
+        "when you ",
+        "when you're ",
+        "whenever you ",
+        "in case you ",
+    ];
     const MEETING: &[&str] = &[
         "encounter",
         "get ",
+        "got ",
+        "are getting",
+        "are seeing",
+        "getting ",
+        "seeing ",
         "see ",
         "hit ",
         "run into",
@@ -464,6 +480,8 @@ pub(super) fn is_article_title(line: &str) -> bool {
         "what is the problem",
         "what is the bug",
         "what is the expected",
+        "what is the current",
+        "what is the actual",
     ]
     .iter()
     .any(|h| lowercase.contains(h))

@@ -249,12 +249,17 @@ pub(super) fn findings(
         .collect();
     let certainty = |f: &Finding| f.assessment.as_ref().map(|a| a.certainty);
     // Memory that grew is the cause of what it led to (swap, a kill): told as
-    // surely, the consequence is the verdict.
-    let cause = |f: &Finding| f.id == ids::LOG_MEMORY_GROWTH;
+    // surely, the consequence is the verdict. A SIGKILL nobody is shown sending is
+    // no such consequence: the growth told beside it is what explains it.
+    let rank = |f: &Finding| match f.id.as_str() {
+        ids::LOG_MEMORY_GROWTH => 1,
+        ids::LOG_SIGKILL => 2,
+        _ => 0,
+    };
     out.sort_by(|a, b| {
         b.0.cmp(&a.0)
             .then(certainty(&b.2).cmp(&certainty(&a.2)))
-            .then(cause(&a.2).cmp(&cause(&b.2)))
+            .then(rank(&a.2).cmp(&rank(&b.2)))
             .then(a.1.cmp(&b.1))
     });
     out.into_iter().map(|(_, _, f)| f).collect()
@@ -268,6 +273,7 @@ const PLAIN_SIGKILL: &[&str] = &[
     "gunicorn.perhaps-oom",
     super::rules::signals::KILL,
     super::rules::signals::KILL_STATUS,
+    super::rules::claims::RETOLD_KILLED,
 ];
 
 /// Rules whose lines only say how another failure surfaced.

@@ -37,6 +37,7 @@ mod signals;
 mod sixth_batch;
 mod streaming;
 mod symptoms;
+mod tools_and_solvers;
 
 fn fixture(name: &str) -> Vec<u8> {
     let p = fixtures().join("logs").join(name);

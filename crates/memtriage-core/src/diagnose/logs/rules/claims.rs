@@ -15,6 +15,10 @@ use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::Warn;
 
+/// A shell's `Killed` retold by the writer: a SIGKILL whose sender the text shows or
+/// not, as for the shell's own line.
+pub const RETOLD_KILLED: &str = "prose.killed-claim";
+
 pub(super) static RULES: &[Rule] = &[
     Rule {
         extract: Some(extract_leak_claim),
@@ -84,10 +88,18 @@ pub(super) static RULES: &[Rule] = &[
             "prose.rising-memory",
             C::MemoryGrowth,
             Warn,
-            // Each literal is an anchor of the prefilter's: the rises told otherwise
+            // Each literal is (or holds) an anchor of the prefilter's: the rises told otherwise
             // (`went up`, `rose`) cost more than they read.
-            &["ncreas", "grow", "creep", "climb", "rising", "aumenta"],
-            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b[^.\n]{0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|steady|continuous|constant|gradual)(?: \w+){0,2} memory growth\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
+            &[
+                "ncreas",
+                "grow",
+                "creep",
+                "climb",
+                "rising",
+                "aumenta",
+                "more and more memory",
+            ],
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b[^.\n]{0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -192,8 +204,9 @@ pub(super) static RULES: &[Rule] = &[
         extract: Some(extract_claim),
         certainty: Possible,
         ..rule(
-            // `the pod got OOM killed`, `restarting the pod with an \`OOM Killed\`
-            // message`, `before being terminated by OOM killer`: the writer's word for
+            // `the pod got OOM killed`, `It gets recurrently OOMKilled`, `restarting
+            // the pod with an \`OOM Killed\` message`, `before being terminated by OOM
+            // killer`, `memory ballooning and OOM killing it`: the writer's word for
             // the kill, without the kernel's lines.
             "prose.oom-killed-claim",
             C::OomKill,
@@ -205,9 +218,30 @@ pub(super) static RULES: &[Rule] = &[
                 "OOM Killed",
                 " OOM killer",
                 " OOM-killer",
+                " OOM killing",
+                " OOM-killing",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+[`'\x22*]*OOM[ -]?killed\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:\w+ly\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b))",
             "The report says the process was OOM-killed ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_retold_killed),
+        certainty: Possible,
+        fix: Some(super::oom::SIGKILL_FIX),
+        ..rule(
+            // The shell's `Killed` retold in quotes, after what the process did or
+            // the writer got (`it simply returns \`Killed\``, `I'm getting a "Killed"
+            // message`, `keeps ending with "Killed"`); who sent it is as unknown as
+            // for the shell's own line.
+            RETOLD_KILLED,
+            C::OomKill,
+            Warn,
+            &["\"Killed", "`Killed", "'Killed", "“Killed"],
+            // The claim is the quoted word alone: on a page (`The shell prints
+            // \`Killed\``) it is mentioned, not met.
+            r"(?i:[\x22'`“]+(?P<claim>Killed(?::? 9)?)[\x22'`”]+)",
+            "The report says the process was {claim}",
         )
     },
     Rule {
@@ -228,7 +262,9 @@ pub(super) static RULES: &[Rule] = &[
         extract: Some(extract_claim),
         certainty: Possible,
         ..rule(
-            // `once I max out my RAM and start using swap`, `it goes in the swap`.
+            // `once I max out my RAM and start using swap`, `it goes in the swap`, `My
+            // swap file fills up and then Home Assistant hangs`, `rapid swap file
+            // growth`.
             "prose.swap-claim",
             C::SwapThrashing,
             Warn,
@@ -243,8 +279,12 @@ pub(super) static RULES: &[Rule] = &[
                 "into swap",
                 "in the swap",
                 "into the swap",
+                "swap fills",
+                "swap file fills",
+                "swap growth",
+                "swap file growth",
             ],
-            r"(?i:(?P<claim>\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b))",
+            r"(?i:(?P<claim>\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b|\bswap(?: file)? (?:fills up|growth)\b))",
             "The report says the machine went into swap ({claim})",
         )
     },
@@ -284,6 +324,21 @@ fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
         return false;
     };
     !denied(&clause.to_lowercase()) && !asked(msg, end)
+}
+
+/// A quoted `Killed` after what the process did or the writer got (`it simply
+/// returns`, `I'm getting a`, `keeps ending with`), in a claim that stands.
+#[allow(clippy::ptr_arg)]
+fn extract_retold_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    static TOLD: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(at) = claim(out).and_then(|c| msg.find(c)) else {
+        return false;
+    };
+    matches(
+        &TOLD,
+        r"(?i)\b(?:get|gets|getting|got|returns?|returned|says?|said|prints?|printed|shows?|showed|ends?|ending|ended|crash(?:es|ed)?|dies|died|fails?|failed|exits?|exited|terminated|stops?|stopped|was|were|there (?:is|was)|output)\b(?: \w+){0,3}? [\x22'`“]+$",
+        &msg[..at],
+    ) && claim_stands(msg, out)
 }
 
 /// A crash the writer claims, in a statement or in a question that asks why it
@@ -367,7 +422,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\b(?:unbounded|steady|constant|gradual)\b|\bover \d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\b(?:unbounded|steady|constant|gradual)\b|\bover \d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }

@@ -28,6 +28,20 @@ fn capture<'a>(out: &'a [(String, String)], name: &str) -> Option<&'a str> {
     out.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
 
+/// The exception names no device's memory (`CudaError`, `GPUException`, `XlaRuntimeError`).
+// The rules' `Extractor` type takes the Vec this only reads.
+#[allow(clippy::ptr_arg)]
+fn extract_host_exception(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    capture(out, "exception").is_some_and(|name| {
+        let name = name.to_lowercase();
+        ![
+            "cuda", "gpu", "hip", "opencl", "metal", "vulkan", "mps", "xla", "tpu", "device",
+        ]
+        .iter()
+        .any(|device| name.contains(device))
+    })
+}
+
 /// A figure of the job's memory: kept as bytes under `bytes`, its series under
 /// `series`. The finding is decided over the whole series (report), not per line.
 fn extract_memory_figure(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
@@ -197,6 +211,27 @@ pub(super) static RULES: &[Rule] = &[
         r"^(?:[\w.]+\.)?(?:Arrow)?MemoryError(?::.*|\s*)$|^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)|^MemoryError\s{2,}Traceback \(most recent call last\)",
         "Python raised MemoryError: the process could not get more host memory",
     ),
+    Rule {
+        extract: Some(extract_host_exception),
+        ..rule(
+            // A library's own exception whose whole message is that memory ran out:
+            // `gurobipy.GurobiError: Out of memory`, `PLException: …: out of memory`
+            // is a GPU's where its name says so (left to the GPU's rules).
+            "exception.out-of-memory",
+            C::HostAllocFailure,
+            Error,
+            &[
+                "rror: out of memory",
+                "xception: out of memory",
+                "rror: not enough memory",
+                "xception: not enough memory",
+                "rror: insufficient memory",
+                "xception: insufficient memory",
+            ],
+            r"(?P<exception>(?-i:\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))): (?:out of|not enough|insufficient) memory\s*(?:$|[.,;!(])",
+            "{exception}: the program could not allocate host memory",
+        )
+    },
     rule(
         // Tools' own words for a failed allocation: kraken2's database load, InnoDB's
         // buffer pool, GDAL's (its error number 2 is CPLE_OutOfMemory: `ERROR 2:
@@ -259,8 +294,10 @@ pub(super) static RULES: &[Rule] = &[
             "os.enomem",
             C::HostAllocFailure,
             Error,
-            &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory", "Kann nicht genügend Speicher zuweisen", "Impossible d'allouer de la mémoire", "No se puede asignar memoria", "Não foi possível alocar memória", "Невозможно выделить память", "无法分配内存", "メモリを確保できません"],
-            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|(?:^|: )Cannot allocate memory\s*(?:$|[\x22'\x60)\]])|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
+            &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory", "Kann nicht genügend Speicher zuweisen", "Impossible d'allouer de la mémoire", "No se puede asignar memoria", "Não foi possível alocar memória", "Невозможно выделить память", "无法分配内存", "メモリを確保できません", "fork child process: not enough memory"],
+            // Tcl's exec (`couldn't fork child process: not enough memory`) and a
+            // strerror in parentheses (`malloc buckets failed(Cannot allocate memory)`).
+            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|\bcouldn't fork child process: not enough memory\b|(?:^|: |\()Cannot allocate memory\s*(?:$|[\x22'\x60)\]])|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))?(?: \w+)? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
             "The system refused a memory allocation (ENOMEM, Cannot allocate memory)",
         )
     },

@@ -59,7 +59,7 @@ macro_rules! reported {
 }
 
 mod bus;
-mod claims;
+pub(super) mod claims;
 mod crash;
 mod cuda;
 mod dataloader;

@@ -312,8 +312,9 @@ pub(super) static RULES: &[Rule] = &[
             "The process was killed by SIGKILL (exit code 137), most often the OOM killer",
         )
     },
-    // bash and sh print `Killed` in this case only, and healthy logs hold `killed`
-    // on every line (`killed_frac=0.95`): this form is matched in its case.
+    // bash and sh print `Killed` in this case only (macOS's `Killed: 9`), and healthy
+    // logs hold `killed` on every line (`killed_frac=0.95`): this form is matched in
+    // its case.
     Rule {
         fix: Some(SIGKILL_FIX),
         certainty: Likely,
@@ -323,7 +324,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["Killed"],
-            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:\s+(?P<command>.*?))?\s*$|^(?:.*?(?:[|\])%]|\.\.\.|…)\s*)?Killed\s*$|^\*\*Killed\*\*$",
+            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|^(?:.*?(?:[|\])%]|\.\.\.|…)\s*)?Killed(?:: 9)?\s*$|^\*\*Killed\*\*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },

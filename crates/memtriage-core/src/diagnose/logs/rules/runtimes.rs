@@ -133,14 +133,20 @@ pub(super) static RULES: &[Rule] = &[
             "Bun ran out of memory",
             ": out of memory error",
             "Memory allocation failed for",
+            "allocate Wasm memory",
+            "max. memory exceeded",
+            "Insufficient memory for",
         ],
         // Perl, Julia (`MemoryError()` before 0.4), GHC, bash's xmalloc and DuckDB's
         // OutOfMemoryException; Ruby's GC where it cannot even raise NoMemoryError,
         // Bun's crash handler, HAProxy's Lua (`Lua function 'f': out of memory
         // error.`, and its applets', converters', fetches' and filters'), GKlib's
         // allocator under METIS (`***Memory allocation failed for SetUpCoarseGraph:
-        // gdata. Requested size: -1987870220 bytes`).
-        r#"\[FATAL\] failed to allocate memory\b|\bBun (?:has )?ran out of memory\b|\bLua (?:function|applet|converter|sample-fetch|filter|task|action)\b.{0,60}: out of memory error\b|\bMemory allocation failed for .{1,80}\bRequested size: -?\d+ bytes|Out of memory during (?:request for|"large" request for|ridiculously large request)|\bOutOfMemoryError\(\)|\bERROR: MemoryError\(\)|\bOut of Memory Error: (?:failed to allocate|could not allocate|allocation failure|failed to pin|failed to offload)|: out of memory \(requested (?P<bytes>\d+) bytes\)|\bxmalloc: cannot allocate (?P<bytes2>\d+) bytes"#,
+        // gdata. Requested size: -1987870220 bytes`), V8's WebAssembly (`Out of memory:
+        // Cannot allocate Wasm memory for new instance`), Z3's (`error: max. memory
+        // exceeded`), SCIP's block memory (`Insufficient memory for reallocation of N
+        // bytes`).
+        r#"\[FATAL\] failed to allocate memory\b|\bBun (?:has )?ran out of memory\b|\bLua (?:function|applet|converter|sample-fetch|filter|task|action)\b.{0,60}: out of memory error\b|\bMemory allocation failed for .{1,80}\bRequested size: -?\d+ bytes|Out of memory during (?:request for|"large" request for|ridiculously large request)|\bOutOfMemoryError\(\)|\bERROR: MemoryError\(\)|\bOut of Memory Error: (?:failed to allocate|could not allocate|allocation failure|failed to pin|failed to offload)|: out of memory \(requested (?P<bytes>\d+) bytes\)|\bxmalloc: cannot allocate (?P<bytes2>\d+) bytes|\bOut of memory: Cannot allocate Wasm memory\b|(?:^|\x22|error: )max\. memory exceeded\b|\bInsufficient memory for (?:re)?allocation of (?P<bytes3>\d+) bytes"#,
         "The program's runtime could not allocate memory",
     ),
     Rule {

@@ -20,10 +20,12 @@ use crate::model::finding::Severity::Error;
 ///   11, SIGSEGV: …)` (Rust), `[signal SIGSEGV: …` (Go), `npm ERR! signal SIGSEGV`,
 ///   `*** SIGSEGV (@0x0) received by PID` (glog), `+++ killed by SIGSEGV +++`
 ///   (strace), `#  SIGSEGV (0xb) at pc=` (HotSpot),
-///   `return code Negsignal.SIGKILL` (Airflow), `(terminated by SIGKILL;` (supervisord);
+///   `return code Negsignal.SIGKILL` (Airflow), `(terminated by SIGKILL;` (supervisord),
+///   `signal=SIGKILL` (Playwright), `code=dumped, signal=ABRT` (systemd);
 /// - the number after a verb: `exited on signal 11` (Open MPI), `Received signal 11`
 ///   (Chromium), `fatal signal 11` (the kernel), `(signal 11)` (MPICH),
-///   `status=11/SEGV` (systemd), `exitcode: -11` (torch elastic);
+///   `status=11/SEGV` (systemd), `exitcode: -11` (torch elastic), `threw signal 9`
+///   (Verilator);
 /// - glibc's word after who reports it: `task 0: Segmentation fault` (srun), `EXIT
 ///   STRING: Segmentation fault` (MPICH), `unable to execute command: Segmentation
 ///   fault` (clang), `error: signal: segmentation fault` (Go's os/exec), `Fatal Python
@@ -34,13 +36,15 @@ macro_rules! died_of_signal {
         concat!(
             // `(SIGSEGV)` after the signal's number or a Mach exception only: a page writes
             // `a segmentation fault (SIGSEGV) occurs when …`.
-            r"(?:(?:^|[^-])\bsignal:?\s+\x22?|\bSignals\.|\bNegsignal\.|\{|\d \(|\bEXC_[A-Z_]+ \(|\[signal |\*\*\* |^#\s+|\(signal: \d+, |\+\+\+ killed by )SIG",
+            r"(?:(?:^|[^-])\bsignal(?::?\s+\x22?|=)|\bSignals\.|\bNegsignal\.|\{|\d \(|\bEXC_[A-Z_]+ \(|\[signal |\*\*\* |^#\s+|\(signal: \d+, |\+\+\+ killed by )SIG",
             $name,
             // supervisord's unexpected exit only: `stopped: web (terminated by SIGKILL)`
             // is its own stop.
             r"\b|\(terminated by SIG",
             $name,
-            r"\b[^;]{0,20}; not expected\)|(?i:\b(?:exited on|killed by|terminated (?:by|with)|interrupted by|caught|got|received|died (?:of|with)|action of|fatal) signal:? ",
+            r"\b[^;]{0,20}; not expected\)|\bcode=(?:dumped|killed), signal=",
+            $name,
+            r"\b|(?i:\b(?:exited on|killed by|terminated (?:by|with)|interrupted by|caught|got|received|died (?:of|with)|action of|fatal|threw) signal:? ",
             $number,
             r"\b)|(?i:\(signal ",
             $number,
@@ -85,6 +89,7 @@ macro_rules! signal_literals {
             $($own,)*
             ": task ", "exit string: ", "unable to execute command", "fatal python error: ",
             "exit signal ",
+            "code=dumped, signal=", "code=killed, signal=",
             "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
             "xit_status", "eturncode", "eturn code", "eturn_code", "eturn value", "eturnvalue", "eturn_value",
             "xited with code", "terminated with code",
@@ -130,9 +135,14 @@ pub(super) static RULES: &[Rule] = &[
                 "signal 9",
                 "signal: 9",
                 "9/kill",
-                "signal: killed"
+                "signal: killed",
+                "child killed: kill signal"
             ],
-            died_of_signal!("KILL", "9", "(?i:killed)"),
+            // Tcl's exec names the signal in words: `child killed: kill signal`.
+            concat!(
+                died_of_signal!("KILL", "9", "(?i:killed)"),
+                r"|\bchild killed: kill signal\b"
+            ),
             "The process was killed by SIGKILL, most often by the OOM killer",
         )
     },
@@ -148,6 +158,7 @@ pub(super) static RULES: &[Rule] = &[
                 "signal: 11",
                 "11/segv",
                 "signal: segmentation",
+                "child killed: segmentation violation",
                 "stop reason = exc_bad_access"
             ],
             concat!(
@@ -156,8 +167,8 @@ pub(super) static RULES: &[Rule] = &[
                     "11",
                     "(?i:segmentation fault|segmentation violation)"
                 ),
-                // lldb's stop.
-                r"|stop reason = EXC_BAD_ACCESS \(code=",
+                // lldb's stop; Tcl's exec.
+                r"|stop reason = EXC_BAD_ACCESS \(code=|\bchild killed: segmentation violation\b",
             ),
             "The process crashed with a segmentation fault (SIGSEGV)",
         )
