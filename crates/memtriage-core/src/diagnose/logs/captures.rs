@@ -45,17 +45,18 @@ pub(super) fn push_captures(
 /// A match's named captures, as (name, value).
 pub(super) type Captures = Vec<(String, String)>;
 
-/// The first match in `msg` that the rule's extractor accepts, with its captures and
+/// The first of the matches `found` in `msg` that the rule's extractor accepts, with its captures and
 /// those of the rule's optional patterns. A line may deny or suppose one claim and
 /// make the next (`the RAM usage is growing for no reason … the used RAM gradually
 /// increases`): a rejected match lets the line's later ones be read.
-pub(super) fn standing_match(
+pub(super) fn standing_match<'m>(
+    mut found: impl Iterator<Item = regex::Captures<'m>>,
     re: &Regex,
     optional: &[Regex],
     extract: Option<Extractor>,
     msg: &str,
 ) -> Option<(Range<usize>, Captures)> {
-    re.captures_iter(msg).find_map(|caps| {
+    found.find_map(|caps| {
         let mut captures = Vec::new();
         push_captures(re, &caps, &mut captures);
         for opt in optional {

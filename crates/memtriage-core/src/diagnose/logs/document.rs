@@ -48,7 +48,7 @@ pub(super) fn reads_as_document(head: &str) -> bool {
         .filter(|l| {
             matches(
                 &SECTION,
-                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|possible causes?|symptoms?|troubleshooting|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|対処法|症状|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what (?:this|the) error means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|how to diagnose(?: it)?|what to do|diagnostic steps|common causes|prerequisites|see also|references|explanation|why this matters)\**\s*:?\s*\**$",
+                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|possible causes?|symptoms?|troubleshooting|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|解決方法|対処法|対策|症状|概要|概述|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what (?:this|the) error means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|how to diagnose(?: it)?|what to do|diagnostic steps|common causes|prerequisites|see also|references|explanation|why this matters)\**\s*:?\s*\**$",
                 l,
             )
         })

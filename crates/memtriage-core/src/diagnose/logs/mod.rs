@@ -648,7 +648,8 @@ impl LogScanner {
             let Ok(Pattern { main: re, optional }) = engine.pattern(i) else {
                 continue;
             };
-            if !re.is_match(&msg) {
+            let mut found = re.captures_iter(&msg).peekable();
+            if found.peek().is_none() {
                 continue;
             }
             if let Some(rows) = engine.table_rows.get(i).copied().flatten() {
@@ -656,7 +657,8 @@ impl LogScanner {
                 let quoted = self.article || prose::quoted_as_example(&self.context);
                 self.table = Some(tables::Table::new(rows, (line_no, line), &msg, quoted));
             }
-            let Some((matched, captures)) = standing_match(re, optional, rule.extract, &msg) else {
+            let Some((matched, captures)) = standing_match(found, re, optional, rule.extract, &msg)
+            else {
                 continue;
             };
             if self.article

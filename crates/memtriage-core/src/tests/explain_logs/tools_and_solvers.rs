@@ -5,7 +5,10 @@
 //! status written after a key), and what reports say in words: a `Killed` retold in
 //! quotes, an OOM kill with an adverb, memory rising more and more, RSS growth, swap
 //! filling up. A rejected claim lets the line's next one be read, and a SIGKILL nobody
-//! is shown sending yields the verdict to the growth that explains it.
+//! is shown sending yields the verdict to the growth that explains it. After the
+//! set-aside third's scoring: SIGILL from the shell and its reporters, `systemctl
+//! status`'s `Result: oom-kill`, `OUT_OF_MEMORY` as Slurm's state and not another
+//! program's error, and a Japanese reference page's sections.
 
 use super::{classes, each_named_first, lines_raise_nothing};
 
@@ -81,6 +84,18 @@ fn tool_and_solver_programs_say_it_in_their_own_words() {
             "the RAM usage on my Pi is growing for no particular reason. In the screenshot, the used RAM gradually increases.",
             "log.memory-growth",
         ),
+        // After the set-aside third's scoring.
+        (
+            "/entrypoint.sh: line 94:    19 Illegal instruction     (core dumped) \"$@\"",
+            "log.native-crash",
+        ),
+        ("Illegal instruction (core dumped)", "log.native-crash"),
+        ("error: signal: illegal instruction", "log.native-crash"),
+        (
+            "Active: failed (Result: oom-kill) since Mon 2024-09-09 10:49:19 JST; 1h 51min ago",
+            "log.oom-kill",
+        ),
+        ("State: OUT_OF_MEMORY (exit code 0)", "log.oom-kill"),
     ]);
 }
 
@@ -97,7 +112,15 @@ fn mentions_of_these_forms_raise_nothing() {
         "`Killed` means you ran out of memory.",
         "The terse \"Killed\" output (no Python traceback) is the kernel's.",
         "If the swap file fills up, the machine slows down.",
+        "If more is needed, Gurobi will fail with an OUT_OF_MEMORY error (see the Error Code section).",
+        "An illegal instruction means the binary uses an instruction this CPU lacks.",
     ]);
+}
+
+#[test]
+fn a_japanese_reference_page_with_its_overview_and_causes_is_a_page() {
+    let page = "Linux: Too many open files\n\n概要\n\nプロセスがオープンできるファイルディスクリプタの数が上限に達した場合に発生するエラーです。\n\nエラーメッセージ\n\nToo many open files\njava.io.IOException: Too many open files\n\n原因\n\n  1. ulimitの制限値が低い\n";
+    assert_eq!(classes(page.as_bytes()), Vec::<String>::new());
 }
 
 #[test]

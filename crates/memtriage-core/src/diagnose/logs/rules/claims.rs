@@ -229,6 +229,8 @@ pub(super) static RULES: &[Rule] = &[
         extract: Some(extract_retold_killed),
         certainty: Possible,
         fix: Some(super::oom::SIGKILL_FIX),
+        // As the shell prints it: healthy logs hold `killed` in every line.
+        exact_case: true,
         ..rule(
             // The shell's `Killed` retold in quotes, after what the process did or
             // the writer got (`it simply returns \`Killed\``, `I'm getting a "Killed"
@@ -237,10 +239,10 @@ pub(super) static RULES: &[Rule] = &[
             RETOLD_KILLED,
             C::OomKill,
             Warn,
-            &["\"Killed", "`Killed", "'Killed", "“Killed"],
+            &["Killed"],
             // The claim is the quoted word alone: on a page (`The shell prints
             // \`Killed\``) it is mentioned, not met.
-            r"(?i:[\x22'`“]+(?P<claim>Killed(?::? 9)?)[\x22'`”]+)",
+            r"[\x22'`“]+(?P<claim>(?-i:Killed)(?::? 9)?)[\x22'`”]+",
             "The report says the process was {claim}",
         )
     },

@@ -253,6 +253,17 @@ pub(super) static RULES: &[Rule] = &[
         "A native buffer overflow was detected (stack smashing or a fortified copy)",
     ),
     rule(
+        // SIGILL: most often a binary built for a CPU feature this one lacks
+        // (TensorFlow's AVX builds, `/entrypoint.sh: line 94:    19 Illegal
+        // instruction     (core dumped) "$@"`).
+        "shell.illegal-instruction",
+        C::NativeCrash,
+        Error,
+        &["Illegal instruction"],
+        shell_signal!("Illegal instruction"),
+        "The process died of an illegal instruction (SIGILL): the binary uses a CPU feature (AVX) this CPU lacks, or ran corrupted code",
+    ),
+    rule(
         "shell.aborted",
         C::NativeCrash,
         Error,

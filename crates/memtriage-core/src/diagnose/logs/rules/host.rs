@@ -220,14 +220,8 @@ pub(super) static RULES: &[Rule] = &[
             "exception.out-of-memory",
             C::HostAllocFailure,
             Error,
-            &[
-                "rror: out of memory",
-                "xception: out of memory",
-                "rror: not enough memory",
-                "xception: not enough memory",
-                "rror: insufficient memory",
-                "xception: insufficient memory",
-            ],
+            // Literals whose first anchor is `mory`: ` of ` and `tion` are in most lines.
+            &["of memory", "enough memory", "insufficient memory"],
             r"(?P<exception>(?-i:\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))): (?:out of|not enough|insufficient) memory\s*(?:$|[.,;!(])",
             "{exception}: the program could not allocate host memory",
         )
@@ -294,7 +288,7 @@ pub(super) static RULES: &[Rule] = &[
             "os.enomem",
             C::HostAllocFailure,
             Error,
-            &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory", "Kann nicht genügend Speicher zuweisen", "Impossible d'allouer de la mémoire", "No se puede asignar memoria", "Não foi possível alocar memória", "Невозможно выделить память", "无法分配内存", "メモリを確保できません", "fork child process: not enough memory"],
+            &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory", "Kann nicht genügend Speicher zuweisen", "Impossible d'allouer de la mémoire", "No se puede asignar memoria", "Não foi possível alocar memória", "Невозможно выделить память", "无法分配内存", "メモリを確保できません", "enough memory"],
             // Tcl's exec (`couldn't fork child process: not enough memory`) and a
             // strerror in parentheses (`malloc buckets failed(Cannot allocate memory)`).
             r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|\bcouldn't fork child process: not enough memory\b|(?:^|: |\()Cannot allocate memory\s*(?:$|[\x22'\x60)\]])|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))?(?: \w+)? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",

@@ -144,8 +144,10 @@ pub(super) static RULES: &[Rule] = &[
         "systemd.unit-oom-killed",
         C::OomKill,
         Error,
-        &["killed by the OOM killer", "result 'oom-kill'"],
-        r"(?P<unit>\S+): A process of this unit has been killed by the OOM killer|(?P<unit2>\S+): Failed with result 'oom-kill'",
+        &["killed by the OOM killer", "result 'oom-kill'", "(Result: oom-kill)"],
+        // `systemctl status` says it in the unit's state: `Active: failed (Result:
+        // oom-kill) since …`.
+        r"(?P<unit>\S+): A process of this unit has been killed by the OOM killer|(?P<unit2>\S+): Failed with result 'oom-kill'|\(Result: oom-kill\)",
         "The kernel's OOM killer killed a process of {unit}",
     ),
     rule(
@@ -242,14 +244,17 @@ pub(super) static RULES: &[Rule] = &[
         r"Detected (?P<count>\d+) oom[-_ ]kill event(?:s|\(s\))? in (?:StepId=|step |job )?(?P<step>\S+?)[.,]?(?:\s|$)",
         "Slurm: {count} OOM kill in step {step} (the job's memory cgroup limit was hit)",
     ),
-    rule(
-        "slurm.task-out-of-memory",
-        C::OomKill,
-        Error,
-        &["Out Of Memory", "OUT_OF_MEMORY"],
-        r"srun: error: (?P<node>[^:\s]+): tasks? (?P<task>[\d,\-\[\]]+): Out Of Memory|(?-i:\bOUT_OF_MEMORY\b)",
-        "Slurm: the job ran out of memory and was killed",
-    ),
+    Rule {
+        extract: Some(extract_slurm_state),
+        ..rule(
+            "slurm.task-out-of-memory",
+            C::OomKill,
+            Error,
+            &["Out Of Memory", "OUT_OF_MEMORY"],
+            r"srun: error: (?P<node>[^:\s]+): tasks? (?P<task>[\d,\-\[\]]+): Out Of Memory|(?-i:\b(?P<state>OUT_OF_MEMORY)\b)",
+            "Slurm: the job ran out of memory and was killed",
+        )
+    },
     Rule {
         cause: Some(Configuration),
         ..rule(
@@ -575,6 +580,23 @@ pub(super) const USERSPACE_OOM_KILL: ClassInfo = ClassInfo {
     confirm: "The killer's own log: journalctl -u systemd-oomd / -u earlyoom, kubectl describe node (MemoryPressure), \
               sacct -j JOB -o State,MaxRSS,ReqMem.",
 };
+
+/// `OUT_OF_MEMORY` is Slurm's state for the job; other programs name an error so
+/// (`Gurobi will fail with an OUT_OF_MEMORY error`), which is no Slurm job's.
+#[allow(clippy::ptr_arg)]
+fn extract_slurm_state(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    if !out.iter().any(|(k, _)| k == "state") {
+        return true;
+    }
+    msg.find("OUT_OF_MEMORY").is_none_or(|at| {
+        let after = msg[at + "OUT_OF_MEMORY".len()..]
+            .trim_start()
+            .to_lowercase();
+        !["error", "exception", "code", "status code"]
+            .iter()
+            .any(|name| after.starts_with(name))
+    })
+}
 
 pub(super) const SIGKILL_FIX: &str = concat!(
     "Confirm it was the OOM killer in the node's kernel log: dmesg -T | grep -iE 'killed process|out of memory' \

@@ -135,7 +135,7 @@ pub(super) static RULES: &[Rule] = &[
             "Memory allocation failed for",
             "allocate Wasm memory",
             "max. memory exceeded",
-            "Insufficient memory for",
+            "insufficient memory",
         ],
         // Perl, Julia (`MemoryError()` before 0.4), GHC, bash's xmalloc and DuckDB's
         // OutOfMemoryException; Ruby's GC where it cannot even raise NoMemoryError,

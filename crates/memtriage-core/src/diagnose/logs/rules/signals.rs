@@ -207,6 +207,28 @@ pub(super) static RULES: &[Rule] = &[
             "The process aborted (SIGABRT)",
         )
     },
+    Rule {
+        absorbed_by: Some(C::DataloaderWorkerKilled),
+        ..rule(
+            "signal.sigill-reported",
+            C::NativeCrash,
+            Error,
+            // Only the reporters that say `signal`: the others' forms (`{SIGILL`,
+            // `4/ILL`) would each cost the prefilter an anchor.
+            &[
+                "signal sigill",
+                "signal=sigill",
+                "signal: sigill",
+                "signal 4",
+                "signal: 4",
+                "signal: illegal",
+                "code=dumped, signal=ill",
+                "code=killed, signal=ill",
+            ],
+            r"(?:^|[^-])\bsignal(?::?\s+\x22?|=)SIGILL\b|(?i:\b(?:exited on|killed by|terminated (?:by|with)|interrupted by|caught|got|received|died (?:of|with)|fatal|threw) signal:? 4\b|\(signal 4\)|(?:^|: |\berror:? )signal: illegal instruction\b)|\bcode=(?:dumped|killed), signal=ILL\b",
+            "The process died of an illegal instruction (SIGILL): the binary uses a CPU feature (AVX) this CPU lacks, or ran corrupted code",
+        )
+    },
     // An exit status may also be the program's own `exit(139)`: likely, not certain.
     Rule {
         fix: Some(SIGKILL_FIX),
