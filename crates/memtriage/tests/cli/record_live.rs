@@ -694,23 +694,35 @@ fn a_fast_fall_of_available_memory_is_recorded_each_second() {
     let started = unix_ms();
     // An eighth every quarter second, held 3 s, then freed: the recording each second
     // goes on 10 s after the fall, long enough that a recorder starved of CPU by other
-    // work (it runs at nice 10) still finishes a walk of every process.
+    // work (it runs at nice 10) still finishes a walk of every process. Two takers, a
+    // half each: the kernel zeroes the pages it hands out, on a VM near 1 GB/s a CPU,
+    // so one taker beside the suite's other tests fell 1.3% a second, under the 2%.
     let script = format!(
-        "import time\nchunks = []\nfor _ in range(8):\n    b = bytearray({eighth} << 20)\n    for i in range(0, len(b), 4096): b[i] = 1\n    chunks.append(b)\n    time.sleep(0.25)\ntime.sleep(3)",
-        eighth = mib / 8
+        "import time\nchunks = []\nfor _ in range(8):\n    b = bytearray({sixteenth} << 20)\n    for i in range(0, len(b), 4096): b[i] = 1\n    chunks.append(b)\n    time.sleep(0.25)\ntime.sleep(3)",
+        sixteenth = mib / 16
     );
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watcher = std::thread::spawn({
         let done = done.clone();
         move || watch_available(done)
     });
-    let grew = Command::new("python3")
-        .args(["-c", &script])
-        .status()
-        .unwrap();
+    let takers: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new("python3")
+                .args(["-c", &script])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Both are waited for, whatever the first one's status.
+    let exits: Vec<bool> = takers
+        .into_iter()
+        .map(|mut taker| taker.wait().unwrap().success())
+        .collect();
+    let grew = exits.iter().all(|ok| *ok);
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     let seen = watcher.join().unwrap();
-    assert!(grew.success());
+    assert!(grew);
     let ended = unix_ms();
     let during = count(&db, "machine") - before;
     // Samples of the jobs asked for during the fall are written when they come, stamped

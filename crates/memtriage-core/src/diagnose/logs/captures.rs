@@ -8,7 +8,6 @@ use regex::Regex;
 use super::engine;
 use super::rules::Extractor;
 
-/// Named groups that took part, `_kb` figures as IEC sizes.
 /// A capture that is only a placeholder (`<n>`, `<n> GiB`): the value it stood for.
 fn stands_for_a_value(value: &str) -> bool {
     value
@@ -16,11 +15,8 @@ fn stands_for_a_value(value: &str) -> bool {
         .is_some_and(|unit| unit.trim().chars().all(|c| c.is_ascii_alphabetic()))
 }
 
-pub(super) fn push_captures(
-    re: &Regex,
-    caps: &regex::Captures<'_>,
-    out: &mut Vec<(String, String)>,
-) {
+/// Named groups that took part, `_kb` figures as IEC sizes.
+pub(super) fn push_captures(re: &Regex, caps: &regex::Captures<'_>, out: &mut NamedValues) {
     for name in re.capture_names().flatten() {
         let Some(v) = caps.name(name) else {
             continue;
@@ -42,20 +38,21 @@ pub(super) fn push_captures(
     }
 }
 
-/// A match's named captures, as (name, value).
-pub(super) type Captures = Vec<(String, String)>;
+/// A match's named groups, as (name, value).
+pub(super) type NamedValues = Vec<(String, String)>;
 
-/// The first of the matches `found` in `msg` that the rule's extractor accepts, with its captures and
-/// those of the rule's optional patterns. A line may deny or suppose one claim and
-/// make the next (`the RAM usage is growing for no reason … the used RAM gradually
-/// increases`): a rejected match lets the line's later ones be read.
+/// The first of the matches `found` in `msg` that the rule's extractor accepts, with
+/// its named groups and those of the rule's optional patterns. A line may deny or
+/// suppose one claim and make the next (`the RAM usage is growing for no reason … the
+/// used RAM gradually increases`): a rejected match lets the line's later ones be
+/// read.
 pub(super) fn standing_match<'m>(
     mut found: impl Iterator<Item = regex::Captures<'m>>,
     re: &Regex,
     optional: &[Regex],
     extract: Option<Extractor>,
     msg: &str,
-) -> Option<(Range<usize>, Captures)> {
+) -> Option<(Range<usize>, NamedValues)> {
     found.find_map(|caps| {
         let mut captures = Vec::new();
         push_captures(re, &caps, &mut captures);

@@ -88,8 +88,8 @@ pub(super) static RULES: &[Rule] = &[
             "prose.rising-memory",
             C::MemoryGrowth,
             Warn,
-            // Each literal is (or holds) an anchor of the prefilter's: the rises told otherwise
-            // (`went up`, `rose`) cost more than they read.
+            // Each literal is (or holds) an anchor of the prefilter's: the rises told
+            // otherwise (`went up`, `rose`) cost more than they read.
             &[
                 "ncreas",
                 "grow",
@@ -333,7 +333,13 @@ fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
 #[allow(clippy::ptr_arg)]
 fn extract_retold_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     static TOLD: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some(at) = claim(out).and_then(|c| msg.find(c)) else {
+    // The claim's own place: the first `Killed` in quotes (a line may also hold the
+    // kernel's `Killed process`).
+    let Some(at) = claim(out).and_then(|c| {
+        msg.match_indices(c)
+            .map(|(i, _)| i)
+            .find(|&i| msg[..i].ends_with(['"', '\'', '`', '“']))
+    }) else {
         return false;
     };
     matches(
