@@ -21,6 +21,7 @@ mod dataloader;
 mod desktop_science_and_nodes;
 mod forms;
 mod gpu;
+mod imaging_and_trading;
 mod kernel;
 mod limits;
 mod locales_and_tools;

@@ -332,10 +332,11 @@ pub(super) static RULES: &[Rule] = &[
         "jvm.out-of-memory-error",
         C::HostAllocFailure,
         Error,
-        &["OutOfMemoryError"],
+        &["OutOfMemoryError", "memory error: "],
         // Without a message it is the class's name alone (`(no error message)` is
-        // Gradle's word for that); JDK 17 says `Cannot reserve … of direct buffer memory`.
-        r"(?:java\.lang\.)?OutOfMemoryError: (?P<what>Java heap space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory|Failed to allocate a \d+ byte allocation with \d+ free bytes)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$",
+        // Gradle's word for that); JDK 17 says `Cannot reserve … of direct buffer memory`;
+        // ImageJ's dialog words it `Out of memory error: Java heap space`.
+        r"(?:java\.lang\.)?(?:OutOfMemoryError|Out of memory error): (?P<what>Java heap space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory|Failed to allocate a \d+ byte allocation with \d+ free bytes)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$",
         "The JVM ran out of memory: OutOfMemoryError: {what}",
     ),
     rule(
