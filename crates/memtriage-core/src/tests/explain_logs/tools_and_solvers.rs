@@ -60,6 +60,11 @@ fn tool_and_solver_programs_say_it_in_their_own_words() {
             "I'm getting a \"Killed\" message right after the NER package tries to load.",
             "log.sigkill",
         ),
+        // The quoted `Killed` is the claim, not a `Killed` before it.
+        (
+            "Killed the old run first; the new one printed \"Killed\" at epoch 3.",
+            "log.sigkill",
+        ),
         (
             "I am deploying crawlee in a kubernetes pod. It gets recurrently OOMKilled because crawlee increases the desired concurrency continuously.",
             "log.oom-kill",

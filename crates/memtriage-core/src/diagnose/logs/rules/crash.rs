@@ -261,7 +261,7 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["Illegal instruction"],
         shell_signal!("Illegal instruction"),
-        "The process died of an illegal instruction (SIGILL): the binary uses a CPU feature (AVX) this CPU lacks, or ran corrupted code",
+        super::signals::SIGILL_TITLE,
     ),
     rule(
         "shell.aborted",

@@ -226,7 +226,7 @@ pub(super) static RULES: &[Rule] = &[
                 "code=killed, signal=ill",
             ],
             r"(?:^|[^-])\bsignal(?::?\s+\x22?|=)SIGILL\b|(?i:\b(?:exited on|killed by|terminated (?:by|with)|interrupted by|caught|got|received|died (?:of|with)|fatal|threw) signal:? 4\b|\(signal 4\)|(?:^|: |\berror:? )signal: illegal instruction\b)|\bcode=(?:dumped|killed), signal=ILL\b",
-            "The process died of an illegal instruction (SIGILL): the binary uses a CPU feature (AVX) this CPU lacks, or ran corrupted code",
+            SIGILL_TITLE,
         )
     },
     // An exit status may also be the program's own `exit(139)`: likely, not certain.
@@ -280,6 +280,10 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
 ];
+
+/// SIGILL, from the shell or a reporter: most often a binary built for a CPU feature
+/// this CPU lacks.
+pub(super) const SIGILL_TITLE: &str = "The process died of an illegal instruction (SIGILL): the binary uses a CPU feature (AVX) this CPU lacks, or ran corrupted code";
 
 /// A SIGKILL reported without its sender.
 pub const KILL: &str = "signal.sigkill-reported";
