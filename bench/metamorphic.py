@@ -7,7 +7,7 @@ stdin). A variant is made only where it changes the text, and only to excerpts o
 fitting index `form` (a dmesg timestamp is not put on a Python traceback). The variants:
 
   placeholders-xxx, placeholders-angle   pids, addresses, syslog hosts, sizes anonymised
-  prefix-dmesg, prefix-dmesg-T, prefix-journalctl, prefix-kubectl-ts,
+  prefix-dmesg, prefix-dmesg-T, prefix-journalctl, prefix-logread, prefix-kubectl-ts,
   prefix-rank, prefix-default0, prefix-srun   one tool's line prefix on every line
   prefix-strip                           the prefixes those tools add, removed
   wrap80, join                           hard-wrapped at 80 columns; wrapped lines joined
@@ -99,13 +99,14 @@ DMESG_RE = r"\[\s*\d+\.\d+\] ?"
 DMESG_T_RE = r"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ?"
 SYSLOG_RE = r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d) \S+ [^\s:]+: ?"
 KERNEL_TAG_RE = r"kernel: ?"
+LOGREAD_RE = r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} [a-z0-9]+\.[a-z]+ kernel: ?"
 TS_RE = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z "
 RANK_RE = r"\[(?:rank|default)\d+\]: ?"
 SRUN_RE = r"\d{1,4}: "
 COMPOSE_RE = r"[\w.-]+\s+\| "
 RAY_RE = r"\(\w+ pid=\d+(?:, ip=[\d.]+)?\) "
-KERNEL_PREFIXES = re.compile("^(?:" + "|".join([DMESG_RE, DMESG_T_RE, SYSLOG_RE, KERNEL_TAG_RE]) + ")")
-TOOL_PREFIXES = [DMESG_RE, DMESG_T_RE, SYSLOG_RE, KERNEL_TAG_RE, TS_RE, RANK_RE, SRUN_RE, COMPOSE_RE, RAY_RE]
+KERNEL_PREFIXES = re.compile("^(?:" + "|".join([LOGREAD_RE, DMESG_RE, DMESG_T_RE, SYSLOG_RE, KERNEL_TAG_RE]) + ")")
+TOOL_PREFIXES = [LOGREAD_RE, DMESG_RE, DMESG_T_RE, SYSLOG_RE, KERNEL_TAG_RE, TS_RE, RANK_RE, SRUN_RE, COMPOSE_RE, RAY_RE]
 ALL_PREFIXES = re.compile("^(?:" + "|".join(TOOL_PREFIXES) + ")")
 
 
@@ -137,6 +138,11 @@ def prefix_dmesg_t(text, seed):
 
 def prefix_journalctl(text, seed):
     return reprefix(text, lambda i: f"Nov 28 06:00:{i // 20 % 60:02d} host kernel: ")
+
+
+def prefix_logread(text, seed):
+    """BusyBox's and OpenWrt's `logread`: the year, then the facility and level."""
+    return reprefix(text, lambda i: f"Sat Nov 28 06:00:{i // 20 % 60:02d} 2026 kern.warn kernel: ")
 
 
 def prefix_kubectl_ts(text, seed):
@@ -287,6 +293,7 @@ VARIANTS = [
     Variant("prefix-dmesg", "prefix-add", KERNEL_FORMS, prefix_dmesg),
     Variant("prefix-dmesg-T", "prefix-add", KERNEL_FORMS, prefix_dmesg_t),
     Variant("prefix-journalctl", "prefix-add", KERNEL_FORMS, prefix_journalctl),
+    Variant("prefix-logread", "prefix-add", KERNEL_FORMS, prefix_logread),
     Variant("prefix-kubectl-ts", "prefix-add", POD_FORMS, prefix_kubectl_ts),
     Variant("prefix-rank", "prefix-add", LAUNCHER_FORMS, prefix_rank),
     Variant("prefix-default0", "prefix-add", LAUNCHER_FORMS, prefix_default0),

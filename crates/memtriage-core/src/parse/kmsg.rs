@@ -56,15 +56,20 @@ pub fn parse_line(line: &str) -> LogLine {
         .windows(KERNEL_IDENT.len())
         .position(|w| w.eq_ignore_ascii_case(KERNEL_IDENT))
     {
-        let words: Vec<&str> = rest[..i].split_whitespace().collect();
-        let syslog_time = words.len() == 4 && words[2].contains(':');
+        let mut words: Vec<&str> = rest[..i].split_whitespace().collect();
+        // BusyBox's and OpenWrt's `logread` put the facility and level last
+        // (`Wed Sep 15 04:06:35 2021 kern.warn kernel: …`).
+        if words.last().is_some_and(|w| is_facility_level(w)) {
+            words.pop();
+        }
+        let syslog_time = syslog_time_words(&words);
         let iso_time = words.len() == 2 && words[0].contains('T') && words[0].contains(':');
         let host_only = words.len() == 1 && out.timestamp.is_some();
         let at_start = i == 0 || rest[..i].ends_with(' ');
-        if at_start && (syslog_time || iso_time || host_only) {
+        if at_start && (syslog_time.is_some() || iso_time || host_only) {
             if out.wall_time.is_none() && out.timestamp.is_none() {
-                if syslog_time {
-                    out.wall_time = Some(words[..3].join(" "));
+                if let Some(time) = syslog_time {
+                    out.wall_time = Some(time);
                 } else if iso_time {
                     out.wall_time = Some(words[0].to_string());
                 }
@@ -79,6 +84,46 @@ pub fn parse_line(line: &str) -> LogLine {
     }
     out.message = rest.to_string();
     out
+}
+
+/// The time of a syslog line's prefix, from its words before `kernel:`: `Nov 21
+/// 06:16:42 host` (syslog, journalctl), or with the weekday and the year and without
+/// a host (`Wed Sep 15 04:06:35 2021`, `logread`).
+fn syslog_time_words(words: &[&str]) -> Option<String> {
+    const WEEKDAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    let date = match words.first() {
+        Some(day) if WEEKDAYS.contains(day) => &words[1..],
+        _ => words,
+    };
+    if date.len() < 3 || !date[2].contains(':') || !date[1].bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let year = date
+        .get(3)
+        .is_some_and(|y| y.len() == 4 && y.bytes().all(|b| b.is_ascii_digit()));
+    let time_words = 3 + usize::from(year);
+    // After the time, at most the host.
+    if date.len() > time_words + 1 || (words.len() == date.len() && !year && date.len() != 4) {
+        return None;
+    }
+    Some(words[..words.len() - date.len() + time_words].join(" "))
+}
+
+/// `kern.warn`, `daemon.err`: syslog's facility and level, as `logread` prints them.
+fn is_facility_level(word: &str) -> bool {
+    const LEVELS: [&str; 9] = [
+        "emerg", "alert", "crit", "err", "warn", "warning", "notice", "info", "debug",
+    ];
+    const FACILITIES: [&str; 12] = [
+        "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron",
+        "authpriv", "ftp",
+    ];
+    word.split_once('.').is_some_and(|(facility, level)| {
+        let local = facility
+            .strip_prefix("local")
+            .is_some_and(|n| n.len() == 1 && n.bytes().all(|b| (b'0'..=b'7').contains(&b)));
+        (local || FACILITIES.contains(&facility)) && LEVELS.contains(&level)
+    })
 }
 
 /// `pri,seq,ts_usec,flags[,more];message` (Documentation/ABI/testing/dev-kmsg).
@@ -410,6 +455,26 @@ mod tests {
         let l = parse_line("2026-11-21T06:16:42+0000 gpu-node-3 kernel: hello");
         assert_eq!(l.wall_time.as_deref(), Some("2026-11-21T06:16:42+0000"));
         assert_eq!(l.message, "hello");
+    }
+
+    #[test]
+    fn logread_lines_with_the_year_and_the_level() {
+        let l = parse_line(
+            "Wed Sep 15 04:06:35 2021 kern.warn kernel: [ 9665.399682] WARNING: CPU: 3 PID: 4886 at x",
+        );
+        assert_eq!(l.timestamp, Some(9665.399682));
+        assert_eq!(l.message, "WARNING: CPU: 3 PID: 4886 at x");
+        let l = parse_line("Sep 15 04:06:35 router kern.err kernel: hello");
+        assert_eq!(l.wall_time.as_deref(), Some("Sep 15 04:06:35"));
+        assert_eq!(l.message, "hello");
+        let l = parse_line("Wed Sep 15 04:06:35 2021 kernel: hello");
+        assert_eq!(l.wall_time.as_deref(), Some("Wed Sep 15 04:06:35 2021"));
+        assert_eq!(l.message, "hello");
+        // More words than a host before `kernel:` are a message's.
+        let line = "Wed Sep 15 04:06:35 2021 the module kern.warn said kernel: x";
+        assert_eq!(parse_line(line).message, line);
+        let line = "Wed Sep 15 04:06:35 2021 host the.warn kernel: x";
+        assert_eq!(parse_line(line).message, line);
     }
 
     #[test]

@@ -1,20 +1,98 @@
 //! Batch 18's forms (microscopy, astronomy, audio, trading, chat servers, Chinese pages,
 //! mobile toolchains), each from the program that prints it: ImageJ's dialog for a JVM
-//! out of its heap.
+//! out of its heap, Gradle's daemon and its child's exit value, OpenVINO's CPU plugin,
+//! PHP's descriptor table, lmkd's tag without the killer's name, GitLab's Sidekiq
+//! memory killer, OpenWrt's `logread` prefix, the Chinese shell's segfault after a
+//! full-width colon; and claims told as people tell them.
 
-use super::{each_named_first, lines_raise_nothing};
+use super::{each_named_first, lines_raise_nothing, scan};
 
 #[test]
 fn imaging_and_trading_programs_say_it_in_their_own_words() {
-    each_named_first(&[(
-        "Out of memory error: Java heap space",
-        "log.host-alloc-failure",
-    )]);
+    each_named_first(&[
+        ("Out of memory error: Java heap space", "log.host-alloc-failure"),
+        (
+            "Daemon will be stopped at the end of the build after running out of JVM memory",
+            "log.host-alloc-failure",
+        ),
+        ("  8492 STOPPED  (after running out of JVM memory)", "log.host-alloc-failure"),
+        ("Expiring Daemon because JVM heap space is exhausted", "log.host-alloc-failure"),
+        (
+            "[12:46:19]: ▸ > Process 'command 'node'' finished with non-zero exit value 137",
+            "log.sigkill",
+        ),
+        (
+            "> Process 'command '/usr/bin/clang'' finished with non-zero exit value 139",
+            "log.native-crash",
+        ),
+        ("Failed to allocate 282441216 bytes of memory", "log.host-alloc-failure"),
+        // A device's allocation names the device after the same words.
+        ("Failed to allocate 4096 bytes of memory on device 0", "log.cuda-oom"),
+        ("Process open FD table is full", "log.too-many-open-files"),
+        (
+            "01-01 15:11:13.739   879   879 I lmkd    : Reclaim 'com.android.rkpdapp' (3615), uid 10344, oom_score_adj 975, state 19 to free 18988kB rss, 47372kB swap; reason: min2x watermark is breached even after kill",
+            "log.userspace-oom-kill",
+        ),
+        (
+            "  \"message\": \"Sidekiq worker RSS out of range\",",
+            "log.userspace-oom-kill",
+        ),
+        (
+            "Sidekiq worker PID-8123 current RSS 2100000 exceeds maximum RSS 2000000 after 900 seconds",
+            "log.userspace-oom-kill",
+        ),
+        (
+            "Wed Sep 15 04:06:35 2021 kern.warn kernel: [ 9665.399682] WARNING: CPU: 3 PID: 4886 at kthread_is_per_cpu+0x20/0x40",
+            "log.kernel-oops",
+        ),
+        ("我在运行face_detect_demo的时候提示：段错误 (核心已转储)，这是什么原因导致的呢", "log.native-crash"),
+    ]);
+}
+
+#[test]
+fn claims_told_as_people_tell_them() {
+    each_named_first(&[
+        (
+            "When I run 10000 epochs hyperopt, sometimes it just get suddenly killed half way. It just states Killed, and no other issue.",
+            "log.sigkill",
+        ),
+        (
+            "This spike caused the kernel to start swapping excessively, which in turn spiked CPU usage to 100%.",
+            "log.swap-thrashing",
+        ),
+        ("Memory hit 100%, caused excessive swapping and 100% CPU usage", "log.swap-thrashing"),
+        ("实际行为：长时间运行后内存占用从74M升到800多M", "log.memory-growth"),
+        ("程序运行一段时间后内存一直在涨", "log.memory-growth"),
+        ("但是一段是时间后nacos服务假死。日志文件报内存溢出。无法注册服务。", "log.host-alloc-failure"),
+        // A claim after a full stop of three bytes (`。`) once cut a character in two.
+        ("服务运行了三天。发现内存泄漏很严重", "log.memory-growth"),
+    ]);
 }
 
 #[test]
 fn mentions_of_these_forms_raise_nothing() {
     lines_raise_nothing(&[
         "If you see an out of memory error: raise -Xmx in Edit > Options > Memory & Threads.",
+        // A task list's item, a definition list's signal, a table of Slurm's states.
+        "  - [ ] Comm errors/segfaults related to non-GPU-aware MPI libs",
+        "- 段错误 (SIGSEGV):通常与内存权限相关,例如尝试写入只读内存",
+        "总线错误(Bus Error)是什么?",
+        "OUT_OF_MEMORY | 出现内存不足错误 |",
+        "OUT_OF_MEMORY    Job experienced out of memory error.",
+        // Words that only resemble the forms.
+        "The shell says Killed when the kernel ends the process.",
+        "swapping is normal on this machine",
+        "内存占用稳定",
+        "当容器因内存溢出被杀死时,需要检查资源配置",
     ]);
+}
+
+#[test]
+fn a_slurm_state_in_a_job_row_is_still_read() {
+    let s = scan(b"64233992|as_TM1_spw33_cube|OUT_OF_MEMORY|0:125|\n");
+    assert!(
+        s.findings().iter().any(|f| f.id == "log.oom-kill"),
+        "{:#?}",
+        s.findings()
+    );
 }

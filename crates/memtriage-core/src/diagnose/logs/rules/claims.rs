@@ -68,10 +68,13 @@ pub(super) static RULES: &[Rule] = &[
                 "muisti kasvaa",
                 "памят",
                 "Памят",
+                "内存",
             ],
             // Russian: `Память медленно, но верно растёт` (memory grows slowly but
-            // surely), `постоянно растущий объем виртуальной памяти`.
-            r"(?i:(?P<claim>(?:رم|حافظه)[^.\n]{0,30}?به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*))",
+            // surely), `постоянно растущий объем виртуальной памяти`. Chinese: a rise
+            // from one figure to another (`内存占用从74M升到800多M`) or one that goes on
+            // (`内存一直在涨`, `内存持续增长`).
+            r"(?i:(?P<claim>(?:رم|حافظه)[^.\n]{0,30}?به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:一直|持续|不断|逐渐|慢慢|缓慢)在?(?:上涨|涨|增长|增加|上升|升高|变大)))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -134,12 +137,13 @@ pub(super) static RULES: &[Rule] = &[
         certainty: Possible,
         ..rule(
             // `I am getting Memory Error even after having more than a terabyte`:
-            // Python's exception retold.
+            // Python's exception retold; `日志文件报内存溢出` (the log reports memory
+            // overflow), a JVM's OutOfMemoryError as Chinese reports name it.
             "prose.memory-error-claim",
             C::HostAllocFailure,
             Warn,
-            &["emory error", "emoryerror"],
-            r"(?i:(?P<claim>\b(?:i|we) (?:got|get|am getting|are getting|keep getting|kept getting|hit|encounter(?:ed)?) (?:a |an |the )?[`'\x22]?Memory ?Error\b))",
+            &["emory error", "emoryerror", "内存溢出"],
+            r"(?i:(?P<claim>\b(?:i|we) (?:got|get|am getting|are getting|keep getting|kept getting|hit|encounter(?:ed)?) (?:a |an |the )?[`'\x22]?Memory ?Error\b|(?:报|出现|发生|提示|抛出|遇到)了?(?:java\s*)?内存溢出))",
             "The report says the program raised MemoryError ({claim})",
         )
     },
@@ -241,8 +245,10 @@ pub(super) static RULES: &[Rule] = &[
             Warn,
             &["Killed"],
             // The claim is the quoted word alone: on a page (`The shell prints
-            // \`Killed\``) it is mentioned, not met.
-            r"[\x22'`“]+(?P<claim>(?-i:Killed)(?::? 9)?)[\x22'`”]+",
+            // \`Killed\``) it is mentioned, not met. Unquoted, the shell's word is
+            // told right after a verb of telling (`It just states Killed, and no
+            // other issue`).
+            r"[\x22'`“]+(?P<claim>(?-i:Killed)(?::? 9)?)[\x22'`”]+|\b(?:states?|stated|says|prints?|printed|shows?|showed|displays?|displayed|outputs?):?\s+(?:just |only |simply )?(?P<told>(?-i:Killed))(?:\s*[,.;!]|\s*$)",
             "The report says the process was {claim}",
         )
     },
@@ -266,7 +272,8 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // `once I max out my RAM and start using swap`, `it goes in the swap`, `My
             // swap file fills up and then Home Assistant hangs`, `rapid swap file
-            // growth`.
+            // growth`, `caused excessive swapping`, `the kernel started swapping
+            // heavily`.
             "prose.swap-claim",
             C::SwapThrashing,
             Warn,
@@ -286,7 +293,7 @@ pub(super) static RULES: &[Rule] = &[
                 "swap growth",
                 "swap file growth",
             ],
-            r"(?i:(?P<claim>\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b|\bswap(?: file)? (?:fills up|growth)\b))",
+            r"(?i:(?P<claim>\b(?:excessive|heavy|constant|massive|intense)\s+swapping\b|\bswapping\s+(?:excessively|heavily|constantly|like crazy)\b|\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b|\bswap(?: file)? (?:fills up|growth)\b))",
             "The report says the machine went into swap ({claim})",
         )
     },
@@ -304,7 +311,11 @@ fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
     // The claim is a capture of `msg` itself.
     let at = msg.find(claim)?;
     let ends = ['.', '!', '?', ';', '。', '！', '？', '；'];
-    let start = msg[..at].rfind(ends).map_or(0, |i| i + 1);
+    // After the end's own bytes: `。` is three.
+    let start = msg[..at]
+        .char_indices()
+        .rfind(|(_, c)| ends.contains(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     // A claim may hold an end of its own (`… on that box? That memory was
     // increasing`): its sentence ends after it.
     let after = at + claim.len();
@@ -325,14 +336,33 @@ fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
     let Some((clause, _, end)) = clause_of_claim(msg, out, true) else {
         return false;
     };
-    !denied(&clause.to_lowercase()) && !asked(msg, end)
+    !denied(&clause.to_lowercase()) && !asked(msg, end) && !is_a_task(msg)
+}
+
+/// A markdown task list's item (`- [ ] Comm errors/segfaults related to …`): work to
+/// do or done, not a failure met.
+fn is_a_task(msg: &str) -> bool {
+    let item = msg.trim_start();
+    let item = item
+        .strip_prefix("- ")
+        .or_else(|| item.strip_prefix("* "))
+        .unwrap_or("");
+    ["[ ]", "[x]", "[X]"]
+        .iter()
+        .any(|box_| item.starts_with(box_))
 }
 
 /// A quoted `Killed` after what the process did or the writer got (`it simply
-/// returns`, `I'm getting a`, `keeps ending with`), in a claim that stands.
+/// returns`, `I'm getting a`, `keeps ending with`), or one told unquoted (`It just
+/// states Killed`), in a claim that stands.
 #[allow(clippy::ptr_arg)]
 fn extract_retold_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     static TOLD: OnceLock<Option<Regex>> = OnceLock::new();
+    if let Some(told) = out.iter().position(|(k, _)| k == "told") {
+        let (_, word) = out.remove(told);
+        out.push(("claim".to_string(), word));
+        return claim_stands(msg, out);
+    }
     // The claim's own place: the first `Killed` in quotes (a line may also hold the
     // kernel's `Killed process`).
     let Some(at) = claim(out).and_then(|c| {

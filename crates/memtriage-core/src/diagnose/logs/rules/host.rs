@@ -340,6 +340,18 @@ pub(super) static RULES: &[Rule] = &[
         "The JVM ran out of memory: OutOfMemoryError: {what}",
     ),
     rule(
+        // The Gradle daemon's watch over its own heap: it stops itself after the
+        // build (`Daemon will be stopped at the end of the build after running out of
+        // JVM memory`, `--status`'s `STOPPED  (after running out of JVM memory)`), or
+        // at once (`Expiring Daemon because JVM heap space is exhausted`).
+        "gradle.daemon-out-of-memory",
+        C::HostAllocFailure,
+        Error,
+        &["out of JVM memory", "JVM heap space is exhausted"],
+        r"\bafter running out of JVM memory\b|\bExpiring Daemon because JVM heap space is exhausted\b",
+        "The Gradle daemon ran out of its JVM heap (raise org.gradle.jvmargs=-Xmx…)",
+    ),
+    rule(
         // HotSpot's fatal-error banner (`hs_err_pid*.log` and the console).
         "jvm.native-allocation-failed",
         C::HostAllocFailure,
@@ -387,10 +399,12 @@ pub(super) static RULES: &[Rule] = &[
         "host.out-of-memory-message",
         C::HostAllocFailure,
         Error,
-        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "Out of memory allocating", "out of memory allocating"],
+        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "Out of memory allocating", "out of memory allocating", "Failed to allocate"],
         // Intel Fortran's runtime: `forrtl: severe (41): insufficient virtual memory`,
         // `(179): Cannot allocate array - overflow on array size calculation`.
-        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|out of memory allocating)",
+        // OpenVINO's CPU plugin: `Failed to allocate 282441216 bytes of memory`, the
+        // line's last words (a device's allocation names the device after them).
+        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|out of memory allocating|^Failed to allocate \d+ bytes of memory\.?\s*$)",
         "A host memory allocation failed",
     ),
     rule(

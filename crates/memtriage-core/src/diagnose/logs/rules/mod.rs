@@ -27,11 +27,13 @@ macro_rules! shell_signal {
         // says (text glued before it by a progress bar is not words), so prose that
         // mentions a segmentation fault is not one. The shell's note in brackets may
         // follow, in its locale's words (`(core dumped)`, `(\`core' generado)`).
-        // Bare with the command after it, only as bash's job table pads it.
+        // Bare with the command after it, only as bash's job table pads it. No command
+        // opens with a bracket or a colon: a list that defines the signal does
+        // (`- 总线错误 (SIGBUS):通常与…`).
         concat!(
             r"^\s*(?:(?:\[\d+\][+-]?\s+(?:\d+\s+)?|\d+\s+|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+|zsh: )(?:",
             $signal,
-            r")(?::? \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?(?:\s+(?P<command>.*?))?|(?:.*?[^\w\s`'\x22:,.(]\s*)?(?:",
+            r")(?::? \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?(?:\s+(?P<command>[^\s(（:：].*?))?|(?:.*?[^\w\s`'\x22:,.(]\s*)?(?:",
             $signal,
             r")(?:: \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?)\s*$|^\s*`?(?:",
             $signal,

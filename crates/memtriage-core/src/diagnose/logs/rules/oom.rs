@@ -286,6 +286,20 @@ pub(super) static RULES: &[Rule] = &[
     Rule {
         certainty: Likely,
         ..rule(
+            // GitLab's Sidekiq memory killer: a worker over its RSS limit is stopped
+            // after a grace time (`Sidekiq worker RSS out of range`; before 13.0,
+            // `Sidekiq worker PID-123 current RSS 2100000 exceeds maximum RSS 2000000`).
+            "gitlab.sidekiq-memory-killer",
+            C::UserspaceOomKill,
+            Warn,
+            &["Sidekiq worker RSS", "exceeds maximum RSS"],
+            r"\bSidekiq worker RSS out of range\b|\bSidekiq worker PID-\d+ current RSS \d+ exceeds maximum RSS \d+",
+            "GitLab's Sidekiq memory killer found a worker over its RSS limit: it stops and restarts it",
+        )
+    },
+    Rule {
+        certainty: Likely,
+        ..rule(
             "gunicorn.perhaps-oom",
             C::OomKill,
             Error,
@@ -582,20 +596,48 @@ pub(super) const USERSPACE_OOM_KILL: ClassInfo = ClassInfo {
 };
 
 /// `OUT_OF_MEMORY` is Slurm's state for the job; other programs name an error so
-/// (`Gurobi will fail with an OUT_OF_MEMORY error`), which is no Slurm job's.
+/// (`Gurobi will fail with an OUT_OF_MEMORY error`), which is no Slurm job's, and a
+/// table of the states gives its meaning in the next cell (`OUT_OF_MEMORY | 出现内存不足错误
+/// |`, `OUT_OF_MEMORY  Job experienced out of memory error.`), where `sacct` and
+/// `squeue` give a job's figures.
 #[allow(clippy::ptr_arg)]
 fn extract_slurm_state(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     if !out.iter().any(|(k, _)| k == "state") {
         return true;
     }
     msg.find("OUT_OF_MEMORY").is_none_or(|at| {
-        let after = msg[at + "OUT_OF_MEMORY".len()..]
-            .trim_start()
-            .to_lowercase();
-        !["error", "exception", "code", "status code"]
+        let after = &msg[at + "OUT_OF_MEMORY".len()..];
+        let named = after.trim_start().to_lowercase();
+        let names_an_error = ["error", "exception", "code", "status code"]
             .iter()
-            .any(|name| after.starts_with(name))
+            .any(|name| named.starts_with(name));
+        !names_an_error && !describes_the_state(after)
     })
+}
+
+/// The cell after a state in a table, when it is the state's meaning: words about
+/// memory or an error, in English or in the languages Slurm's pages are translated to.
+fn describes_the_state(after: &str) -> bool {
+    let cell_break =
+        after.trim_start_matches(' ').starts_with(['|', '\t']) || after.starts_with("  ");
+    let cell = after
+        .trim_start_matches(|c: char| c == '|' || c.is_whitespace())
+        .split('|')
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    cell_break
+        && [
+            "memory",
+            "error",
+            "内存",
+            "記憶體",
+            "メモリ",
+            "память",
+            "памяти",
+        ]
+        .iter()
+        .any(|word| cell.contains(word))
 }
 
 pub(super) const SIGKILL_FIX: &str = concat!(

@@ -50,10 +50,13 @@ pub(super) static RULES: &[Rule] = &[
         "android.lowmemorykiller",
         C::UserspaceOomKill,
         Error,
-        &["lowmemorykiller"],
+        &["lowmemorykiller", ", oom_score_adj"],
         // logcat's threadtime format puts the tag and its level between the name
-        // and the message (`lowmemorykiller   lmkd   I  Kill '…' (15964), uid …`).
-        r"lowmemorykiller: Kill(?:ing)? '(?P<comm>[^']+)' \((?P<pid>\d+)\)|\blowmemorykiller\b.{0,80}?\bKill '(?P<comm2>[^']+)' \((?P<pid2>\d+)\), uid \d+, oom_score_adj",
+        // and the message (`lowmemorykiller   lmkd   I  Kill '…' (15964), uid …`);
+        // lmkd's own tag names no killer, and a later lmkd says it reclaims
+        // (`lmkd    : Reclaim '…' (591), uid 10112, oom_score_adj 975, state 19 to
+        // free 19252kB rss`).
+        r"lowmemorykiller: Kill(?:ing)? '(?P<comm>[^']+)' \((?P<pid>\d+)\)|\blowmemorykiller\b.{0,80}?\bKill '(?P<comm2>[^']+)' \((?P<pid2>\d+)\), uid \d+, oom_score_adj|\blmkd\b.{0,40}?\b(?:Kill|Reclaim) '(?P<comm3>[^']+)' \((?P<pid3>\d+)\), uid \d+, oom_score_adj -?\d+",
         "Android's low-memory killer killed an app to free memory",
     ),
     rule(

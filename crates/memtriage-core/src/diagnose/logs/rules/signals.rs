@@ -75,6 +75,9 @@ macro_rules! exit_status {
             $status,
             r"\b|\bstatus[ =:]+",
             $status,
+            // Gradle's `Process 'command 'node'' finished with non-zero exit value 137`.
+            r"\b|\bProcess 'command '.*?'' finished with non-zero exit value ",
+            $status,
             r"\b)"
         )
     };
@@ -119,6 +122,7 @@ const EXIT_STATUS_LITERALS: &[&str] = &[
     "status:13",
     "código",
     "codigo",
+    "Process 'command '",
 ];
 
 pub(super) static RULES: &[Rule] = &[
