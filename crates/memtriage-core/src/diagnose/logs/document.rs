@@ -64,7 +64,8 @@ pub(super) fn reads_as_document(head: &str) -> bool {
     // knowledge base states an article's review (`Solution Verified - Updated`).
     let permalink = lines
         .iter()
-        .any(|l| l.ends_with('\u{b6}') && l.chars().count() <= 100);
+        .any(|l| l.ends_with('\u{b6}') && l.chars().count() <= 100)
+        || permalinks_below_headings(&lines) >= 2;
     // A book's or a manual's numbered caption (`Example A-1 Sample Header from a
     // Crash`, `Figure 3.2 …`) over the output it shows.
     let caption = lines.iter().any(|l| {
@@ -107,6 +108,28 @@ pub(super) fn reads_as_document(head: &str) -> bool {
         || lines.iter().any(|l| is_heading_with_anchor(l))
         || sections.len() >= 2
         || lines.iter().any(|l| is_table_of_contents(l))
+}
+
+/// Headings whose permalink a copy of a docs site kept as a line of its own (`Reasons
+/// to use the memory view`, then `#`): a heading is words. A lone `#` under code, a
+/// config's line or HotSpot's banner (`SIGBUS (0x7) at pc=0x…`) is a comment's: those
+/// lines hold figures and symbols, or end in punctuation.
+fn permalinks_below_headings(lines: &[&str]) -> usize {
+    let written: Vec<&str> = lines.iter().copied().filter(|l| !l.is_empty()).collect();
+    written
+        .windows(2)
+        .filter(|pair| {
+            let (heading, mark) = (pair[0], pair[1]);
+            mark == "#"
+                && heading.contains(' ')
+                && heading.chars().count() <= 80
+                && heading.starts_with(|c: char| c.is_uppercase())
+                && !heading.ends_with(|c: char| c.is_ascii_punctuation())
+                && heading
+                    .chars()
+                    .all(|c| c.is_alphabetic() || c == ' ' || c == '-' || c == '\'')
+        })
+        .count()
 }
 
 /// `This post explains how to analyse the segfault message`, `Dieser Artikel ist Ihr

@@ -5,7 +5,7 @@
 //! memory killer, OpenWrt's `logread` prefix, the Chinese shell's segfault after a
 //! full-width colon; and claims told as people tell them.
 
-use super::{each_named_first, lines_raise_nothing, scan};
+use super::{classes, each_named_first, lines_raise_nothing, scan};
 
 #[test]
 fn imaging_and_trading_programs_say_it_in_their_own_words() {
@@ -94,5 +94,46 @@ fn a_slurm_state_in_a_job_row_is_still_read() {
         s.findings().iter().any(|f| f.id == "log.oom-kill"),
         "{:#?}",
         s.findings()
+    );
+}
+
+/// Forms read after batch 18's set-aside third was scored (its misses), each from the
+/// program or the people that write it so.
+#[test]
+fn forms_read_after_the_scoring() {
+    each_named_first(&[
+        ("page allocation failure: order:10", "log.memory-pressure"),
+        (
+            "该网址运行代码出现问题：段错误，核心已转储。",
+            "log.native-crash",
+        ),
+        ("最后位置是：MemoryError", "log.host-alloc-failure"),
+        (
+            "- Job gets killed by SLURM due to out of memory",
+            "log.userspace-oom-kill",
+        ),
+    ]);
+    lines_raise_nothing(&[
+        "If the memory exceeds this then the job will be killed by SLURM due to out of memory",
+        "The job was killed by Slurm after its time limit.",
+    ]);
+}
+
+#[test]
+fn a_docs_page_keeps_its_headings_permalinks_as_lines() {
+    let page = "Reasons to use the memory view\n\n#\n\nUse the memory view when your application:\n\n  • Suspect a memory leak\n\nBasic memory concepts\n\n#\n\nDart objects live in the heap.\n";
+    assert_eq!(classes(page.as_bytes()), Vec::<String>::new());
+    // Without the marks, the same item is a claim.
+    let bare = page.replace("#\n", "");
+    assert_eq!(
+        classes(bare.as_bytes()),
+        vec!["log.memory-growth".to_string()]
+    );
+    // HotSpot's banner copied without its `# ` keeps lone `#` lines under lines of
+    // figures: no headings.
+    let banner = "A fatal error has been detected by the Java Runtime Environment:\n#\nSIGBUS (0x7) at pc=0x00007f42fc492e70, pid=12128, tid=0x00007f42fc3c9700\n#\nProblematic frame:\nC [liblz4-java8098863625230398555.so+0x5e70] LZ4_decompress_fast+0xd0\n#\nsiginfo: si_signo: 7 (SIGBUS), si_code: 2 (BUS_ADRERR), si_addr: 0x00007f2026b8b000\n";
+    assert_eq!(
+        classes(banner.as_bytes()),
+        vec!["log.mmap-bus-error".to_string()]
     );
 }

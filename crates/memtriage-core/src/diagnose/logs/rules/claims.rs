@@ -257,12 +257,13 @@ pub(super) static RULES: &[Rule] = &[
         certainty: Possible,
         ..rule(
             // `oomd killed httpd.service`, `killed by earlyoom`: a userspace killer named
-            // as the one that killed.
+            // as the one that killed; Slurm, with the memory it killed for (`Job gets
+            // killed by SLURM due to out of memory`; its time limit kills too).
             "prose.userspace-killer-claim",
             C::UserspaceOomKill,
             Warn,
-            &["oomd", "earlyoom"],
-            r"(?i:(?P<claim>\b(?:systemd-oomd|oomd|earlyoom)\b (?:has |had |keeps |kept |is |was |just |then |also )?(?:killed|kills|killing|terminated)\b|\b(?:killed|terminated) by (?:the )?(?:systemd-oomd|oomd|earlyoom)\b))",
+            &["oomd", "earlyoom", "killed by slurm", "killed by the slurm"],
+            r"(?i:(?P<claim>\b(?:systemd-oomd|oomd|earlyoom)\b (?:has |had |keeps |kept |is |was |just |then |also )?(?:killed|kills|killing|terminated)\b|\b(?:killed|terminated) by (?:the )?(?:systemd-oomd|oomd|earlyoom)\b|\bkilled by (?:the )?slurm\b(?: \w+)? (?:due to|for|because of|after) (?:\w+ ){0,3}?(?:memory|oom|ram)\b))",
             "The report says a userspace OOM killer killed the process ({claim})",
         )
     },

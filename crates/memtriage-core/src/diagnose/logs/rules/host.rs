@@ -207,8 +207,9 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["MemoryError"],
         // IPython heads its traceback with the exception's name, padded to the right;
-        // pyarrow names its allocator's failure ArrowMemoryError.
-        r"^(?:[\w.]+\.)?(?:Arrow)?MemoryError(?::.*|\s*)$|^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)|^MemoryError\s{2,}Traceback \(most recent call last\)",
+        // pyarrow names its allocator's failure ArrowMemoryError; a report names it
+        // after a colon, the line's last word (`最后位置是：MemoryError`).
+        r"^(?:[\w.]+\.)?(?:Arrow)?MemoryError(?::.*|\s*)$|^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)|^MemoryError\s{2,}Traceback \(most recent call last\)|[:：]\s*MemoryError\s*$",
         "Python raised MemoryError: the process could not get more host memory",
     ),
     Rule {

@@ -34,7 +34,7 @@ pub(super) static RULES: &[Rule] = &[
             "-order allocation failed",
             "kswapd",
         ],
-        r"(?P<comm>\S+?):? page allocation (?:failure[.:]|stalls for \d+ms,) order:\s?(?P<order>\d+)|__alloc_pages: (?P<order2>\d+)-order allocation failed|^\s*\d+\s+\w+\s+\d+\s+-?\d+\s+\d+\s+\d+\s+\d+\s+[RSD]\s+(?:[5-9]\d|100)\.\d\s+[\d.]+\s+[\d:.]+\s+\[?kswapd\d",
+        r"(?:(?P<comm>\S+?):? |^)page allocation (?:failure[.:]|stalls for \d+ms,) order:\s?(?P<order>\d+)|__alloc_pages: (?P<order2>\d+)-order allocation failed|^\s*\d+\s+\w+\s+\d+\s+-?\d+\s+\d+\s+\d+\s+\d+\s+[RSD]\s+(?:[5-9]\d|100)\.\d\s+[\d.]+\s+[\d:.]+\s+\[?kswapd\d",
         "The kernel failed an order-{order} page allocation for {comm}",
     ),
     Rule {
