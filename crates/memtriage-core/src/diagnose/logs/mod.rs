@@ -192,12 +192,12 @@ pub struct LogScanner {
     /// Memory figures the job printed: evidence only as a series (growth), so kept
     /// apart from the matches.
     figures: growth_series::Figures,
-    /// Up to [`CONTEXT`] bytes before the line being read.
+    /// The bytes before the line being read ([`from_a_line_start`]).
     context: Vec<u8>,
     /// The input's start, held until the terminal width it shows (if any) is told
     /// from all of it: the answer must not depend on how the input was cut in chunks.
     head: Option<Vec<u8>>,
-    /// The last [`CONTEXT`] bytes of the input read so far, so a line at the start of
+    /// The last [`CONTEXT_REACH`] bytes of the input read so far, so a line at the start of
     /// a chunk has the context it would have had in one piece.
     recent: Vec<u8>,
     /// `recent` as it was where the open partial line began.
@@ -209,6 +209,25 @@ const WRAP_MIN: usize = 40;
 
 /// Bytes before a matching line looked at for prose that quotes it as an example.
 const CONTEXT: usize = 400;
+/// How far back the context may reach for the start of the line it would cut: a
+/// sentence that introduces a quote (`Seeing intermittent errors like the following`)
+/// is read from its first word, whatever prefix made its line long.
+const CONTEXT_REACH: usize = 2 * CONTEXT;
+
+/// `context` from the start of its first whole line, where one starts within the
+/// last [`CONTEXT_REACH`] bytes; from its last [`CONTEXT`] bytes where none does.
+/// Shorter than the reach, it holds all the input before the line, whose start is a
+/// line's.
+fn from_a_line_start(context: &mut Vec<u8>) {
+    let cut = context.len().saturating_sub(CONTEXT);
+    if cut == 0 {
+        return;
+    }
+    let whole_input = context.len() < CONTEXT_REACH;
+    let from = memchr::memrchr(b'\n', &context[..cut])
+        .map_or(if whole_input { 0 } else { cut }, |i| i + 1);
+    context.drain(..from);
+}
 
 impl Default for LogScanner {
     fn default() -> Self {
@@ -338,6 +357,7 @@ impl LogScanner {
             self.keep_partial(&rest[..i]);
             let seg = std::mem::take(&mut self.partial);
             self.context = std::mem::take(&mut self.partial_context);
+            from_a_line_start(&mut self.context);
             self.segment(engine, &seg);
             self.context.clear();
             self.partial = seg;
@@ -363,25 +383,27 @@ impl LogScanner {
         }
     }
 
-    /// The [`CONTEXT`] bytes before `start` in `region`, reaching back into earlier
-    /// input where the region begins too near, as they would be in one piece.
+    /// The [`CONTEXT`] bytes before `start` in `region` ([`from_a_line_start`]),
+    /// reaching back into earlier input where the region begins too near, as they
+    /// would be in one piece.
     fn set_context(&mut self, region: &[u8], start: usize) {
         self.context.clear();
-        let before = &region[start.saturating_sub(CONTEXT)..start];
-        if before.len() < CONTEXT {
-            let earlier = CONTEXT - before.len();
+        let before = &region[start.saturating_sub(CONTEXT_REACH)..start];
+        if before.len() < CONTEXT_REACH {
+            let earlier = CONTEXT_REACH - before.len();
             let r = &self.recent;
             self.context
                 .extend_from_slice(&r[r.len().saturating_sub(earlier)..]);
         }
         self.context.extend_from_slice(before);
+        from_a_line_start(&mut self.context);
     }
 
-    /// Keeps the last [`CONTEXT`] bytes of the input, `bytes` being the next read.
+    /// Keeps the last [`CONTEXT_REACH`] bytes of the input, `bytes` being the next read.
     fn remember(&mut self, bytes: &[u8]) {
-        let keep = &bytes[bytes.len().saturating_sub(CONTEXT)..];
+        let keep = &bytes[bytes.len().saturating_sub(CONTEXT_REACH)..];
         self.recent.extend_from_slice(keep);
-        let excess = self.recent.len().saturating_sub(CONTEXT);
+        let excess = self.recent.len().saturating_sub(CONTEXT_REACH);
         self.recent.drain(..excess);
     }
 
@@ -398,6 +420,7 @@ impl LogScanner {
         if self.partial_open {
             let seg = std::mem::take(&mut self.partial);
             self.context = std::mem::take(&mut self.partial_context);
+            from_a_line_start(&mut self.context);
             self.segment(engine, &seg);
             self.context.clear();
             self.partial_open = false;

@@ -137,3 +137,24 @@ fn a_docs_page_keeps_its_headings_permalinks_as_lines() {
         vec!["log.mmap-bus-error".to_string()]
     );
 }
+
+/// The sentence that introduces a pasted block is read from its first word, though
+/// the prefix on every line (`logread`'s) puts that word more than the 400 bytes of
+/// context before the match: cut, `Seeing intermittent errors like the following`
+/// lost its first word and read as a page's example.
+#[test]
+fn an_introducing_sentence_is_read_whole_under_a_long_prefix() {
+    let prefix = "Sat Nov 28 06:00:00 2026 kern.warn kernel: ";
+    let id = "8fce98455ffa497e57269ae0520e5277b22f7e0934975523bb60d76ef9467b25";
+    let lines = [
+        "Seeing intermittent errors like the following in /var/log/messages: ".to_string(),
+        String::new(),
+        "```".to_string(),
+        format!("/docker/{id} killed as a result of limit of /docker/{id}"),
+        "memory: usage 102360kB, limit 102400kB, failcnt 125402".to_string(),
+        "memory+swap: usage 102368kB, limit 204800kB, failcnt 0".to_string(),
+        "```".to_string(),
+    ];
+    let text: String = lines.iter().map(|l| format!("{prefix}{l}\n")).collect();
+    assert_eq!(classes(text.as_bytes()), vec!["log.oom-kill".to_string()]);
+}
