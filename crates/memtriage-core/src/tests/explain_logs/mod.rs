@@ -33,6 +33,7 @@ mod runtimes;
 mod runtimes_and_crash_tools;
 mod runtimes_and_services;
 mod schedulers;
+mod servers_and_boards;
 mod services_and_tools;
 mod signals;
 mod sixth_batch;

@@ -104,6 +104,18 @@ pub(super) static RULES: &[Rule] = &[
         "TensorFlow ran out of host memory allocating a tensor on the CPU",
     ),
     rule(
+        // Accelerators that are no CUDA device say it their own way: Kokkos's device
+        // spaces (`Kokkos ERROR: HIP memory space failed to allocate`), Rockchip's NPU
+        // (`E/RKNN: failed to malloc npu memory!, size: 59187712`), the Raspberry Pi's
+        // VideoCore (`vc4_v3d …: Failed to allocate memory for tile binning: -12`).
+        "accelerator.allocation-failed",
+        C::CudaOom,
+        Error,
+        &["memory space failed to allocate", "failed to malloc npu memory", "Failed to allocate memory for tile binning"],
+        r"\bKokkos ERROR: \w+ memory space failed to allocate\b|\bfailed to malloc npu memory\b|\bFailed to allocate memory for tile binning\b",
+        "The accelerator ran out of its memory",
+    ),
+    rule(
         "cuda.runtime-oom",
         C::CudaOom,
         Error,

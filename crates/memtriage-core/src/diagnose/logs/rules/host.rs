@@ -341,6 +341,19 @@ pub(super) static RULES: &[Rule] = &[
         "The JVM ran out of memory: OutOfMemoryError: {what}",
     ),
     rule(
+        // Programs that name their own allocation that failed: Dovecot
+        // (`Fatal: block_alloc(268435456): Out of memory`), ImageMagick (`cache
+        // resources exhausted \`x.jpg' @ error/cache.c/OpenPixelCache/3945`), .NET
+        // (`Insufficient memory to continue the execution of the program.`), TeX at its
+        // own memory's size (`! TeX capacity exceeded, sorry [main memory size=3000000]`).
+        "host.program-allocation-failed",
+        C::HostAllocFailure,
+        Error,
+        &["): Out of memory", "cache resources exhausted", "memory allocation failed `", "Insufficient memory to continue the execution", "TeX capacity exceeded"],
+        r"\bFatal: \w+\((?P<bytes>\d+)\): Out of memory\b|\b(?:cache resources exhausted|memory allocation failed) `[^']*' @ (?:error|fatal)/\w+\.c/|\bInsufficient memory to continue the execution of the program\b|TeX capacity exceeded, sorry \[(?:main memory size|pool size|font memory|save size|extra memory)=",
+        "A program ran out of the memory it could get (an allocation it names failed)",
+    ),
+    rule(
         // The Gradle daemon's watch over its own heap: it stops itself after the
         // build (`Daemon will be stopped at the end of the build after running out of
         // JVM memory`, `--status`'s `STOPPED  (after running out of JVM memory)`), or

@@ -88,12 +88,14 @@ pub(super) static RULES: &[Rule] = &[
         "ZFS's kernel module failed an assertion and stopped the thread (SPL panic)",
     ),
     rule(
-        // arm64 and 32-bit arm (and x86 before 4.x) say it without `BUG:`.
+        // arm64 and 32-bit arm (and x86 before 4.x) say it without `BUG:`; MIPS names
+        // the CPU first (`CPU 2 Unable to handle kernel paging request at virtual
+        // address …, epc == …`).
         "kernel.unable-to-handle",
         C::KernelOops,
         Error,
         &["Unable to handle kernel"],
-        r"^Unable to handle kernel (?P<what>paging request(?: for (?:data|instruction fetch))?|NULL pointer dereference|execute from non-executable memory|access to user memory[\w ]*|read from unreadable memory|write to read-only memory) at (?:virtual address |address )?(?P<address>[0-9a-fx]+)",
+        r"(?:^|\bCPU \d+ )Unable to handle kernel (?P<what>paging request(?: for (?:data|instruction fetch))?|NULL pointer dereference|execute from non-executable memory|access to user memory[\w ]*|read from unreadable memory|write to read-only memory) at (?:virtual address |address )?(?P<address>[0-9a-fx]+)",
         "Kernel oops: unable to handle kernel {what} at {address}",
     ),
     rule(

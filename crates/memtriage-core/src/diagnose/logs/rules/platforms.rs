@@ -1,6 +1,7 @@
 //! Memory limits that a hosting platform or a phone's OS enforces by ending the
-//! process: AWS ECS's and Google Cloud Run's and App Engine's container limits,
-//! Heroku's dyno quota, Vertex AI's training replicas, Android's low-memory killer. Each is the platform's own
+//! process: AWS ECS's and Google Cloud Run's, Cloud Functions' and App Engine's container limits,
+//! Heroku's dyno quota, Render's instances, Vertex AI's training replicas, Android's
+//! low-memory killer, runtimes' watchdogs (osquery, Deno Deploy). Each is the platform's own
 //! message; what the platform did (killed, warned) decides the class.
 
 use super::{rule, FailureClass as C, Rule};
@@ -28,8 +29,10 @@ pub(super) static RULES: &[Rule] = &[
                 "ran out-of-memory and exited",
                 "session crashed after using all available RAM",
                 "tried to allocate more memory than is available",
+                "Ran out of memory (used over",
+                "Function killed. Error: memory limit exceeded",
             ],
-            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B?) exceeded with (?P<used>[\d.]+ ?[KMG]i?B?) used|Exceeded (?:soft|hard) memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|Error R15 \(Memory quota vastly exceeded\)|\bThe replica (?P<replica>\S+(?: \d+)?) ran out-of-memory and exited with a non-zero status|\bYour session crashed after using all available RAM\b|\bYour notebook tried to allocate more memory than is available\b",
+            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B?) exceeded with (?P<used>[\d.]+ ?[KMG]i?B?) used|Exceeded (?:soft|hard) memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|Error R15 \(Memory quota vastly exceeded\)|\bThe replica (?P<replica>\S+(?: \d+)?) ran out-of-memory and exited with a non-zero status|\bYour session crashed after using all available RAM\b|\bYour notebook tried to allocate more memory than is available\b|\bRan out of memory \(used over (?P<limit3>\d+ ?[KMG]i?B)\)|\bFunction killed\. Error: memory limit exceeded\b",
             "The platform ended the container at its memory limit",
         )
     },
@@ -58,6 +61,20 @@ pub(super) static RULES: &[Rule] = &[
         // free 19252kB rss`).
         r"lowmemorykiller: Kill(?:ing)? '(?P<comm>[^']+)' \((?P<pid>\d+)\)|\blowmemorykiller\b.{0,80}?\bKill '(?P<comm2>[^']+)' \((?P<pid2>\d+)\), uid \d+, oom_score_adj|\blmkd\b.{0,40}?\b(?:Kill|Reclaim) '(?P<comm3>[^']+)' \((?P<pid3>\d+)\), uid \d+, oom_score_adj -?\d+",
         "Android's low-memory killer killed an app to free memory",
+    ),
+    rule(
+        // A runtime's own watch over its workers' memory: osquery's watchdog
+        // (`osqueryd worker (19455) stopping: Memory limits exceeded: 240160000`), Deno
+        // Deploy's isolate limit (`memory soft limit exceeded, terminated`).
+        "runtime.memory-watchdog",
+        C::UserspaceOomKill,
+        Error,
+        &[
+            "stopping: Memory limits exceeded",
+            "memory soft limit exceeded, terminated",
+        ],
+        r"\bworker \((?P<pid>\d+)\) stopping: Memory limits exceeded\b|\bmemory soft limit exceeded, terminated\b",
+        "A runtime's watchdog stopped a worker over its memory limit",
     ),
     rule(
         // iOS's and macOS's jetsam: the crash report's reason, the EXC_RESOURCE a

@@ -25,7 +25,9 @@ use crate::model::finding::Severity::Error;
 /// - the number after a verb: `exited on signal 11` (Open MPI), `Received signal 11`
 ///   (Chromium), `fatal signal 11` (the kernel), `(signal 11)` (MPICH),
 ///   `status=11/SEGV` (systemd), `exitcode: -11` (torch elastic), `threw signal 9`
-///   (Verilator);
+///   (Verilator), `child 144 killed with signal 11` (Dovecot), `DIED, signal 7
+///   (0007)` (SpamAssassin's spamd), `Container terminated on signal 9.` (Cloud Run),
+///   `rank 19 died from signal 9` (Cray's PALS);
 /// - glibc's word after who reports it: `task 0: Segmentation fault` (srun), `EXIT
 ///   STRING: Segmentation fault` (MPICH), `unable to execute command: Segmentation
 ///   fault` (clang), `error: signal: segmentation fault` (Go's os/exec), `Fatal Python
@@ -44,7 +46,7 @@ macro_rules! died_of_signal {
             $name,
             r"\b[^;]{0,20}; not expected\)|\bcode=(?:dumped|killed), signal=",
             $name,
-            r"\b|(?i:\b(?:exited on|killed by|terminated (?:by|with)|interrupted by|caught|got|received|died (?:of|with)|action of|fatal|threw) signal:? ",
+            r"\b|(?i:\b(?:exited on|killed (?:by|with)|terminated (?:by|with|on)|interrupted by|caught|got|received|died(?: of| with| from|,)|action of|fatal|threw) signal:? ",
             $number,
             r"\b)|(?i:\(signal ",
             $number,
