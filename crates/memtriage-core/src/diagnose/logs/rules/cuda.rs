@@ -111,8 +111,10 @@ pub(super) static RULES: &[Rule] = &[
         "accelerator.allocation-failed",
         C::CudaOom,
         Error,
-        &["memory space failed to allocate", "failed to malloc npu memory", "Failed to allocate memory for tile binning"],
-        r"\bKokkos ERROR: \w+ memory space failed to allocate\b|\bfailed to malloc npu memory\b|\bFailed to allocate memory for tile binning\b",
+        &["memory space failed to allocate", "failed to malloc npu memory", "Failed to allocate memory for tile binning", "1285: Out of memory"],
+        // OpenGL's GL_OUT_OF_MEMORY by its number, as Minecraft logs it (`[Client
+        // thread/ERROR]: 1285: Out of memory`).
+        r"\bKokkos ERROR: \w+ memory space failed to allocate\b|\bfailed to malloc npu memory\b|\bFailed to allocate memory for tile binning\b|(?:\bGL ERROR |\]: )1285: Out of memory\b",
         "The accelerator ran out of its memory",
     ),
     rule(

@@ -283,6 +283,17 @@ pub(super) static RULES: &[Rule] = &[
             "Ray: {used} of {total} GiB of the node's memory in use, under 10% available",
         )
     },
+    rule(
+        // Cray's ALPS tells the job the kernel's OOM killer ended one of its processes
+        // (`[NID 00865] 2017-07-11 22:36:25 Apid 1351768: OOM killer terminated this
+        // process.`).
+        "cray.oom-killer-terminated",
+        C::OomKill,
+        Error,
+        &["OOM killer terminated this process"],
+        r"\bApid \d+: OOM killer terminated this process\b",
+        "The kernel's OOM killer ended a process of the job (Cray ALPS)",
+    ),
     Rule {
         certainty: Likely,
         ..rule(

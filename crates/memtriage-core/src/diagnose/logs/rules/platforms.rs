@@ -1,7 +1,7 @@
 //! Memory limits that a hosting platform or a phone's OS enforces by ending the
 //! process: AWS ECS's and Google Cloud Run's, Cloud Functions' and App Engine's container limits,
 //! Heroku's dyno quota, Render's instances, Vertex AI's training replicas, Android's
-//! low-memory killer, runtimes' watchdogs (osquery, Deno Deploy). Each is the platform's own
+//! low-memory killer, runtimes' watchdogs (osquery, Deno Deploy, Cloudflare Workers). Each is the platform's own
 //! message; what the platform did (killed, warned) decides the class.
 
 use super::{rule, FailureClass as C, Rule};
@@ -65,15 +65,18 @@ pub(super) static RULES: &[Rule] = &[
     rule(
         // A runtime's own watch over its workers' memory: osquery's watchdog
         // (`osqueryd worker (19455) stopping: Memory limits exceeded: 240160000`), Deno
-        // Deploy's isolate limit (`memory soft limit exceeded, terminated`).
+        // Deploy's isolate limit (`memory soft limit exceeded, terminated`), Cloudflare
+        // Workers' (`"outcome": "exceededMemory"`, `Worker exceeded memory limit.`).
         "runtime.memory-watchdog",
         C::UserspaceOomKill,
         Error,
         &[
             "stopping: Memory limits exceeded",
             "memory soft limit exceeded, terminated",
+            "Worker exceeded memory limit",
+            "exceededMemory",
         ],
-        r"\bworker \((?P<pid>\d+)\) stopping: Memory limits exceeded\b|\bmemory soft limit exceeded, terminated\b",
+        r"\bworker \((?P<pid>\d+)\) stopping: Memory limits exceeded\b|\bmemory soft limit exceeded, terminated\b|\bWorker exceeded memory limit\b|\x22outcome\x22:\s*\x22exceededMemory\x22",
         "A runtime's watchdog stopped a worker over its memory limit",
     ),
     rule(
