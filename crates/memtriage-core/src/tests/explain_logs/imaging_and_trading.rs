@@ -75,6 +75,9 @@ fn mentions_of_these_forms_raise_nothing() {
         "If you see an out of memory error: raise -Xmx in Edit > Options > Memory & Threads.",
         // A task list's item, a definition list's signal, a table of Slurm's states.
         "  - [ ] Comm errors/segfaults related to non-GPU-aware MPI libs",
+        // Every kind of claim, not only those read by their clause.
+        "- [ ] Why it crashes due to SIGBUS when loading",
+        "- [x] RAM usage keeps increasing over time during training",
         "- 段错误 (SIGSEGV):通常与内存权限相关,例如尝试写入只读内存",
         "总线错误(Bus Error)是什么?",
         "OUT_OF_MEMORY | 出现内存不足错误 |",

@@ -309,6 +309,10 @@ fn claim(out: &[(String, String)]) -> Option<&str> {
 /// The claim's sentence: from the end of the one before to its own end, as (start of
 /// the sentence, where the claim is, end of the sentence) in `msg`.
 fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
+    // A task list's item makes no claim, whatever it names.
+    if is_a_task(msg) {
+        return None;
+    }
     // The claim is a capture of `msg` itself.
     let at = msg.find(claim)?;
     let ends = ['.', '!', '?', ';', '。', '！', '？', '；'];
@@ -337,7 +341,7 @@ fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
     let Some((clause, _, end)) = clause_of_claim(msg, out, true) else {
         return false;
     };
-    !denied(&clause.to_lowercase()) && !asked(msg, end) && !is_a_task(msg)
+    !denied(&clause.to_lowercase()) && !asked(msg, end)
 }
 
 /// A markdown task list's item (`- [ ] Comm errors/segfaults related to …`): work to
