@@ -65,8 +65,12 @@ pub fn parse_line(line: &str) -> LogLine {
         let syslog_time = syslog_time_words(&words);
         let iso_time = words.len() == 2 && words[0].contains('T') && words[0].contains(':');
         let host_only = words.len() == 1 && out.timestamp.is_some();
+        // `kernel: BUG: …` with nothing before it: a journal printed without its
+        // time and host (`journalctl -k -o cat` with the identifier kept), or a line a
+        // mail quotes after trimming them.
+        let bare = i == 0;
         let at_start = i == 0 || rest[..i].ends_with(' ');
-        if at_start && (syslog_time.is_some() || iso_time || host_only) {
+        if at_start && (syslog_time.is_some() || iso_time || host_only || bare) {
             if out.wall_time.is_none() && out.timestamp.is_none() {
                 if let Some(time) = syslog_time {
                     out.wall_time = Some(time);
@@ -475,6 +479,18 @@ mod tests {
         assert_eq!(parse_line(line).message, line);
         let line = "Wed Sep 15 04:06:35 2021 host the.warn kernel: x";
         assert_eq!(parse_line(line).message, line);
+    }
+
+    #[test]
+    fn a_bare_kernel_ident_opening_the_line_is_a_prefix() {
+        let l = parse_line("kernel: BUG: Bad page state in process kworker/0:3 pfn:10ac40");
+        assert_eq!(
+            l.message,
+            "BUG: Bad page state in process kworker/0:3 pfn:10ac40"
+        );
+        let l = parse_line("kernel: [ 612.5] Out of memory: Killed process 1 (x)");
+        assert_eq!(l.timestamp, Some(612.5));
+        assert_eq!(l.message, "Out of memory: Killed process 1 (x)");
     }
 
     #[test]

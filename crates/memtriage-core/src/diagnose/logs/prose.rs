@@ -281,6 +281,9 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
         "an example",
         "something like",
         "looks like this",
+        // `… which runs to completion but then crashes as shown below.`
+        "as shown below",
+        "shown below",
         "如下错误",
         "如下报错",
         "以下错误",
@@ -485,8 +488,13 @@ pub(super) fn is_article_title(line: &str) -> bool {
     ]
     .iter()
     .any(|h| lowercase.contains(h))
-        // `### What is your operating system?`: a form asks the reporter about theirs.
-        || (line.trim_end().ends_with('?') && lowercase.contains("your "));
+        // `### What is your operating system?`: a form asks the reporter about theirs,
+        // also without the mark (`> What is your rclone version (eg output from …)`).
+        || ((line.trim_end().ends_with('?')
+            || lowercase
+                .trim_start_matches(['#', '>', '*', ' '])
+                .starts_with("what is your"))
+            && lowercase.contains("your "));
     // A package manager's progress (`Resolving dependencies...`, conda's `Solving
     // environment: done`, git's `Resolving deltas: 100%`) is output, not a title.
     let trimmed = line.trim_end();

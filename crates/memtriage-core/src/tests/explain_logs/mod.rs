@@ -32,6 +32,7 @@ mod real_world;
 mod runtimes;
 mod runtimes_and_crash_tools;
 mod runtimes_and_services;
+mod runtimes_and_storage;
 mod schedulers;
 mod servers_and_boards;
 mod services_and_tools;

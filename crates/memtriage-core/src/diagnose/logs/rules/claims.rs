@@ -102,7 +102,7 @@ pub(super) static RULES: &[Rule] = &[
                 "aumenta",
                 "more and more memory",
             ],
-            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b[^.\n]{0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -210,8 +210,10 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // `the pod got OOM killed`, `It gets recurrently OOMKilled`, `restarting
             // the pod with an \`OOM Killed\` message`, `before being terminated by OOM
-            // killer`, `memory ballooning and OOM killing it`: the writer's word for
-            // the kill, without the kernel's lines.
+            // killer`, `memory ballooning and OOM killing it`, `killed by the Linux OOM`,
+            // `getting killed for exceeding the memory limit`, `the linux kernel
+            // terminates it` (once RAM and swap are full): the writer's word for the
+            // kill, without the kernel's lines.
             "prose.oom-killed-claim",
             C::OomKill,
             Warn,
@@ -224,8 +226,16 @@ pub(super) static RULES: &[Rule] = &[
                 " OOM-killer",
                 " OOM killing",
                 " OOM-killing",
+                "killed by the linux oom",
+                "exceeding the memory limit",
+                "exceeding its memory limit",
+                "exceeding my memory limit",
+                "kernel terminates",
+                "kernel terminated",
+                "kernel kills",
+                "kernel killed",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:\w+ly\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:\w+ly\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|terminated|kills|killed) (?:it|them|the (?:process|game|app|program|job))\b))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -274,7 +284,8 @@ pub(super) static RULES: &[Rule] = &[
             // `once I max out my RAM and start using swap`, `it goes in the swap`, `My
             // swap file fills up and then Home Assistant hangs`, `rapid swap file
             // growth`, `caused excessive swapping`, `the kernel started swapping
-            // heavily`.
+            // heavily`, `memory and swap (zram) get gradually filled up`, `filling the
+            // whole RAM and even swap file`.
             "prose.swap-claim",
             C::SwapThrashing,
             Warn,
@@ -293,8 +304,11 @@ pub(super) static RULES: &[Rule] = &[
                 "swap file fills",
                 "swap growth",
                 "swap file growth",
+                "and swap",
+                "and even swap",
+                "and the swap",
             ],
-            r"(?i:(?P<claim>\b(?:excessive|heavy|constant|massive|intense)\s+swapping\b|\bswapping\s+(?:excessively|heavily|constantly|like crazy)\b|\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b|\bswap(?: file)? (?:fills up|growth)\b))",
+            r"(?i:(?P<claim>\b(?:excessive|heavy|constant|massive|intense)\s+swapping\b|\bswapping\s+(?:excessively|heavily|constantly|like crazy)\b|\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b|\bswap(?: file)? (?:fills up|growth)\b|\b(?:ram|memory) and (?:the |even )?swap(?: file| space)?(?: \(\w+\))? (?:(?:get|gets|got|are|were|is|was) )?(?:\w+ly )?fill(?:s|ed|ing)? up\b|\bfill(?:s|ed|ing)? up (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\bfill(?:s|ed|ing)? (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b))",
             "The report says the machine went into swap ({claim})",
         )
     },
@@ -316,15 +330,27 @@ fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
     // The claim is a capture of `msg` itself.
     let at = msg.find(claim)?;
     let ends = ['.', '!', '?', ';', '。', '！', '？', '；'];
+    // A full stop inside a word (`beam.smp`, `v1.2`) ends no sentence.
+    let ends_at = |i: usize, c: char| {
+        ends.contains(&c)
+            && (c != '.'
+                || msg[i + 1..]
+                    .chars()
+                    .next()
+                    .is_none_or(|n| n.is_whitespace() || n == '.'))
+    };
     // After the end's own bytes: `。` is three.
     let start = msg[..at]
         .char_indices()
-        .rfind(|(_, c)| ends.contains(c))
+        .rfind(|&(i, c)| ends_at(i, c))
         .map_or(0, |(i, c)| i + c.len_utf8());
     // A claim may hold an end of its own (`… on that box? That memory was
     // increasing`): its sentence ends after it.
     let after = at + claim.len();
-    let end = msg[after..].find(ends).map_or(msg.len(), |i| after + i);
+    let end = msg[after..]
+        .char_indices()
+        .find(|&(i, c)| ends_at(after + i, c))
+        .map_or(msg.len(), |(i, _)| after + i);
     Some((start, at, end))
 }
 
@@ -442,7 +468,10 @@ fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let Some((start, at, _)) = sentence_of(msg, claim) else {
         return false;
     };
-    if !claim.is_ascii() {
+    // The words that assert are English: a claim in another language (`tem um
+    // vazamento de memoria`) stands as its clause does.
+    let english = claim.to_ascii_lowercase();
+    if !claim.is_ascii() || !(english.contains("memory") || english.starts_with("leak")) {
         return true;
     }
     let before = msg[start..at].to_lowercase();
@@ -465,7 +494,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\b(?:unbounded|steady|constant|gradual)\b|\bover \d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|gradual)\b|\bwithout (?:stop|end)\w*|\bat (?:a )?rate (?:of )?\d|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }

@@ -213,9 +213,11 @@ pub(super) static RULES: &[Rule] = &[
         "glibc.heap-corruption",
         C::NativeCrash,
         Error,
-        &["(): ", "double free or corruption", "corrupted size vs", "*** Error in `", "malloc_printerr (str=", "corrupted double-linked"],
-        // Also as gdb shows it, the argument of glibc's malloc_printerr in a frame.
-        r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*|corrupted double-linked list.*)$|\bmalloc_printerr \(str=[^\x22]*\x22(?P<gmessage>[^\x22]+)\x22|\*\*\* Error in `[^`]*': (?P<emessage>[^*]+?) ?(?::? 0x[0-9a-f]+)? \*\*\*|(?:^|[^`'\x22])(?P<dmessage>double free or corruption.*)$|\b(?P<pmessage>(?:malloc|free|realloc)\(\): (?:corrupted top size|invalid size \(unsorted\)|invalid pointer|invalid next size \((?:fast|normal)\)|corrupted unsorted chunks|unaligned tcache chunk detected|double free detected in tcache 2|memory corruption))",
+        &["(): ", "double free or corruption", "corrupted size vs", "*** Error in `", "malloc_printerr (str=", "corrupted double-linked", "malloc assertion failure"],
+        // Also as gdb shows it, the argument of glibc's malloc_printerr in a frame;
+        // glibc 2.37's failed assertion (`Fatal glibc error: malloc assertion failure
+        // in __libc_calloc: …`).
+        r"^(?P<message>(?:free|malloc|realloc|munmap_chunk|malloc_consolidate|_int_free|_int_malloc)\(\): [a-z][^\n]*|double free or corruption.*|corrupted size vs\. prev_size.*|corrupted double-linked list.*)$|\bmalloc_printerr \(str=[^\x22]*\x22(?P<gmessage>[^\x22]+)\x22|\*\*\* Error in `[^`]*': (?P<emessage>[^*]+?) ?(?::? 0x[0-9a-f]+)? \*\*\*|(?:^|[^`'\x22])(?P<dmessage>double free or corruption.*)$|\bFatal glibc error: (?P<fmessage>malloc assertion failure in \w+)|\b(?P<pmessage>(?:malloc|free|realloc)\(\): (?:corrupted top size|invalid size \(unsorted\)|invalid pointer|invalid next size \((?:fast|normal)\)|corrupted unsorted chunks|unaligned tcache chunk detected|double free detected in tcache 2|memory corruption))",
         "glibc detected heap corruption: {message}",
     ),
     rule(

@@ -292,7 +292,7 @@ pub(super) static RULES: &[Rule] = &[
             &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory", "Kann nicht genügend Speicher zuweisen", "Impossible d'allouer de la mémoire", "No se puede asignar memoria", "Não foi possível alocar memória", "Невозможно выделить память", "无法分配内存", "メモリを確保できません", "enough memory"],
             // Tcl's exec (`couldn't fork child process: not enough memory`) and a
             // strerror in parentheses (`malloc buckets failed(Cannot allocate memory)`).
-            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|\bcouldn't fork child process: not enough memory\b|(?:^|: |\()Cannot allocate memory\s*(?:$|[\x22'\x60)\]])|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))?(?: \w+)? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
+            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|\bfailed[.:] Cannot allocate memory\b|\bcouldn't fork child process: not enough memory\b|(?:^|: |\()Cannot allocate memory\s*(?:$|[\x22'\x60)\]])|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))?(?: \w+)? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
             "The system refused a memory allocation (ENOMEM, Cannot allocate memory)",
         )
     },
@@ -345,12 +345,17 @@ pub(super) static RULES: &[Rule] = &[
         // (`Fatal: block_alloc(268435456): Out of memory`), ImageMagick (`cache
         // resources exhausted \`x.jpg' @ error/cache.c/OpenPixelCache/3945`), .NET
         // (`Insufficient memory to continue the execution of the program.`), TeX at its
-        // own memory's size (`! TeX capacity exceeded, sorry [main memory size=3000000]`).
+        // own memory's size (`! TeX capacity exceeded, sorry [main memory size=3000000]`),
+        // CalculiX (`*ERROR in u_calloc: error allocating memory variable=nodempc`),
+        // VTK's arrays (`vtkFloatArray (0x1ef2ea0): Unable to allocate 422203279805607
+        // elements of size 4 bytes.`), a tool's class in brackets (`[ccPointCloud::resize]
+        // Not enough memory!`), DataFusion's memory pool (`Resources exhausted: Failed to
+        // allocate additional 131072 bytes for ExternalSorterMerge[0]`).
         "host.program-allocation-failed",
         C::HostAllocFailure,
         Error,
-        &["): Out of memory", "cache resources exhausted", "memory allocation failed `", "Insufficient memory to continue the execution", "TeX capacity exceeded"],
-        r"\bFatal: \w+\((?P<bytes>\d+)\): Out of memory\b|\b(?:cache resources exhausted|memory allocation failed) `[^']*' @ (?:error|fatal)/\w+\.c/|\bInsufficient memory to continue the execution of the program\b|TeX capacity exceeded, sorry \[(?:main memory size|pool size|font memory|save size|extra memory)=",
+        &["): Out of memory", "cache resources exhausted", "memory allocation failed `", "Insufficient memory to continue the execution", "TeX capacity exceeded", "error allocating memory", "elements of size", "] Not enough memory", "Resources exhausted: "],
+        r"\bERROR in \w+: error allocating memory\b|\berror allocating memory variable=|\bUnable to allocate \d+ elements of size \d+ bytes\b|\[\w+(?:::\w+)*\] (?-i:Not enough memory)[!.]?\s*$|\bResources exhausted: (?:Failed to allocate additional \d+ bytes|Additional allocation failed)\b|\bFatal: \w+\((?P<bytes>\d+)\): Out of memory\b|\b(?:cache resources exhausted|memory allocation failed) `[^']*' @ (?:error|fatal)/\w+\.c/|\bInsufficient memory to continue the execution of the program\b|TeX capacity exceeded, sorry \[(?:main memory size|pool size|font memory|save size|extra memory)=",
         "A program ran out of the memory it could get (an allocation it names failed)",
     ),
     rule(
@@ -413,12 +418,13 @@ pub(super) static RULES: &[Rule] = &[
         "host.out-of-memory-message",
         C::HostAllocFailure,
         Error,
-        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "Out of memory allocating", "out of memory allocating", "Failed to allocate"],
+        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "malloc of size", "Out of memory allocating", "out of memory allocating", "Failed to allocate"],
         // Intel Fortran's runtime: `forrtl: severe (41): insufficient virtual memory`,
         // `(179): Cannot allocate array - overflow on array size calculation`.
         // OpenVINO's CPU plugin: `Failed to allocate 282441216 bytes of memory`, the
         // line's last words (a device's allocation names the device after them).
-        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|out of memory allocating|^Failed to allocate \d+ bytes of memory\.?\s*$)",
+        // Arrow's memory pool: `malloc of size 1073741824 failed` (a report writes `n`).
+        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|\bmalloc of size (?:\d+|n) failed\b|out of memory allocating|^Failed to allocate \d+ bytes of memory\.?\s*$)",
         "A host memory allocation failed",
     ),
     rule(
@@ -645,12 +651,13 @@ pub(super) static RULES: &[Rule] = &[
         certainty: Possible,
         ..rule(
             // A leak checker's report at exit, before the sanitizers' report of a bug:
-            // LeakSanitizer's (alone or in ASan), valgrind's memory definitely lost.
+            // LeakSanitizer's (alone or in ASan), valgrind's memory definitely lost,
+            // VTK's debug build (`vtkDebugLeaks has detected LEAKS!`).
             "leakcheck.leaked",
             C::MemoryGrowth,
             Warn,
-            &["LeakSanitizer: detected memory leaks", "leaked in", "definitely lost:"],
-            r"LeakSanitizer: detected memory leaks|SUMMARY: (?:Address|Leak)Sanitizer: \d+ byte\(s\) leaked in \d+ allocation|definitely lost: [1-9][\d,]* bytes in [\d,]+ blocks",
+            &["LeakSanitizer: detected memory leaks", "leaked in", "definitely lost:", "has detected LEAKS"],
+            r"LeakSanitizer: detected memory leaks|\bvtkDebugLeaks has detected LEAKS\b|SUMMARY: (?:Address|Leak)Sanitizer: \d+ byte\(s\) leaked in \d+ allocation|definitely lost: [1-9][\d,]* bytes in [\d,]+ blocks",
             "A leak checker found memory the program never freed",
         )
     },

@@ -102,8 +102,10 @@ pub(super) static RULES: &[Rule] = &[
         "kernel.internal-error-oops",
         C::KernelOops,
         Error,
-        &["Internal error: Oops"],
-        r"^Internal error: Oops(?: - [\w ]+)?: (?P<detail>[0-9a-f]+ \[#\d+\].*?)\s*$",
+        // ARM's die(): `Internal error: Oops: 17 [#1]`, or with the fault's own
+        // string, empty for some aborts (`Internal error: : 1008 [#1] PREEMPT SMP ARM`).
+        &["Internal error: "],
+        r"^Internal error: (?:Oops(?: - [\w ]+)?|[\w ]{0,40}): (?P<detail>[0-9a-f]+ \[#\d+\].*?)\s*$",
         "Kernel oops: {detail}",
     ),
     // PowerPC and other architectures' oops line (x86 says `Oops: 0000 [#1]`).

@@ -212,10 +212,12 @@ pub(super) static RULES: &[Rule] = &[
         C::TooManyOpenFiles,
         Error,
         &["Too many open files", "error number 24 in a file operation", "EMFILE", "打开的文件过多", "開いているファイルが多すぎます", "Zu viele offene Dateien", "Trop de fichiers ouverts", "Demasiados archivos abiertos", "Muitos arquivos abertos", "Слишком много открытых файлов", "Process open FD table is full"],
+        // Erlang names it in lower case (`File operation error: emfile. Target: …`,
+        // `{error,emfile}`).
         // InnoDB names EMFILE by its number, Node by its name after the call that met it
         // (`listen EMFILE /tmp/x.sock`); glibc's translations of strerror(EMFILE) come
         // after a colon.
-        r"Too many open files|\bProcess open FD table is full\b|\bOperating system error number 24 in a file operation|\b(?:listen|getaddrinfo|connect|open|spawn|accept|watch|scandir|socket|uv_\w+) EMFILE\b|\b(?:errno|code): '?EMFILE\b|(?:^|[:：]\s*)(?:打开的文件过多|開いているファイルが多すぎます|Zu viele offene Dateien|Trop de fichiers ouverts|Demasiados archivos abiertos|Muitos arquivos abertos|Слишком много открытых файлов)",
+        r"Too many open files|\bProcess open FD table is full\b|(?-i:\bFile operation error: emfile\b)|\{error,\s*emfile\}|\bOperating system error number 24 in a file operation|\b(?:listen|getaddrinfo|connect|open|spawn|accept|watch|scandir|socket|uv_\w+) EMFILE\b|\b(?:errno|code): '?EMFILE\b|(?:^|[:：]\s*)(?:打开的文件过多|開いているファイルが多すぎます|Zu viele offene Dateien|Trop de fichiers ouverts|Demasiados archivos abiertos|Muitos arquivos abertos|Слишком много открытых файлов)",
         "Too many open files",
     ),
     // mprotect(2) fails with ENOMEM when splitting a mapping would pass the count of

@@ -283,6 +283,21 @@ pub(super) static RULES: &[Rule] = &[
             "Ray: {used} of {total} GiB of the node's memory in use, under 10% available",
         )
     },
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // RabbitMQ's memory alarm: the node passed its high watermark and blocks its
+            // publishers until memory falls (`memory resource limit alarm set on node
+            // rabbit@ctl001.`, then `*** Publishers will be blocked until this alarm
+            // clears ***`). Its clearing says nothing.
+            "rabbitmq.memory-alarm",
+            C::MemoryPressure,
+            Warn,
+            &["memory resource limit alarm set"],
+            r"\bmemory resource limit alarm set on node (?P<node>\S+?)\.?\s*$",
+            "RabbitMQ's node {node} passed its memory high watermark: publishers are blocked",
+        )
+    },
     rule(
         // Cray's ALPS tells the job the kernel's OOM killer ended one of its processes
         // (`[NID 00865] 2017-07-11 22:36:25 Apid 1351768: OOM killer terminated this

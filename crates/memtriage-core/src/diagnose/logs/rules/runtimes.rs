@@ -225,13 +225,15 @@ pub(super) static RULES: &[Rule] = &[
     rule(
         // Any program's error line that says only this: `LLVM ERROR: out of memory`,
         // PostgreSQL's `ERROR:  out of memory`, git's `fatal: Out of memory, malloc
-        // failed`; Unity's `Could not allocate memory: System out of memory!`. The GPU
-        // stacks' forms are named before it.
+        // failed`; Unity's `Could not allocate memory: System out of memory!`; a
+        // program's tag and its function (`rpc.statd: clnt_dg_create: out of memory`),
+        // Wine's error channel (`003c:err:virtual:map_fixed_area out of memory for
+        // 0x6fffffb30000-…`). The GPU stacks' forms are named before it.
         "error.out-of-memory",
         C::HostAllocFailure,
         Error,
         &["out of memory"],
-        r"(?i:(?:^|[\s\]])(?:error|fatal|fatal error|panic|critical|err)\]?:\s+out of memory\b)|\bCould not allocate memory: System out of memory!",
+        r"(?i:(?:^|[\s\]])(?:error|fatal|fatal error|panic|critical|err)\]?:\s+out of memory\b)|^[\w.-]+: [\w.-]+: out of memory\s*$|\berr:\w+:\w+ out of memory\b|\bCould not allocate memory: System out of memory!",
         "The program could not allocate memory (out of memory)",
     ),
 ];

@@ -21,18 +21,23 @@ use crate::model::finding::Severity::Error;
 ///   `*** SIGSEGV (@0x0) received by PID` (glog), `+++ killed by SIGSEGV +++`
 ///   (strace), `#  SIGSEGV (0xb) at pc=` (HotSpot),
 ///   `return code Negsignal.SIGKILL` (Airflow), `(terminated by SIGKILL;` (supervisord),
-///   `signal=SIGKILL` (Playwright), `code=dumped, signal=ABRT` (systemd);
+///   `signal=SIGKILL` (Playwright), `code=dumped, signal=ABRT` (systemd), `*** Unhandled
+///   SIGBUS at 0x7b53e7b75d4a ***` (a crash handler's banner);
 /// - the number after a verb: `exited on signal 11` (Open MPI), `Received signal 11`
 ///   (Chromium), `fatal signal 11` (the kernel), `(signal 11)` (MPICH),
 ///   `status=11/SEGV` (systemd), `exitcode: -11` (torch elastic), `threw signal 9`
 ///   (Verilator), `child 144 killed with signal 11` (Dovecot), `DIED, signal 7
 ///   (0007)` (SpamAssassin's spamd), `Container terminated on signal 9.` (Cloud Run),
-///   `rank 19 died from signal 9` (Cray's PALS);
+///   `rank 19 died from signal 9` (Cray's PALS), `Caught signal number 11 SEGV`
+///   (PETSc), `command failed due to signal 9` (Swift's driver), `ExitFailure (-9)`
+///   (Haskell's process library);
 /// - glibc's word after who reports it: `task 0: Segmentation fault` (srun), `EXIT
 ///   STRING: Segmentation fault` (MPICH), `unable to execute command: Segmentation
 ///   fault` (clang), `error: signal: segmentation fault` (Go's os/exec), `Fatal Python
 ///   error: Segmentation fault`, `Segmentation fault signal terminated program` (gcc),
-///   `exit signal Segmentation fault (11)` (Apache httpd).
+///   `exit signal Segmentation fault (11)` (Apache httpd), `*** Caught signal
+///   (Segmentation fault) **` (Ceph), gcc's in a translation (`Terminado (killed)
+///   signal terminated program`).
 macro_rules! died_of_signal {
     ($name:literal, $number:literal, $words:literal) => {
         concat!(
@@ -44,9 +49,11 @@ macro_rules! died_of_signal {
             // is its own stop.
             r"\b|\(terminated by SIG",
             $name,
-            r"\b[^;]{0,20}; not expected\)|\bcode=(?:dumped|killed), signal=",
+            r"\b[^;]{0,20}; not expected\)|(?-i:\bUnhandled SIG",
             $name,
-            r"\b|(?i:\b(?:exited on|killed (?:by|with)|terminated (?:by|with|on)|interrupted by|caught|got|received|died(?: of| with| from|,)|action of|fatal|threw) signal:? ",
+            r") at 0x|\bcode=(?:dumped|killed), signal=",
+            $name,
+            r"\b|(?i:\b(?:exited on|killed (?:by|with)|terminated (?:by|with|on)|interrupted by|caught|got|received|died(?: of| with| from|,)|action of|fatal|threw|failed due to) signal(?: number)?:? ",
             $number,
             r"\b)|(?i:\(signal ",
             $number,
@@ -54,13 +61,13 @@ macro_rules! died_of_signal {
             $number,
             r"/",
             $name,
-            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?(?:code|value)|(?:exited|terminated) with code)\x22?\s*[:=]?\s*\(?-",
+            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?(?:code|value)|(?:exited|terminated) with code)\x22?\s*[:=]?\s*(?:ExitFailure\s*)?\(?-",
             $number,
-            r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: |\bexit signal )(?:",
+            r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: |\bexit signal |\bCaught signal \()(?:",
             $words,
             r")\b|(?:",
             $words,
-            r") signal terminated program\b"
+            r")\)? signal terminated program\b"
         )
     };
 }
@@ -93,7 +100,7 @@ macro_rules! signal_literals {
         &[
             $($own,)*
             ": task ", "exit string: ", "unable to execute command", "fatal python error: ",
-            "exit signal ",
+            "exit signal ", "caught signal (", "signal number",
             "code=dumped, signal=", "code=killed, signal=",
             "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
             "xit_status", "eturncode", "eturn code", "eturn_code", "eturn value", "eturnvalue", "eturn_value",
