@@ -180,3 +180,80 @@ fn is_table_of_contents(line: &str) -> bool {
         line,
     )
 }
+
+/// An article's title: how to fix an error, a guide to it, what it means. A page so
+/// titled quotes the errors it is about; a failing job's output has no title.
+pub(super) fn is_article_title(line: &str) -> bool {
+    static TITLE: OnceLock<Option<Regex>> = OnceLock::new();
+    // A question about what follows (`What is the correct interpretation of the
+    // following segfault messages?`) asks about the poster's own output.
+    let lowercase = line.to_lowercase();
+    // So does a plea for a fix (`how to fix it?`) over the poster's own output.
+    let asks_about_what_follows = line.trim_end().ends_with('?')
+        && (lowercase.contains("the following")
+            || first_person(line)
+            || lowercase.trim_start().starts_with("how to "));
+    // A question the writer goes on from in the same line (`What is the memory
+    // requirement for …? I am getting Memory Error even after …`) opens a report.
+    let asks_and_goes_on = first_person(line)
+        && line
+            .trim_end()
+            .find('?')
+            .is_some_and(|i| i + 1 < line.trim_end().len());
+    // An issue template's heading (`### What is the issue?`) asks the reporter.
+    let template_heading = [
+        "what is the issue",
+        "what is the problem",
+        "what is the bug",
+        "what is the expected",
+        "what is the current",
+        "what is the actual",
+    ]
+    .iter()
+    .any(|h| lowercase.contains(h))
+        // `### What is your operating system?`: a form asks the reporter about theirs,
+        // also without the mark (`> What is your rclone version (eg output from …)`).
+        || ((line.trim_end().ends_with('?')
+            || lowercase
+                .trim_start_matches(['#', '>', '*', ' '])
+                .starts_with("what is your"))
+            && lowercase.contains("your "));
+    // A package manager's progress (`Resolving dependencies...`, conda's `Solving
+    // environment: done`, git's `Resolving deltas: 100%`) is output, not a title.
+    let trimmed = line.trim_end();
+    let progress = trimmed.ends_with("...")
+        || trimmed.ends_with('\u{2026}')
+        || [
+            "resolving dependencies",
+            "solving environment",
+            "resolving deltas",
+        ]
+        .iter()
+        .any(|p| lowercase.trim_start().starts_with(p));
+    !asks_about_what_follows
+        && !asks_and_goes_on
+        && !template_heading
+        && !progress
+        && (names_a_kind_of_error(trimmed)
+            || matches(
+                &TITLE,
+                r"(?i)^\s*(?:#+\s*)?(?:\[(?:howto|how-to|tutorial|guide|faq)\]|how to (?:fix|solve|resolve|handle|avoid|debug|troubleshoot)\b|fix(?:ing)?:?\s|solved?:|troubleshooting\b|understanding\b|(?:resolving|solving|avoiding|preventing|dealing with) \S|what (?:is|does|causes)\b|как (?:исправить|решить|устранить)|что (?:такое|означает)|如何|怎么|解决|修复|.*(?:の対処|の解決|対処法)|.*해결)|(?i:.*(?:\bqué (?:es|significa|lo causa|causa)\b|\bcómo (?:solucionar|arreglar|reparar|corregir|identificar|resolver)\b|\bcomo (?:resolver|corrigir|consertar)\b|\bcomment (?:résoudre|corriger|réparer)\b|\bqu['’]est-ce que\b|\bwie (?:man )?(?:behebt|beheben|löst)\b|\bcome risolvere\b))|(?i:\s[-–—:]\s*(?:diagnosing|troubleshooting|debugging|fixing|resolving|understanding)\s\S.*)|(?i:troubleshooting guide|complete guide|explained|causes and (?:fixes|solutions)|what it means|how to fix it|解决方案|解决方法|深入解析|原因分析|的原因|する理由|の原因|の理由|の対策|対処法)\s*$",
+                line,
+            ))
+}
+
+/// `Out of Memory Errors`, `Common Exceptions`: a page's title in title case over the
+/// kind of errors it is about (an issue's title names the one the poster got).
+fn names_a_kind_of_error(title: &str) -> bool {
+    const SMALL: &[&str] = &[
+        "of", "the", "and", "in", "on", "for", "to", "a", "an", "with",
+    ];
+    let words: Vec<&str> = title.split_whitespace().collect();
+    (2..=6).contains(&words.len())
+        && words
+            .last()
+            .is_some_and(|w| ["Errors", "Exceptions", "Crashes", "Failures"].contains(w))
+        && words
+            .iter()
+            .all(|w| SMALL.contains(w) || w.chars().next().is_some_and(|c| c.is_uppercase()))
+}

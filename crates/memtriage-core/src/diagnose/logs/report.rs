@@ -147,10 +147,18 @@ pub(super) fn findings(
         KillSender::Unknown if kernel_kill => KillSender::OomKiller,
         sender => sender,
     };
+    // A thread's word that memory ran out stands beside the plain SIGKILL it names the
+    // sender of; alone it is no failure.
+    let plain_kill = every.iter().any(|m| PLAIN_SIGKILL.contains(&m.rule));
+    let told_kept = plain_kill && sender == KillSender::OomKiller;
+    let kept = |rule: &str| {
+        rule != oom_rules::NOT_OOM_MARKER
+            && (rule != super::rules::claims::OUT_OF_MEMORY_TOLD || told_kept)
+    };
     let relabelled: Vec<LogMatch> = matches
         .iter()
         .chain(open)
-        .filter(|m| m.rule != oom_rules::NOT_OOM_MARKER)
+        .filter(|m| kept(m.rule))
         .map(|m| LogMatch {
             class: sigkill_class(m.rule, m.class, sender),
             ..m.clone()
@@ -158,7 +166,7 @@ pub(super) fn findings(
         .collect();
     let counts: Vec<RuleCount> = counts
         .iter()
-        .filter(|c| c.rule != oom_rules::NOT_OOM_MARKER)
+        .filter(|c| kept(c.rule))
         .map(|c| RuleCount {
             class: sigkill_class(c.rule, c.class, sender),
             ..*c

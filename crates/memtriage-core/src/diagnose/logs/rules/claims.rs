@@ -13,11 +13,16 @@ use regex::Regex;
 use super::super::prose::matches;
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
-use crate::model::finding::Severity::Warn;
+use crate::model::finding::Severity::{Info, Warn};
 
 /// A shell's `Killed` retold by the writer: a SIGKILL whose sender the text shows or
 /// not, as for the shell's own line.
 pub const RETOLD_KILLED: &str = "prose.killed-claim";
+
+/// A thread's word that memory ran out (`most likely you are running out of memory`):
+/// it tells who sent a plain SIGKILL the text shows, and alone claims nothing (see
+/// `report::findings`).
+pub const OUT_OF_MEMORY_TOLD: &str = "prose.out-of-memory-told";
 
 pub(super) static RULES: &[Rule] = &[
     Rule {
@@ -235,8 +240,23 @@ pub(super) static RULES: &[Rule] = &[
                 "kernel kills",
                 "kernel killed",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:\w+ly\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|terminated|kills|killed) (?:it|them|the (?:process|game|app|program|job))\b))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|terminated|kills|killed) (?:it|them|the (?:process|game|app|program|job))\b))",
             "The report says the process was OOM-killed ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_out_of_memory_told),
+        certainty: Possible,
+        ..rule(
+            // `It basically means you ran out of memory`, `most likely you are running
+            // out of memory`, `the build machine ran out of memory`: the thread's
+            // conclusion about the kill it shows. Not `if you run out of memory`.
+            OUT_OF_MEMORY_TOLD,
+            C::OomKill,
+            Info,
+            &["out of memory"],
+            r"(?i:(?P<claim>\b(?:you(?:'re| are| were)?|it(?:'s| is| was)?|(?:i|we)(?:'m| am| are| was| were)?|they(?:'re| are| were)?|(?:the |your |my |our )?(?:\w+ )?(?:machine|system|server|vm|node|box|container|runner|build|compiler|process|job)(?:'s| is| was)?)\s+(?:(?:probably|likely|just|simply|clearly|definitely|most likely|obviously)\s+)?(?:running|ran|runs|run) out of memory\b))",
+            "The thread says memory ran out ({claim})",
         )
     },
     Rule {
@@ -358,6 +378,22 @@ fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
 #[allow(clippy::ptr_arg)]
 fn extract_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     claim_stands(msg, out)
+}
+
+/// A conclusion that memory ran out, not a guess at it (`leads me to guess that you
+/// are simply running out of memory`).
+#[allow(clippy::ptr_arg)]
+fn extract_out_of_memory_told(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    static GUESSED: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some((start, _, end)) = claim(out).and_then(|c| sentence_of(msg, c)) else {
+        return false;
+    };
+    claim_stands(msg, out)
+        && !matches(
+            &GUESSED,
+            r"(?i)\b(?:guess\w*|wonder\w*|maybe|perhaps|not sure)\b",
+            &msg[start..end],
+        )
 }
 
 /// A claim its clause neither denies nor supposes, and that no question asks: `the

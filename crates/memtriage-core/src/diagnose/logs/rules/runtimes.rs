@@ -228,12 +228,14 @@ pub(super) static RULES: &[Rule] = &[
         // failed`; Unity's `Could not allocate memory: System out of memory!`; a
         // program's tag and its function (`rpc.statd: clnt_dg_create: out of memory`),
         // Wine's error channel (`003c:err:virtual:map_fixed_area out of memory for
-        // 0x6fffffb30000-…`). The GPU stacks' forms are named before it.
+        // 0x6fffffb30000-…`), the Boehm collector (Crystal, Mono, Guile: `GC Warning:
+        // Out of Memory! Heap size: 2070 MiB. Returning NULL!`), Zig's error set
+        // (`error: OutOfMemory`). The GPU stacks' forms are named before it.
         "error.out-of-memory",
         C::HostAllocFailure,
         Error,
-        &["out of memory"],
-        r"(?i:(?:^|[\s\]])(?:error|fatal|fatal error|panic|critical|err)\]?:\s+out of memory\b)|^[\w.-]+: [\w.-]+: out of memory\s*$|\berr:\w+:\w+ out of memory\b|\bCould not allocate memory: System out of memory!",
+        &["out of memory", "error: OutOfMemory"],
+        r"\bGC Warning: Out of Memory! Heap size: |(?-i:^error: OutOfMemory\s*$)|(?i:(?:^|[\s\]])(?:error|fatal|fatal error|panic|critical|err)\]?:\s+out of memory\b)|^[\w.-]+: [\w.-]+: out of memory\s*$|\berr:\w+:\w+ out of memory\b|\bCould not allocate memory: System out of memory!",
         "The program could not allocate memory (out of memory)",
     ),
 ];

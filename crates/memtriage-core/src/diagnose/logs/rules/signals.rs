@@ -37,7 +37,7 @@ use crate::model::finding::Severity::Error;
 ///   error: Segmentation fault`, `Segmentation fault signal terminated program` (gcc),
 ///   `exit signal Segmentation fault (11)` (Apache httpd), `*** Caught signal
 ///   (Segmentation fault) **` (Ceph), gcc's in a translation (`Terminado (killed)
-///   signal terminated program`).
+///   signal terminated program`), dub's `Error executing /usr/bin/ldc2: Killed`.
 macro_rules! died_of_signal {
     ($name:literal, $number:literal, $words:literal) => {
         concat!(
@@ -67,7 +67,9 @@ macro_rules! died_of_signal {
             $words,
             r")\b|(?:",
             $words,
-            r")\)? signal terminated program\b"
+            r")\)? signal terminated program\b|\bError executing \S+: (?:",
+            $words,
+            r")\s*$"
         )
     };
 }
@@ -100,7 +102,7 @@ macro_rules! signal_literals {
         &[
             $($own,)*
             ": task ", "exit string: ", "unable to execute command", "fatal python error: ",
-            "exit signal ", "caught signal (", "signal number",
+            "exit signal ", "caught signal (", "signal number", "error executing",
             "code=dumped, signal=", "code=killed, signal=",
             "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
             "xit_status", "eturncode", "eturn code", "eturn_code", "eturn value", "eturnvalue", "eturn_value",
