@@ -25,6 +25,12 @@ pub struct LogLine {
 
 /// What syslog and the journal put before the kernel's own line.
 const KERNEL_IDENT: &[u8] = b"kernel: ";
+const KERNEL_IDENT_EMPTY_PID: &[u8] = b"kernel[]: ";
+
+/// Syslog's levels, as `logread` and syslog daemons print them.
+const LEVELS: [&str; 9] = [
+    "emerg", "alert", "crit", "err", "warn", "warning", "notice", "info", "debug",
+];
 
 /// Never fails: a line in no known form is all message.
 pub fn parse_line(line: &str) -> LogLine {
@@ -51,15 +57,22 @@ pub fn parse_line(line: &str) -> LogLine {
     // `[  123.4] host kernel: message` (short-monotonic). Only a prefix of that shape
     // counts, so a kernel message that itself says "kernel: " is left whole.
     // The ident in any case (a post retyped in capitals).
-    if let Some(i) = rest
-        .as_bytes()
-        .windows(KERNEL_IDENT.len())
-        .position(|w| w.eq_ignore_ascii_case(KERNEL_IDENT))
-    {
+    // Some syslog daemons give the kernel an empty pid (`emerg kernel[]: [ 4591.69] …`).
+    let ident = [KERNEL_IDENT, KERNEL_IDENT_EMPTY_PID]
+        .into_iter()
+        .find_map(|ident| {
+            rest.as_bytes()
+                .windows(ident.len())
+                .position(|w| w.eq_ignore_ascii_case(ident))
+                .map(|i| (i, ident.len()))
+        });
+    if let Some((i, ident_len)) = ident {
         let mut words: Vec<&str> = rest[..i].split_whitespace().collect();
         // BusyBox's and OpenWrt's `logread` put the facility and level last
-        // (`Wed Sep 15 04:06:35 2021 kern.warn kernel: …`).
-        if words.last().is_some_and(|w| is_facility_level(w)) {
+        // (`Wed Sep 15 04:06:35 2021 kern.warn kernel: …`), or the level alone.
+        if words.last().is_some_and(|w| is_facility_level(w))
+            || (words.len() == 1 && LEVELS.contains(&words[0]))
+        {
             words.pop();
         }
         let syslog_time = syslog_time_words(&words);
@@ -68,7 +81,7 @@ pub fn parse_line(line: &str) -> LogLine {
         // `kernel: BUG: …` with nothing before it: a journal printed without its
         // time and host (`journalctl -k -o cat` with the identifier kept), or a line a
         // mail quotes after trimming them.
-        let bare = i == 0;
+        let bare = words.is_empty();
         let at_start = i == 0 || rest[..i].ends_with(' ');
         if at_start && (syslog_time.is_some() || iso_time || host_only || bare) {
             if out.wall_time.is_none() && out.timestamp.is_none() {
@@ -78,7 +91,7 @@ pub fn parse_line(line: &str) -> LogLine {
                     out.wall_time = Some(words[0].to_string());
                 }
             }
-            rest = &rest[i + KERNEL_IDENT.len()..];
+            rest = &rest[i + ident_len..];
             if let Some((pri, after)) = angle_priority(rest) {
                 out.priority.get_or_insert(pri);
                 rest = after;
@@ -115,9 +128,6 @@ fn syslog_time_words(words: &[&str]) -> Option<String> {
 
 /// `kern.warn`, `daemon.err`: syslog's facility and level, as `logread` prints them.
 fn is_facility_level(word: &str) -> bool {
-    const LEVELS: [&str; 9] = [
-        "emerg", "alert", "crit", "err", "warn", "warning", "notice", "info", "debug",
-    ];
     const FACILITIES: [&str; 12] = [
         "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron",
         "authpriv", "ftp",
@@ -488,6 +498,8 @@ mod tests {
             l.message,
             "BUG: Bad page state in process kworker/0:3 pfn:10ac40"
         );
+        let l = parse_line("emerg kernel[]: [ 4591.698432] Internal error: Oops: 5 [#1] SMP ARM");
+        assert_eq!(l.message, "Internal error: Oops: 5 [#1] SMP ARM");
         let l = parse_line("kernel: [ 612.5] Out of memory: Killed process 1 (x)");
         assert_eq!(l.timestamp, Some(612.5));
         assert_eq!(l.message, "Out of memory: Killed process 1 (x)");

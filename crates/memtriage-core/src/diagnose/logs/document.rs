@@ -48,7 +48,7 @@ pub(super) fn reads_as_document(head: &str) -> bool {
         .filter(|l| {
             matches(
                 &SECTION,
-                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|possible causes?|symptoms?|troubleshooting|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|解決方法|対処法|対策|症状|概要|概述|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what (?:this|the) error means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|how to diagnose(?: it)?|what to do|diagnostic steps|common causes|prerequisites|see also|references|explanation|why this matters)\**\s*:?\s*\**$",
+                r"(?i)^(?:\d{1,2}[.)、]\s*)?\**(?:problem|cause|root cause|possible causes?|symptoms?|troubleshooting|analysis|solution|resolution|workaround|applies to|diagnosis|原因|根本原因分析|原因分析|问题现象(?:与背景)?|解决方法|解决方案|解決策|解決方法|対処法|対策|症状|概要|概述|причина|решение|проблема|ursache|lösung|causa|solución|solução|overview|introduction|implementation|what this means|what (?:this|the) error means|what it is|what it means|why it happens|why it matters|how to reproduce|how to monitor|how to detect|how to fix|how to diagnose(?: it)?|what to do|diagnostic steps|common causes|prerequisites|see also|references|explanation|why this matters|why this is a problem|what this check looks for|bad configuration|good configuration)\**\s*:?\s*\**$",
                 l,
             )
         })
@@ -252,7 +252,7 @@ fn names_a_kind_of_error(title: &str) -> bool {
     (2..=6).contains(&words.len())
         && words
             .last()
-            .is_some_and(|w| ["Errors", "Exceptions", "Crashes", "Failures"].contains(w))
+            .is_some_and(|w| *w == "Errors" || *w == "Exceptions")
         && words
             .iter()
             .all(|w| SMALL.contains(w) || w.chars().next().is_some_and(|c| c.is_uppercase()))

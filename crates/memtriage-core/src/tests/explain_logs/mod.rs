@@ -19,6 +19,7 @@ mod crash;
 mod cuda;
 mod dataloader;
 mod desktop_science_and_nodes;
+mod firmware_and_desktops;
 mod forms;
 mod gpu;
 mod imaging_and_trading;
@@ -164,6 +165,18 @@ fn one_finding_per_class_most_severe_first() {
 /// The ids of the findings `bytes` yields, in the order given.
 fn classes(bytes: &[u8]) -> Vec<String> {
     scan(bytes).findings().into_iter().map(|f| f.id).collect()
+}
+
+/// Each whole text (several lines: a report with its context) yields its finding id
+/// first.
+fn texts_named_first(cases: &[(&str, &str)]) {
+    for (text, id) in cases {
+        assert_eq!(
+            classes(text.as_bytes()).first().map(String::as_str),
+            Some(*id),
+            "{text}"
+        );
+    }
 }
 
 /// Each line, alone, yields its finding id first.

@@ -2,7 +2,7 @@
 //! and visualisation, DataFrame engines, emulators, mailing lists), each from the
 //! program that prints it, and the reports' own words.
 
-use super::{classes, each_named_first, lines_raise_nothing, scan};
+use super::{classes, each_named_first, lines_raise_nothing, scan, texts_named_first};
 use crate::model::finding::Severity;
 
 #[test]
@@ -153,16 +153,16 @@ fn mentions_of_these_forms_raise_nothing() {
 /// and a report's crash `as shown below` is the writer's own.
 #[test]
 fn a_reports_template_and_its_own_words_leave_its_errors_standing() {
-    let template = "> What is your rclone version (eg output from `rclone -V`)\nrclone v1.35\n\n> A log from the command with the `-v` flag\n\n`Post https://api.amazon.com/auth/o2/token: dial tcp: lookup api.amazon.com on 62.210.16.7:53: dial udp 62.210.16.7:53: socket: too many open files`\n";
-    assert_eq!(
-        classes(template.as_bytes()).first().map(String::as_str),
-        Some("log.too-many-open-files")
-    );
-    let report = "I was trying out the example which runs to completion but then crashes as shown below.\nFinalising parallel run*** Error in `dsmcFoam+': double free or corruption (!prev): 0x0000000002cfb0f0 ***\n";
-    assert_eq!(
-        classes(report.as_bytes()).first().map(String::as_str),
-        Some("log.native-crash")
-    );
+    texts_named_first(&[
+        (
+            "> What is your rclone version (eg output from `rclone -V`)\nrclone v1.35\n\n> A log from the command with the `-v` flag\n\n`Post https://api.amazon.com/auth/o2/token: dial tcp: lookup api.amazon.com on 62.210.16.7:53: dial udp 62.210.16.7:53: socket: too many open files`\n",
+            "log.too-many-open-files",
+        ),
+        (
+            "I was trying out the example which runs to completion but then crashes as shown below.\nFinalising parallel run*** Error in `dsmcFoam+': double free or corruption (!prev): 0x0000000002cfb0f0 ***\n",
+            "log.native-crash",
+        ),
+    ]);
 }
 
 /// Forms read after batch 20's set-aside third was scored (its misses).

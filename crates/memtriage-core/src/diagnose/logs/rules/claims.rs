@@ -107,7 +107,7 @@ pub(super) static RULES: &[Rule] = &[
                 "aumenta",
                 "more and more memory",
             ],
-            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -217,8 +217,10 @@ pub(super) static RULES: &[Rule] = &[
             // the pod with an \`OOM Killed\` message`, `before being terminated by OOM
             // killer`, `memory ballooning and OOM killing it`, `killed by the Linux OOM`,
             // `getting killed for exceeding the memory limit`, `the linux kernel
-            // terminates it` (once RAM and swap are full): the writer's word for the
-            // kill, without the kernel's lines.
+            // terminates it` (once RAM and swap are full), `killed by Linux kernel (Out of
+            // memory)`, `the kernel killing Quickwit`, `The OOM killer repetitively killed
+            // each of my instances`: the writer's word for the kill, without the kernel's
+            // lines.
             "prose.oom-killed-claim",
             C::OomKill,
             Warn,
@@ -239,8 +241,13 @@ pub(super) static RULES: &[Rule] = &[
                 "kernel terminated",
                 "kernel kills",
                 "kernel killed",
+                "kernel killing",
+                "by the kernel",
+                "by linux kernel",
+                "by the linux kernel",
+                "by kernel",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|terminated|kills|killed) (?:it|them|the (?:process|game|app|program|job))\b))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -530,7 +537,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|gradual)\b|\bwithout (?:stop|end)\w*|\bat (?:a )?rate (?:of )?\d|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of )?\d|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }
@@ -567,6 +574,17 @@ fn without_asides(text: &str) -> String {
         .collect()
 }
 
+/// `as you can see` points the reader at what follows; it supposes nothing (`can`
+/// would read as a supposition).
+fn without_pointers(mut text: String) -> String {
+    for phrase in ["as you can see", "as you can tell", "as can be seen"] {
+        while let Some(i) = text.to_ascii_lowercase().find(phrase) {
+            text.replace_range(i..i + phrase.len(), "");
+        }
+    }
+    text
+}
+
 /// The clause of the sentence that holds the claim (its capture `claim`), up to the
 /// claim's end or, `to_its_end`, to the clause's (`メモリを解放していない`, `might
 /// be the symptom` deny after the claim), with the sentence's start and end in
@@ -579,7 +597,7 @@ fn clause_of_claim(
 ) -> Option<(String, usize, usize)> {
     let claim = claim(out)?;
     let (start, at, end) = sentence_of(msg, claim)?;
-    let before = without_asides(&msg[start..at]);
+    let before = without_pointers(without_asides(&msg[start..at]));
     let claim_alone = if to_its_end {
         without_asides(&msg[at..end])
     } else {

@@ -210,6 +210,19 @@ pub(super) static RULES: &[Rule] = &[
         "The heap was corrupted: macOS's malloc aborted the process",
     ),
     rule(
+        // Microcontrollers' own crash banners: ESP32's panic handler (`Guru Meditation
+        // Error: Core  0 panic'ed (LoadProhibited)`), its heap checks (`CORRUPT HEAP:
+        // Bad tail at 0x3ffe04d1`) and stack canary (`***ERROR*** A stack overflow in
+        // task eventTask has been detected.`), its abort (`abort() was called at PC
+        // 0x400889bb on core 0`); Zephyr's Cortex-M faults (`***** MPU FAULT *****`).
+        "firmware.fault",
+        C::NativeCrash,
+        Error,
+        &["Guru Meditation Error", "CORRUPT HEAP", "***ERROR*** A stack overflow", "abort() was called at PC", "MPU FAULT", "HARD FAULT", "BUS FAULT", "USAGE FAULT"],
+        r"(?-i:\bGuru Meditation Error: Core\s+\d+ panic'ed \((?P<reason>\w+)\)|\bCORRUPT HEAP: (?:Bad (?:head|tail) at 0x|multi_heap\.c:\d+ detected)|\*{3}ERROR\*{3} A stack overflow in task \S+ has been detected|\babort\(\) was called at PC 0x[0-9a-f]+ on core \d|\*{3,} (?:MPU|HARD|BUS|USAGE) FAULT \*{3,})",
+        "A microcontroller's firmware crashed (a fault, a corrupted heap or an abort)",
+    ),
+    rule(
         "glibc.heap-corruption",
         C::NativeCrash,
         Error,

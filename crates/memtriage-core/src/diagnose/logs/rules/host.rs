@@ -207,9 +207,10 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["MemoryError"],
         // IPython heads its traceback with the exception's name, padded to the right;
-        // pyarrow names its allocator's failure ArrowMemoryError; a report names it
+        // pyarrow names its allocator's failure ArrowMemoryError, conda its own
+        // CondaMemoryError; a report names it
         // after a colon, the line's last word (`最后位置是：MemoryError`).
-        r"^(?:[\w.]+\.)?(?:Arrow)?MemoryError(?::.*|\s*)$|^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)|^MemoryError\s{2,}Traceback \(most recent call last\)|[:：]\s*MemoryError\s*$",
+        r"^(?:[\w.]+\.)?(?:Arrow|Conda)?MemoryError(?::.*|\s*)$|\bCondaMemoryError: |^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)|^MemoryError\s{2,}Traceback \(most recent call last\)|[:：]\s*MemoryError\s*$",
         "Python raised MemoryError: the process could not get more host memory",
     ),
     Rule {
@@ -336,8 +337,9 @@ pub(super) static RULES: &[Rule] = &[
         &["OutOfMemoryError", "memory error: "],
         // Without a message it is the class's name alone (`(no error message)` is
         // Gradle's word for that); JDK 17 says `Cannot reserve … of direct buffer memory`;
-        // ImageJ's dialog words it `Out of memory error: Java heap space`.
-        r"(?:java\.lang\.)?(?:OutOfMemoryError|Out of memory error): (?P<what>Java heap space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory|Failed to allocate a \d+ byte allocation with \d+ free bytes)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$",
+        // ImageJ's dialog words it `Out of memory error: Java heap space`; Solr names
+        // the class in its error's metadata (`"root-error-class","java.lang.OutOfMemoryError"`).
+        r"(?:java\.lang\.)?(?:OutOfMemoryError|Out of memory error): (?P<what>Java heap space|PermGen space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory|Failed to allocate a \d+ byte allocation with \d+ free bytes)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$|\x22root-error-class\x22,\s*\x22java\.lang\.OutOfMemoryError\x22",
         "The JVM ran out of memory: OutOfMemoryError: {what}",
     ),
     rule(
@@ -350,12 +352,17 @@ pub(super) static RULES: &[Rule] = &[
         // VTK's arrays (`vtkFloatArray (0x1ef2ea0): Unable to allocate 422203279805607
         // elements of size 4 bytes.`), a tool's class in brackets (`[ccPointCloud::resize]
         // Not enough memory!`), DataFusion's memory pool (`Resources exhausted: Failed to
-        // allocate additional 131072 bytes for ExternalSorterMerge[0]`).
+        // allocate additional 131072 bytes for ExternalSorterMerge[0]`), Squid's
+        // (`FATAL: xcalloc: Unable to allocate 1073741816 blocks of 392 bytes!`),
+        // ESP-IDF's error code (`ESP_ERROR_CHECK failed: esp_err_t 0x101
+        // (ESP_ERR_NO_MEM)`), Mbed's (`Error Message: Operator new[] out of memory`),
+        // a driver's buffer (`E (118749) camera: Failed to allocate frame buffer`),
+        // Zephyr's pools (`<err> net_pkt: Data buffer (704) allocation failed.`).
         "host.program-allocation-failed",
         C::HostAllocFailure,
         Error,
-        &["): Out of memory", "cache resources exhausted", "memory allocation failed `", "Insufficient memory to continue the execution", "TeX capacity exceeded", "error allocating memory", "elements of size", "] Not enough memory", "Resources exhausted: "],
-        r"\bERROR in \w+: error allocating memory\b|\berror allocating memory variable=|\bUnable to allocate \d+ elements of size \d+ bytes\b|\[\w+(?:::\w+)*\] (?-i:Not enough memory)[!.]?\s*$|\bResources exhausted: (?:Failed to allocate additional \d+ bytes|Additional allocation failed)\b|\bFatal: \w+\((?P<bytes>\d+)\): Out of memory\b|\b(?:cache resources exhausted|memory allocation failed) `[^']*' @ (?:error|fatal)/\w+\.c/|\bInsufficient memory to continue the execution of the program\b|TeX capacity exceeded, sorry \[(?:main memory size|pool size|font memory|save size|extra memory)=",
+        &["): Out of memory", "cache resources exhausted", "memory allocation failed `", "Insufficient memory to continue the execution", "TeX capacity exceeded", "error allocating memory", "elements of size", "] Not enough memory", "Resources exhausted: ", "blocks of", "ESP_ERR_NO_MEM", "Operator new out of memory", "Operator new[] out of memory", "allocate frame buffer", "allocation failed"],
+        r"\bUnable to allocate \d+ blocks of \d+ bytes\b|\bESP_ERR_NO_MEM\b|\bOperator new(?:\[\])? out of memory\b|: Failed to allocate (?:the )?frame buffer\b|<err> \w+: [^\n]{0,80}?\ballocation failed\b|\bERROR in \w+: error allocating memory\b|\berror allocating memory variable=|\bUnable to allocate \d+ elements of size \d+ bytes\b|\[\w+(?:::\w+)*\] (?-i:Not enough memory)[!.]?\s*$|\bResources exhausted: (?:Failed to allocate additional \d+ bytes|Additional allocation failed)\b|\bFatal: \w+\((?P<bytes>\d+)\): Out of memory\b|\b(?:cache resources exhausted|memory allocation failed) `[^']*' @ (?:error|fatal)/\w+\.c/|\bInsufficient memory to continue the execution of the program\b|TeX capacity exceeded, sorry \[(?:main memory size|pool size|font memory|save size|extra memory)=",
         "A program ran out of the memory it could get (an allocation it names failed)",
     ),
     rule(

@@ -96,8 +96,10 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["RLIMIT_MEMLOCK", "allocate some locked memory", "couldn't lock", "mlock", "Cannot lock down", "MEMLOCK may be too low"],
         // grsecurity's denial names the request and the limit; Intel MPI's DAPL and
-        // Open MPI's openib only that it is too small.
-        r"RLIMIT_MEMLOCK is (?P<limit>\d+) bytes|requesting \d+ for RLIMIT_MEMLOCK against limit (?P<limit2>\d+)|\bDAPL startup: RLIMIT_MEMLOCK too small|failed to initialize while trying to allocate some locked memory|\blibibverbs: Warning: couldn't lock \d+ bytes of memory|Couldn't set RLIMIT_MEMLOCK\b|RLIMIT_MEMLOCK is set to big enough value|(?:\bfailed to mlock\b|\bmlock(?:all)?(?:\(\))?(?: failed)?:).{0,60}(?:Cannot allocate memory|Resource temporarily unavailable|ENOMEM|EAGAIN)|\bCannot lock down \d+ byte memory area\b|\bMEMLOCK may be too low\b",
+        // Open MPI's openib only that it is too small; PipeWire its refused mlock
+        // (`Failed to mlock memory 0x7fd93c124000 32832: … consider increasing
+        // RLIMIT_MEMLOCK`).
+        r"\bFailed to mlock memory 0x[0-9a-f]+ \d+\b|RLIMIT_MEMLOCK is (?P<limit>\d+) bytes|requesting \d+ for RLIMIT_MEMLOCK against limit (?P<limit2>\d+)|\bDAPL startup: RLIMIT_MEMLOCK too small|failed to initialize while trying to allocate some locked memory|\blibibverbs: Warning: couldn't lock \d+ bytes of memory|Couldn't set RLIMIT_MEMLOCK\b|RLIMIT_MEMLOCK is set to big enough value|(?:\bfailed to mlock\b|\bmlock(?:all)?(?:\(\))?(?: failed)?:).{0,60}(?:Cannot allocate memory|Resource temporarily unavailable|ENOMEM|EAGAIN)|\bCannot lock down \d+ byte memory area\b|\bMEMLOCK may be too low\b",
         "RLIMIT_MEMLOCK is only {limit} bytes: RDMA memory registration will fail",
     ),
     rule(

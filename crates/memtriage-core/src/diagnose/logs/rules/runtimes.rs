@@ -230,12 +230,20 @@ pub(super) static RULES: &[Rule] = &[
         // Wine's error channel (`003c:err:virtual:map_fixed_area out of memory for
         // 0x6fffffb30000-…`), the Boehm collector (Crystal, Mono, Guile: `GC Warning:
         // Out of Memory! Heap size: 2070 MiB. Returning NULL!`), Zig's error set
-        // (`error: OutOfMemory`). The GPU stacks' forms are named before it.
+        // (`error: OutOfMemory`), a routine's own (`fock_rep_txs: insufficient memory
+        // 176307258`, `*** picosat: out of memory in 'resize'`, `Not enough memory:
+        // aborting in run_stochastic_cipsi`), a daemon's (`error: Nix daemon out of
+        // memory`). The GPU stacks' forms are named before it.
         "error.out-of-memory",
         C::HostAllocFailure,
         Error,
-        &["out of memory", "error: OutOfMemory"],
-        r"\bGC Warning: Out of Memory! Heap size: |(?-i:^error: OutOfMemory\s*$)|(?i:(?:^|[\s\]])(?:error|fatal|fatal error|panic|critical|err)\]?:\s+out of memory\b)|^[\w.-]+: [\w.-]+: out of memory\s*$|\berr:\w+:\w+ out of memory\b|\bCould not allocate memory: System out of memory!",
+        &[
+            "out of memory",
+            "error: OutOfMemory",
+            "insufficient memory",
+            "Not enough memory: abort",
+        ],
+        r"\bGC Warning: Out of Memory! Heap size: |^\s*\w+: insufficient memory\b|\b[\w.-]+: out of memory in '\w+'|(?-i:^\s*Not enough memory: abort)|\berror: (?:\w+ ){1,3}out of memory\s*$|(?-i:^error: OutOfMemory\s*$)|(?i:(?:^|[\s\]])(?:error|fatal|fatal error|panic|critical|err)\]?:\s+out of memory\b)|^[\w.-]+: [\w.-]+: out of memory\s*$|\berr:\w+:\w+ out of memory\b|\bCould not allocate memory: System out of memory!",
         "The program could not allocate memory (out of memory)",
     ),
 ];
