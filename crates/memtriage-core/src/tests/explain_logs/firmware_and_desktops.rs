@@ -135,3 +135,22 @@ fn a_crash_with_the_following_error_log_is_the_writers() {
         "log.native-crash",
     )]);
 }
+
+/// Forms read after batch 21's set-aside third was scored (its misses).
+#[test]
+fn forms_read_after_the_scoring() {
+    each_named_first(&[
+        (
+            "Out of memory (Needed 8164 bytes)",
+            "log.host-alloc-failure",
+        ),
+        (
+            " ERROR: trying to allocate an array of size  -1208014592",
+            "log.host-alloc-failure",
+        ),
+        (
+            "Your build has exceeded the memory limit of 4G on 1 container.",
+            "log.oom-kill",
+        ),
+    ]);
+}

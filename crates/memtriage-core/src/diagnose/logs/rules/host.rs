@@ -357,12 +357,13 @@ pub(super) static RULES: &[Rule] = &[
         // ESP-IDF's error code (`ESP_ERROR_CHECK failed: esp_err_t 0x101
         // (ESP_ERR_NO_MEM)`), Mbed's (`Error Message: Operator new[] out of memory`),
         // a driver's buffer (`E (118749) camera: Failed to allocate frame buffer`),
-        // Zephyr's pools (`<err> net_pkt: Data buffer (704) allocation failed.`).
+        // Zephyr's pools (`<err> net_pkt: Data buffer (704) allocation failed.`), TDEP's
+        // (`ERROR: trying to allocate an array of size  -1208014592`).
         "host.program-allocation-failed",
         C::HostAllocFailure,
         Error,
-        &["): Out of memory", "cache resources exhausted", "memory allocation failed `", "Insufficient memory to continue the execution", "TeX capacity exceeded", "error allocating memory", "elements of size", "] Not enough memory", "Resources exhausted: ", "blocks of", "ESP_ERR_NO_MEM", "Operator new out of memory", "Operator new[] out of memory", "allocate frame buffer", "allocation failed"],
-        r"\bUnable to allocate \d+ blocks of \d+ bytes\b|\bESP_ERR_NO_MEM\b|\bOperator new(?:\[\])? out of memory\b|: Failed to allocate (?:the )?frame buffer\b|<err> \w+: [^\n]{0,80}?\ballocation failed\b|\bERROR in \w+: error allocating memory\b|\berror allocating memory variable=|\bUnable to allocate \d+ elements of size \d+ bytes\b|\[\w+(?:::\w+)*\] (?-i:Not enough memory)[!.]?\s*$|\bResources exhausted: (?:Failed to allocate additional \d+ bytes|Additional allocation failed)\b|\bFatal: \w+\((?P<bytes>\d+)\): Out of memory\b|\b(?:cache resources exhausted|memory allocation failed) `[^']*' @ (?:error|fatal)/\w+\.c/|\bInsufficient memory to continue the execution of the program\b|TeX capacity exceeded, sorry \[(?:main memory size|pool size|font memory|save size|extra memory)=",
+        &["): Out of memory", "cache resources exhausted", "memory allocation failed `", "Insufficient memory to continue the execution", "TeX capacity exceeded", "error allocating memory", "elements of size", "] Not enough memory", "Resources exhausted: ", "blocks of", "allocate an array of size", "ESP_ERR_NO_MEM", "Operator new out of memory", "Operator new[] out of memory", "allocate frame buffer", "allocation failed"],
+        r"\bERROR: trying to allocate an array of size\s+-?\d+|\bUnable to allocate \d+ blocks of \d+ bytes\b|\bESP_ERR_NO_MEM\b|\bOperator new(?:\[\])? out of memory\b|: Failed to allocate (?:the )?frame buffer\b|<err> \w+: [^\n]{0,80}?\ballocation failed\b|\bERROR in \w+: error allocating memory\b|\berror allocating memory variable=|\bUnable to allocate \d+ elements of size \d+ bytes\b|\[\w+(?:::\w+)*\] (?-i:Not enough memory)[!.]?\s*$|\bResources exhausted: (?:Failed to allocate additional \d+ bytes|Additional allocation failed)\b|\bFatal: \w+\((?P<bytes>\d+)\): Out of memory\b|\b(?:cache resources exhausted|memory allocation failed) `[^']*' @ (?:error|fatal)/\w+\.c/|\bInsufficient memory to continue the execution of the program\b|TeX capacity exceeded, sorry \[(?:main memory size|pool size|font memory|save size|extra memory)=",
         "A program ran out of the memory it could get (an allocation it names failed)",
     ),
     rule(

@@ -201,10 +201,12 @@ pub(super) static RULES: &[Rule] = &[
             "likely cause is an infinite recursion",
             "couldn't allocate memory for",
             "bytes for array",
+            "Out of memory (Needed",
         ],
-        // MATLAB's recursion, samtools' and LAMMPS' allocators (memory.cpp's
+        // MySQL's server (`Out of memory (Needed 8164 bytes)`), MATLAB's recursion,
+        // samtools' and LAMMPS' allocators (memory.cpp's
         // `Failed to reallocate N bytes for array comm:buf_send`).
-        r#"\bOut of memory\. The likely cause is an infinite recursion|\bcouldn't allocate memory for \S+|\bFailed to (?:re)?allocate \d+ bytes for array \S+|\bos::commit_memory\(0x[0-9a-f]+, \d+, \d+\) failed; error='[^']*' \(errno=12\)|\bERROR \d+ \(HY00[01]\): Out of memory\b|\bInnoDB: Cannot allocate (?P<bytes>\d+) bytes of memory after \d+ retries|\[(?P<breaker>parent|request|fielddata|in_flight_requests)\] Data too large, data for \[|Out of memory\. Type "?help memory"? for your options|array exceeds maximum array size preference|out of memory or dimension too large for Octave's index type"#,
+        r#"\bOut of memory \(Needed \d+ bytes\)|\bOut of memory\. The likely cause is an infinite recursion|\bcouldn't allocate memory for \S+|\bFailed to (?:re)?allocate \d+ bytes for array \S+|\bos::commit_memory\(0x[0-9a-f]+, \d+, \d+\) failed; error='[^']*' \(errno=12\)|\bERROR \d+ \(HY00[01]\): Out of memory\b|\bInnoDB: Cannot allocate (?P<bytes>\d+) bytes of memory after \d+ retries|\[(?P<breaker>parent|request|fielddata|in_flight_requests)\] Data too large, data for \[|Out of memory\. Type "?help memory"? for your options|array exceeds maximum array size preference|out of memory or dimension too large for Octave's index type"#,
         "The program could not allocate the memory it needed",
     ),
     rule(
