@@ -60,12 +60,13 @@ pub fn parse_line(line: &str) -> LogLine {
     // Some syslog daemons give the kernel an empty pid (`emerg kernel[]: [ 4591.69] …`).
     let ident = [KERNEL_IDENT, KERNEL_IDENT_EMPTY_PID]
         .into_iter()
-        .find_map(|ident| {
+        .filter_map(|ident| {
             rest.as_bytes()
                 .windows(ident.len())
                 .position(|w| w.eq_ignore_ascii_case(ident))
                 .map(|i| (i, ident.len()))
-        });
+        })
+        .min_by_key(|&(i, _)| i);
     if let Some((i, ident_len)) = ident {
         let mut words: Vec<&str> = rest[..i].split_whitespace().collect();
         // BusyBox's and OpenWrt's `logread` put the facility and level last
@@ -500,6 +501,9 @@ mod tests {
         );
         let l = parse_line("emerg kernel[]: [ 4591.698432] Internal error: Oops: 5 [#1] SMP ARM");
         assert_eq!(l.message, "Internal error: Oops: 5 [#1] SMP ARM");
+        // The ident that stands first is the prefix, whatever its message says later.
+        let l = parse_line("emerg kernel[]: [ 9.5] Booting paravirtualized kernel: on KVM");
+        assert_eq!(l.message, "Booting paravirtualized kernel: on KVM");
         let l = parse_line("kernel: [ 612.5] Out of memory: Killed process 1 (x)");
         assert_eq!(l.timestamp, Some(612.5));
         assert_eq!(l.message, "Out of memory: Killed process 1 (x)");

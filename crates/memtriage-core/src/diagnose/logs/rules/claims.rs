@@ -252,12 +252,13 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
-        extract: Some(extract_out_of_memory_told),
+        extract: Some(extract_claim),
         certainty: Possible,
         ..rule(
             // `It basically means you ran out of memory`, `most likely you are running
             // out of memory`, `the build machine ran out of memory`: the thread's
-            // conclusion about the kill it shows. Not `if you run out of memory`.
+            // conclusion about the kill it shows. Not `if you run out of memory`, nor a
+            // guess (`leads me to guess that you are simply running out of memory`).
             OUT_OF_MEMORY_TOLD,
             C::OomKill,
             Info,
@@ -385,22 +386,6 @@ fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
 #[allow(clippy::ptr_arg)]
 fn extract_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     claim_stands(msg, out)
-}
-
-/// A conclusion that memory ran out, not a guess at it (`leads me to guess that you
-/// are simply running out of memory`).
-#[allow(clippy::ptr_arg)]
-fn extract_out_of_memory_told(msg: &str, out: &mut Vec<(String, String)>) -> bool {
-    static GUESSED: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some((start, _, end)) = claim(out).and_then(|c| sentence_of(msg, c)) else {
-        return false;
-    };
-    claim_stands(msg, out)
-        && !matches(
-            &GUESSED,
-            r"(?i)\b(?:guess\w*|wonder\w*|maybe|perhaps|not sure)\b",
-            &msg[start..end],
-        )
 }
 
 /// A claim its clause neither denies nor supposes, and that no question asks: `the
@@ -537,7 +522,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\bat a rate of\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of )?\d|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }
@@ -640,14 +625,14 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
     ) && !asked(msg, end)
 }
 
-/// Words that deny, suppose (`might be the symptom`, `may end up getting OOM killed`),
-/// avoid, fix or generalise what the sentence names, in the languages reports are
-/// written in.
+/// Words that deny, suppose (`might be the symptom`, `may end up getting OOM killed`,
+/// `leads me to guess that …`), avoid, fix or generalise what the sentence names, in
+/// the languages reports are written in.
 fn denied(sentence: &str) -> bool {
     static DENIED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &DENIED,
-        r"\b(?:no|not|never|without|any|if|whether|unless|may|might|could|can|avoid\w*|prevent\w*|fix|fixe[sd]|fixing|how to|how do|common|typical|such as|e\.g|indicat\w*|pas|sans|aucune?|si|ni|nie|bez|ne|nein|kein\w*|nicht|ohne|sin|ningún|ninguna|não|sem|nessun\w*|senza|niet|geen|zonder|не|нет|без|değil|yok|không|tidak|bukan|nincs|nu|fără|δεν|χωρίς|ingen|inte|ikke|ei|لا|ليس|بدون|نه|בלי|לא|नहीं|ไม่)\b|n't\b|不是|没有|沒有|无|無|未|なし|ない|없|않",
+        r"\b(?:no|not|never|without|any|if|whether|unless|may|might|could|can|guess\w*|wonder\w*|maybe|perhaps|avoid\w*|prevent\w*|fix|fixe[sd]|fixing|how to|how do|common|typical|such as|e\.g|indicat\w*|pas|sans|aucune?|si|ni|nie|bez|ne|nein|kein\w*|nicht|ohne|sin|ningún|ninguna|não|sem|nessun\w*|senza|niet|geen|zonder|не|нет|без|değil|yok|không|tidak|bukan|nincs|nu|fără|δεν|χωρίς|ingen|inte|ikke|ei|لا|ليس|بدون|نه|בלי|לא|नहीं|ไม่)\b|n't\b|不是|没有|沒有|无|無|未|なし|ない|없|않",
         sentence,
     )
 }
