@@ -21,6 +21,7 @@ mod dataloader;
 mod desktop_science_and_nodes;
 mod firmware_and_desktops;
 mod forms;
+mod fuzzers_brokers_and_games;
 mod gpu;
 mod imaging_and_trading;
 mod kernel;

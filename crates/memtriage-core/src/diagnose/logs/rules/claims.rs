@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::super::engine::lazy_regex;
 use super::super::prose::matches;
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
@@ -143,12 +144,22 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // `I am getting Memory Error even after having more than a terabyte`:
             // Python's exception retold; `日志文件报内存溢出` (the log reports memory
-            // overflow), a JVM's OutOfMemoryError as Chinese reports name it.
+            // overflow), a JVM's OutOfMemoryError as Chinese reports name it; `It runs
+            // into a OutofMemory error`; the JVM's heap space named with the word error
+            // (`encountered this error twice at import : Java Heap space`, `échoue avec
+            // une erreur heap space`).
             "prose.memory-error-claim",
             C::HostAllocFailure,
             Warn,
-            &["emory error", "emoryerror", "内存溢出"],
-            r"(?i:(?P<claim>\b(?:i|we) (?:got|get|am getting|are getting|keep getting|kept getting|hit|encounter(?:ed)?) (?:a |an |the )?[`'\x22]?Memory ?Error\b|(?:报|出现|发生|提示|抛出|遇到)了?(?:java\s*)?内存溢出))",
+            &[
+                "emory error",
+                "emoryerror",
+                "内存溢出",
+                "into a outofmemory",
+                "into an outofmemory",
+                "heap space",
+            ],
+            r"(?i:(?P<claim>\b(?:runs?|ran|running) into an? [`'\x22]?OutOfMemory(?:Error| error|Exception| exception)\b|\b(?:error|erreur|exception)\b[^.\n]{0,30}?\b(?:java )?heap space\b|\b(?:i|we) (?:got|get|am getting|are getting|keep getting|kept getting|hit|encounter(?:ed)?) (?:a |an |the )?[`'\x22]?Memory ?Error\b|(?:报|出现|发生|提示|抛出|遇到)了?(?:java\s*)?内存溢出))",
             "The report says the program raised MemoryError ({claim})",
         )
     },
@@ -219,8 +230,9 @@ pub(super) static RULES: &[Rule] = &[
             // `getting killed for exceeding the memory limit`, `the linux kernel
             // terminates it` (once RAM and swap are full), `killed by Linux kernel (Out of
             // memory)`, `the kernel killing Quickwit`, `The OOM killer repetitively killed
-            // each of my instances`: the writer's word for the kill, without the kernel's
-            // lines.
+            // each of my instances`, `mostly silently OOM killed`, `Sidekiq process killed
+            // by system because it use all of the memory`: the writer's word for the
+            // kill, without the kernel's lines.
             "prose.oom-killed-claim",
             C::OomKill,
             Warn,
@@ -246,8 +258,12 @@ pub(super) static RULES: &[Rule] = &[
                 "by linux kernel",
                 "by the linux kernel",
                 "by kernel",
+                "killed by system",
+                "killed by the system",
+                "killed by the os",
+                "killed by os",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -607,13 +623,24 @@ fn clause_of_claim(
 /// size (`memory grows linearly with the batch size`). The denial is read in the
 /// claim's own clause: `RVIZ did not crash but its memory usage was ever increasing`
 /// denies the crash, not the rise. `Would` is no denial: it is also the past's habit
-/// (`memory would continue to grow until the process restarts`).
+/// (`memory would continue to grow until the process restarts`), nor is an `if` the
+/// writer saw come true (`I'm noticing if I leave OctoPrint running for a few hours
+/// its memory increases`).
 pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
     static DENIES: OnceLock<Option<Regex>> = OnceLock::new();
     static SCALES: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some((clause, start, end)) = clause_of_claim(msg, out, false) else {
+    static SEEN_IF: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some((mut clause, start, end)) = clause_of_claim(msg, out, false) else {
         return false;
     };
+    if let Some(seen) = lazy_regex(
+        &SEEN_IF,
+        r"(?i)\b(?:i|we)(?:'m| am|'re| are|'ve| have)? (?:been |also )?(?:notic\w+|observ\w+|seeing|found|find) (?:that )?(?:if|when|whenever)\b",
+    )
+    .and_then(|re| re.find(&clause))
+    {
+        clause.replace_range(seen.range(), "");
+    }
     !matches(
         &DENIES,
         r"(?i)\b(?:no|not|never|if|whether|unless|may|might|could|should|can|will|expected|normal|avoid\w*|prevent\w*|stops?|fix\w*|how to|such as|e\.g|reduc\w*|decreas\w*|si|no es|pas)\b|n't\b",

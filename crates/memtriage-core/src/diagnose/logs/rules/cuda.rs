@@ -107,16 +107,32 @@ pub(super) static RULES: &[Rule] = &[
         // Accelerators that are no CUDA device say it their own way: Kokkos's device
         // spaces (`Kokkos ERROR: HIP memory space failed to allocate`), Rockchip's NPU
         // (`E/RKNN: failed to malloc npu memory!, size: 59187712`), the Raspberry Pi's
-        // VideoCore (`vc4_v3d …: Failed to allocate memory for tile binning: -12`).
+        // VideoCore (`vc4_v3d …: Failed to allocate memory for tile binning: -12`), DXVK
+        // under Wine (`err:   DxvkMemoryAllocator: Memory allocation failed`).
         "accelerator.allocation-failed",
         C::CudaOom,
         Error,
-        &["memory space failed to allocate", "failed to malloc npu memory", "Failed to allocate memory for tile binning", "1285: Out of memory"],
+        &["memory space failed to allocate", "failed to malloc npu memory", "Failed to allocate memory for tile binning", "1285: Out of memory", "DxvkMemoryAllocator: Memory allocation failed"],
         // OpenGL's GL_OUT_OF_MEMORY by its number, as Minecraft logs it (`[Client
         // thread/ERROR]: 1285: Out of memory`).
-        r"\bKokkos ERROR: \w+ memory space failed to allocate\b|\bfailed to malloc npu memory\b|\bFailed to allocate memory for tile binning\b|(?:\bGL ERROR |\]: )1285: Out of memory\b",
+        r"\bDxvkMemoryAllocator: Memory allocation failed\b|\bKokkos ERROR: \w+ memory space failed to allocate\b|\bfailed to malloc npu memory\b|\bFailed to allocate memory for tile binning\b|(?:\bGL ERROR |\]: )1285: Out of memory\b",
         "The accelerator ran out of its memory",
     ),
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // PyTorch's caching allocator asks NVML who holds the device's memory to
+            // word its out-of-memory error; where NVML fails (Jetson, some containers)
+            // the assertion replaces that error (pytorch/pytorch#112377): `RuntimeError:
+            // NVML_SUCCESS == r INTERNAL ASSERT FAILED at "…/CUDACachingAllocator.cpp":841`.
+            "cuda.oom-report-nvml-assert",
+            C::CudaOom,
+            Error,
+            &["NVML_SUCCESS == r INTERNAL ASSERT FAILED"],
+            r"\bNVML_SUCCESS == r INTERNAL ASSERT FAILED at \x22[^\x22]*CUDACachingAllocator\.cpp\x22",
+            "PyTorch's allocator failed while reporting a CUDA out-of-memory (NVML's assertion)",
+        )
+    },
     rule(
         "cuda.runtime-oom",
         C::CudaOom,

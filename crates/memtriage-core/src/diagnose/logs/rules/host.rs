@@ -358,13 +358,30 @@ pub(super) static RULES: &[Rule] = &[
         // (ESP_ERR_NO_MEM)`), Mbed's (`Error Message: Operator new[] out of memory`),
         // a driver's buffer (`E (118749) camera: Failed to allocate frame buffer`),
         // Zephyr's pools (`<err> net_pkt: Data buffer (704) allocation failed.`), TDEP's
-        // (`ERROR: trying to allocate an array of size  -1208014592`).
+        // (`ERROR: trying to allocate an array of size  -1208014592`), Netty's direct
+        // memory (`OutOfDirectMemoryError: failed to allocate 16777216 byte(s) of direct
+        // memory`), Valve's tier0 (`Assertion Failed: OUT OF MEMORY`), Valgrind's own
+        // heap (`Valgrind's memory management: out of memory:`), Seastar's (Redpanda,
+        // ScyllaDB: `seastar - Failed to allocate N bytes`, and the diagnostics it dumps
+        // when one fails).
         "host.program-allocation-failed",
         C::HostAllocFailure,
         Error,
-        &["): Out of memory", "cache resources exhausted", "memory allocation failed `", "Insufficient memory to continue the execution", "TeX capacity exceeded", "error allocating memory", "elements of size", "] Not enough memory", "Resources exhausted: ", "blocks of", "allocate an array of size", "ESP_ERR_NO_MEM", "Operator new out of memory", "Operator new[] out of memory", "allocate frame buffer", "allocation failed"],
-        r"\bERROR: trying to allocate an array of size\s+-?\d+|\bUnable to allocate \d+ blocks of \d+ bytes\b|\bESP_ERR_NO_MEM\b|\bOperator new(?:\[\])? out of memory\b|: Failed to allocate (?:the )?frame buffer\b|<err> \w+: [^\n]{0,80}?\ballocation failed\b|\bERROR in \w+: error allocating memory\b|\berror allocating memory variable=|\bUnable to allocate \d+ elements of size \d+ bytes\b|\[\w+(?:::\w+)*\] (?-i:Not enough memory)[!.]?\s*$|\bResources exhausted: (?:Failed to allocate additional \d+ bytes|Additional allocation failed)\b|\bFatal: \w+\((?P<bytes>\d+)\): Out of memory\b|\b(?:cache resources exhausted|memory allocation failed) `[^']*' @ (?:error|fatal)/\w+\.c/|\bInsufficient memory to continue the execution of the program\b|TeX capacity exceeded, sorry \[(?:main memory size|pool size|font memory|save size|extra memory)=",
+        &["): Out of memory", "cache resources exhausted", "memory allocation failed `", "Insufficient memory to continue the execution", "TeX capacity exceeded", "error allocating memory", "elements of size", "] Not enough memory", "Resources exhausted: ", "blocks of", "allocate an array of size", "ESP_ERR_NO_MEM", "Operator new out of memory", "Operator new[] out of memory", "allocate frame buffer", "allocation failed", "OutOfDirectMemoryError", "Assertion Failed: OUT OF MEMORY", "Valgrind's memory management: out of memory", "seastar - Failed to allocate", "Dumping seastar memory diagnostics"],
+        r"\bOutOfDirectMemoryError: failed to allocate \d+ byte\(s\) of direct memory\b|(?-i:\bAssertion Failed: OUT OF MEMORY\b)|\bValgrind's memory management: out of memory\b|\bseastar - Failed to allocate \d+ bytes\b|\bseastar_memory - Dumping seastar memory diagnostics\b|\bERROR: trying to allocate an array of size\s+-?\d+|\bUnable to allocate \d+ blocks of \d+ bytes\b|\bESP_ERR_NO_MEM\b|\bOperator new(?:\[\])? out of memory\b|: Failed to allocate (?:the )?frame buffer\b|<err> \w+: [^\n]{0,80}?\ballocation failed\b|\bERROR in \w+: error allocating memory\b|\berror allocating memory variable=|\bUnable to allocate \d+ elements of size \d+ bytes\b|\[\w+(?:::\w+)*\] (?-i:Not enough memory)[!.]?\s*$|\bResources exhausted: (?:Failed to allocate additional \d+ bytes|Additional allocation failed)\b|\bFatal: \w+\((?P<bytes>\d+)\): Out of memory\b|\b(?:cache resources exhausted|memory allocation failed) `[^']*' @ (?:error|fatal)/\w+\.c/|\bInsufficient memory to continue the execution of the program\b|TeX capacity exceeded, sorry \[(?:main memory size|pool size|font memory|save size|extra memory)=",
         "A program ran out of the memory it could get (an allocation it names failed)",
+    ),
+    rule(
+        // libFuzzer stops its target itself past a limit: the whole process's RSS
+        // (`==23== ERROR: libFuzzer: out-of-memory (used: 2049Mb; exceeds: 2048Mb)`,
+        // `-rss_limit_mb`) or one allocation (`out-of-memory (malloc(4294971391))`,
+        // `-malloc_limit_mb`).
+        "libfuzzer.out-of-memory",
+        C::HostAllocFailure,
+        Error,
+        &["libFuzzer: out-of-memory"],
+        r"\blibFuzzer: out-of-memory \((?:malloc\((?P<bytes>\d+)\)|used: (?P<used>\d+)Mb; exceeds: (?P<limit>\d+)Mb)\)",
+        "libFuzzer stopped the target at its memory limit (-rss_limit_mb, -malloc_limit_mb)",
     ),
     rule(
         // The Gradle daemon's watch over its own heap: it stops itself after the

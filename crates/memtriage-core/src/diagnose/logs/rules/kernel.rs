@@ -297,6 +297,18 @@ pub(super) static RULES: &[Rule] = &[
         r"^(?i:kernel panic) - not syncing ?: ?(?P<reason>.+?)\s*$|^PANIC: (?P<reason2>double fault, error_code: \S+)",
         "Kernel panic: {reason}",
     ),
+    rule(
+        // FreeBSD's kernel (pfSense, OPNsense, TrueNAS CORE) where its memory faults:
+        // `Fatal trap 12: page fault while in kernel mode`, or a panic in the pager
+        // (`panic: swap_pager_force_pagein: read from swap failed`). Other panics'
+        // words (`panic: runtime error` is Go's) are no kernel's.
+        "kernel.freebsd-memory-panic",
+        C::KernelOops,
+        Error,
+        &["page fault while in kernel mode", "panic: swap_pager", "panic: page fault"],
+        r"^Fatal trap \d+: page fault while in kernel mode|^panic: (?:swap_pager\w*|page fault)\b",
+        "FreeBSD's kernel faulted in its memory management (a trap or a panic in the pager)",
+    ),
 ];
 
 pub(super) const MEMORY_PRESSURE: ClassInfo = ClassInfo {

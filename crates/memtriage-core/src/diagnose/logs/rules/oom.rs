@@ -513,6 +513,17 @@ pub(super) static RULES: &[Rule] = &[
         r"PumaWorkerKiller: Out of memory\. \d+ workers consuming total: (?P<total>[\d.]+) mb out of max: (?P<max>[\d.]+) mb",
         "PumaWorkerKiller sent TERM to a Puma worker: the workers used {total} MB, over its {max} MB",
     ),
+    rule(
+        // unicorn-worker-killer's check before it sends SIGQUIT: `#<Unicorn::HttpServer:
+        // 0x…>: worker (pid: 833) exceeds memory limit (458501632.0 bytes > 334369369
+        // bytes)`.
+        "unicorn-worker-killer.quit",
+        C::UserspaceOomKill,
+        Error,
+        &["exceeds memory limit ("],
+        r"\bworker \(pid: (?P<pid>\d+)\) exceeds memory limit \((?P<used>\d+)(?:\.\d+)? bytes > (?P<limit>\d+) bytes\)",
+        "unicorn-worker-killer stopped worker {pid}: {used} bytes, over its limit of {limit}",
+    ),
     Rule {
         certainty: Possible,
         cause: Some(Capacity),

@@ -30,7 +30,7 @@ use crate::model::finding::Severity::Error;
 ///   (0007)` (SpamAssassin's spamd), `Container terminated on signal 9.` (Cloud Run),
 ///   `rank 19 died from signal 9` (Cray's PALS), `Caught signal number 11 SEGV`
 ///   (PETSc), `Handling signal 11` (Manticore), `command failed due to signal 9`
-///   (Swift's driver), `ExitFailure (-9)`
+///   (Swift's driver), `Fork server crashed with signal 6` (AFL), `ExitFailure (-9)`
 ///   (Haskell's process library);
 /// - glibc's word after who reports it: `task 0: Segmentation fault` (srun), `EXIT
 ///   STRING: Segmentation fault` (MPICH), `unable to execute command: Segmentation
@@ -54,7 +54,7 @@ macro_rules! died_of_signal {
             $name,
             r") at 0x|\bcode=(?:dumped|killed), signal=",
             $name,
-            r"\b|(?i:\b(?:exited on|killed (?:by|with)|terminated (?:by|with|on)|interrupted by|caught|got|received|died(?: of| with| from|,)|action of|fatal|threw|failed due to|handling) signal(?: number)?:? ",
+            r"\b|(?i:\b(?:exited on|killed (?:by|with)|terminated (?:by|with|on)|interrupted by|caught|got|received|died(?: of| with| from|,)|crashed with|action of|fatal|threw|failed due to|handling) signal(?: number)?:? ",
             $number,
             r"\b)|(?i:\(signal ",
             $number,
