@@ -134,3 +134,30 @@ fn a_writers_own_log_is_no_example() {
         "log.host-alloc-failure",
     )]);
 }
+
+/// Read after batch 22's set-aside was scored: other releases' and allocators' words
+/// for the forms above.
+#[test]
+fn forms_read_after_the_scoring() {
+    each_named_first(&[
+        (
+            "==2493== ERROR: libFuzzer: out-of-memory (used: 2855Mb; limit: 2048Mb)",
+            "log.host-alloc-failure",
+        ),
+        (
+            r#"Slogan: temp_alloc: Cannot reallocate 34359738368 bytes of memory (of type "estack")"#,
+            "log.host-alloc-failure",
+        ),
+        (
+            r#"Jun 30 10:30:56 lavinmq[630825]:  lmq.amqp.client[vhost: "/"] Unexpected error, while reading: Cannot allocate new fiber stack: Cannot allocate memory (RuntimeError)"#,
+            "log.host-alloc-failure",
+        ),
+        (
+            "2024-11-13 09:57:41 system,error,critical out of memory condition was detected",
+            "log.memory-pressure",
+        ),
+    ]);
+    lines_raise_nothing(&[
+        "If you see out of memory condition was detected in the log, add RAM or stop containers.",
+    ]);
+}

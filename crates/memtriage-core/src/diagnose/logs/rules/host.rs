@@ -293,7 +293,7 @@ pub(super) static RULES: &[Rule] = &[
             &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory", "Kann nicht genügend Speicher zuweisen", "Impossible d'allouer de la mémoire", "No se puede asignar memoria", "Não foi possível alocar memória", "Невозможно выделить память", "无法分配内存", "メモリを確保できません", "enough memory"],
             // Tcl's exec (`couldn't fork child process: not enough memory`) and a
             // strerror in parentheses (`malloc buckets failed(Cannot allocate memory)`).
-            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|\bfailed[.:] Cannot allocate memory\b|\bcouldn't fork child process: not enough memory\b|(?:^|: |\()Cannot allocate memory\s*(?:$|[\x22'\x60)\]])|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))?(?: \w+)? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
+            r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|\bfailed[.:] Cannot allocate memory\b|\bcouldn't fork child process: not enough memory\b|(?:^|: |\()Cannot allocate memory\s*(?:$|[\x22'\x60)\]])|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|: Cannot allocate memory \(\w*(?:Error|Exception)\)|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))?(?: \w+)? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
             "The system refused a memory allocation (ENOMEM, Cannot allocate memory)",
         )
     },
@@ -374,13 +374,14 @@ pub(super) static RULES: &[Rule] = &[
     rule(
         // libFuzzer stops its target itself past a limit: the whole process's RSS
         // (`==23== ERROR: libFuzzer: out-of-memory (used: 2049Mb; exceeds: 2048Mb)`,
+        // or `limit: 2048Mb` in other releases),
         // `-rss_limit_mb`) or one allocation (`out-of-memory (malloc(4294971391))`,
         // `-malloc_limit_mb`).
         "libfuzzer.out-of-memory",
         C::HostAllocFailure,
         Error,
         &["libFuzzer: out-of-memory"],
-        r"\blibFuzzer: out-of-memory \((?:malloc\((?P<bytes>\d+)\)|used: (?P<used>\d+)Mb; exceeds: (?P<limit>\d+)Mb)\)",
+        r"\blibFuzzer: out-of-memory \((?:malloc\((?P<bytes>\d+)\)|used: (?P<used>\d+)Mb; (?:exceeds|limit): (?P<limit>\d+)Mb)\)",
         "libFuzzer stopped the target at its memory limit (-rss_limit_mb, -malloc_limit_mb)",
     ),
     rule(

@@ -309,6 +309,17 @@ pub(super) static RULES: &[Rule] = &[
         r"^Fatal trap \d+: page fault while in kernel mode|^panic: (?:swap_pager\w*|page fault)\b",
         "FreeBSD's kernel faulted in its memory management (a trap or a panic in the pager)",
     ),
+    rule(
+        // MikroTik RouterOS logs, after the reboot, why the last boot ended
+        // (`system,error,critical out of memory condition was detected` beside
+        // `kernel failure in previous boot`).
+        "routeros.out-of-memory-condition",
+        C::MemoryPressure,
+        Error,
+        &["out of memory condition was detected"],
+        r"\bout of memory condition was detected\b",
+        "RouterOS found that the previous boot ran out of memory (the router rebooted)",
+    ),
 ];
 
 pub(super) const MEMORY_PRESSURE: ClassInfo = ClassInfo {

@@ -113,8 +113,10 @@ pub(super) static RULES: &[Rule] = &[
         "erlang.cannot-allocate",
         C::HostAllocFailure,
         Error,
-        &["_alloc: Cannot allocate"],
-        r"\b(?P<allocator>\w+_alloc): Cannot allocate (?P<bytes>\d+) bytes of memory",
+        // A growing term fails as a reallocation (`temp_alloc: Cannot reallocate N
+        // bytes of memory (of type "estack")`).
+        &["_alloc: Cannot allocate", "_alloc: Cannot reallocate"],
+        r"\b(?P<allocator>\w+_alloc): Cannot (?:re)?allocate (?P<bytes>\d+) bytes of memory",
         "The Erlang VM's {allocator} could not allocate {bytes} bytes and the node stopped",
     ),
     rule(
