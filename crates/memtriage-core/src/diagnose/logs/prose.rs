@@ -198,6 +198,10 @@ const DOC_PHRASES: &[&str] = &[
     "can appear",
     "may occur",
     "can occur",
+    // A page's list of what brings it on (`This happens when:` above its bullets;
+    // a runner's `This can happen when the runner service is stopped` is no list).
+    "this happens when:",
+    "this can happen when:",
     "可能出现",
     "可能会出现",
     "如下错误",
@@ -493,8 +497,14 @@ fn inside_cjk_sentence(msg: &str, matched: &std::ops::Range<usize>) -> bool {
         .is_some_and(is_cjk);
     // A match in the prose's own language is the writer's words (`内存一直在涨`,
     // memory keeps rising), not an error they name.
+    // Nor is one quoted after a verb that reports it (`训练时报\`MXNetError: …\`错误`,
+    // got the … error while training).
+    let reported = before
+        .rfind(['`', '「', '『', '“'])
+        .is_some_and(|open| reports_before_quote(before[..open].trim_end()));
     cjk(&msg[matched.clone()]) == 0
         && !labelled
+        && !reported
         && cjk(before) >= WORDS
         && cjk(&msg[matched.end..]) >= WORDS
 }
@@ -548,7 +558,7 @@ fn reports_before_quote(before: &str) -> bool {
     static REPORT: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &REPORT,
-        r"(?i)(?:\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|die[sd]|dying|abort(?:s|ed|ing)?|exit(?:s|ed|ing)|got|gets|getting|throws?|threw|raised?|returns?|returned)\b(?:\s+with)?(?:\s+(?:(?:an?|the)\s+)?\w+)?|\b(?:shows?|showed|showing|prints?|printed|printing|displays?|displayed)\s+(?:(?:an?|the|this|these|following)\s+)*(?:errors?|messages?|exceptions?))\s*:?\s*$",
+        r"(?i)(?:\b(?:fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|die[sd]|dying|abort(?:s|ed|ing)?|exit(?:s|ed|ing)|got|gets|getting|throws?|threw|raised?|returns?|returned)\b(?:\s+with)?(?:\s+(?:(?:an?|the)\s+)?\w+)?|\b(?:shows?|showed|showing|prints?|printed|printing|displays?|displayed)\s+(?:(?:an?|the|this|these|following)\s+)*(?:errors?|messages?|exceptions?))\s*:?\s*$|(?:报错?|报了|出现了?|遇到了?|提示|抛出了?)\s*[:：]?\s*$",
         before,
     )
 }

@@ -79,8 +79,8 @@ pub(super) static RULES: &[Rule] = &[
             // Russian: `Память медленно, но верно растёт` (memory grows slowly but
             // surely), `постоянно растущий объем виртуальной памяти`. Chinese: a rise
             // from one figure to another (`内存占用从74M升到800多M`) or one that goes on
-            // (`内存一直在涨`, `内存持续增长`).
-            r"(?i:(?P<claim>(?:رم|حافظه)[^.\n]{0,30}?به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:一直|持续|不断|逐渐|慢慢|缓慢)在?(?:上涨|涨|增长|增加|上升|升高|变大)))",
+            // (`内存一直在涨`, `内存持续增长`, `内存就会不停的增加`).
+            r"(?i:(?P<claim>(?:رم|حافظه)[^.\n]{0,30}?به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -99,6 +99,9 @@ pub(super) static RULES: &[Rule] = &[
             Warn,
             // Each literal is (or holds) an anchor of the prefilter's: the rises told
             // otherwise (`went up`, `rose`) cost more than they read.
+            // `goes up` and `rises` hold none, so they are read where they stand
+            // right after what rose (`Memory usage goes up and never down`, `see the
+            // ram usage rise`), or beside another literal of the rule.
             &[
                 "ncreas",
                 "grow",
@@ -107,8 +110,16 @@ pub(super) static RULES: &[Rule] = &[
                 "rising",
                 "aumenta",
                 "more and more memory",
+                "usage goes up",
+                "usage going up",
+                "usage went up",
+                "usage rise",
+                "memory goes up",
+                "memory going up",
+                "memory went up",
+                "memory rise",
             ],
-            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:increasing|growing|rising|climbing|creeping)(?: \w+){0,2} (?:memory|ram|rss|heap|vram)\b))",
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -240,6 +251,9 @@ pub(super) static RULES: &[Rule] = &[
                 "OOM killed",
                 "OOM-killed",
                 "OOMKilled",
+                "to OOMKill",
+                "to OOM kill",
+                "to OOM-kill",
                 "OOM Killed",
                 " OOM killer",
                 " OOM-killer",
@@ -263,23 +277,46 @@ pub(super) static RULES: &[Rule] = &[
                 "killed by the os",
                 "killed by os",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to OOM[ -]?kill(?:s|ed)?\b))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
     Rule {
-        extract: Some(extract_claim),
+        extract: Some(extract_told_out_of_memory),
         certainty: Possible,
         ..rule(
             // `It basically means you ran out of memory`, `most likely you are running
             // out of memory`, `the build machine ran out of memory`: the thread's
-            // conclusion about the kill it shows. Not `if you run out of memory`, nor a
-            // guess (`leads me to guess that you are simply running out of memory`).
+            // conclusion about the kill it shows. So is its reading of the kill
+            // (`Looks like OOM`, `Almost certainly an out-of-memory error`, `failing
+            // due to lack of memory`, `the memory is not enough`). Not `if you run out
+            // of memory`, nor a guess (`leads me to guess that you are simply running
+            // out of memory`), nor a question.
             OUT_OF_MEMORY_TOLD,
             C::OomKill,
             Info,
-            &["out of memory"],
-            r"(?i:(?P<claim>\b(?:you(?:'re| are| were)?|it(?:'s| is| was)?|(?:i|we)(?:'m| am| are| was| were)?|they(?:'re| are| were)?|(?:the |your |my |our )?(?:\w+ )?(?:machine|system|server|vm|node|box|container|runner|build|compiler|process|job)(?:'s| is| was)?)\s+(?:(?:probably|likely|just|simply|clearly|definitely|most likely|obviously)\s+)?(?:running|ran|runs|run) out of memory\b))",
+            &[
+                "out of memory",
+                // Not `out-of-memory` alone: healthy logs count it (`out-of-memory
+                // retries 0`) on every line.
+                "out-of-memory error",
+                "out-of-memory issue",
+                "out-of-memory problem",
+                "like oom",
+                "like an oom",
+                "lack of memory",
+                "lack of ram",
+                "out of ram",
+                "insufficient memory",
+                "not enough memory",
+                "not enough ram",
+                "memory is not enough",
+                "memory was not enough",
+                "memory不够",
+                "内存不足",
+                "内存不够",
+            ],
+            r"(?i:(?P<claim>\b(?:you(?:'re| are| were)?|it(?:'s| is| was)?|(?:i|we)(?:'m| am| are| was| were)?|they(?:'re| are| were)?|(?:the |your |my |our )?(?:\w+ )?(?:machine|system|server|vm|node|box|container|runner|build|compiler|process|job)(?:'s| is| was)?)\s+(?:(?:probably|likely|just|simply|clearly|definitely|most likely|obviously)\s+)?(?:running|ran|runs|run) out of memory\b|\b(?:looks?|sounds?|seems?)(?: very much| much| a lot| more)? like (?:an? )?(?:oom\b|out of memory\b|out-of-memory (?:error|issue|problem)\b|out of ram\b|insufficient memory\b|not enough (?:memory|ram)\b)|\b(?:due to|because of|caused by) (?:a |the )?(?:lack of (?:memory|ram)|insufficient memory|not enough (?:memory|ram))\b|\bthe memory (?:is|was) not enough\b|\b(?:almost certainly|most likely|definitely)(?: means)? (?:an? )?[\x22'`]?(?:out of memory\b|out-of-memory (?:error|issue|problem)\b)|\bmeans (?:an? )?(?:out of memory\b|out-of-memory (?:error|issue|problem)\b)|\b(?:it's|it is|it was|this is|that's|that is) (?:an? )?(?:[\x22'`]?out of memory[\x22'`]? (?:error|issue|problem)\b|out-of-memory (?:error|issue|problem)\b)|(?:内存|memory)(?:不够|不足)))",
             "The thread says memory ran out ({claim})",
         )
     },
@@ -414,6 +451,21 @@ fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
     !denied(&clause.to_lowercase()) && !asked(msg, end)
 }
 
+/// A thread's word that memory ran out, where the words around it neither deny nor
+/// suppose it and no question asks it: the claim's own words may deny (`not enough
+/// memory`), so they are left out of what is read for a denial.
+#[allow(clippy::ptr_arg)]
+fn extract_told_out_of_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    let Some(told) = claim(out) else {
+        return false;
+    };
+    let Some((clause, _, end)) = clause_of_claim(msg, out, true) else {
+        return false;
+    };
+    let around = clause.replacen(told, " ", 1).to_lowercase();
+    !denied(&around) && !asked(msg, end)
+}
+
 /// A markdown task list's item (`- [ ] Comm errors/segfaults related to …`): work to
 /// do or done, not a failure met.
 fn is_a_task(msg: &str) -> bool {
@@ -538,7 +590,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|with time|\bnever (?:back )?down\b|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }
@@ -546,6 +598,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
 /// Where one clause of a sentence ends and the next begins.
 const CLAUSE_BREAKS: &[&str] = &[
     ",",
+    "，",
     ";",
     " but ",
     " and ",

@@ -169,12 +169,16 @@ pub(super) static RULES: &[Rule] = &[
         "The accelerator ran out of memory (GPU or TPU memory)",
     ),
     rule(
-        // TensorRT's builder and runtime: its error code 2 is OutOfMemory.
+        // TensorRT's builder and runtime: its error code 2 is OutOfMemory. TensorRT 7
+        // said it otherwise: its allocator's CUDA error 2 (`Cuda Error in
+        // nvinfer1::internal::DefaultAllocator::allocate: 2 (out of memory)`), the
+        // tactic it could not try (`GPU memory allocation error during
+        // getBestTactic`), `OutOfMemory Error in nvinfer1::…`.
         "tensorrt.out-of-memory",
         C::CudaOom,
         Error,
-        &["Error Code 2: OutOfMemory", "Requested amount of GPU memory"],
-        r"Error Code 2: OutOfMemory\b|Requested amount of GPU memory \((?P<bytes>\d+) bytes\) could not be allocated",
+        &["Error Code 2: OutOfMemory", "Requested amount of GPU memory", "Allocator::allocate: 2", "GPU memory allocation error during", "OutOfMemory Error in nvinfer1"],
+        r"Error Code 2: OutOfMemory\b|Requested amount of GPU memory \((?P<bytes>\d+) bytes\) could not be allocated|\bCuda Error in nvinfer1::\S*Allocator::allocate: 2 \(out of memory\)|\bGPU memory allocation error during \w+|\bOutOfMemory Error in nvinfer1::",
         "TensorRT could not allocate GPU memory (Error Code 2: OutOfMemory)",
     ),
     rule(

@@ -59,11 +59,13 @@ pub(super) static RULES: &[Rule] = &[
                 "reason\":\"oom",
                 "reason\\\":\\\"oom",
                 "536870904",
+                "ERR_WORKER_OUT_OF_MEMORY",
             ],
             // V8 prints its last collections only as it dies of a full heap; `last
             // resort gc` is its final attempt before. Chromium and Electron report a
-            // renderer V8 ended so with reason `oom` (exit code 0xE0000008).
-            r"Allocation failed - (?:JavaScript heap out of memory|process out of memory)|FATAL ERROR: (?:Reached heap limit|Ineffective mark-compacts near heap limit|CALL_AND_RETRY_LAST)|^<--- Last few GCs --->\s*$|\bMark-sweep .*\[last resort gc\]|\bFatal process (?:out of memory|OOM in)\b|\bRenderer process oom\b|\breason: '?oom\b|\breason\\?\x22:\\?\x22oom\b|\bexitCode\W{1,6}-536870904\b",
+            // renderer V8 ended so with reason `oom` (exit code 0xE0000008). A worker
+            // thread past its heap limit ends with `ERR_WORKER_OUT_OF_MEMORY`.
+            r"Allocation failed - (?:JavaScript heap out of memory|process out of memory)|FATAL ERROR: (?:Reached heap limit|Ineffective mark-compacts near heap limit|CALL_AND_RETRY_LAST)|^<--- Last few GCs --->\s*$|\bMark-sweep .*\[last resort gc\]|\bFatal process (?:out of memory|OOM in)\b|\bRenderer process oom\b|\breason: '?oom\b|\breason\\?\x22:\\?\x22oom\b|\bexitCode\W{1,6}-536870904\b|\bERR_WORKER_OUT_OF_MEMORY\b",
             "Node.js ran out of its V8 heap (JavaScript heap out of memory)",
         )
     },
