@@ -79,3 +79,31 @@ fn a_pages_list_of_causes_is_no_report() {
     )
     .is_empty());
 }
+
+/// Read after batch 23's set-aside was scored: MLX's Metal allocator, Trino's query
+/// limit, TensorFlow's way of naming NCCL's error.
+#[test]
+fn forms_read_after_the_scoring() {
+    each_named_first(&[
+        (
+            "RuntimeError: [metal::malloc] Attempting to allocate 48736917632 bytes which is greater than the maximum allowed buffer size of 30150672384 bytes.",
+            "log.cuda-oom",
+        ),
+        (
+            "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+            "log.cuda-oom",
+        ),
+        (
+            "Query 20240117_021243_00035_3g5dg failed: Query exceeded per-node memory limit of 4.80GB [Allocated: 4.80GB, Delta: 497.44kB]",
+            "log.host-alloc-failure",
+        ),
+        (
+            "io.trino.ExceededMemoryLimitException: Query exceeded per-node memory limit of 4.80GB",
+            "log.host-alloc-failure",
+        ),
+        (
+            "2023-03-03 13:12:24.938224: I tensorflow/core/common_runtime/executor.cc:1197] [/job:localhost/replica:0/task:0/device:GPU:2] (DEBUG INFO) Executor start aborting: UNKNOWN: Error invoking NCCL: unhandled cuda error",
+            "log.nccl-failure",
+        ),
+    ]);
+}

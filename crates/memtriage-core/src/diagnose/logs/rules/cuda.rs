@@ -160,12 +160,14 @@ pub(super) static RULES: &[Rule] = &[
         // Accelerator memory in other stacks' words: CTranslate2 (faster-whisper),
         // XLA on a TPU (its HBM), game engines' video memory (Unreal's D3D and Vulkan
         // RHIs, Source 2's `OUT OF VIDEO MEMORY!`), Blender Cycles' devices (`System
-        // is out of GPU and shared host memory`).
+        // is out of GPU and shared host memory`), MLX on Apple's GPU (`[metal::malloc]
+        // Attempting to allocate N bytes which is greater than the maximum allowed
+        // buffer size`, a command buffer's `kIOGPUCommandBufferCallbackErrorOutOfMemory`).
         "accelerator.out-of-memory",
         C::CudaOom,
         Error,
-        &["CUDA failed with error out of memory", "memory space hbm", "of video memory", "System is out of GPU"],
-        r"CUDA failed with error out of memory|\bSystem is out of GPU(?: and shared host)? memory\b|Ran out of memory in memory space hbm|(?i:\bout of video memory)(?: trying to allocate| ?!)",
+        &["CUDA failed with error out of memory", "memory space hbm", "of video memory", "System is out of GPU", "[metal::malloc] Attempting to allocate", "ErrorOutOfMemory"],
+        r"CUDA failed with error out of memory|\[metal::malloc\] Attempting to allocate \d+ bytes which is greater than the maximum allowed buffer size\b|\bkIOGPUCommandBufferCallbackErrorOutOfMemory\b|\bSystem is out of GPU(?: and shared host)? memory\b|Ran out of memory in memory space hbm|(?i:\bout of video memory)(?: trying to allocate| ?!)",
         "The accelerator ran out of memory (GPU or TPU memory)",
     ),
     rule(

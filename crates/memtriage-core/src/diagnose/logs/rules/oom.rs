@@ -575,6 +575,17 @@ pub(super) static RULES: &[Rule] = &[
         r"(?i:\bmemory limit \((?P<scope>total|for query|for user)\) exceeded|\((?P<scope2>total)\) memory limit exceeded): would use (?P<would>[\d.]+ [KMGT]iB)",
         "ClickHouse refused memory past its {scope} limit (would use {would})",
     ),
+    rule(
+        // Trino and Presto fail the query at their per-node or distributed limit
+        // (`Query exceeded per-node memory limit of 4.80GB [Allocated: …]`,
+        // `ExceededMemoryLimitException`); the workers live.
+        "trino.exceeded-memory-limit",
+        C::HostAllocFailure,
+        Error,
+        &["Query exceeded", "ExceededMemoryLimitException"],
+        r"\bQuery exceeded (?:per-node |distributed |local )?(?:user |total )?memory limit of (?P<limit>[\d.]+\s?[KMGTP]?B)\b|\bExceededMemoryLimitException\b",
+        "The query engine failed the query at its memory limit",
+    ),
     Rule {
         cause: Some(Configuration),
         ..rule(
