@@ -67,8 +67,17 @@ fn a_rise_told_with_everyday_verbs() {
             "如果网页有iframe，然后不停的重复刷新页面，内存就会不停的增加，然后一直到页面无响应。",
             "log.memory-growth",
         ),
+        (
+            "Repeat the last 3 steps above and watch viewer memory usage. It grows without bound.",
+            "log.memory-growth",
+        ),
+        (
+            "After upgrading it uses a lot more memory than v2 did. And it keeps increasing, indicating a possible memory leak.",
+            "log.memory-growth",
+        ),
     ]);
     lines_raise_nothing(&[
+        "The model takes 2 GB of memory. It grows the cache only when asked.",
         "Memory usage goes up to 4 GB while loading the model.",
         "If memory usage goes up over time, lower the cache size.",
     ]);

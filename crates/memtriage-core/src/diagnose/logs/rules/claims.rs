@@ -90,7 +90,8 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // Memory said to rise and keep rising, in a sentence of the writer's own:
             // `the RAM consumption constantly increases`, `RSS is still climbing`, `la
-            // memoria va aumentando constantemente`. The rise needs a word that it
+            // memoria va aumentando constantemente`, or in the next sentence of the
+            // line (`watch viewer memory usage. It grows without bound.`). The rise needs a word that it
             // lasts (over time, still, until, after each call, while training, at a
             // rate of, until it reaches the limit); see
             // `extract_rising_memory`.
@@ -119,7 +120,7 @@ pub(super) static RULES: &[Rule] = &[
                 "memory went up",
                 "memory rise",
             ],
-            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b))",
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:memory|ram|rss|heap)\b[^.\n]{0,80}\.\s+(?:and |but )?(?:it|this|that)\s+(?:\w+ly\s+)?(?:(?:just |still )?keeps?(?: on)? |continues to |is |was )?(?:increas\w*|grow(?:s|ing)?|climb\w*|rising)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b))",
             "The report says memory keeps rising ({claim})",
         )
     },
