@@ -32,6 +32,21 @@ fn a_threads_reading_of_a_plain_kill_names_the_oom_killer() {
 }
 
 #[test]
+fn a_kill_for_oom_told_in_words() {
+    each_named_first(&[
+        (
+            "`dmesg -T | egrep -i 'killed process'` shows that on Fri Aug 12 14:02:43 2016 a ruby process was killed for OOM.",
+            "log.oom-kill",
+        ),
+        (
+            "Our notebook servers get killed by Out of Memory (OOM) every few days.",
+            "log.oom-kill",
+        ),
+    ]);
+    lines_raise_nothing(&["If a process is killed for OOM, raise the container's limit."]);
+}
+
+#[test]
 fn a_reading_denied_or_asked_leaves_the_kill_unexplained() {
     texts_named_first(&[
         (

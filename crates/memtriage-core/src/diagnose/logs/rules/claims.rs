@@ -243,7 +243,8 @@ pub(super) static RULES: &[Rule] = &[
             // terminates it` (once RAM and swap are full), `killed by Linux kernel (Out of
             // memory)`, `the kernel killing Quickwit`, `The OOM killer repetitively killed
             // each of my instances`, `mostly silently OOM killed`, `Sidekiq process killed
-            // by system because it use all of the memory`: the writer's word for the
+            // by system because it use all of the memory`, `a ruby process was killed
+            // for OOM`, `killed by Out of Memory (OOM)`: the writer's word for the
             // kill, without the kernel's lines.
             "prose.oom-killed-claim",
             C::OomKill,
@@ -255,6 +256,14 @@ pub(super) static RULES: &[Rule] = &[
                 "to OOMKill",
                 "to OOM kill",
                 "to OOM-kill",
+                "killed for OOM",
+                "killed due to OOM",
+                "killed because of OOM",
+                "terminated due to OOM",
+                "killed by out of memory",
+                "killed by the out of memory",
+                "killed by out-of-memory",
+                "killed by the out-of-memory",
                 "OOM Killed",
                 " OOM killer",
                 " OOM-killer",
@@ -278,7 +287,7 @@ pub(super) static RULES: &[Rule] = &[
                 "killed by the os",
                 "killed by os",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to OOM[ -]?kill(?:s|ed)?\b))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
