@@ -495,13 +495,13 @@ fn inside_cjk_sentence(msg: &str, matched: &std::ops::Range<usize>) -> bool {
         .strip_suffix([':', '\u{ff1a}'])
         .and_then(|label| label.trim_end().chars().last())
         .is_some_and(is_cjk);
-    // A match in the prose's own language is the writer's words (`内存一直在涨`,
-    // memory keeps rising), not an error they name.
-    // Nor is one quoted after a verb that reports it (`训练时报\`MXNetError: …\`错误`,
-    // got the … error while training).
+    // One quoted after a verb that reports it (`训练时报\`MXNetError: …\`错误`, got
+    // the … error while training) is the writer's.
     let reported = before
         .rfind(['`', '「', '『', '“'])
         .is_some_and(|open| reports_before_quote(before[..open].trim_end()));
+    // A match in the prose's own language is the writer's words (`内存一直在涨`,
+    // memory keeps rising), not an error they name.
     cjk(&msg[matched.clone()]) == 0
         && !labelled
         && !reported

@@ -91,8 +91,8 @@ pub(super) static RULES: &[Rule] = &[
             // Memory said to rise and keep rising, in a sentence of the writer's own:
             // `the RAM consumption constantly increases`, `RSS is still climbing`, `la
             // memoria va aumentando constantemente`, or in the next sentence of the
-            // line (`watch viewer memory usage. It grows without bound.`). The rise needs a word that it
-            // lasts (over time, still, until, after each call, while training, at a
+            // line (`watch viewer memory usage. It grows without bound.`). The rise
+            // needs a word that it lasts (over time, still, until, after each call, while training, at a
             // rate of, until it reaches the limit); see
             // `extract_rising_memory`.
             "prose.rising-memory",
@@ -100,9 +100,8 @@ pub(super) static RULES: &[Rule] = &[
             Warn,
             // Each literal is (or holds) an anchor of the prefilter's: the rises told
             // otherwise (`went up`, `rose`) cost more than they read.
-            // `goes up` and `rises` hold none, so they are read where they stand
-            // right after what rose (`Memory usage goes up and never down`, `see the
-            // ram usage rise`), or beside another literal of the rule.
+            // `goes up` and `rises` hold none, so they are read only right after what
+            // rose (`Memory usage goes up and never down`, `see the ram usage rise`).
             &[
                 "ncreas",
                 "grow",
@@ -455,25 +454,29 @@ fn extract_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
 /// first command finishes without any problems, but the second … before being
 /// terminated by OOM killer` denies the first command's trouble, not the kill.
 fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
-    let Some((clause, _, end)) = clause_of_claim(msg, out, true) else {
+    clause_stands(msg, out, true)
+}
+
+/// [`claim_stands`], reading for a denial the claim's own words too, or (`read_claim`
+/// false) only the words around it, where the claim itself may say `not` (`not enough
+/// memory`).
+fn clause_stands(msg: &str, out: &[(String, String)], read_claim: bool) -> bool {
+    let (Some(told), Some((clause, _, end))) = (claim(out), clause_of_claim(msg, out, true)) else {
         return false;
     };
-    !denied(&clause.to_lowercase()) && !asked(msg, end)
+    let read = if read_claim {
+        clause
+    } else {
+        clause.replacen(told, " ", 1)
+    };
+    !denied(&read.to_lowercase()) && !asked(msg, end)
 }
 
 /// A thread's word that memory ran out, where the words around it neither deny nor
-/// suppose it and no question asks it: the claim's own words may deny (`not enough
-/// memory`), so they are left out of what is read for a denial.
+/// suppose it and no question asks it.
 #[allow(clippy::ptr_arg)]
 fn extract_told_out_of_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
-    let Some(told) = claim(out) else {
-        return false;
-    };
-    let Some((clause, _, end)) = clause_of_claim(msg, out, true) else {
-        return false;
-    };
-    let around = clause.replacen(told, " ", 1).to_lowercase();
-    !denied(&around) && !asked(msg, end)
+    clause_stands(msg, out, false)
 }
 
 /// A markdown task list's item (`- [ ] Comm errors/segfaults related to …`): work to

@@ -291,8 +291,10 @@ pub(super) static RULES: &[Rule] = &[
             C::HostAllocFailure,
             Error,
             &["Errno 12", "Cannot allocate memory", "ENOMEM", "cannot allocate memory", "Kann nicht genügend Speicher zuweisen", "Impossible d'allouer de la mémoire", "No se puede asignar memoria", "Não foi possível alocar memória", "Невозможно выделить память", "无法分配内存", "メモリを確保できません", "enough memory"],
-            // Tcl's exec (`couldn't fork child process: not enough memory`) and a
-            // strerror in parentheses (`malloc buckets failed(Cannot allocate memory)`).
+            // Tcl's exec (`couldn't fork child process: not enough memory`), a
+            // strerror in parentheses (`malloc buckets failed(Cannot allocate memory)`)
+            // and raised as an exception (Crystal's `Cannot allocate new fiber stack:
+            // Cannot allocate memory (RuntimeError)`).
             r"\[Errno 12\]|\bfork: (?:retry: )?Cannot allocate memory|\bfailed[.:] Cannot allocate memory\b|\bcouldn't fork child process: not enough memory\b|(?:^|: |\()Cannot allocate memory\s*(?:$|[\x22'\x60)\]])|\bENOMEM\b|(?:spawn|exec|clone|fork|posix_spawn|vfork|subprocess|Popen|worker|thread)\S*.{0,60}[Cc]annot allocate memory|[Cc]annot allocate memory.{0,60}(?:fork|spawn|worker|subprocess)|OSError: \[Errno 12\]|(?:^|\s|: )Cannot allocate memory - \S|: Cannot allocate memory \(\w*(?:Error|Exception)\)|(?:^|: )(?:Kann nicht genügend Speicher zuweisen|Impossible d'allouer de la mémoire|No se puede asignar memoria|Não foi possível alocar memória|Невозможно выделить память|无法分配内存|メモリを確保できません)\s*$|\b(?:mmap|mmap64|malloc|calloc|realloc|memalign|posix_memalign|mremap)(?:\(\d?\))?(?: \w+)? failed\W{0,4}(?:Reason: |\[12\] )?[Cc]annot allocate memory",
             "The system refused a memory allocation (ENOMEM, Cannot allocate memory)",
         )
@@ -363,7 +365,9 @@ pub(super) static RULES: &[Rule] = &[
         // memory`), Valve's tier0 (`Assertion Failed: OUT OF MEMORY`), Valgrind's own
         // heap (`Valgrind's memory management: out of memory:`), Seastar's (Redpanda,
         // ScyllaDB: `seastar - Failed to allocate N bytes`, and the diagnostics it dumps
-        // when one fails).
+        // when one fails), V8 embedded in ArangoDB (`FATAL out of memory in V8 (heap
+        // setup)`), memcached's `out of memory storing object`, GraphicsMagick's `gm
+        // convert: Memory allocation failed (…)`.
         "host.program-allocation-failed",
         C::HostAllocFailure,
         Error,
@@ -373,9 +377,8 @@ pub(super) static RULES: &[Rule] = &[
     ),
     rule(
         // libFuzzer stops its target itself past a limit: the whole process's RSS
-        // (`==23== ERROR: libFuzzer: out-of-memory (used: 2049Mb; exceeds: 2048Mb)`,
-        // or `limit: 2048Mb` in other releases),
-        // `-rss_limit_mb`) or one allocation (`out-of-memory (malloc(4294971391))`,
+        // (`==23== ERROR: libFuzzer: out-of-memory (used: 2049Mb; exceeds: 2048Mb)`, or
+        // `limit: 2048Mb` in other releases; `-rss_limit_mb`) or one allocation (`out-of-memory (malloc(4294971391))`,
         // `-malloc_limit_mb`).
         "libfuzzer.out-of-memory",
         C::HostAllocFailure,

@@ -359,7 +359,8 @@ pub(super) static RULES: &[Rule] = &[
     },
     // bash and sh print `Killed` in this case only (macOS's `Killed: 9`), and healthy
     // logs hold `killed` on every line (`killed_frac=0.95`): this form is matched in
-    // its case.
+    // its case. Printed after a progress bar that ended without a newline, it follows
+    // its `]`, `%` or count (`69/4190Killed`).
     Rule {
         fix: Some(SIGKILL_FIX),
         certainty: Likely,
