@@ -20,6 +20,7 @@ pub(super) const DOCUMENT_HEAD: usize = super::wrap::SAMPLE;
 /// no such mark: issue templates have them (`### Describe the bug`).
 pub(super) fn reads_as_document(head: &str) -> bool {
     static CAPTION: OnceLock<Option<Regex>> = OnceLock::new();
+    static CHANGE: OnceLock<Option<Regex>> = OnceLock::new();
     static DIRECTIVE: OnceLock<Option<Regex>> = OnceLock::new();
     static SECTION: OnceLock<Option<Regex>> = OnceLock::new();
     // As a diff (`+`), a quote (`> `) or both may show the page.
@@ -96,7 +97,19 @@ pub(super) fn reads_as_document(head: &str) -> bool {
         l.starts_with("From ")
             && (l.ends_with(" Wiki") || l.ends_with("Wiki") || l.contains("the free encyclopedia"))
     });
+    // A change's own title (`fix(docker): stop build immediately on memory
+    // starvation`, a conventional commit's, with its scope or as the page's heading;
+    // a log's `build: clang++ …` is none): the text tells what the change does about
+    // a failure, not a failure met.
+    let change = lines.iter().take(4).any(|l| {
+        matches(
+            &CHANGE,
+            r"^(?:#+\s*(?:fix|feat|perf|refactor|chore|docs|build|ci|test)(?:\([A-Za-z0-9_./-]+\))?|(?:fix|feat|perf|refactor|chore|docs|build|ci|test)\([A-Za-z0-9_./-]+\))!?: \S",
+            l,
+        )
+    });
     front_matter
+        || change
         || man_page
         || wiki
         || directive

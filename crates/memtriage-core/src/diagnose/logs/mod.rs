@@ -27,6 +27,7 @@ mod engine;
 mod faulthandler;
 mod growth_series;
 mod join;
+mod line_rules;
 mod oops;
 mod prefilter;
 mod process_table;
@@ -41,11 +42,12 @@ mod wrap;
 use memchr::{memchr2, memrchr2};
 use serde::{Serialize, Serializer};
 
-use crate::model::finding::{Finding, Severity};
+use crate::model::finding::Finding;
 use crate::parse::text::escape_bytes;
-use captures::{push_captures, standing_match};
+use captures::push_captures;
 use engine::{engine, frame, normalize, task_row, Engine, Pattern};
 use join::PendingJoin;
+use line_rules::Taken;
 
 pub use engine::{check_prefilter, check_rules, compile_all_rules};
 pub use rules::{ClassInfo, FailureClass, CLASSES, RULES};
@@ -664,54 +666,16 @@ impl LogScanner {
         if prose::is_markdown_heading(&msg) && self.issue_title.as_deref() != Some(line.trim()) {
             return false;
         }
-        for (i, rule) in RULES.iter().enumerate() {
-            if !candidates.get(i).copied().unwrap_or(false) {
-                continue;
-            }
-            let Ok(Pattern { main: re, optional }) = engine.pattern(i) else {
-                continue;
-            };
-            let mut found = re.captures_iter(&msg).peekable();
-            if found.peek().is_none() {
-                continue;
-            }
-            if let Some(rows) = engine.table_rows.get(i).copied().flatten() {
-                self.close_table();
-                let quoted = self.article || prose::quoted_as_example(&self.context);
-                self.table = Some(tables::Table::new(rows, (line_no, line), &msg, quoted));
-            }
-            let Some((matched, captures)) = standing_match(found, re, optional, rule.extract, &msg)
-            else {
-                continue;
-            };
-            if self.article
-                || (self.impersonal
-                    && rule.severity != Severity::Info
-                    && prose::mentioned_not_printed(&msg, matched.clone()))
-                || prose::quoted_as_example(&self.context)
-                || prose::explains_the_error(&msg, matched.clone())
-                || prose::has_invented_values(line)
-            {
+        match self.take_line(engine, &candidates, 0, (line, &msg, line_no)) {
+            // A plain kill and its sender told on the same line (`Killed … OOMKilled (exit
+            // code 137)`, `killed by Kubernetes with exit code 137 because of High Memory
+            // Usage`): the kill takes the line, and a later rule may name who sent it.
+            Taken::Recorded(i) if report::is_plain_sigkill(RULES[i].id) => {
+                self.take_line(engine, &candidates, i + 1, (line, &msg, line_no));
                 return true;
             }
-            if faulthandler::starts_block(rule) {
-                self.block = Some(faulthandler::Block::new(
-                    i,
-                    line_no,
-                    line.to_string(),
-                    captures,
-                ));
-            } else {
-                let m = LogMatch {
-                    class: rule.class,
-                    rule: rule.id,
-                    line_no,
-                    line: line.to_string(),
-                    captures,
-                };
-                self.record_or_watch(m, &msg);
-            }
-            return true;
+            Taken::Recorded(_) | Taken::Silenced => return true,
+            Taken::Nothing => {}
         }
         // A table header matched without a finding of its own.
         self.table.as_ref().is_some_and(|t| t.line_no() == line_no)

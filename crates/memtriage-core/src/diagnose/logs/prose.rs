@@ -113,12 +113,29 @@ pub(super) fn read_head(region: &[u8]) -> Option<Head> {
             && !head
                 .lines()
                 .any(|l| is_issue_form_heading(l) || is_issue_byline(l)),
-        issue_title: (first.starts_with('#')
-            && lines
-                .get(1)
-                .is_some_and(|l| is_issue_byline(l) || is_issue_form_heading(l)))
-        .then(|| first.clone()),
+        issue_title: issue_title(&lines),
     })
+}
+
+/// An issue's title as a thread is pasted: its heading, above its byline or its form's
+/// first heading, under the tracker's line naming the issue where that was kept
+/// (`zhu30844/MotionSense · issue #4 · open · C`).
+fn issue_title(lines: &[String]) -> Option<String> {
+    static TRACKER: OnceLock<Option<Regex>> = OnceLock::new();
+    let tracker = lines.first().is_some_and(|l| {
+        matches(
+            &TRACKER,
+            r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+ · (?:issue|pull request|discussion) #[0-9]+(?: |$)",
+            l,
+        )
+    });
+    let lines = &lines[usize::from(tracker).min(lines.len())..];
+    let first = lines.first()?;
+    (first.starts_with('#')
+        && lines
+            .get(1)
+            .is_some_and(|l| is_issue_byline(l) || is_issue_form_heading(l)))
+    .then(|| first.clone())
 }
 
 /// `7.4.5. Pod エビクションについて`: a manual's section, numbered to its third level,

@@ -273,6 +273,11 @@ pub(super) fn findings(
     out.into_iter().map(|(_, _, f)| f).collect()
 }
 
+/// Whether rule `id` sees a SIGKILL without knowing who sent it.
+pub(super) fn is_plain_sigkill(id: &str) -> bool {
+    PLAIN_SIGKILL.contains(&id)
+}
+
 /// Rules that see a SIGKILL without knowing who sent it.
 const PLAIN_SIGKILL: &[&str] = &[
     oom_rules::EXIT_SIGKILL,

@@ -13,6 +13,7 @@ use crate::model::finding::Finding;
 use crate::tests::support::fixtures;
 
 mod allocators_and_debuggers;
+mod builds_vms_and_servers;
 mod bus;
 mod claims_and_services;
 mod crash;

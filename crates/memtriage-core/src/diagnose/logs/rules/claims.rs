@@ -90,7 +90,8 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // Memory said to rise and keep rising, in a sentence of the writer's own:
             // `the RAM consumption constantly increases`, `RSS is still climbing`, `la
-            // memoria va aumentando constantemente`, or in the next sentence of the
+            // memoria va aumentando constantemente`, `gradually eating up my memory`, or
+            // in the next sentence of the
             // line (`watch viewer memory usage. It grows without bound.`). The rise
             // needs a word that it lasts (over time, still, until, after each call, while training, at a
             // rate of, until it reaches the limit); see
@@ -118,8 +119,14 @@ pub(super) static RULES: &[Rule] = &[
                 "memory going up",
                 "memory went up",
                 "memory rise",
+                "eating up my memory",
+                "eating up memory",
+                "eating up the memory",
+                "eats up my memory",
+                "eats up memory",
+                "eats up the memory",
             ],
-            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:memory|ram|rss|heap)\b[^.\n]{0,80}\.\s+(?:and |but )?(?:it|this|that)\s+(?:\w+ly\s+)?(?:(?:just |still )?keeps?(?: on)? |continues to |is |was )?(?:increas\w*|grow(?:s|ing)?|climb\w*|rising)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b))",
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:memory|ram|rss|heap)\b[^.\n]{0,80}\.\s+(?:and |but )?(?:it|this|that)\s+(?:\w+ly\s+)?(?:(?:just |still )?keeps?(?: on)? |continues to |is |was )?(?:increas\w*|grow(?:s|ing)?|climb\w*|rising)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b|\beat(?:s|ing) up (?:my |the )?memory\b))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -193,12 +200,13 @@ pub(super) static RULES: &[Rule] = &[
         certainty: Possible,
         ..rule(
             // `causes gnome-shell to segfault on start`, `GNOME components segfault`:
-            // the verb is what people write of a crash they had.
+            // the verb is what people write of a crash they had; `运行时会出现段错误`
+            // (a segmentation fault appears when I run it).
             "prose.segfault-claim",
             C::NativeCrash,
             Warn,
-            &["segfault"],
-            r"(?i:(?P<claim>\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)))",
+            &["segfault", "段错误"],
+            r"(?i:(?P<claim>(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)))",
             "The report says the program crashed with a segmentation fault ({claim})",
         )
     },
@@ -243,8 +251,11 @@ pub(super) static RULES: &[Rule] = &[
             // memory)`, `the kernel killing Quickwit`, `The OOM killer repetitively killed
             // each of my instances`, `mostly silently OOM killed`, `Sidekiq process killed
             // by system because it use all of the memory`, `a ruby process was killed
-            // for OOM`, `killed by Out of Memory (OOM)`: the writer's word for the
-            // kill, without the kernel's lines.
+            // for OOM`, `killed by Out of Memory (OOM)`, `the host is OOM-killing CH`,
+            // `the OOM killer invokes and kills the JVMs`, `Turns out this was the OOM
+            // killer`, `killed by Kubernetes when memory crosses the defined limit`, `the
+            // memory was completely (99%+) used during load so it was killed`: the
+            // writer's word for the kill, without the kernel's lines.
             "prose.oom-killed-claim",
             C::OomKill,
             Warn,
@@ -285,8 +296,16 @@ pub(super) static RULES: &[Rule] = &[
                 "killed by the system",
                 "killed by the os",
                 "killed by os",
+                "killed by kubernetes",
+                "killed by k8s",
+                "terminated by kubernetes",
+                "restarted by kubernetes",
+                "so it was killed",
+                "so it got killed",
+                "and it was killed",
+                "and it got killed",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) was (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -298,7 +317,8 @@ pub(super) static RULES: &[Rule] = &[
             // out of memory`, `the build machine ran out of memory`: the thread's
             // conclusion about the kill it shows. So is its reading of the kill
             // (`Looks like OOM`, `Almost certainly an out-of-memory error`, `failing
-            // due to lack of memory`, `the memory is not enough`). Not `if you run out
+            // due to lack of memory`, `the memory is not enough`, `应该是内存爆了`, memory
+            // blew up). Not `if you run out
             // of memory`, nor a guess (`leads me to guess that you are simply running
             // out of memory`), nor a question.
             OUT_OF_MEMORY_TOLD,
@@ -324,8 +344,10 @@ pub(super) static RULES: &[Rule] = &[
                 "memory不够",
                 "内存不足",
                 "内存不够",
+                "内存爆",
+                "内存炸",
             ],
-            r"(?i:(?P<claim>\b(?:you(?:'re| are| were)?|it(?:'s| is| was)?|(?:i|we)(?:'m| am| are| was| were)?|they(?:'re| are| were)?|(?:the |your |my |our )?(?:\w+ )?(?:machine|system|server|vm|node|box|container|runner|build|compiler|process|job)(?:'s| is| was)?)\s+(?:(?:probably|likely|just|simply|clearly|definitely|most likely|obviously)\s+)?(?:running|ran|runs|run) out of memory\b|\b(?:looks?|sounds?|seems?)(?: very much| much| a lot| more)? like (?:an? )?(?:oom\b|out of memory\b|out-of-memory (?:error|issue|problem)\b|out of ram\b|insufficient memory\b|not enough (?:memory|ram)\b)|\b(?:due to|because of|caused by) (?:a |the )?(?:lack of (?:memory|ram)|insufficient memory|not enough (?:memory|ram))\b|\bthe memory (?:is|was) not enough\b|\b(?:almost certainly|most likely|definitely)(?: means)? (?:an? )?[\x22'`]?(?:out of memory\b|out-of-memory (?:error|issue|problem)\b)|\bmeans (?:an? )?(?:out of memory\b|out-of-memory (?:error|issue|problem)\b)|\b(?:it's|it is|it was|this is|that's|that is) (?:an? )?(?:[\x22'`]?out of memory[\x22'`]? (?:error|issue|problem)\b|out-of-memory (?:error|issue|problem)\b)|(?:内存|memory)(?:不够|不足)))",
+            r"(?i:(?P<claim>\b(?:you(?:'re| are| were)?|it(?:'s| is| was)?|(?:i|we)(?:'m| am| are| was| were)?|they(?:'re| are| were)?|(?:the |your |my |our )?(?:\w+ )?(?:machine|system|server|vm|node|box|container|runner|build|compiler|process|job)(?:'s| is| was)?)\s+(?:(?:probably|likely|just|simply|clearly|definitely|most likely|obviously)\s+)?(?:running|ran|runs|run) out of memory\b|\b(?:looks?|sounds?|seems?)(?: very much| much| a lot| more)? like (?:an? )?(?:oom\b|out of memory\b|out-of-memory (?:error|issue|problem)\b|out of ram\b|insufficient memory\b|not enough (?:memory|ram)\b)|\b(?:due to|because of|caused by) (?:a |the )?(?:lack of (?:memory|ram)|insufficient memory|not enough (?:memory|ram))\b|\bthe memory (?:is|was) not enough\b|\b(?:almost certainly|most likely|definitely)(?: means)? (?:an? )?[\x22'`]?(?:out of memory\b|out-of-memory (?:error|issue|problem)\b)|\bmeans (?:an? )?(?:out of memory\b|out-of-memory (?:error|issue|problem)\b)|\b(?:it's|it is|it was|this is|that's|that is) (?:an? )?(?:[\x22'`]?out of memory[\x22'`]? (?:error|issue|problem)\b|out-of-memory (?:error|issue|problem)\b)|(?:内存|memory)(?:不够|不足)|内存(?:爆|炸)了?))",
             "The thread says memory ran out ({claim})",
         )
     },
@@ -374,7 +396,8 @@ pub(super) static RULES: &[Rule] = &[
             // `once I max out my RAM and start using swap`, `it goes in the swap`, `My
             // swap file fills up and then Home Assistant hangs`, `rapid swap file
             // growth`, `caused excessive swapping`, `the kernel started swapping
-            // heavily`, `memory and swap (zram) get gradually filled up`, `filling the
+            // heavily`, `it started to consume swap memory`, `utilize the swap memory …
+            // and cause an incredibly slow system`, `memory and swap (zram) get gradually filled up`, `filling the
             // whole RAM and even swap file`.
             "prose.swap-claim",
             C::SwapThrashing,
@@ -397,8 +420,20 @@ pub(super) static RULES: &[Rule] = &[
                 "and swap",
                 "and even swap",
                 "and the swap",
+                "consume swap",
+                "consume the swap",
+                "consumed swap",
+                "consumed the swap",
+                "consuming swap",
+                "consuming the swap",
+                "utilize swap",
+                "utilize the swap",
+                "utilized swap",
+                "utilized the swap",
+                "utilizing swap",
+                "utilizing the swap",
             ],
-            r"(?i:(?P<claim>\b(?:excessive|heavy|constant|massive|intense)\s+swapping\b|\bswapping\s+(?:excessively|heavily|constantly|like crazy)\b|\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b|\bswap(?: file)? (?:fills up|growth)\b|\b(?:ram|memory) and (?:the |even )?swap(?: file| space)?(?: \(\w+\))? (?:(?:get|gets|got|are|were|is|was) )?(?:\w+ly )?fill(?:s|ed|ing)? up\b|\bfill(?:s|ed|ing)? up (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\bfill(?:s|ed|ing)? (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b))",
+            r"(?i:(?P<claim>\b(?:excessive|heavy|constant|massive|intense)\s+swapping\b|\bswapping\s+(?:excessively|heavily|constantly|like crazy)\b|\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b|\bswap(?: file)? (?:fills up|growth)\b|\b(?:ram|memory) and (?:the |even )?swap(?: file| space)?(?: \(\w+\))? (?:(?:get|gets|got|are|were|is|was) )?(?:\w+ly )?fill(?:s|ed|ing)? up\b|\bfill(?:s|ed|ing)? up (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\bfill(?:s|ed|ing)? (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\b(?:start(?:s|ed)?|begins?|began) (?:to )?(?:consum(?:e|ed|ing)|us(?:e|ing)|utiliz(?:e|ed|ing)) (?:the )?swap\b|\b(?:consum(?:e|ed|ing)|us(?:e|ing)|utiliz(?:e|ed|ing)) (?:the )?swap(?: memory| space| disk| file)?\b[^.\n]{0,60}?\b(?:slow|hang|freez|unresponsive|crawl)\w*))",
             "The report says the machine went into swap ({claim})",
         )
     },
@@ -589,7 +624,20 @@ fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let near: Vec<&str> = before.split_whitespace().rev().take(4).collect();
     let near = near.into_iter().rev().collect::<Vec<_>>().join(" ");
     let after = msg.get(at + claim.len()..).unwrap_or("");
-    asserted(&near) || opens_a_title(&before, after, claim)
+    asserted(&near)
+        || (english.starts_with("leak") && ongoing(&near))
+        || opens_a_title(&before, after, claim)
+}
+
+/// The leak told as going on (`gnome-shell is slowly leaking memory`, `it keeps leaking
+/// memory`): the verb's own tense asserts it.
+fn ongoing(near: &str) -> bool {
+    static ONGOING: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &ONGOING,
+        r"\b(?:is|are|was|were|been|keeps?|kept|started|starts)(?: \w+ly)?(?: (?:to|on))?$",
+        near,
+    )
 }
 
 /// A rise the sentence says lasts (`constantly`, `over time`, `still`, `until it
@@ -603,7 +651,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|with time|\bnever (?:back )?down\b|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|with time|\bnever (?:back )?down\b|\bonly (?:grow|increas|rise|goes up|climb)\w*|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }
@@ -719,13 +767,14 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
 }
 
 /// Words that deny, suppose (`might be the symptom`, `may end up getting OOM killed`,
-/// `leads me to guess that …`), avoid, fix or generalise what the sentence names, in
-/// the languages reports are written in.
+/// `leads me to guess that …`, `decides to segfault or something`, `感觉应该是内存爆了`,
+/// I feel it must be memory blowing up), avoid, fix or
+/// generalise what the sentence names, in the languages reports are written in.
 fn denied(sentence: &str) -> bool {
     static DENIED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &DENIED,
-        r"\b(?:no|not|never|without|any|if|whether|unless|may|might|could|can|guess\w*|wonder\w*|maybe|perhaps|avoid\w*|prevent\w*|fix|fixe[sd]|fixing|how to|how do|common|typical|such as|e\.g|indicat\w*|pas|sans|aucune?|si|ni|nie|bez|ne|nein|kein\w*|nicht|ohne|sin|ningún|ninguna|não|sem|nessun\w*|senza|niet|geen|zonder|не|нет|без|değil|yok|không|tidak|bukan|nincs|nu|fără|δεν|χωρίς|ingen|inte|ikke|ei|لا|ليس|بدون|نه|בלי|לא|नहीं|ไม่)\b|n't\b|不是|没有|沒有|无|無|未|なし|ない|없|않",
+        r"\b(?:no|not|never|without|any|if|whether|unless|may|might|could|can|guess\w*|wonder\w*|maybe|perhaps|avoid\w*|prevent\w*|fix|fixe[sd]|fixing|how to|how do|common|typical|such as|e\.g|indicat\w*|or something|or whatever|pas|sans|aucune?|si|ni|nie|bez|ne|nein|kein\w*|nicht|ohne|sin|ningún|ninguna|não|sem|nessun\w*|senza|niet|geen|zonder|не|нет|без|değil|yok|không|tidak|bukan|nincs|nu|fără|δεν|χωρίς|ingen|inte|ikke|ei|لا|ليس|بدون|نه|בלי|לא|नहीं|ไม่)\b|n't\b|不是|没有|沒有|无|無|未|感觉|可能|也许|或许|猜|なし|ない|없|않",
         sentence,
     )
 }

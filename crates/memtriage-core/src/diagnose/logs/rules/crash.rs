@@ -173,6 +173,18 @@ pub(super) static RULES: &[Rule] = &[
         "A process crashed (a crash reporter's or a runtime's report)",
     ),
     rule(
+        // VirtualBox's VMM stopping a guest it can no longer run (`VCPU0: Guru
+        // Meditation -2701 (VERR_VMM_RING0_ASSERTION)`, `aborted by a Guru Meditation
+        // triple fault`); not Varnish's `Guru Meditation:` error page, which names no
+        // status and no fault.
+        "virtualbox.guru-meditation",
+        C::NativeCrash,
+        Error,
+        &["Guru Meditation"],
+        r"\bGuru Meditation (?:-?\d+ \(VERR_\w+\)|\(?triple fault\b)|\b(?:aborted|stopped|halted) (?:by|with) (?:a |the )?Guru Meditation\b",
+        "VirtualBox stopped the guest with a Guru Meditation (the VM crashed)",
+    ),
+    rule(
         // The sanitizers' reports (ASan, and HWASan's and MSan's, which say it alike).
         "sanitizer.report",
         C::NativeCrash,

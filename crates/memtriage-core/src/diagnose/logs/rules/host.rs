@@ -447,14 +447,28 @@ pub(super) static RULES: &[Rule] = &[
         "host.out-of-memory-message",
         C::HostAllocFailure,
         Error,
-        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "malloc of size", "Out of memory allocating", "out of memory allocating", "Failed to allocate"],
+        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "malloc of size", "Out of memory allocating", "out of memory allocating", "Failed to allocate", "failed to allocate buffer of size", "failed to allocate CPU buffer"],
         // Intel Fortran's runtime: `forrtl: severe (41): insufficient virtual memory`,
         // `(179): Cannot allocate array - overflow on array size calculation`.
         // OpenVINO's CPU plugin: `Failed to allocate 282441216 bytes of memory`, the
         // line's last words (a device's allocation names the device after them).
         // Arrow's memory pool: `malloc of size 1073741824 failed` (a report writes `n`).
-        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|\bmalloc of size (?:\d+|n) failed\b|out of memory allocating|^Failed to allocate \d+ bytes of memory\.?\s*$)",
+        // ggml's CPU backend (llama.cpp, whisper.cpp): `ggml_backend_cpu_buffer_type_alloc_buffer:
+        // failed to allocate buffer of size N`, `failed to allocate CPU buffer of size N`.
+        // LAMMPS: `ERROR on proc 1: Failed to allocate -156019200 bytes for array _ncachex`.
+        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|\bmalloc of size (?:\d+|n) failed\b|out of memory allocating|^Failed to allocate \d+ bytes of memory\.?\s*$|cpu_buffer_type_alloc_buffer: failed to allocate buffer of size \d+|\bfailed to allocate CPU buffer of size \d+|\bERROR(?: on proc \d+)?: Failed to allocate -?\d+ bytes for array\b)",
         "A host memory allocation failed",
+    ),
+    rule(
+        // breakpad's minidump_stackwalk reading a dump written on an allocation failure:
+        // `Crash reason:  Out of Memory`, or Chromium's own out-of-memory exception code
+        // on Windows (`Crash reason:  0xe0000008`, Electron, VS Code).
+        "minidump.out-of-memory",
+        C::HostAllocFailure,
+        Error,
+        &["Crash reason:"],
+        r"^Crash reason:\s+(?:Out of Memory\b|0xe0000008\b)",
+        "The process crashed out of memory (a minidump's crash reason)",
     ),
     rule(
         // Chromium's allocator shim (Chrome, Electron, headless browsers in CI), and

@@ -154,10 +154,11 @@ pub(super) static RULES: &[Rule] = &[
                 "signal: killed",
                 "child killed: kill signal"
             ],
-            // Tcl's exec names the signal in words: `child killed: kill signal`.
+            // Tcl's exec names the signal in words: `child killed: kill signal`. BSD
+            // make prints its child's signal alone: `*** Signal 9`.
             concat!(
                 died_of_signal!("KILL", "9", "(?i:killed)"),
-                r"|\bchild killed: kill signal\b"
+                r"|\bchild killed: kill signal\b|^\*\*\* Signal 9\s*$"
             ),
             "The process was killed by SIGKILL, most often by the OOM killer",
         )
