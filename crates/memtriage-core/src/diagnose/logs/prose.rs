@@ -118,8 +118,8 @@ pub(super) fn read_head(region: &[u8]) -> Option<Head> {
 }
 
 /// An issue's title as a thread is pasted: its heading, above its byline or its form's
-/// first heading, under the tracker's line naming the issue where that was kept
-/// (`zhu30844/MotionSense · issue #4 · open · C`).
+/// first heading, under the tracker's line naming the issue and its labels where
+/// those were kept (`zhu30844/MotionSense · issue #4 · open · C`, `labels: bug`).
 fn issue_title(lines: &[String]) -> Option<String> {
     static TRACKER: OnceLock<Option<Regex>> = OnceLock::new();
     let tracker = lines.first().is_some_and(|l| {
@@ -129,7 +129,8 @@ fn issue_title(lines: &[String]) -> Option<String> {
             l,
         )
     });
-    let lines = &lines[usize::from(tracker).min(lines.len())..];
+    let labels = tracker && lines.get(1).is_some_and(|l| l.starts_with("labels: "));
+    let lines = &lines[(usize::from(tracker) + usize::from(labels)).min(lines.len())..];
     let first = lines.first()?;
     (first.starts_with('#')
         && lines

@@ -156,3 +156,46 @@ fn a_change_and_an_issue_under_its_tracker_line_read_as_such() {
         "log.native-crash",
     )]);
 }
+
+/// Read after batch 24's set-aside was scored: Ray's object store too big for /dev/shm,
+/// a failed page allocation's call trace without its first line, Windows' access
+/// violation dialog as users capitalise it, a bug check's long code after `STOP code`,
+/// jetsam in the kernel's own log, a Russian issue's title under its labels.
+#[test]
+fn forms_read_after_the_scoring() {
+    each_named_first(&[
+        (
+            "[2026-03-25 05:44:29,435 W 39 39] (raylet) store_runner.cc:83: System memory request exceeds memory available in /dev/shm. The request is for 10200547328 bytes, and the amount available is 9663676416 bytes.",
+            "log.dataloader-shm",
+        ),
+        (
+            "[4238992.151057]  [<ffffffffaf5bcaa0>] warn_alloc_failed+0x110/0x180",
+            "log.memory-pressure",
+        ),
+        (
+            "[  412.118201]  warn_alloc+0x14c/0x1d0",
+            "log.memory-pressure",
+        ),
+        (
+            "The Instruction at 0x00007FFB36EC11F1 referenced memory at 0x0000000000000000.",
+            "log.windows-memory-fault",
+        ),
+        (
+            "I got a BSOD crash in balloon.sys.  STOP code 0x0000007e and on all subsequent boots.",
+            "log.windows-memory-fault",
+        ),
+        (
+            "16:12:49.226  kernel: memorystatus: exceeded mem limit: ActiveHard 50 MB (fatal)",
+            "log.userspace-oom-kill",
+        ),
+        (
+            "16:12:49.229  kernel: killing_specific_process pid 1879 [Tunnel] ... 51200KB",
+            "log.userspace-oom-kill",
+        ),
+    ]);
+    texts_named_first(&[(
+        "OneMoreGres/ScreenTranslator · issue #158 · closed · C++\nlabels: bug\n# Ошибка сегментирования (образ памяти сброшен на диск)\n\ndimjkee90 · description · 2023-07-19\nПри запуске ошибка сегментирования\n",
+        "log.native-crash",
+    )]);
+    lines_raise_nothing(&["warn_alloc_failed is a function of mm/page_alloc.c"]);
+}

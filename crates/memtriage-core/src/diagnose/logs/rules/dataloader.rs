@@ -34,6 +34,29 @@ pub(super) static RULES: &[Rule] = &[
         "Shared memory is full: writing {path} failed with No space left on device",
     ),
     Rule {
+        why: Some(
+            "Ray keeps its object store in /dev/shm; the store it was asked for is larger than the room /dev/shm \
+             has. Docker gives a container 64 MiB of /dev/shm by default, and a platform that starts the container \
+             may give it little more.",
+        ),
+        fix: Some(
+            "Give /dev/shm more room: docker run --shm-size=16g (Compose: shm_size; Kubernetes: an emptyDir with \
+             medium: Memory mounted at /dev/shm).\nOr ask Ray for a smaller object store: ray start \
+             --object-store-memory=BYTES (ray.init(object_store_memory=…)).",
+        ),
+        ..rule(
+            // Ray's raylet sizing its object store (vLLM, serving platforms): `System
+            // memory request exceeds memory available in /dev/shm. The request is for
+            // N bytes, and the amount available is M bytes.`
+            "ray.object-store-request-over-shm",
+            C::DataloaderShm,
+            Error,
+            &["exceeds memory available in /dev/shm"],
+            r"System memory request exceeds memory available in /dev/shm\.(?: The request is for (?P<bytes>\d+) bytes)?",
+            "Ray's object store does not fit in /dev/shm",
+        )
+    },
+    Rule {
         // A database's user is told of PostgreSQL's workers, not a DataLoader's.
         why: Some(
             "PostgreSQL's parallel workers (a parallel query, VACUUM, an index build) share their data through \

@@ -37,6 +37,16 @@ pub(super) static RULES: &[Rule] = &[
         r"(?:(?P<comm>\S+?):? |^)page allocation (?:failure[.:]|stalls for \d+ms,) order:\s?(?P<order>\d+)|__alloc_pages: (?P<order2>\d+)-order allocation failed|^\s*\d+\s+\w+\s+\d+\s+-?\d+\s+\d+\s+\d+\s+\d+\s+[RSD]\s+(?:[5-9]\d|100)\.\d\s+[\d.]+\s+[\d:.]+\s+\[?kswapd\d",
         "The kernel failed an order-{order} page allocation for {comm}",
     ),
+    rule(
+        // The call trace of that failure pasted without its first line: the kernel's
+        // warning function as a frame (`warn_alloc_failed+0x110/0x180`, `warn_alloc+0x…`).
+        "kernel.allocation-failure-trace",
+        C::MemoryPressure,
+        Warn,
+        &["warn_alloc"],
+        r"\bwarn_alloc(?:_failed)?\+0x[0-9a-f]+/0x[0-9a-f]+",
+        "A kernel call trace shows a failed page allocation (warn_alloc)",
+    ),
     Rule {
         certainty: Possible,
         ..rule(

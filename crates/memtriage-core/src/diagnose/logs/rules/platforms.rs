@@ -82,7 +82,9 @@ pub(super) static RULES: &[Rule] = &[
     ),
     rule(
         // iOS's and macOS's jetsam: the crash report's reason, the EXC_RESOURCE a
-        // process gets at its memory limit, Xcode's word for the app it killed.
+        // process gets at its memory limit, Xcode's word for the app it killed, the
+        // kernel's own log (`memorystatus: exceeded mem limit: ActiveHard 50 MB
+        // (fatal)`, then `killing_specific_process pid 1879 [Tunnel]`).
         "ios.jetsam",
         C::UserspaceOomKill,
         Error,
@@ -90,8 +92,10 @@ pub(super) static RULES: &[Rule] = &[
             "jetsam memory limit",
             "RESOURCE_TYPE_MEMORY",
             "Terminated due to memory issue",
+            "memorystatus: exceeded mem limit",
+            "killing_specific_process pid",
         ],
-        r"terminated for exceeding jetsam memory limits?|\bEXC_RESOURCE RESOURCE_TYPE_MEMORY(?: \(limit=(?P<limit>\d+ ?[KMG]B))?|\bTerminated due to memory issue\b",
+        r"terminated for exceeding jetsam memory limits?|\bEXC_RESOURCE RESOURCE_TYPE_MEMORY(?: \(limit=(?P<limit>\d+ ?[KMG]B))?|\bTerminated due to memory issue\b|\bmemorystatus: exceeded mem limit: \w+ (?P<limit2>\d+ ?[KMG]B) \(fatal\)|\bkilling_specific_process pid \d+ \[",
         "Jetsam (iOS, macOS) killed the process at its memory limit",
     ),
 ];
