@@ -199,3 +199,35 @@ fn forms_read_after_the_scoring() {
     )]);
     lines_raise_nothing(&["warn_alloc_failed is a function of mm/page_alloc.c"]);
 }
+
+/// Batch 25's train forms: a CUDA wrapper's name for an illegal address and CUDA's own
+/// sentence for it, Cycles' driver call out of memory, Unity's shared memory in a
+/// container, Python's MemoryError as its repr, zstd's allocation error, and a restart
+/// told as due to `OOMKilled`.
+#[test]
+fn web_data_and_render_stacks_name_their_failures() {
+    each_named_first(&[
+        (
+            "GPU GeForce GTX 1070 ID 4: Critical error in main cuda loop ErrorIllegalAddress: While executing a kernel, the device encountered a load or store instruction on an invalid memory address.",
+            "log.cuda-illegal-memory-access",
+        ),
+        (
+            r"Out of memory in cuStreamCreate(&cuda_stream_, CU_STREAM_NON_BLOCKING) (C:\Users\blender\git\blender-v410\blender.git\intern\cycles\device\cuda\queue.cpp:21)",
+            "log.cuda-oom",
+        ),
+        (
+            "Error:  Insufficient shared memory available - if using Docker, please run the container with --shm-size=1025M",
+            "log.dataloader-shm",
+        ),
+        ("MemoryError()", "log.host-alloc-failure"),
+        (
+            "[18:08:22] [ForkJoinPool-1-worker-2/WARN]: java.io.IOException: Compression error: cannot create header: Allocation error : not enough memory",
+            "log.host-alloc-failure",
+        ),
+        (
+            "We have found that Segment Store pods frequently got restarted due to `OOMKilled`.",
+            "log.oom-kill",
+        ),
+    ]);
+    lines_raise_nothing(&["def on_error(e): return MemoryError() if e else None"]);
+}

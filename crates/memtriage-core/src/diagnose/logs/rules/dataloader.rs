@@ -56,6 +56,16 @@ pub(super) static RULES: &[Rule] = &[
             "Ray's object store does not fit in /dev/shm",
         )
     },
+    rule(
+        // Unity's player and editor in a container: `Insufficient shared memory
+        // available - if using Docker, please run the container with --shm-size=1025M`.
+        "unity.insufficient-shared-memory",
+        C::DataloaderShm,
+        Error,
+        &["Insufficient shared memory available"],
+        r"\bInsufficient shared memory available\b",
+        "The program needs more shared memory (/dev/shm) than the container gives it",
+    ),
     Rule {
         // A database's user is told of PostgreSQL's workers, not a DataLoader's.
         why: Some(

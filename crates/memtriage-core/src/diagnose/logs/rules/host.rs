@@ -210,7 +210,7 @@ pub(super) static RULES: &[Rule] = &[
         // pyarrow names its allocator's failure ArrowMemoryError, conda its own
         // CondaMemoryError; a report names it
         // after a colon, the line's last word (`最后位置是：MemoryError`).
-        r"^(?:[\w.]+\.)?(?:Arrow|Conda)?MemoryError(?::.*|\s*)$|\bCondaMemoryError: |^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)|^MemoryError\s{2,}Traceback \(most recent call last\)|[:：]\s*MemoryError\s*$",
+        r"^(?:[\w.]+\.)?(?:Arrow|Conda)?MemoryError(?::.*|\(\)|\s*)$|\bCondaMemoryError: |^(?:E\s+|Traceback.*?)?MemoryError\b(?::|\s*$)|\braise MemoryError\b|\bMemoryError: (?:std::bad_alloc|Unable to allocate|Out of memory|out of memory)|^MemoryError\s{2,}Traceback \(most recent call last\)|[:：]\s*MemoryError\s*$",
         "Python raised MemoryError: the process could not get more host memory",
     ),
     Rule {
@@ -447,7 +447,7 @@ pub(super) static RULES: &[Rule] = &[
         "host.out-of-memory-message",
         C::HostAllocFailure,
         Error,
-        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "malloc of size", "Out of memory allocating", "out of memory allocating", "Failed to allocate", "failed to allocate buffer of size", "failed to allocate CPU buffer"],
+        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "malloc of size", "Out of memory allocating", "out of memory allocating", "Failed to allocate", "failed to allocate buffer of size", "failed to allocate CPU buffer", "Allocation error : not enough memory"],
         // Intel Fortran's runtime: `forrtl: severe (41): insufficient virtual memory`,
         // `(179): Cannot allocate array - overflow on array size calculation`.
         // OpenVINO's CPU plugin: `Failed to allocate 282441216 bytes of memory`, the
@@ -456,7 +456,8 @@ pub(super) static RULES: &[Rule] = &[
         // ggml's CPU backend (llama.cpp, whisper.cpp): `ggml_backend_cpu_buffer_type_alloc_buffer:
         // failed to allocate buffer of size N`, `failed to allocate CPU buffer of size N`.
         // LAMMPS: `ERROR on proc 1: Failed to allocate -156019200 bytes for array _ncachex`.
-        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|\bmalloc of size (?:\d+|n) failed\b|out of memory allocating|^Failed to allocate \d+ bytes of memory\.?\s*$|cpu_buffer_type_alloc_buffer: failed to allocate buffer of size \d+|\bfailed to allocate CPU buffer of size \d+|\bERROR(?: on proc \d+)?: Failed to allocate -?\d+ bytes for array\b)",
+        // zstd's error string, through the JVM's zstd-jni: `Allocation error : not enough memory`.
+        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|\bmalloc of size (?:\d+|n) failed\b|out of memory allocating|^Failed to allocate \d+ bytes of memory\.?\s*$|cpu_buffer_type_alloc_buffer: failed to allocate buffer of size \d+|\bfailed to allocate CPU buffer of size \d+|\bERROR(?: on proc \d+)?: Failed to allocate -?\d+ bytes for array\b|\bAllocation error : not enough memory\b)",
         "A host memory allocation failed",
     ),
     rule(
