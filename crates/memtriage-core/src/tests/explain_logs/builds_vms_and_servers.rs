@@ -231,3 +231,25 @@ fn web_data_and_render_stacks_name_their_failures() {
     ]);
     lines_raise_nothing(&["def on_error(e): return MemoryError() if e else None"]);
 }
+
+/// Read after batch 25's set-aside was scored: Cycles' illegal address in its own
+/// function, a bug check's code as `nt!KeBugCheckEx`'s first argument in a stack's text.
+#[test]
+fn forms_read_after_batch_25s_scoring() {
+    each_named_first(&[
+        (
+            "CUDA error: Illegal address in mem_alloc_result, line 815",
+            "log.cuda-illegal-memory-access",
+        ),
+        (
+            "CUDA error: Illegal address in cuMemcpyHtoD(mem, host, size), line 1027",
+            "log.cuda-illegal-memory-access",
+        ),
+        (
+            "fffff803`178370b8 fffff803`19a2bf29     : 00000000`0000000a ffffa282`0f7ffff0 00000000`00000002 00000000`00000000 : nt!KeBugCheckEx",
+            "log.windows-memory-fault",
+        ),
+    ]);
+    // Another bug check's code in the same place is not a memory fault's.
+    lines_raise_nothing(&["fffff803`178370b8 fffff803`19a2bf29     : 00000000`000000ef ffffa282`0f7ffff0 00000000`00000002 00000000`00000000 : nt!KeBugCheckEx"]);
+}

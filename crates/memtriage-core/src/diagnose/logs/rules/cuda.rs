@@ -202,7 +202,7 @@ pub(super) static RULES: &[Rule] = &[
         // cuda-gdb names the exception that stopped a kernel; compute-sanitizer (and
         // cuda-memcheck before it) the access that went astray.
         // Blender's Cycles names the CUDA call that met it.
-        r"(?i:an illegal memory access was encountered)|\bErrorIllegalAddress\b|\bthe device encountered a load or store instruction on an invalid memory address\b|\bIllegal address in (?:CUDA queue \w+|cu[A-Z]\w+\(\))|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|an illegal instruction was encountered|THCudaCheck FAIL.*error=(?:77|700)\b|\bCUDA Exception: (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|\bCUDA_EXCEPTION_\d+, (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|^=+ Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+",
+        r"(?i:an illegal memory access was encountered)|\bErrorIllegalAddress\b|\bthe device encountered a load or store instruction on an invalid memory address\b|\bIllegal address in (?:CUDA queue \w+|cu[A-Z]\w+\(|\w+, line \d+)|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|an illegal instruction was encountered|THCudaCheck FAIL.*error=(?:77|700)\b|\bCUDA Exception: (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|\bCUDA_EXCEPTION_\d+, (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|^=+ Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+",
         "CUDA error: an illegal memory access was encountered",
     ),
     rule(

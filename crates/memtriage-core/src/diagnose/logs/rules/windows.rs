@@ -13,8 +13,13 @@ use crate::model::ids;
 /// kernel itself, or WinDbg's `memory_corruption`), or the program.
 fn extract_module(_msg: &str, out: &mut Vec<(String, String)>) -> bool {
     // The same value in another form (a regex names a group once): the bug check in
-    // words or by its short code.
-    for (alias, name) in [("check_words", "check"), ("short_code", "code")] {
+    // words, by its short code, or as the first argument of `nt!KeBugCheckEx` in a
+    // stack's text.
+    for (alias, name) in [
+        ("check_words", "check"),
+        ("short_code", "code"),
+        ("stack_code", "code"),
+    ] {
         if let Some(i) = out.iter().position(|(k, _)| k == alias) {
             out[i].0 = name.into();
         }
@@ -62,8 +67,8 @@ pub(super) static RULES: &[Rule] = &[
             "windows.bugcheck-memory",
             C::WindowsMemoryFault,
             Error,
-            &["MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "KERNEL_DATA_INPAGE_ERROR", "BAD_POOL_", "EXCEPTION_NOT_HANDLED", "SYSTEM_SERVICE_EXCEPTION", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1", "0x00000116", "stop code", "bugcheck"],
-            r"\b(?P<check>MEMORY_MANAGEMENT|KERNEL_DATA_INPAGE_ERROR|BAD_POOL_(?:HEADER|CALLER)|(?:DRIVER_)?IRQL_NOT_LESS_OR_EQUAL|VIDEO_TDR_FAILURE|(?:KMODE|SYSTEM_THREAD)_EXCEPTION_NOT_HANDLED|SYSTEM_SERVICE_EXCEPTION)\b|(?:stop code:?\s*|^\s*)(?P<check_words>(?-i:MEMORY MANAGEMENT|(?:DRIVER )?IRQL NOT LESS OR EQUAL|VIDEO TDR FAILURE))\s*$|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b|(?:stop code|bugcheck(?: code)?)[^.\n]{0,12}?\b(?P<short_code>0x0*(?:1[aA]|[dD]1|50|116|3[bB]|7[eE]|1000007[eE]|124))\b",
+            &["nt!KeBugCheckEx", "MEMORY_MANAGEMENT", "MEMORY MANAGEMENT", "KERNEL_DATA_INPAGE_ERROR", "BAD_POOL_", "EXCEPTION_NOT_HANDLED", "SYSTEM_SERVICE_EXCEPTION", "IRQL_NOT_LESS_OR_EQUAL", "IRQL NOT LESS OR EQUAL", "VIDEO_TDR_FAILURE", "VIDEO TDR FAILURE", "0x0000001a", "0x0000001A", "0x000000d1", "0x000000D1", "0x00000116", "stop code", "bugcheck"],
+            r"\b(?P<check>MEMORY_MANAGEMENT|KERNEL_DATA_INPAGE_ERROR|BAD_POOL_(?:HEADER|CALLER)|(?:DRIVER_)?IRQL_NOT_LESS_OR_EQUAL|VIDEO_TDR_FAILURE|(?:KMODE|SYSTEM_THREAD)_EXCEPTION_NOT_HANDLED|SYSTEM_SERVICE_EXCEPTION)\b|(?:stop code:?\s*|^\s*)(?P<check_words>(?-i:MEMORY MANAGEMENT|(?:DRIVER )?IRQL NOT LESS OR EQUAL|VIDEO TDR FAILURE))\s*$|\b(?P<code>0x0000001[aA]|0x000000[dD]1|0x00000116)\b|(?:stop code|bugcheck(?: code)?)[^.\n]{0,12}?\b(?P<short_code>0x0*(?:1[aA]|[dD]1|50|116|3[bB]|7[eE]|1000007[eE]|124))\b|: 00000000`(?P<stack_code>000000(?:0a|1a|d1|50))\b[^:\n]*: nt!KeBugCheckEx\b",
             "Windows bug check {check}",
         )
     },
