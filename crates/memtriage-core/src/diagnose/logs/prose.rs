@@ -130,7 +130,8 @@ fn issue_title(lines: &[String]) -> Option<String> {
         )
     });
     let labels = tracker && lines.get(1).is_some_and(|l| l.starts_with("labels: "));
-    let lines = &lines[(usize::from(tracker) + usize::from(labels)).min(lines.len())..];
+    // Each line skipped was there to be read: the slice stays in bounds.
+    let lines = &lines[usize::from(tracker) + usize::from(labels)..];
     let first = lines.first()?;
     (first.starts_with('#')
         && lines

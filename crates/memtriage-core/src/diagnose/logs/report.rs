@@ -99,7 +99,7 @@ impl KillSender {
         let shown = |class| {
             matches
                 .iter()
-                .any(|m| m.class == class && !PLAIN_SIGKILL.contains(&m.rule))
+                .any(|m| m.class == class && !is_plain_sigkill(m.rule))
         };
         if matches.iter().any(|m| m.class == FailureClass::Sigkill) {
             KillSender::Unknown
@@ -116,7 +116,7 @@ impl KillSender {
 /// The class a plain SIGKILL is reported under: the killer's the text shows, else a
 /// SIGKILL of unknown cause.
 fn sigkill_class(rule: &str, class: FailureClass, sender: KillSender) -> FailureClass {
-    if !PLAIN_SIGKILL.contains(&rule) {
+    if !is_plain_sigkill(rule) {
         return class;
     }
     match sender {
@@ -149,7 +149,7 @@ pub(super) fn findings(
     };
     // A thread's word that memory ran out stands beside the plain SIGKILL it names the
     // sender of; alone it is no failure.
-    let plain_kill = every.iter().any(|m| PLAIN_SIGKILL.contains(&m.rule));
+    let plain_kill = every.iter().any(|m| is_plain_sigkill(m.rule));
     let told_kept = plain_kill && sender == KillSender::OomKiller;
     let kept = |rule: &str| {
         rule != oom_rules::NOT_OOM_MARKER
