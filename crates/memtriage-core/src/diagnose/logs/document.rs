@@ -100,11 +100,12 @@ pub(super) fn reads_as_document(head: &str) -> bool {
     // A change's own title (`fix(docker): stop build immediately on memory
     // starvation`, a conventional commit's, with its scope or as the page's heading;
     // a log's `build: clang++ …` is none): the text tells what the change does about
-    // a failure, not a failure met.
+    // a failure, not a failure met. So is an Apache project's pull request titled by
+    // its ticket and component (`[SPARK-40781][CORE] Explain exit code 137 as …`).
     let change = lines.iter().take(4).any(|l| {
         matches(
             &CHANGE,
-            r"^(?:#+\s*(?:fix|feat|perf|refactor|chore|docs|build|ci|test)(?:\([A-Za-z0-9_./-]+\))?|(?:fix|feat|perf|refactor|chore|docs|build|ci|test)\([A-Za-z0-9_./-]+\))!?: \S",
+            r"^(?:#+\s*(?:fix|feat|perf|refactor|chore|docs|build|ci|test)(?:\([A-Za-z0-9_./-]+\))?|(?:fix|feat|perf|refactor|chore|docs|build|ci|test)\([A-Za-z0-9_./-]+\))!?: \S|^#+\s*\[[A-Z][A-Z0-9]+-\d+\](?:\[[A-Za-z0-9 _-]+\])+ \S",
             l,
         )
     });

@@ -4,7 +4,7 @@
 use super::captures::standing_match;
 use super::engine::{Engine, Pattern};
 use super::rules::{self, FailureClass, RULES};
-use super::{faulthandler, prose, report, tables, LogMatch, LogScanner};
+use super::{diff, faulthandler, prose, report, tables, LogMatch, LogScanner};
 use crate::model::finding::Severity;
 
 /// What became of a line the rules were tried on.
@@ -71,6 +71,7 @@ impl LogScanner {
                 || prose::quoted_as_example(&self.context)
                 || prose::explains_the_error(msg, matched.clone())
                 || prose::has_invented_values(line)
+                || diff::is_a_changed_line(line, &self.context)
             {
                 return Taken::Silenced;
             }

@@ -21,6 +21,7 @@
 //! its rules' regexes.
 
 mod captures;
+mod diff;
 mod document;
 mod encoding;
 mod engine;

@@ -17,6 +17,7 @@ mod builds_vms_and_servers;
 mod bus;
 mod claims_and_services;
 mod crash;
+mod creative_tools_and_korean_threads;
 mod cuda;
 mod dataloader;
 mod desktop_science_and_nodes;

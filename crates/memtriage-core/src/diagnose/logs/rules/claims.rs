@@ -75,12 +75,17 @@ pub(super) static RULES: &[Rule] = &[
                 "памят",
                 "Памят",
                 "内存",
+                "메모리가 계속",
+                "메모리가 점점",
+                "메모리 사용량이 계속",
+                "메모리 사용량이 점점",
             ],
             // Russian: `Память медленно, но верно растёт` (memory grows slowly but
             // surely), `постоянно растущий объем виртуальной памяти`. Chinese: a rise
             // from one figure to another (`内存占用从74M升到800多M`) or one that goes on
-            // (`内存一直在涨`, `内存持续增长`, `内存就会不停的增加`).
-            r"(?i:(?P<claim>(?:رم|حافظه)[^.\n]{0,30}?به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)))",
+            // (`内存一直在涨`, `内存持续增长`, `内存就会不停的增加`). Korean: `메모리가 계속
+            // 증가하는 현상` (memory keeps increasing).
+            r"(?i:(?P<claim>(?:رم|حافظه)[^.\n]{0,30}?به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)|메모리(?:가| 사용량이) (?:계속|점점) (?:증가|늘어|늘고|올라|커)))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -126,7 +131,7 @@ pub(super) static RULES: &[Rule] = &[
                 "eats up memory",
                 "eats up the memory",
             ],
-            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:memory|ram|rss|heap)\b[^.\n]{0,80}\.\s+(?:and |but )?(?:it|this|that)\s+(?:\w+ly\s+)?(?:(?:just |still )?keeps?(?: on)? |continues to |is |was )?(?:increas\w*|grow(?:s|ing)?|climb\w*|rising)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b|\beat(?:s|ing) up (?:my |the )?memory\b))",
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|consistent|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:memory|ram|rss|heap)\b[^.\n]{0,80}\.\s+(?:and |but )?(?:it|this|that)\s+(?:\w+ly\s+)?(?:(?:just |still )?keeps?(?: on)? |continues to |is |was )?(?:increas\w*|grow(?:s|ing)?|climb\w*|rising)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b|\beat(?:s|ing) up (?:my |the )?memory\b))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -255,7 +260,9 @@ pub(super) static RULES: &[Rule] = &[
             // `the OOM killer invokes and kills the JVMs`, `Turns out this was the OOM
             // killer`, `killed by Kubernetes when memory crosses the defined limit`, `the
             // memory was completely (99%+) used during load so it was killed`: the
-            // writer's word for the kill, without the kernel's lines.
+            // writer's word for the kill, without the kernel's lines. In the passive of
+            // Chinese, Korean and Japanese: `被OOM Killer杀死`, `OOM Killer에 의해 강제
+            // 종료된`, `OOM Killerによって強制終了`.
             "prose.oom-killed-claim",
             C::OomKill,
             Warn,
@@ -304,8 +311,9 @@ pub(super) static RULES: &[Rule] = &[
                 "so it got killed",
                 "and it was killed",
                 "and it got killed",
+                "killer",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) was (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) was (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -504,7 +512,7 @@ fn clause_stands(msg: &str, out: &[(String, String)], read_claim: bool) -> bool 
     } else {
         clause.replacen(told, " ", 1)
     };
-    !denied(&read.to_lowercase()) && !asked(msg, end)
+    !denied(&read.to_lowercase()) && !asked(msg, claim_end(msg, told), end)
 }
 
 /// A thread's word that memory ran out, where the words around it neither deny nor
@@ -565,7 +573,7 @@ fn extract_crash_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     // `Could you check why it crashes` requests; what follows `why` is the claim.
     match sentence.find("why ") {
         Some(why) => !denied(&sentence[why..]),
-        None => !denied(&sentence) && !asked(msg, end),
+        None => !denied(&sentence) && !asked(msg, end, end),
     }
 }
 
@@ -578,7 +586,13 @@ fn extract_unfreed_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
         return false;
     };
     let before = without_asides(&msg[start..at]);
-    !denied(&before[clause_start(&before)..].to_lowercase()) && !asked(msg, end)
+    !denied(&before[clause_start(&before)..].to_lowercase()) && !asked(msg, end, end)
+}
+
+/// Where `claim` ends in its sentence of `msg` (the sentence's start where it is not
+/// found).
+fn claim_end(msg: &str, claim: &str) -> usize {
+    sentence_of(msg, claim).map_or(0, |(_, at, _)| at + claim.len())
 }
 
 /// Where the last clause of `before` (the words before a claim) begins.
@@ -590,9 +604,20 @@ fn clause_start(before: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// The sentence that ends at `end` in `msg` is a question.
-fn asked(msg: &str, end: usize) -> bool {
+/// The sentence that ends at `end` in `msg` asks about the claim that ends at
+/// `claim_end`: it is a question, and no later clause turns it to what to do (`Memory
+/// Leak현상이 발생하는데 혹시 어떻게 해결하셨나요?`, a leak occurs, how did you solve it?;
+/// `memory keeps growing, any idea why?`): such a question takes the claim as given.
+fn asked(msg: &str, claim_end: usize, end: usize) -> bool {
+    static WHAT_TO_DO: OnceLock<Option<Regex>> = OnceLock::new();
     msg[end..].starts_with(['?', '？'])
+        && !msg.get(claim_end.min(end)..end).is_some_and(|rest| {
+            matches(
+                &WHAT_TO_DO,
+                r"(?i)(?:[,，;]|는데|지만)\s*(?:[^,，;?]{0,24}?)(?:\bhow (?:can|do|did|should|to|could)\b|\bwhat (?:can|should|could)\b|\bany (?:ideas?|solutions?|fix|workarounds?|suggestions?|hints?)\b|\bis there (?:a|any) (?:way|fix|solution|workaround)\b|어떻게|해결|怎么|如何|どうすれば)",
+                rest,
+            )
+        })
 }
 
 /// A leak the writer claims: `there is a memory leak`, `I noticed lots of memory leaks`,
@@ -615,7 +640,12 @@ fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     // The words that assert are English: a claim in another language (`tem um
     // vazamento de memoria`) stands as its clause does.
     let english = claim.to_ascii_lowercase();
-    if !claim.is_ascii() || !(english.contains("memory") || english.starts_with("leak")) {
+    let after = msg.get(at + claim.len()..).unwrap_or("");
+    // So does an English claim inside another language's sentence (`Inference과정에서
+    // Memory Leak현상이 발생하는데`, a memory leak occurs during inference).
+    let embedded = after.starts_with(|c: char| c.is_alphabetic() && !c.is_ascii());
+    if !claim.is_ascii() || embedded || !(english.contains("memory") || english.starts_with("leak"))
+    {
         return true;
     }
     let before = msg[start..at].to_lowercase();
@@ -623,7 +653,6 @@ fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     // `applications that I've worked on` tells a story, not a report.
     let near: Vec<&str> = before.split_whitespace().rev().take(4).collect();
     let near = near.into_iter().rev().collect::<Vec<_>>().join(" ");
-    let after = msg.get(at + claim.len()..).unwrap_or("");
     asserted(&near)
         || (english.starts_with("leak") && ongoing(&near))
         || opens_a_title(&before, after, claim)
@@ -651,7 +680,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|with time|\bnever (?:back )?down\b|\bonly (?:grow|increas|rise|goes up|climb)\w*|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|with time|\bnever (?:back )?down\b|\bonly (?:grow|increas|rise|goes up|climb)\w*|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|consistent|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }
@@ -763,7 +792,7 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
         &SCALES,
         r"(?i)\b(?:increas\w*|grow\w*|scales?)\b[^.]{0,20}\b(?:with|proportional(?:ly)? to) (?:the )?(?:batch|number|size|sequence|context|model|input|length|resolution|count)",
         &msg[start..end],
-    ) && !asked(msg, end)
+    ) && !claim(out).is_some_and(|told| asked(msg, claim_end(msg, told), end))
 }
 
 /// Words that deny, suppose (`might be the symptom`, `may end up getting OOM killed`,

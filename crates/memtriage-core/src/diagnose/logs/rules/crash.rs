@@ -102,12 +102,14 @@ pub(super) static RULES: &[Rule] = &[
             // of Chinese or Japanese, or their full-width colon (`并显示Segmentation
             // fault (core dumped)`, `提示：段错误 (核心已转储)`, retyped with a comma
             // for the brackets: `出现问题：段错误，核心已转储`, `lanza el error: "Violación de segmento (`core'
-            // generado)"`), or an issue's tagged title (`[Bug]: Segmentation fault: 11`).
+            // generado)"`), the two halves swapped (`bị lỗi core dump (Segmentation
+            // fault)`, I hit a core dump error), or an issue's tagged title (`[Bug]:
+            // Segmentation fault: 11`).
             "shell.segfault-quoted",
             C::NativeCrash,
             Error,
             &["Segmentation fault", "Violación de segmento", "Speicherzugriffsfehler", "Erreur de segmentation", "段错误"],
-            r"(?P<quoted>(?:[\x{3040}-\x{30FF}\x{4E00}-\x{9FFF}]|[:：\x22“]\s*)(?:Segmentation fault|Violación de segmento|Speicherzugriffsfehler|Erreur de segmentation|段错误)(?:: \d+)?\s*[(（][^()（）]{0,12}(?:core|吐核|核心|Speicherabzug|コア)[^()（）]{0,20}[)）]|段错误\s*[，,]\s*(?:吐核|核心已转储))|(?i:^#{0,6}\s*\[(?:bug|crash|issue|bug report)\]:?\s*(?:Segmentation fault|Violación de segmento|Speicherzugriffsfehler|Erreur de segmentation)(?:: \d+)?\s*$)",
+            r"(?P<quoted>(?:[\x{3040}-\x{30FF}\x{4E00}-\x{9FFF}]|[:：\x22“]\s*)(?:Segmentation fault|Violación de segmento|Speicherzugriffsfehler|Erreur de segmentation|段错误)(?:: \d+)?\s*[(（][^()（）]{0,12}(?:core|吐核|核心|Speicherabzug|コア)[^()（）]{0,20}[)）]|段错误\s*[，,]\s*(?:吐核|核心已转储)|(?i:\bcore dump(?:ed)?\s*\(Segmentation fault\)))|(?i:^#{0,6}\s*\[(?:bug|crash|issue|bug report)\]:?\s*(?:Segmentation fault|Violación de segmento|Speicherzugriffsfehler|Erreur de segmentation)(?:: \d+)?\s*$)",
             "The text quotes the shell's report of a segmentation fault (SIGSEGV)",
         )
     },
