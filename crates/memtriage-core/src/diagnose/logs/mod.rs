@@ -626,11 +626,13 @@ impl LogScanner {
             return;
         }
         // The next line without the prefix a tool or a quote put on every line,
-        // wrapped mid-word (`illegal me` / `mory access`) or at a space.
+        // wrapped at a space or mid-word (`illegal me` / `mory access`). At a space
+        // first: prose wrapped at words glued would lose them (`was` / `not very
+        // effective` read as `wasnot`).
         let rest = normalize(&line);
         let glued = format!("{}{rest}", pending.text);
         let spaced = format!("{} {}", pending.text, rest.trim_start());
-        for joined in [&glued, &spaced] {
+        for joined in [&spaced, &glued] {
             if self.try_joined(engine, joined, &pending) {
                 return;
             }

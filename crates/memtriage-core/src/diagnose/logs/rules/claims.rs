@@ -258,7 +258,9 @@ pub(super) static RULES: &[Rule] = &[
             // by system because it use all of the memory`, `a ruby process was killed
             // for OOM`, `killed by Out of Memory (OOM)`, `the host is OOM-killing CH`,
             // `the OOM killer invokes and kills the JVMs`, `Turns out this was the OOM
-            // killer`, `killed by Kubernetes when memory crosses the defined limit`, `the
+            // killer`, `That is the OOM killer, not a compiler fault`, `This is almost
+            // surely your kernel OOM killer`, `a workflow that resulted in OOM kill of the
+            // process`, `killed by Kubernetes when memory crosses the defined limit`, `the
             // memory was completely (99%+) used during load so it was killed`: the
             // writer's word for the kill, without the kernel's lines. In the passive of
             // Chinese, Korean and Japanese: `被OOM Killer杀死`, `OOM Killer에 의해 강제
@@ -312,8 +314,10 @@ pub(super) static RULES: &[Rule] = &[
                 "and it was killed",
                 "and it got killed",
                 "killer",
+                "in oom kill",
+                "in an oom kill",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) was (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -768,10 +772,13 @@ fn clause_of_claim(
 /// denies the crash, not the rise. `Would` is no denial: it is also the past's habit
 /// (`memory would continue to grow until the process restarts`), nor is an `if` the
 /// writer saw come true (`I'm noticing if I leave OctoPrint running for a few hours
-/// its memory increases`).
+/// its memory increases`). Nor is a rise that falls back in the same sentence (`starts
+/// growing about 1MB/s until it reaches ~133MB and falls back to ~70MB`): a collector's
+/// sawtooth.
 pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
     static DENIES: OnceLock<Option<Regex>> = OnceLock::new();
     static SCALES: OnceLock<Option<Regex>> = OnceLock::new();
+    static FALLS_BACK: OnceLock<Option<Regex>> = OnceLock::new();
     static SEEN_IF: OnceLock<Option<Regex>> = OnceLock::new();
     let Some((mut clause, start, end)) = clause_of_claim(msg, out, false) else {
         return false;
@@ -786,11 +793,15 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
     }
     !matches(
         &DENIES,
-        r"(?i)\b(?:no|not|never|if|whether|unless|may|might|could|should|can|will|expected|normal|avoid\w*|prevent\w*|stops?|fix\w*|how to|such as|e\.g|reduc\w*|decreas\w*|si|no es|pas)\b|n't\b",
+        r"(?i)\b(?:no|not|never|if|whether|unless|may|might|could|should|can|will|expected|normal|avoid\w*|prevent\w*|stops?|fix\w*|how to|such as|e\.g|reduc\w*|decreas\w*|si|no es|pas)\b|n't\b|\bin (?:situations|cases) (?:when|where)\b",
         &clause,
     ) && !matches(
         &SCALES,
         r"(?i)\b(?:increas\w*|grow\w*|scales?)\b[^.]{0,20}\b(?:with|proportional(?:ly)? to) (?:the )?(?:batch|number|size|sequence|context|model|input|length|resolution|count)",
+        &msg[start..end],
+    ) && !matches(
+        &FALLS_BACK,
+        r"(?i)\b(?:and|then|before it|before|it)\s+(?:\w+ly\s+)?(?:falls?|fell|drops?|dropped|goes|went|comes|came) back (?:down )?to\b",
         &msg[start..end],
     ) && !claim(out).is_some_and(|told| asked(msg, claim_end(msg, told), end))
 }

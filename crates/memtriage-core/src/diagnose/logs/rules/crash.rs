@@ -270,8 +270,8 @@ pub(super) static RULES: &[Rule] = &[
         "crash.tool-reports",
         C::NativeCrash,
         Error,
-        &["internal compiler error: Segmentation fault", "*** caught "],
-        r"\binternal compiler error: Segmentation fault\b|^\s*\*\*\* caught (?P<what>segfault|bus error|illegal operation) \*\*\*",
+        &["internal compiler error: Segmentation fault", "internal compiler error (segmentation fault)", "*** caught "],
+        r"\binternal compiler error: Segmentation fault\b|(?i:\binternal compiler error \(segmentation fault\))|^\s*\*\*\* caught (?P<what>segfault|bus error|illegal operation) \*\*\*",
         "The program crashed in native code (a segmentation fault, a bus error or an illegal instruction)",
     ),
     rule(

@@ -137,8 +137,8 @@ pub(super) static RULES: &[Rule] = &[
         "cuda.runtime-oom",
         C::CudaOom,
         Error,
-        &["Out of memory in cu", "out of memory", "OUT_OF_MEMORY", "exceed allowed memory", "ALLOC_FAILED", "cudaError", "MemoryAllocation", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "ResourceExhausted", "Resource exhausted", "OOM when allocating", "cache blocks", "KV cache", "KV Cache", "to allocate", "not allocate", "Out of memory error on GPU", "hipErrorOutOfMemory", "unable to allocate CUDA", "unable to allocate ROCm", "reserved for KV Cache is -", "from DEVICE [", "[DEVICE] allocation failed", "out_of_memory", "OUT_OF_DEVICE_MEMORY", "out of GPU memory", "insufficient GPU memory", "ErrorOutOfDeviceMemory", "Device memory allocation of size", "Not enough memory to handle", "mem-fraction-static", "Error Code 2: OutOfMemory", "Allocation on device", "PxgCudaDeviceMemoryAllocator", "river API error out of memory"],
-        r"(?:CUDA|HIP|MPS backend|cuda|CUDA driver|CUDA runtime|CUDNN|cuDNN|cuBLAS|GPU)(?: error)?:? out of memory|Cuda Runtime \(out of memory\)|NCudaLib::TOutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|Cuda failure '?out of memory'?|torch\.(?:cuda\.)?OutOfMemoryError|(?:ResourceExhaustedError|RESOURCE_EXHAUSTED).{0,40}(?:OOM|[Oo]ut of memory)|OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory|Resource exhausted: Out of memory while trying to allocate|No available memory for the cache blocks|(?:larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for KV cache|not enough KV cache|KV cache is (?:not enough|too small))|(?:failed to allocate|Failed to allocate|Could not allocate).{0,60}(?:on device|device memory|GPU memory|GPU)|would exceed allowed memory\. \(out of memory\)|cudaMalloc.{0,200}out of memory|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL.*error=2 : out of memory|CUDA error(?: \d+)? at \S+(?::| -) out of memory|\bRMM_ERROR_OUT_OF_MEMORY\b|\bCUDA error !+ <out of memory> !+|Out of memory error on GPU \d+|\bhipErrorOutOfMemory\b|\bunable to allocate (?:CUDA|ROCm)\d* buffer\b|cupy\.cuda\.memory\.OutOfMemoryError|reserved for KV Cache is -\d|\bFailed to allocate \d+ bytes from DEVICE \[\d+\] memory|\[\[DEVICE\] allocation failed|std::bad_alloc: out_of_memory: (?:CUDA error|RMM failure)|\brmm::out_of_memory\b|\b(?:VK_)?ERROR_OUT_OF_DEVICE_MEMORY\b|\bErrorOutOfDeviceMemory\b|\bOut of GPU memory allocating\b|\bSystem is out of GPU memory\b|\bfailed due to insufficient GPU memory\b|\bggml_vulkan: Device memory allocation of size \d+ failed|\bNot enough memory to handle \d+ prefill tokens|\bNot enough memory\. Please try to increase --mem-fraction-static|\bError Code 2: OutOfMemory\b|!!! Exception during processing !!! Allocation on device|\bPxgCudaDeviceMemoryAllocator fail to allocate memory|\bout of memory in \S+\.cuh? at line \d+|\bOut of memory in cu[A-Z]\w*\(|\bCUDA [Dd]river API error:? out of memory\b",
+        &["Out of memory in cu", "out of memory", "OUT_OF_MEMORY", "exceed allowed memory", "ALLOC_FAILED", "cudaError", "MemoryAllocation", "OutOfMemoryError", "RESOURCE_EXHAUSTED", "ResourceExhausted", "Resource exhausted", "OOM when allocating", "cache blocks", "KV cache", "KV Cache", "to allocate", "not allocate", "Out of memory error on GPU", "hipErrorOutOfMemory", "unable to allocate CUDA", "unable to allocate ROCm", "reserved for KV Cache is -", "from DEVICE [", "[DEVICE] allocation failed", "out_of_memory", "OUT_OF_DEVICE_MEMORY", "out of GPU memory", "insufficient GPU memory", "ErrorOutOfDeviceMemory", "Device memory allocation of size", "Not enough memory to handle", "mem-fraction-static", "Error Code 2: OutOfMemory", "Allocation on device", "PxgCudaDeviceMemoryAllocator", "river API error out of memory", "MEM_OBJECT_ALLOCATION_FAILURE when calling"],
+        r"(?:CUDA|HIP|MPS backend|cuda|CUDA driver|CUDA runtime|CUDNN|cuDNN|cuBLAS|GPU)(?: error)?:? out of memory|Cuda Runtime \(out of memory\)|NCudaLib::TOutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|Cuda failure '?out of memory'?|torch\.(?:cuda\.)?OutOfMemoryError|(?:ResourceExhaustedError|RESOURCE_EXHAUSTED).{0,40}(?:OOM|[Oo]ut of memory)|OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory|Resource exhausted: Out of memory while trying to allocate|No available memory for the cache blocks|(?:larger than the maximum number of tokens that can be stored in KV cache|Insufficient memory for KV cache|not enough KV cache|KV cache is (?:not enough|too small))|(?:failed to allocate|Failed to allocate|Could not allocate).{0,60}(?:on device|device memory|GPU memory|GPU)|would exceed allowed memory\. \(out of memory\)|cudaMalloc.{0,200}out of memory|cuda runtime error \(2\) : out of memory|THCudaCheck FAIL.*error=2 : out of memory|CUDA error(?: \d+)? at \S+(?::| -) out of memory|\bRMM_ERROR_OUT_OF_MEMORY\b|\bCUDA error !+ <out of memory> !+|Out of memory error on GPU \d+|\bhipErrorOutOfMemory\b|\bunable to allocate (?:CUDA|ROCm)\d* buffer\b|cupy\.cuda\.memory\.OutOfMemoryError|reserved for KV Cache is -\d|\bFailed to allocate \d+ bytes from DEVICE \[\d+\] memory|\[\[DEVICE\] allocation failed|std::bad_alloc: out_of_memory: (?:CUDA error|RMM failure)|\brmm::out_of_memory\b|\b(?:VK_)?ERROR_OUT_OF_DEVICE_MEMORY\b|\bErrorOutOfDeviceMemory\b|\bOut of GPU memory allocating\b|\bSystem is out of GPU memory\b|\bfailed due to insufficient GPU memory\b|\bggml_vulkan: Device memory allocation of size \d+ failed|\bNot enough memory to handle \d+ prefill tokens|\bNot enough memory\. Please try to increase --mem-fraction-static|\bError Code 2: OutOfMemory\b|!!! Exception during processing !!! Allocation on device|\bPxgCudaDeviceMemoryAllocator fail to allocate memory|\bout of memory in \S+\.cuh? at line \d+|\bOut of memory in cu[A-Z]\w*\(|\bCUDA [Dd]river API error:? out of memory\b|\bCL_MEM_OBJECT_ALLOCATION_FAILURE when calling clCreateBuffer\b",
         "CUDA out of memory (outside PyTorch's caching allocator)",
     ),
     Rule {
@@ -189,22 +189,26 @@ pub(super) static RULES: &[Rule] = &[
         "amdgpu.vm-page-fault",
         C::CudaIllegalMemoryAccess,
         Error,
-        &["page fault (src_id", "PROTECTION_FAULT_STATUS", "Memory access fault by GPU", "MEMORY_APERTURE_VIOLATION"],
+        &["page fault (src_id", "PROTECTION_FAULT_STATUS", "Memory access fault by GPU", "MEMORY_APERTURE_VIOLATION", "GPU fault detected", "PROTECTION_FAULT_ADDR"],
         // ROCm's runtime says it to the program: `Memory access fault by GPU node-1 …`.
-        r"Memory access fault by GPU node-\d+|HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION|\[(?P<hub>gfxhub|mmhub)\d*(?:_\d+)?\] (?:retry |no-retry )?page fault \(src_id|\b(?:GCVM_L2|VM_L2|MMVM_L2)_PROTECTION_FAULT_STATUS:0x[0-9A-Fa-f]+",
+        // The radeon-era driver (GCN cards) says `amdgpu 0000:01:00.0: GPU fault detected:
+        // 146 0x03c84404 for process lolMiner`, then `VM_CONTEXT1_PROTECTION_FAULT_ADDR`.
+        r"Memory access fault by GPU node-\d+|HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION|\[(?P<hub>gfxhub|mmhub)\d*(?:_\d+)?\] (?:retry |no-retry )?page fault \(src_id|\b(?:GCVM_L2|VM_L2|MMVM_L2)_PROTECTION_FAULT_STATUS:0x[0-9A-Fa-f]+|\bamdgpu \S+: GPU fault detected: \d+ 0x[0-9a-fA-F]+|\bVM_CONTEXT1_PROTECTION_FAULT_(?:ADDR|STATUS)\s+0x[0-9a-fA-F]+",
         "The AMD GPU faulted on an address its program may not touch (a GPU VM page fault)",
     ),
     rule(
         // Moore Threads' MUSA driver (mtgpu) reports a bad address in the kernel log as
         // an MMU fault with the page-table level that missed: `MTGPU: 550: MMU (Core) -
         // FAULT:`, then `MMU status (…): PC = 21, Reading from 0x83E9D03400, MCU L1(IP1
-        // Global), Fault (Page Table).`
-        "mtgpu.mmu-fault",
+        // Global), Fault (Page Table).`; Jetson's nvgpu the same with its engine and
+        // channel (`[MMU FAULT] mmu engine id:  18, ch id:  479, fault addr: 0x0`, `TSG 8
+        // generated a mmu fault`).
+        "gpu.mmu-fault",
         C::CudaIllegalMemoryAccess,
         Error,
-        &["- FAULT:", "Fault (Page Table)"],
-        r"\bMTGPU:.*\bMMU \(\w+\) - FAULT:|\bMMU status \(0x[0-9A-Fa-f]+ \| 0x[0-9A-Fa-f]+\): PC = \d+, (?:Reading from|Writing to) 0x[0-9A-Fa-f]+.*\bFault \(Page Table\)",
-        "The Moore Threads GPU faulted on an address its program may not touch (an MMU page-table fault)",
+        &["- FAULT:", "Fault (Page Table)", "[MMU FAULT]", "generated a mmu fault"],
+        r"\bMTGPU:.*\bMMU \(\w+\) - FAULT:|\bMMU status \(0x[0-9A-Fa-f]+ \| 0x[0-9A-Fa-f]+\): PC = \d+, (?:Reading from|Writing to) 0x[0-9A-Fa-f]+.*\bFault \(Page Table\)|\bnvgpu: .*\[MMU FAULT\] mmu engine id:|\bTSG \d+ generated a mmu fault\b",
+        "The GPU faulted on an address its program may not touch (an MMU page-table fault)",
     ),
     rule(
         "cuda.illegal-address",
@@ -227,14 +231,19 @@ pub(super) static RULES: &[Rule] = &[
         r"terminated by signal SIGBUS \(Misaligned address error\)",
         "The process died of a bus error (SIGBUS)",
     ),
-    rule(
-        "cuda.misaligned-or-launch-failure",
-        C::CudaIllegalMemoryAccess,
-        Error,
-        &["misaligned address", "unspecified launch failure", "LAUNCH_FAILED", "cudaErrorLaunchFailure", "MISALIGNED_ADDRESS"],
-        r"(?P<error>misaligned address|unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure|CUDA_ERROR_MISALIGNED_ADDRESS)",
-        "CUDA error: {error}",
-    ),
+    Rule {
+        // What the program sees when the GPU faulted: where the driver's Xid for it is
+        // in the text (`Xid 69 … Class Error`, `Xid 62`), the Xid is the cause told.
+        absorbed_by: Some(C::GpuXid),
+        ..rule(
+            "cuda.misaligned-or-launch-failure",
+            C::CudaIllegalMemoryAccess,
+            Error,
+            &["misaligned address", "unspecified launch failure", "LAUNCH_FAILED", "cudaErrorLaunchFailure", "MISALIGNED_ADDRESS"],
+            r"(?P<error>misaligned address|unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure|CUDA_ERROR_MISALIGNED_ADDRESS)",
+            "CUDA error: {error}",
+        )
+    },
     rule(
         "cuda.kernel-assertion",
         C::CudaDeviceAssert,

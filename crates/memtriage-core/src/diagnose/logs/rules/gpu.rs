@@ -179,6 +179,17 @@ pub(super) static RULES: &[Rule] = &[
         "The GPU driver needs a GPU reset (NV_ERR_RESET_REQUIRED)",
     ),
     rule(
+        // A miner's own check of the GPU's memory (lolMiner): `Unrecoverable memory
+        // error by GPU 2. Reset of all Cuda GPUs required.`, most often memory
+        // overclocked past what the chips hold.
+        "miner.gpu-memory-error",
+        C::GpuEcc,
+        Error,
+        &["Unrecoverable memory error by GPU"],
+        r"\bUnrecoverable memory error by GPU (?P<gpu>\d+)\b",
+        "GPU {gpu} reported an unrecoverable memory error",
+    ),
+    rule(
         "nvidia.init-failed",
         C::GpuXid,
         Error,

@@ -447,7 +447,7 @@ pub(super) static RULES: &[Rule] = &[
         "host.out-of-memory-message",
         C::HostAllocFailure,
         Error,
-        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "malloc of size", "Out of memory allocating", "out of memory allocating", "Failed to allocate", "failed to allocate buffer of size", "failed to allocate CPU buffer", "Allocation error : not enough memory"],
+        &["insufficient virtual memory", "Cannot allocate array", "INFO(1)=-13", "INFO(1) = -13", "out of host memory", "Out of host memory", "OUT_OF_HOST_MEMORY", "Failed to allocate host memory", "failed to allocate host memory", "malloc failed", "malloc() failed", "malloc of size", "Out of memory allocating", "out of memory allocating", "Failed to allocate", "failed to allocate buffer of size", "failed to allocate CPU buffer", "Allocation error : not enough memory", "C1060: compiler is out of heap space"],
         // Intel Fortran's runtime: `forrtl: severe (41): insufficient virtual memory`,
         // `(179): Cannot allocate array - overflow on array size calculation`.
         // OpenVINO's CPU plugin: `Failed to allocate 282441216 bytes of memory`, the
@@ -457,7 +457,8 @@ pub(super) static RULES: &[Rule] = &[
         // failed to allocate buffer of size N`, `failed to allocate CPU buffer of size N`.
         // LAMMPS: `ERROR on proc 1: Failed to allocate -156019200 bytes for array _ncachex`.
         // zstd's error string, through the JVM's zstd-jni: `Allocation error : not enough memory`.
-        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|\bmalloc of size (?:\d+|n) failed\b|out of memory allocating|^Failed to allocate \d+ bytes of memory\.?\s*$|cpu_buffer_type_alloc_buffer: failed to allocate buffer of size \d+|\bfailed to allocate CPU buffer of size \d+|\bERROR(?: on proc \d+)?: Failed to allocate -?\d+ bytes for array\b|\bAllocation error : not enough memory\b)",
+        // MSVC's `fatal error C1060: compiler is out of heap space`.
+        r"(?i:out of host memory|failed to allocate host memory|forrtl: \w+ \(41\): insufficient virtual memory|forrtl: \w+ \(179\): Cannot allocate array|[SDCZ]MUMPS INFO\(1\)\s*=\s*-13\b|\bmalloc(?:\(\))? failed|\bmalloc of size (?:\d+|n) failed\b|out of memory allocating|^Failed to allocate \d+ bytes of memory\.?\s*$|cpu_buffer_type_alloc_buffer: failed to allocate buffer of size \d+|\bfailed to allocate CPU buffer of size \d+|\bERROR(?: on proc \d+)?: Failed to allocate -?\d+ bytes for array\b|\bAllocation error : not enough memory\b|\bC1060: compiler is out of heap space\b)",
         "A host memory allocation failed",
     ),
     rule(

@@ -147,11 +147,13 @@ pub(super) static RULES: &[Rule] = &[
         "mlock.failed",
         C::MemlockLimit,
         Error,
-        &["lock memory", "lock the memory", "locking page", "mlock", "memlock", "Unable to lock", "Increase RLIMIT_MEMLOCK", "increasing RLIMIT_M", "memory is not locked"],
+        &["lock memory", "lock the memory", "locking page", "mlock", "memlock", "Unable to lock", "Increase RLIMIT_MEMLOCK", "increasing RLIMIT_M", "memory is not locked", "memory lock limit"],
         // Elasticsearch and other JVMs: `Unable to lock JVM Memory: error=12`, then
         // `Increase RLIMIT_MEMLOCK, soft limit: 65536`; OpenVPN's `--mlock` (`mlock:
-        // RLIMIT_MEMLOCK < 100 MB, increase limit`).
-        r"(?i:failed to lock memory|RLIMIT_MEMLOCK < \d+ MB, increase limit|Error locking page|mlock(?:all)?(?:\(\))? (?:failed|errors)|memlock.{0,80}\bcurrently (?:64|8192|65536)\b|Unable to lock (?:the |JVM )?memory|No proper privileges to lock the memory|Increase RLIMIT_MEMLOCK|failed to mlock \d+-byte buffer|Try increasing RLIMIT_M(?:EM)?LOCK|memory locking requested for \w+ process but memory is not locked)",
+        // RLIMIT_MEMLOCK < 100 MB, increase limit`). Agave (Solana's validator) for its
+        // io_uring buffers: `Unable to increase the maximum memory lock limit to
+        // 2000000000 from 65536`, `unable to set memory lock limit`.
+        r"(?i:failed to lock memory|RLIMIT_MEMLOCK < \d+ MB, increase limit|Error locking page|mlock(?:all)?(?:\(\))? (?:failed|errors)|memlock.{0,80}\bcurrently (?:64|8192|65536)\b|Unable to lock (?:the |JVM )?memory|No proper privileges to lock the memory|Increase RLIMIT_MEMLOCK|failed to mlock \d+-byte buffer|Try increasing RLIMIT_M(?:EM)?LOCK|memory locking requested for \w+ process but memory is not locked|Unable to increase the maximum memory lock limit to \d+ from \d+|\bunable to set memory lock limit\b)",
         "Locking memory failed: the locked-memory limit is too low",
     ),
     rule(

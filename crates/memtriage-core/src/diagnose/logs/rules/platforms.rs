@@ -53,6 +53,19 @@ pub(super) static RULES: &[Rule] = &[
             "Heroku: the dyno exceeded its memory quota and is swapping (R14)",
         )
     },
+    Rule {
+        cause: Some(Configuration),
+        ..rule(
+            // The OpenTelemetry collector's memory_limiter near the limit it was given:
+            // it drops data past the soft limit and forces a GC past the hard one.
+            "otelcol.memory-limiter",
+            C::MemoryPressure,
+            Warn,
+            &["Memory usage is above"],
+            r"\bMemory usage is above (?P<which>soft|hard) limit\. (?:Dropping data|Forcing a GC|Refusing data)\b",
+            "The OpenTelemetry collector's memory use is above its {which} limit (memory_limiter)",
+        )
+    },
     rule(
         // Android's lmkd (and the kernel driver it replaced).
         "android.lowmemorykiller",
