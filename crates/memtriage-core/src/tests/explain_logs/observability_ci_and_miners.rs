@@ -2,7 +2,8 @@
 //! nodes and miners, LLM training), each from the program that prints it, and the
 //! words of the threads that name the killer.
 
-use super::{classes, each_named_first, lines_raise_nothing, texts_named_first};
+use super::{classes, each_named_first, lines_raise_nothing, scan, texts_named_first};
+use crate::model::finding::Severity;
 
 #[test]
 fn gpu_drivers_and_miners_name_the_fault() {
@@ -106,5 +107,34 @@ fn a_sawtooth_and_an_faq_report_nothing() {
     texts_named_first(&[(
         "The process uses about 70MB of ram which keeps growing until it reaches 2GB and it never falls back to 70MB.\n",
         "log.memory-growth",
+    )]);
+}
+
+#[test]
+fn a_bus_error_the_thread_blames_on_shared_memory_is_shared_memorys() {
+    let nccl = "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n\
+                 2 0x000000000007587d ncclGroupEnd()  ???:0\n\n\
+                 guanyonglai · comment · 2023-01-31\n\
+                 这个是因为docker run的时候默认分配的共享内存不够，只有64M。可以在docker run的时候加上--shm-size=\"6g\"。\n";
+    assert_eq!(
+        classes(nccl.as_bytes()).first().map(String::as_str),
+        Some("log.dataloader-shm")
+    );
+    // Without that word it stays a bus error of its own.
+    let alone =
+        "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n";
+    assert_eq!(
+        classes(alone.as_bytes()).first().map(String::as_str),
+        Some("log.mmap-bus-error")
+    );
+    // The word alone raises no warning.
+    let said = scan(b"Docker's default shared memory is not enough for NCCL.\n").findings();
+    assert!(
+        said.iter().all(|f| f.severity == Severity::Info),
+        "{said:?}"
+    );
+    texts_named_first(&[(
+        "Cuando pruebo con 800.000 núcleos se me cae y me dice la típica violación de segmento.\n",
+        "log.native-crash",
     )]);
 }

@@ -206,12 +206,13 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // `causes gnome-shell to segfault on start`, `GNOME components segfault`:
             // the verb is what people write of a crash they had; `运行时会出现段错误`
-            // (a segmentation fault appears when I run it).
+            // (a segmentation fault appears when I run it); `se me cae y me dice la típica
+            // violación de segmento` (it crashes and tells me the usual segmentation fault).
             "prose.segfault-claim",
             C::NativeCrash,
             Warn,
-            &["segfault", "段错误"],
-            r"(?i:(?P<claim>(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)))",
+            &["segfault", "段错误", "violación de segmento"],
+            r"(?i:(?P<claim>(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento))",
             "The report says the program crashed with a segmentation fault ({claim})",
         )
     },
@@ -322,7 +323,7 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
-        extract: Some(extract_told_out_of_memory),
+        extract: Some(extract_told),
         certainty: Possible,
         ..rule(
             // `It basically means you ran out of memory`, `most likely you are running
@@ -519,10 +520,10 @@ fn clause_stands(msg: &str, out: &[(String, String)], read_claim: bool) -> bool 
     !denied(&read.to_lowercase()) && !asked(msg, claim_end(msg, told), end)
 }
 
-/// A thread's word that memory ran out, where the words around it neither deny nor
-/// suppose it and no question asks it.
+/// A thread's word of a cause (memory ran out, shared memory was too small), where the
+/// words around it neither deny nor suppose it and no question asks it.
 #[allow(clippy::ptr_arg)]
-fn extract_told_out_of_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+pub(super) fn extract_told(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     clause_stands(msg, out, false)
 }
 

@@ -3,7 +3,7 @@
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Likely;
-use crate::model::finding::Severity::{Error, Warn};
+use crate::model::finding::Severity::{Error, Info, Warn};
 use crate::model::ids;
 
 pub(super) static RULES: &[Rule] = &[
@@ -150,6 +150,21 @@ pub(super) static RULES: &[Rule] = &[
             &["/dev/shm"],
             r"(?i:/dev/shm\b.{0,80}?\b(?:fill(?:s|ed|ing)? up|(?:is|was|gets?|got|becomes?|became) full|ran out|runs? out)\b.{0,80}?\bbus error)",
             "The text reports a bus error as /dev/shm filled up: shared memory ran out",
+        )
+    },
+    Rule {
+        extract: Some(super::claims::extract_told),
+        certainty: crate::model::finding::Certainty::Possible,
+        ..rule(
+            // A thread's word that shared memory was too small (`这个是因为docker run的时候
+            // 默认分配的共享内存不够，只有64M`, Docker's default shared memory is not
+            // enough, only 64M): alone no failure, it tells whose a bus error beside it is.
+            "prose.shm-too-small-told",
+            C::DataloaderShm,
+            Info,
+            &["共享内存不", "共享内存太小", "shared memory is not enough", "shared memory was not enough", "shared memory is too small", "shared memory was too small", "not enough shared memory"],
+            r"(?i:(?P<claim>共享内存(?:不够|不足|太小)|\bshared memory (?:is|was) (?:not enough|too small)\b|\bnot enough shared memory\b))",
+            "The thread says shared memory (/dev/shm) was too small ({claim})",
         )
     },
     rule(
