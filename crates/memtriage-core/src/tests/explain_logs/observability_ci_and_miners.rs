@@ -138,3 +138,25 @@ fn a_bus_error_the_thread_blames_on_shared_memory_is_shared_memorys() {
         "log.native-crash",
     )]);
 }
+
+#[test]
+fn miners_runtimes_and_trainers_name_the_failure() {
+    each_named_first(&[
+        (
+            "nv   thread #0 failed with error <randomx_prepare>:43 \"out of memory\"",
+            "log.cuda-oom",
+        ),
+        (
+            "[2023/02/22 07:29:06] [engine] caught signal (SIGSEGV)",
+            "log.native-crash",
+        ),
+        (
+            "Jul 29 11:22:20 solana solana-start[1859054]:                         Please increase sysctl vm.max_map_count or equivalent for your platform.",
+            "log.max-map-count",
+        ),
+    ]);
+    texts_named_first(&[(
+        "[Rank 0] Watchdog caught collective operation timeout:\n  WorkNCCL(..., OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000)\n  ran for 1800090 milliseconds before timing out.\n",
+        "log.nccl-failure",
+    )]);
+}

@@ -131,14 +131,15 @@ pub(super) static RULES: &[Rule] = &[
         "crash.runtime-reports",
         C::NativeCrash,
         Error,
-        &["Fatal signal 11", "Fatal signal 6", "has overflowed its stack", "fatal runtime error: stack overflow", "terminated abnormally with signal", "with signal SIGSEGV", "Segmentation fault at ", "segmentation fault occurred", "Exception - stack overflow", "PANIC (pid", "terminating due to StackOverflowException"],
+        &["Fatal signal 11", "Fatal signal 6", "has overflowed its stack", "fatal runtime error: stack overflow", "terminated abnormally with signal", "with signal SIGSEGV", "Segmentation fault at ", "segmentation fault occurred", "Exception - stack overflow", "PANIC (pid", "terminating due to StackOverflowException", "caught signal (SIGSEGV)", "caught signal (SIGABRT)"],
         // Ruby's `[BUG] Segmentation fault at 0x0000000000000000` and Bun's `panic:
         // Segmentation fault at address 0x0`: a runtime's crash report with the address.
         // Intel Fortran's `forrtl: severe (174): SIGSEGV, segmentation fault occurred`
         // and `(170): Program Exception - stack overflow`; Samba's smb_panic (`PANIC
         // (pid 11707): Bad talloc magic value`), which aborts; .NET's (`Process is
-        // terminating due to StackOverflowException.`).
-        r"\bProcess is terminating due to StackOverflowException\b|\bforrtl: \w+ \(174\): SIGSEGV, segmentation fault occurred|\bforrtl: \w+ \(170\): Program Exception - stack overflow|\bPANIC \(pid \d+\): \S|\bSegmentation fault at (?:address )?0x[0-9a-fA-F]+|\bFatal signal (?P<signal>11 \(SIGSEGV\)|6 \(SIGABRT\)), code|thread '(?P<thread>[^']*)' has overflowed its stack|fatal runtime error: stack overflow|terminated abnormally with signal (?:11/SEGV|6/ABRT)|\b(?:failed|died|crashed|terminated) with signal SIGSEGV\b",
+        // terminating due to StackOverflowException.`); Fluent Bit's engine (`[engine]
+        // caught signal (SIGSEGV)`, then its backtrace).
+        r"\bProcess is terminating due to StackOverflowException\b|\bforrtl: \w+ \(174\): SIGSEGV, segmentation fault occurred|\bforrtl: \w+ \(170\): Program Exception - stack overflow|\bPANIC \(pid \d+\): \S|\bSegmentation fault at (?:address )?0x[0-9a-fA-F]+|\bFatal signal (?P<signal>11 \(SIGSEGV\)|6 \(SIGABRT\)), code|thread '(?P<thread>[^']*)' has overflowed its stack|fatal runtime error: stack overflow|terminated abnormally with signal (?:11/SEGV|6/ABRT)|\b(?:failed|died|crashed|terminated) with signal SIGSEGV\b|\[engine\] caught signal \((?:SIGSEGV|SIGABRT)\)",
         "The process crashed (a segmentation fault, an abort or a stack overflow)",
     ),
     Rule {

@@ -216,6 +216,18 @@ pub(super) static RULES: &[Rule] = &[
             "NCCL collective {op} (SeqNum {seq}) timed out after {ran_ms} ms",
         )
     },
+    Rule {
+        optional: &[r"\[Rank (?P<rank>\d+)\]"],
+        ..rule(
+            // The same with its `WorkNCCL(…)` on the lines after (a paste wrapped it).
+            "nccl.watchdog-timeout-wrapped",
+            C::NcclFailure,
+            Error,
+            &["Watchdog caught collective operation timeout"],
+            r"Watchdog caught collective operation timeout:?\s*$",
+            "An NCCL collective timed out (ProcessGroupNCCL's watchdog)",
+        )
+    },
     rule(
         "nccl.error",
         C::NcclFailure,

@@ -251,13 +251,15 @@ pub(super) static RULES: &[Rule] = &[
         "mmap.enomem",
         C::MaxMapCount,
         Error,
-        &["mmap", "max_map_count", "Map failed", "Failed to map the data file"],
+        &["mmap", "max_map_count", "Map failed", "Failed to map the data file", "increase sysctl vm.max_map_count"],
         // MongoDB's and Elasticsearch's start-up check: `vm.max_map_count is too low`;
         // a JVM's FileChannel.map, whose ENOMEM it reports as `OutOfMemoryError: Map
         // failed` (the heap has room: the mappings or the address space ran out);
         // Solana's accounts store (`Failed to map the data file (size: 786432):
-        // Cannot allocate memory (os error 12)`, then its advice on max_map_count).
-        r"vm\.max_map_count is too low|\bFailed to map the data file\b.{0,60}\bCannot allocate memory|OutOfMemoryError: Map failed|\bmmap(?:\(\))?(?: failed| error)?:? Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap(?: memory dataSize=(?P<size>\d+))?|\bmmap, size (?P<size2>\d+): cannot allocate memory|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
+        // Cannot allocate memory (os error 12)`, then its advice on max_map_count, read
+        // alone where a terminal cut the error line: `Please increase sysctl
+        // vm.max_map_count or equivalent for your platform`).
+        r"vm\.max_map_count is too low|\bPlease increase sysctl vm\.max_map_count\b|\bFailed to map the data file\b.{0,60}\bCannot allocate memory|OutOfMemoryError: Map failed|\bmmap(?:\(\))?(?: failed| error)?:? Cannot allocate memory|Cannot mmap .{0,40}errno:? 12|failed to mmap(?: memory dataSize=(?P<size>\d+))?|\bmmap, size (?P<size2>\d+): cannot allocate memory|max_map_count\)?\s*\[?(?P<max_map_count2>\d+)\]? is too low|\bmmap\b.*\[Errno 12\] Cannot allocate memory|\[Errno 12\] Cannot allocate memory.*\bmmap\b|max_map_count \[?(?P<max_map_count>\d+)\]? is too low",
         "mmap failed with Cannot allocate memory: the process is out of memory mappings",
     )
     },
