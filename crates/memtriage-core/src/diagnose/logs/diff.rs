@@ -8,11 +8,11 @@
 /// out of reach: markdown's lists rarely take `+` for their bullet.
 const ADDED_WITHOUT_OPENING: usize = 3;
 
-/// Whether `line` is an added, removed or kept line of a diff that opens in `before`
+/// Whether `line` is an added, removed or unchanged line of a diff that opens in `before`
 /// (the input's bytes just before it): every line between the diff's opening and
 /// `line` is a diff's too. A long hunk's opening may lie before `before`: then its
 /// added lines tell it.
-pub(super) fn is_a_changed_line(line: &str, before: &[u8]) -> bool {
+pub(super) fn is_a_diff_line(line: &str, before: &[u8]) -> bool {
     if !line.starts_with(['+', '-', ' ']) || line.starts_with("+++") || line.starts_with("---") {
         return false;
     }
@@ -23,7 +23,9 @@ pub(super) fn is_a_changed_line(line: &str, before: &[u8]) -> bool {
         if fence == "```diff" || fence == "```patch" || earlier.starts_with("@@ -") {
             return true;
         }
-        added += usize::from(earlier.starts_with('+'));
+        // Not a shell's trace of a command (`bash -x`: `+ make`, `++ cd build`).
+        let traced = earlier.trim_start_matches('+').starts_with(' ');
+        added += usize::from(earlier.starts_with('+') && !traced);
         let in_a_hunk = earlier.is_empty()
             || earlier.starts_with(['+', '-', ' ', '\\'])
             || earlier.starts_with("diff --git ")
@@ -37,16 +39,16 @@ pub(super) fn is_a_changed_line(line: &str, before: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_a_changed_line;
+    use super::is_a_diff_line;
 
     #[test]
     fn a_line_under_a_diff_fence_or_a_hunk_is_a_change() {
         let fenced = b"review thread\n```diff\n-  old text\n+Dag run timeout\n";
-        assert!(is_a_changed_line("+with SIGTERM (exit code -9).", fenced));
+        assert!(is_a_diff_line("+with SIGTERM (exit code -9).", fenced));
         let hunk = b"@@ -50,7 +50,9 @@\n context\n";
-        assert!(is_a_changed_line("-Killed", hunk));
+        assert!(is_a_diff_line("-Killed", hunk));
         let opening_out_of_reach = b"+Dag run timeout\n+\n+A dag run timeout can be set.\n";
-        assert!(is_a_changed_line(
+        assert!(is_a_diff_line(
             "+with SIGTERM (exit code -9).",
             opening_out_of_reach
         ));
@@ -54,18 +56,20 @@ mod tests {
 
     #[test]
     fn a_list_or_a_log_is_no_diff() {
-        assert!(!is_a_changed_line(
+        assert!(!is_a_diff_line(
             "- Error: CUDA out of memory",
             b"Things I tried:\n- one\n"
         ));
-        assert!(!is_a_changed_line(
+        assert!(!is_a_diff_line(
             "+with SIGTERM (exit code -9).",
             b"```\n+x\n"
         ));
-        assert!(!is_a_changed_line("Killed", b"```diff\n"));
-        assert!(!is_a_changed_line(
-            "+x",
-            b"```diff\n+a\nnot a diff's line\n"
+        assert!(!is_a_diff_line("Killed", b"```diff\n"));
+        assert!(!is_a_diff_line("+x", b"```diff\n+a\nnot a diff's line\n"));
+        // A shell's trace is no diff's lines.
+        assert!(!is_a_diff_line(
+            "+ make",
+            b"+ cd build\n+ cmake ..\n+ make -j8\n"
         ));
     }
 }

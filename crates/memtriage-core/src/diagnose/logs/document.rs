@@ -86,11 +86,16 @@ pub(super) fn reads_as_document(head: &str) -> bool {
                 .as_str(),
             "frequently asked question" | "frequently asked questions" | "faq" | "faqs"
         )
-    }) || lines.first().is_some_and(|l| {
-        // An FAQ entry kept as an issue: `# FAQ: I keep getting “Too many open files” …`.
-        let title = l.trim_start_matches(['#', ' ']).to_ascii_lowercase();
-        title.starts_with("faq:") || title.starts_with("[faq]")
-    });
+    }) || lines
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| {
+            // An FAQ entry kept as an issue: `# FAQ: I keep getting “Too many open files” …`.
+            let title = l
+                .trim_start_matches(|c: char| c == '#' || c == '*' || c.is_whitespace())
+                .to_ascii_lowercase();
+            title.starts_with("faq:") || title.starts_with("faq**:") || title.starts_with("[faq]")
+        });
     // A manual page's sections, each alone on its line; a wiki's line under the title.
     let man_page = ["NAME", "SYNOPSIS", "DESCRIPTION"]
         .iter()

@@ -71,7 +71,7 @@ impl LogScanner {
                 || prose::quoted_as_example(&self.context)
                 || prose::explains_the_error(msg, matched.clone())
                 || prose::has_invented_values(line)
-                || diff::is_a_changed_line(line, &self.context)
+                || diff::is_a_diff_line(line, &self.context)
             {
                 return Taken::Silenced;
             }

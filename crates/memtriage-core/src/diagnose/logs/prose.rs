@@ -360,13 +360,15 @@ fn about_the_readers(lowercase: &str) -> bool {
 /// (`When a task process is terminated with exit code -9 (sigkill) then …`), or on
 /// meeting the error with no one who met it, to say what it means (`Encountering the
 /// error message “…” typically indicates …`): what happens in general, which a page
-/// tells. Not a sentence that introduces the lines below it (`When a container dies due
-/// to OOMKill, there are these types of logs generated:`): a report shows its own so.
+/// tells, where the writer does not speak of themselves (`When a model is loaded on GPU
+/// 0, I get …` reports). Read on the error's own line only: a sentence that introduces
+/// the lines below it (`When a container dies due to OOMKill, there are these types of
+/// logs generated:`) is how a report shows its own.
 fn about_any_case(lowercase: &str) -> bool {
     static ANY_CASE: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &ANY_CASE,
-        r"^(?:(?:when|whenever|if|once) an? (?:[\w-]+ ){0,3}?(?:is|gets|receives|exits|dies|hits|fails|crashes|runs out)\b|(?:encountering|receiving|getting|seeing) (?:the|this|an?) (?:error|message|exception)\b.*\b(?:indicates|means)\b)",
+        r"^(?:(?:when|whenever|if|once) an? (?:[\w-]+ ){0,3}?(?:is|gets|receives|exits|dies|hits|fails|crashes|runs out)\b|(?:encountering|receiving|getting|seeing) (?:the|this|an?) (?:error|message|exception)\b[^?]*\b(?:indicates|means that)\b)",
         lowercase,
     )
 }
@@ -439,7 +441,7 @@ pub(super) fn explains_the_error(msg: &str, matched: std::ops::Range<usize>) -> 
             .strip_prefix(c)
             .is_some_and(|rest| MEETING.iter().any(|m| rest.trim_start().starts_with(m)))
     }) || about_the_readers(&upto_error_lowercase)
-        || about_any_case(&text)
+        || (about_any_case(&text) && !first_person(upto_error))
         || tells_the_reader_they_will_meet_it(upto_error);
     // Vendors' and other languages' pages: `XID 48: This XID indicates …`, `可能会遇到"…"这样的错误`.
     const ABOUT_THE_ERROR: &[&str] = &[

@@ -21,9 +21,12 @@ pub(super) static RULES: &[Rule] = &[
     // Also PostgreSQL's postmaster's report of a backend, aide's mapping of a file
     // that shrank, and Windows' in-page error
     // (0xC0000006: a page of a mapped file could not be read in), its SIGBUS. Beside
-    // the text's word that /dev/shm was too small (NCCL's and UCX's `Caught signal 7
-    // (Bus error: nonexistent physical address)` in a container), it is shared memory's.
-    Rule { absorbed_by: Some(C::DataloaderShm), ..rule(
+    // evidence that shared memory ran short (/dev/shm full, the thread's word that it was
+    // too small: NCCL's and UCX's `Caught signal 7 (Bus error: nonexistent physical
+    // address)` in a container), it is shared memory's.
+    Rule {
+        absorbed_by: Some(C::DataloaderShm),
+        ..rule(
         "signal.sigbus-report",
         C::MmapBusError,
         Error,
@@ -53,7 +56,8 @@ pub(super) static RULES: &[Rule] = &[
         // ClickHouse's `Received signal Bus error (7)`.
         r"\bReceived signal Bus error \(7\)|\[BUG\] Bus Error at 0x[0-9a-fA-F]+|\bBus error at address 0x[0-9a-fA-F]+|EXC_BAD_ACCESS \(SIGBUS\)|\bCaught SIGBUS(?:/SEGV)? while mmapping|interrupted by signal (?:10|7): SIGBUS|(?:^|[^`'\x22A-Za-z0-9_])(?:Bus error|Bus Error|总线错误)\s*\((?:core dumped|core dump|吐核|核心已转储)\)|(?:Program|Thread \d+ \x22[^\x22]*\x22) received signal SIGBUS|Signal 7 \(SIGBUS\) received by PID (?P<pid>\d+)|\bexitcode\s*:\s*-7\b|terminated by signal SIGBUS|killed by signal(?: 7\b|:? SIGBUS)|Signal: Bus error \(7\)|\*\*\* SIGBUS (?:\(@0x[0-9a-f]+\) received by PID|received at time=)|Caught signal 7 \(Bus error|stop reason = signal SIGBUS|(?:crashed|died|was killed|terminated) (?:with|by|of) (?:a )?SIGBUS\b|^#\s+SIGBUS \(0x7\) at pc=0x[0-9a-f]+|si_signo: 7 \(SIGBUS\), si_code: \d+ \(BUS_ADRERR\)|^SIGBUS: bus error\s*$|\[signal SIGBUS: bus error code=|(?:^|\]\s)signal (?:\((?:7|10)(?:\.\d+)?\)|(?:7|10) \(\d+\)): Bus error|\(signal: 7, SIGBUS: access to undefined memory\)|\bwas terminated by signal 7: Bus error|\bFatal signal 7 \(SIGBUS\), code|terminated abnormally with signal 7/BUS|a fault occurred in a recent unsafe memory access operation|\b(?:0xc0000006|STATUS_IN_PAGE_ERROR|EXCEPTION_IN_PAGE_ERROR)\b|\bBUS_(?:ADRERR|OBJERR)\b",
         "The process died of a bus error (SIGBUS)",
-    ) },
+        )
+    },
     Rule {
         certainty: crate::model::finding::Certainty::Likely,
         ..rule(

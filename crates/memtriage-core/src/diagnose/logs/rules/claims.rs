@@ -285,8 +285,6 @@ pub(super) static RULES: &[Rule] = &[
                 "killed by out-of-memory",
                 "killed by the out-of-memory",
                 "OOM Killed",
-                " OOM killer",
-                " OOM-killer",
                 " OOM killing",
                 " OOM-killing",
                 "killed by the linux oom",
@@ -314,7 +312,9 @@ pub(super) static RULES: &[Rule] = &[
                 "so it got killed",
                 "and it was killed",
                 "and it got killed",
-                "killer",
+                "OOM killer",
+                "OOM-killer",
+                "OOMKiller",
                 "in oom kill",
                 "in an oom kill",
             ],
@@ -509,7 +509,7 @@ fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
 /// false) only the words around it, where the claim itself may say `not` (`not enough
 /// memory`).
 fn clause_stands(msg: &str, out: &[(String, String)], read_claim: bool) -> bool {
-    let (Some(told), Some((clause, _, end))) = (claim(out), clause_of_claim(msg, out, true)) else {
+    let (Some(told), Some((clause, _, _))) = (claim(out), clause_of_claim(msg, out, true)) else {
         return false;
     };
     let read = if read_claim {
@@ -517,7 +517,7 @@ fn clause_stands(msg: &str, out: &[(String, String)], read_claim: bool) -> bool 
     } else {
         clause.replacen(told, " ", 1)
     };
-    !denied(&read.to_lowercase()) && !asked(msg, claim_end(msg, told), end)
+    !denied(&read.to_lowercase()) && !claim_asked(msg, told)
 }
 
 /// A thread's word of a cause (memory ran out, shared memory was too small), where the
@@ -578,7 +578,7 @@ fn extract_crash_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     // `Could you check why it crashes` requests; what follows `why` is the claim.
     match sentence.find("why ") {
         Some(why) => !denied(&sentence[why..]),
-        None => !denied(&sentence) && !asked(msg, end, end),
+        None => !denied(&sentence) && !is_question(msg, end),
     }
 }
 
@@ -591,13 +591,13 @@ fn extract_unfreed_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
         return false;
     };
     let before = without_asides(&msg[start..at]);
-    !denied(&before[clause_start(&before)..].to_lowercase()) && !asked(msg, end, end)
+    !denied(&before[clause_start(&before)..].to_lowercase()) && !is_question(msg, end)
 }
 
-/// Where `claim` ends in its sentence of `msg` (the sentence's start where it is not
-/// found).
-fn claim_end(msg: &str, claim: &str) -> usize {
-    sentence_of(msg, claim).map_or(0, |(_, at, _)| at + claim.len())
+/// Whether the sentence of `msg` that holds `claim` asks about it ([`asked`]); a
+/// claim not found in `msg` is asked about by no sentence of it.
+fn claim_asked(msg: &str, claim: &str) -> bool {
+    sentence_of(msg, claim).is_some_and(|(_, at, end)| asked(msg, at..at + claim.len(), end))
 }
 
 /// Where the last clause of `before` (the words before a claim) begins.
@@ -609,17 +609,38 @@ fn clause_start(before: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// The sentence that ends at `end` in `msg` asks about the claim that ends at
-/// `claim_end`: it is a question, and no later clause turns it to what to do (`Memory
-/// Leak현상이 발생하는데 혹시 어떻게 해결하셨나요?`, a leak occurs, how did you solve it?;
-/// `memory keeps growing, any idea why?`): such a question takes the claim as given.
-fn asked(msg: &str, claim_end: usize, end: usize) -> bool {
-    static WHAT_TO_DO: OnceLock<Option<Regex>> = OnceLock::new();
+/// The sentence that ends at `end` in `msg` is a question.
+fn is_question(msg: &str, end: usize) -> bool {
     msg[end..].starts_with(['?', '？'])
-        && !msg.get(claim_end.min(end)..end).is_some_and(|rest| {
+}
+
+/// The question that ends at `end` asks about the claim at `claim` (`Is this a memory
+/// leak, and how can I fix it?`): unless the sentence states the claim and a later
+/// clause turns to what to do about it (`Memory Leak현상이 발생하는데 혹시 어떻게
+/// 해결하셨나요?`, a leak occurs, how did you solve it?; `memory keeps growing, any idea
+/// why?`), which takes the claim as given.
+fn asked(msg: &str, claim: std::ops::Range<usize>, end: usize) -> bool {
+    static YES_OR_NO: OnceLock<Option<Regex>> = OnceLock::new();
+    static WHAT_TO_DO: OnceLock<Option<Regex>> = OnceLock::new();
+    if !is_question(msg, end) {
+        return false;
+    }
+    let opens_a_yes_or_no = msg.get(..claim.start).is_some_and(|before| {
+        let sentence_start = before
+            .char_indices()
+            .rfind(|&(_, c)| matches!(c, '.' | '!' | '?' | '\n' | '。' | '！' | '？'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        matches(
+            &YES_OR_NO,
+            r"(?i)^\s*(?:is|are|does|do|did|can|could|was|were|has|have|should|will|would)\b",
+            &before[sentence_start..],
+        )
+    });
+    opens_a_yes_or_no
+        || !msg.get(claim.end.min(end)..end).is_some_and(|rest| {
             matches(
                 &WHAT_TO_DO,
-                r"(?i)(?:[,，;]|는데|지만)\s*(?:[^,，;?]{0,24}?)(?:\bhow (?:can|do|did|should|to|could)\b|\bwhat (?:can|should|could)\b|\bany (?:ideas?|solutions?|fix|workarounds?|suggestions?|hints?)\b|\bis there (?:a|any) (?:way|fix|solution|workaround)\b|어떻게|해결|怎么|如何|どうすれば)",
+                r"(?i)(?:[,，]|는데|지만)\s*(?:[^,，]{0,24}?)(?:\bhow (?:can|do|did|should|to|could)\b|\bwhat (?:can|should|could)\b|\bany (?:ideas?|solutions?|fix|workarounds?|suggestions?|hints?)\b|\bis there (?:a|any) (?:way|fix|solution|workaround)\b|어떻게|해결|怎么|如何|どうすれば)",
                 rest,
             )
         })
@@ -647,8 +668,11 @@ fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let english = claim.to_ascii_lowercase();
     let after = msg.get(at + claim.len()..).unwrap_or("");
     // So does an English claim inside another language's sentence (`Inference과정에서
-    // Memory Leak현상이 발생하는데`, a memory leak occurs during inference).
-    let embedded = after.starts_with(|c: char| c.is_alphabetic() && !c.is_ascii());
+    // Memory Leak현상이 발생하는데`, a memory leak occurs during inference): a word of
+    // that language right before or after it, spaced or not.
+    let foreign = |c: char| c.is_alphabetic() && !c.is_ascii();
+    let embedded =
+        after.trim_start().starts_with(foreign) || msg[..at].trim_end().ends_with(foreign);
     if !claim.is_ascii() || embedded || !(english.contains("memory") || english.starts_with("leak"))
     {
         return true;
@@ -773,13 +797,14 @@ fn clause_of_claim(
 /// denies the crash, not the rise. `Would` is no denial: it is also the past's habit
 /// (`memory would continue to grow until the process restarts`), nor is an `if` the
 /// writer saw come true (`I'm noticing if I leave OctoPrint running for a few hours
-/// its memory increases`). Nor is a rise that falls back in the same sentence (`starts
-/// growing about 1MB/s until it reaches ~133MB and falls back to ~70MB`): a collector's
-/// sawtooth.
+/// its memory increases`). Nor is a rise that falls back to a figure in the same
+/// sentence (`starts growing about 1MB/s until it reaches ~133MB and falls back to
+/// ~70MB`): a collector's sawtooth, unless a restart or a kill brought it down.
 pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
     static DENIES: OnceLock<Option<Regex>> = OnceLock::new();
     static SCALES: OnceLock<Option<Regex>> = OnceLock::new();
     static FALLS_BACK: OnceLock<Option<Regex>> = OnceLock::new();
+    static RESTARTS: OnceLock<Option<Regex>> = OnceLock::new();
     static SEEN_IF: OnceLock<Option<Regex>> = OnceLock::new();
     let Some((mut clause, start, end)) = clause_of_claim(msg, out, false) else {
         return false;
@@ -792,6 +817,16 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
     {
         clause.replace_range(seen.range(), "");
     }
+    let sentence = &msg[start..end];
+    let sawtooth = matches(
+        &FALLS_BACK,
+        r"(?i)\b(?:and|then|before|it)\s+(?:\w+ly\s+)?(?:falls?|fell|drops?|dropped|goes|went|comes|came) back (?:down )?to\s*[~≈]?\s*\d",
+        sentence,
+    ) && !matches(
+        &RESTARTS,
+        r"(?i)\b(?:restart\w*|oom|kill\w*|crash\w*)\b",
+        sentence,
+    );
     !matches(
         &DENIES,
         r"(?i)\b(?:no|not|never|if|whether|unless|may|might|could|should|can|will|expected|normal|avoid\w*|prevent\w*|stops?|fix\w*|how to|such as|e\.g|reduc\w*|decreas\w*|si|no es|pas)\b|n't\b|\bin (?:situations|cases) (?:when|where)\b",
@@ -799,12 +834,9 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
     ) && !matches(
         &SCALES,
         r"(?i)\b(?:increas\w*|grow\w*|scales?)\b[^.]{0,20}\b(?:with|proportional(?:ly)? to) (?:the )?(?:batch|number|size|sequence|context|model|input|length|resolution|count)",
-        &msg[start..end],
-    ) && !matches(
-        &FALLS_BACK,
-        r"(?i)\b(?:and|then|before it|before|it)\s+(?:\w+ly\s+)?(?:falls?|fell|drops?|dropped|goes|went|comes|came) back (?:down )?to\b",
-        &msg[start..end],
-    ) && !claim(out).is_some_and(|told| asked(msg, claim_end(msg, told), end))
+        sentence,
+    ) && !sawtooth
+        && !claim(out).is_some_and(|told| claim_asked(msg, told))
 }
 
 /// Words that deny, suppose (`might be the symptom`, `may end up getting OOM killed`,
