@@ -597,7 +597,8 @@ fn extract_unfreed_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
 /// Whether the sentence of `msg` that holds `claim` asks about it ([`asked`]); a
 /// claim not found in `msg` is asked about by no sentence of it.
 fn claim_asked(msg: &str, claim: &str) -> bool {
-    sentence_of(msg, claim).is_some_and(|(_, at, end)| asked(msg, at..at + claim.len(), end))
+    sentence_of(msg, claim)
+        .is_some_and(|(start, at, end)| asked(msg, start, at..at + claim.len(), end))
 }
 
 /// Where the last clause of `before` (the words before a claim) begins.
@@ -619,21 +620,18 @@ fn is_question(msg: &str, end: usize) -> bool {
 /// clause turns to what to do about it (`Memory Leak현상이 발생하는데 혹시 어떻게
 /// 해결하셨나요?`, a leak occurs, how did you solve it?; `memory keeps growing, any idea
 /// why?`), which takes the claim as given.
-fn asked(msg: &str, claim: std::ops::Range<usize>, end: usize) -> bool {
+/// The sentence runs from `start` to `end` in `msg` ([`sentence_of`]).
+fn asked(msg: &str, start: usize, claim: std::ops::Range<usize>, end: usize) -> bool {
     static YES_OR_NO: OnceLock<Option<Regex>> = OnceLock::new();
     static WHAT_TO_DO: OnceLock<Option<Regex>> = OnceLock::new();
     if !is_question(msg, end) {
         return false;
     }
-    let opens_a_yes_or_no = msg.get(..claim.start).is_some_and(|before| {
-        let sentence_start = before
-            .char_indices()
-            .rfind(|&(_, c)| matches!(c, '.' | '!' | '?' | '\n' | '。' | '！' | '？'))
-            .map_or(0, |(i, c)| i + c.len_utf8());
+    let opens_a_yes_or_no = msg.get(start..claim.start).is_some_and(|before| {
         matches(
             &YES_OR_NO,
             r"(?i)^\s*(?:is|are|does|do|did|can|could|was|were|has|have|should|will|would)\b",
-            &before[sentence_start..],
+            before,
         )
     });
     opens_a_yes_or_no
