@@ -96,8 +96,10 @@ pub(super) fn reads_as_document(head: &str) -> bool {
                 .to_ascii_lowercase();
             title.starts_with("faq:") || title.starts_with("faq**:") || title.starts_with("[faq]")
         });
-    // A manual page's sections, each alone on its line; a wiki's line under the title.
-    let man_page = ["NAME", "SYNOPSIS", "DESCRIPTION"]
+    // A manual page's sections, each alone on its line, as the translated pages name
+    // them too (Polish `NAZWA`, `SKŁADNIA`, `OPIS`; German, French, Spanish, Italian,
+    // Portuguese, Russian, Japanese); a wiki's line under the title.
+    let man_page = MAN_PAGE_SECTIONS
         .iter()
         .filter(|s| lines.contains(s))
         .count()
@@ -204,6 +206,34 @@ fn is_table_of_contents(line: &str) -> bool {
     )
 }
 
+/// The first sections of a manual page, in the languages its translations are kept in.
+const MAN_PAGE_SECTIONS: &[&str] = &[
+    "NAME",
+    "SYNOPSIS",
+    "DESCRIPTION",
+    "NAZWA",
+    "SKŁADNIA",
+    "OPIS",
+    "BEZEICHNUNG",
+    "ÜBERSICHT",
+    "BESCHREIBUNG",
+    "NOM",
+    "NOMBRE",
+    "SINOPSIS",
+    "DESCRIPCIÓN",
+    "NOME",
+    "SINTASSI",
+    "DESCRIZIONE",
+    "SINOPSE",
+    "DESCRIÇÃO",
+    "ИМЯ",
+    "ОБЗОР",
+    "ОПИСАНИЕ",
+    "名前",
+    "書式",
+    "説明",
+];
+
 /// An article's title: how to fix an error, a guide to it, what it means. A page so
 /// titled quotes the errors it is about; a failing job's output has no title.
 pub(super) fn is_article_title(line: &str) -> bool {
@@ -234,6 +264,12 @@ pub(super) fn is_article_title(line: &str) -> bool {
     ]
     .iter()
     .any(|h| lowercase.contains(h))
+        // `### What is the hardware spec (RAM, OS)?`: a form asks for the reporter's
+        // setup.
+        || (line.trim_end().ends_with('?')
+            && ["hardware", "version", "spec", "environment", "operating system", "platform", "setup"]
+                .iter()
+                .any(|w| lowercase.contains(w)))
         // `### What is your operating system?`: a form asks the reporter about theirs,
         // also without the mark (`> What is your rclone version (eg output from …)`).
         || ((line.trim_end().ends_with('?')

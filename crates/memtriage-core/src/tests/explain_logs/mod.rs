@@ -45,6 +45,7 @@ mod servers_and_boards;
 mod services_and_tools;
 mod signals;
 mod sixth_batch;
+mod statistics_audio_and_security;
 mod streaming;
 mod symptoms;
 mod tools_and_solvers;

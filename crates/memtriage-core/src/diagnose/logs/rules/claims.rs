@@ -131,7 +131,7 @@ pub(super) static RULES: &[Rule] = &[
                 "eats up memory",
                 "eats up the memory",
             ],
-            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|consistent|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:memory|ram|rss|heap)\b[^.\n]{0,80}\.\s+(?:and |but )?(?:it|this|that)\s+(?:\w+ly\s+)?(?:(?:just |still )?keeps?(?: on)? |continues to |is |was )?(?:increas\w*|grow(?:s|ing)?|climb\w*|rising)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b|\beat(?:s|ing) up (?:my |the )?memory\b))",
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|process size|footprint|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|consistent|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:memory|ram|rss|heap)\b[^.\n]{0,80}\.\s+(?:and |but )?(?:it|this|that)\s+(?:\w+ly\s+)?(?:(?:just |still )?keeps?(?: on)? |continues to |is |was )?(?:increas\w*|grow(?:s|ing)?|climb\w*|rising)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b|\beat(?:s|ing) up (?:my |the )?memory\b))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -262,7 +262,11 @@ pub(super) static RULES: &[Rule] = &[
             // killer`, `That is the OOM killer, not a compiler fault`, `This is almost
             // surely your kernel OOM killer`, `a workflow that resulted in OOM kill of the
             // process`, `killed by Kubernetes when memory crosses the defined limit`, `the
-            // memory was completely (99%+) used during load so it was killed`: the
+            // memory was completely (99%+) used during load so it was killed`, `your
+            // computer ran out of ram, and the angr process was killed by your operating
+            // system`, `sqlite was using some unmanaged memory …, so the OS killed the
+            // process`, `this oom-killer seem to eager to kill the process`, `my process
+            // was killed because of exceeding 240Gi of RAM`: the
             // writer's word for the kill, without the kernel's lines. In the passive of
             // Chinese, Korean and Japanese: `被OOM Killer杀死`, `OOM Killer에 의해 강제
             // 종료된`, `OOM Killerによって強制終了`.
@@ -304,6 +308,22 @@ pub(super) static RULES: &[Rule] = &[
                 "killed by the system",
                 "killed by the os",
                 "killed by os",
+                "killed by your os",
+                "killed by your operating system",
+                "killed by operating system",
+                "killed by your system",
+                "killed by the operating system",
+                "os killed",
+                "operating system killed",
+                "system killed",
+                "killed because of exceeding",
+                "killed for exceeding",
+                "killed due to exceeding",
+                "killed after exceeding",
+                "terminated because of exceeding",
+                "terminated for exceeding",
+                "terminated due to exceeding",
+                "terminated after exceeding",
                 "killed by kubernetes",
                 "killed by k8s",
                 "terminated by kubernetes",
@@ -318,7 +338,7 @@ pub(super) static RULES: &[Rule] = &[
                 "in oom kill",
                 "in an oom kill",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to) exceeding (?:the|its|my) memory limit\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the )?(?:system|os)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b)|\sOOM[ -]killer (?:seems?|appears?|tends?|decided|decides|chose|chooses) (?:\w+ ){0,2}?to kill\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -494,7 +514,7 @@ fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
 
 // The rules' `Extractor` type takes the Vec these only read.
 #[allow(clippy::ptr_arg)]
-fn extract_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+pub(super) fn extract_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     claim_stands(msg, out)
 }
 

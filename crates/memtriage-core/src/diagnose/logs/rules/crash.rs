@@ -286,6 +286,16 @@ pub(super) static RULES: &[Rule] = &[
         "A native buffer overflow was detected (stack smashing or a fortified copy)",
     ),
     rule(
+        // Octave's handler of a fatal signal saves the workspace and names the signal
+        // in glibc's words (`panic: Segmentation fault -- stopping myself...`).
+        "octave.panic-signal",
+        C::NativeCrash,
+        Error,
+        &["fault -- stopping myself", "aborted -- stopping myself"],
+        r"^panic: (?:Segmentation fault|Aborted) -- stopping myself\b",
+        "Octave crashed on a fatal signal (a segmentation fault or an abort)",
+    ),
+    rule(
         // SIGILL: most often a binary built for a CPU feature this one lacks
         // (TensorFlow's AVX builds, `/entrypoint.sh: line 94:    19 Illegal
         // instruction     (core dumped) "$@"`).

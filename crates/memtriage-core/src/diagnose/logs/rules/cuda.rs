@@ -165,12 +165,17 @@ pub(super) static RULES: &[Rule] = &[
         // RHIs, Source 2's `OUT OF VIDEO MEMORY!`), Blender Cycles' devices (`System
         // is out of GPU and shared host memory`), MLX on Apple's GPU (`[metal::malloc]
         // Attempting to allocate N bytes which is greater than the maximum allowed
-        // buffer size`, a command buffer's `kIOGPUCommandBufferCallbackErrorOutOfMemory`).
+        // buffer size`, a command buffer's `kIOGPUCommandBufferCallbackErrorOutOfMemory`),
+        // MATLAB's GPU arrays (`Out of memory on device. To view more detail about
+        // available memory on the GPU, use 'gpuDevice()'`), hashcat's devices (`Device
+        // #1: Device does not provide enough allocatable device-memory to handle this
+        // attack`, `Not enough allocatable device memory for this attack`, retyped
+        // `Not enough allocable device memory`).
         "accelerator.out-of-memory",
         C::CudaOom,
         Error,
-        &["CUDA failed with error out of memory", "memory space hbm", "of video memory", "System is out of GPU", "[metal::malloc] Attempting to allocate", "ErrorOutOfMemory"],
-        r"CUDA failed with error out of memory|\[metal::malloc\] Attempting to allocate \d+ bytes which is greater than the maximum allowed buffer size\b|\bkIOGPUCommandBufferCallbackErrorOutOfMemory\b|\bSystem is out of GPU(?: and shared host)? memory\b|Ran out of memory in memory space hbm|(?i:\bout of video memory)(?: trying to allocate| ?!)",
+        &["CUDA failed with error out of memory", "memory space hbm", "of video memory", "System is out of GPU", "[metal::malloc] Attempting to allocate", "ErrorOutOfMemory", "Out of memory on device", "enough allocatable device", "enough allocable device"],
+        r"CUDA failed with error out of memory|\[metal::malloc\] Attempting to allocate \d+ bytes which is greater than the maximum allowed buffer size\b|\bkIOGPUCommandBufferCallbackErrorOutOfMemory\b|\bSystem is out of GPU(?: and shared host)? memory\b|Ran out of memory in memory space hbm|(?i:\bout of video memory)(?: trying to allocate| ?!)|\bOut of memory on device\. To view more detail about available memory on the GPU\b|\b(?:Device does not provide|Not) enough alloca(?:ta)?ble device[- ]memory\b",
         "The accelerator ran out of memory (GPU or TPU memory)",
     ),
     rule(

@@ -219,12 +219,14 @@ pub(super) static RULES: &[Rule] = &[
     Rule {
         optional: &[r"\[Rank (?P<rank>\d+)\]"],
         ..rule(
-            // The same with its `WorkNCCL(…)` on the lines after (a paste wrapped it).
+            // The same with its `WorkNCCL(…)` on the lines after (a paste wrapped it), or
+            // cut where a report quotes it (`I get the message "Watchdog caught
+            // collective operation timeout: WorkNCCL".`).
             "nccl.watchdog-timeout-wrapped",
             C::NcclFailure,
             Error,
             &["Watchdog caught collective operation timeout"],
-            r"Watchdog caught collective operation timeout:?\s*$",
+            r"Watchdog caught collective operation timeout:?(?:\s*$|\s*WorkNCCL[\x22'`”]?\s*(?:[.,;)]|$))",
             "An NCCL collective timed out (ProcessGroupNCCL's watchdog)",
         )
     },

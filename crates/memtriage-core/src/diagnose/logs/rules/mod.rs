@@ -76,6 +76,7 @@ mod reach;
 mod runtimes;
 mod schedulers;
 pub mod signals;
+mod told;
 mod windows;
 
 /// What kind of failure a line is evidence of. One finding per class seen.
@@ -305,6 +306,7 @@ pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
         // A writer's words come last: a program's line that also holds them is the
         // program's.
         claims::RULES,
+        told::RULES,
     ]
     .into_iter()
     .flatten()

@@ -360,7 +360,8 @@ pub(super) static RULES: &[Rule] = &[
     // bash and sh print `Killed` in this case only (macOS's `Killed: 9`), and healthy
     // logs hold `killed` on every line (`killed_frac=0.95`): this form is matched in
     // its case. Printed after a progress bar that ended without a newline, it follows
-    // its `]`, `%` or count (`69/4190Killed`).
+    // its `]`, `%` or count (`69/4190Killed`); a report that pastes the output as
+    // inline code ends it there (`… [00:00<?, ?seconds/s]Killed\` on my terminal`).
     Rule {
         fix: Some(SIGKILL_FIX),
         certainty: Likely,
@@ -370,7 +371,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["Killed"],
-            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|^(?:.*?(?:[|\])%]|\b\d+/\d+|\.\.\.|…|: [-\\/])\s*)?Killed(?:: 9)?\s*$|^\*\*Killed\*\*$",
+            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|^(?:.*?(?:[|\])%]|\b\d+/\d+|\.\.\.|…|: [-\\/])\s*)?Killed(?:: 9)?(?:\s*$|\x60)|^\*\*Killed\*\*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },

@@ -31,7 +31,7 @@ use crate::model::finding::Severity::Error;
 ///   `rank 19 died from signal 9` (Cray's PALS), `Caught signal number 11 SEGV`
 ///   (PETSc), `Handling signal 11` (Manticore), `command failed due to signal 9`
 ///   (Swift's driver), `Fork server crashed with signal 6` (AFL), `ExitFailure (-9)`
-///   (Haskell's process library);
+///   (Haskell's process library), `Oops, IDA has almost crashed! (signum=11)` (IDA);
 /// - glibc's word after who reports it: `task 0: Segmentation fault` (srun), `EXIT
 ///   STRING: Segmentation fault` (MPICH), `unable to execute command: Segmentation
 ///   fault` (clang), `error: signal: segmentation fault` (Go's os/exec), `Fatal Python
@@ -58,7 +58,9 @@ macro_rules! died_of_signal {
             $number,
             r"\b)|(?i:\(signal ",
             $number,
-            r"\))|\bstatus=",
+            r"\))|\bhas almost crashed! \(signum=",
+            $number,
+            r"\)|\bstatus=",
             $number,
             r"/",
             $name,
@@ -104,7 +106,7 @@ macro_rules! signal_literals {
             $($own,)*
             ": task ", "exit string: ", "unable to execute command", "fatal python error: ",
             "exit signal ", "caught signal (", "signal number", "error executing",
-            "code=dumped, signal=", "code=killed, signal=",
+            "code=dumped, signal=", "code=killed, signal=", "has almost crashed",
             "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
             "xit_status", "eturncode", "eturn code", "eturn_code", "eturn value", "eturnvalue", "eturn_value",
             "xited with code", "terminated with code",

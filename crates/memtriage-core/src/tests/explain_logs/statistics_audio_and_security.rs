@@ -1,0 +1,126 @@
+//! Batch 27's forms (statistical computing, speech models, reinforcement learning,
+//! security tools, geospatial imports), each from the program that prints it, and the
+//! words of the threads that tell who killed a process or what ran out.
+
+use super::{classes, each_named_first, lines_raise_nothing, texts_named_first};
+
+#[test]
+fn devices_and_runtimes_name_what_ran_out() {
+    each_named_first(&[
+        (
+            "Out of memory on device. To view more detail about available memory on the GPU, use 'gpuDevice()'. If the problem persists, reset",
+            "log.cuda-oom",
+        ),
+        (
+            "- Device #1: Device does not provide enough allocatable device-memory to handle this attack",
+            "log.cuda-oom",
+        ),
+        (
+            "Not enough allocable device memory for this attack",
+            "log.cuda-oom",
+        ),
+        ("Could not reserve enough space for object heap", "log.host-alloc-failure"),
+        (
+            "Error occurred during initialization of VM: Could not reserve enough space for 2097152KB object heap",
+            "log.host-alloc-failure",
+        ),
+        ("panic: Segmentation fault -- stopping myself...", "log.native-crash"),
+        ("Oops, IDA has almost crashed! (signum=11)", "log.native-crash"),
+        (
+            "exceeded memory limit (3006140416 > 2684354560), being killed",
+            "log.userspace-oom-kill",
+        ),
+        (
+            "TERM_EXTERNAL_SIGNAL: job killed by a signal external to LSF.",
+            "log.sigkill",
+        ),
+        (
+            "During the preprocessing I get the message \"Watchdog caught collective operation timeout: WorkNCCL\".",
+            "log.nccl-failure",
+        ),
+    ]);
+    // Other numbers of the same forms are no crash.
+    lines_raise_nothing(&[
+        "Oops, IDA has almost crashed! (signum=2)",
+        "Device #1: 500/2000 MB allocatable, 5MCU",
+    ]);
+}
+
+#[test]
+fn a_progress_bar_pasted_as_inline_code_ends_in_the_shells_word() {
+    let text = "When I execute this command `demucs -d cpu ben.mp3`, I got this results\n\
+                `Separating track ben.mp3\n  0%|          | 0.0/198.0 [00:00<?, ?seconds/s]Killed` on my terminal. I'm using Ubuntu 20.\n";
+    // A kill whose sender the text does not show.
+    assert_eq!(
+        classes(text.as_bytes()).first().map(String::as_str),
+        Some("log.sigkill")
+    );
+    // Quoted as a word in a sentence, it is no progress bar's.
+    lines_raise_nothing(&["The word `Killed` is printed by the shell, not by the program."]);
+}
+
+#[test]
+fn a_thread_tells_the_os_killed_it_for_memory() {
+    texts_named_first(&[
+        (
+            "There are 2 memory issues going on there, the first one when it got killed was when the JVM got close to 180gb but sqlite was using some unmanaged memory outside the jvm heap, so the OS killed the process.\n",
+            "log.oom-kill",
+        ),
+        (
+            "Can you check the kernel setting. this oom-killer seem to eager to kill the process.\n",
+            "log.oom-kill",
+        ),
+        (
+            "Unfortunately, when I started script, my process was killed because of exceeding 240Gi of RAM.\n",
+            "log.oom-kill",
+        ),
+    ]);
+    // Killed for its time, or killed by the system for no memory the sentence names.
+    lines_raise_nothing(&[
+        "The job was killed because of exceeding its time limit.",
+        "So the OS killed the process after the timeout.",
+    ]);
+}
+
+#[test]
+fn a_writer_tells_the_gpu_or_the_kernel_gave_out() {
+    texts_named_first(&[
+        (
+            "My GPU runs out of memory when creating the adjacent matrix (create_adj_mat()).\n",
+            "log.cuda-oom",
+        ),
+        (
+            "Occasionally both will actually use the memory they allocated. This results in a kernel panic and the VM rebooting.\n",
+            "log.kernel-oops",
+        ),
+        (
+            "As well, the QGIS process size keeps increasing by 10MB blocks as reported by Task Manager.\n",
+            "log.memory-growth",
+        ),
+    ]);
+    // A page's word to its reader, a question, a denial.
+    lines_raise_nothing(&[
+        "During feature matching, your GPU runs out of memory. Try decreasing the option.",
+        "Does this result in a kernel panic?",
+        "The server ran out of memory.",
+    ]);
+}
+
+#[test]
+fn an_issue_forms_question_about_the_setup_is_no_articles_title() {
+    let text = "### What is the hardware spec (RAM, OS)?\n\n128G mem & 1.8T SSD\n\n### Expected behaviour and actual result.\n\nfatal error: runtime: out of memory\n";
+    assert_eq!(
+        classes(text.as_bytes()).first().map(String::as_str),
+        Some("log.host-alloc-failure")
+    );
+}
+
+#[test]
+fn a_translated_manual_page_quotes_its_errors() {
+    let text = "NAZWA\ngetrlimit, setrlimit, prlimit - pobiera/ustawia limity zasobów\nSKŁADNIA\n#include <sys/resource.h>\nOPIS\nbrk(2), mmap(2) i mremap(2), które po jego przekroczeniu zawiodą z błędem ENOMEM. Dodatkowo,\n";
+    assert!(
+        classes(text.as_bytes()).is_empty(),
+        "{:?}",
+        classes(text.as_bytes())
+    );
+}
