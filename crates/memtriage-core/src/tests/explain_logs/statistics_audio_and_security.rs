@@ -2,7 +2,8 @@
 //! security tools, geospatial imports), each from the program that prints it, and the
 //! words of the threads that tell who killed a process or what ran out.
 
-use super::{classes, each_named_first, lines_raise_nothing, texts_named_first};
+use super::{classes, each_named_first, lines_raise_nothing, scan, texts_named_first};
+use crate::model::finding::Severity;
 
 #[test]
 fn devices_and_runtimes_name_what_ran_out() {
@@ -123,4 +124,21 @@ fn a_translated_manual_page_quotes_its_errors() {
         "{:?}",
         classes(text.as_bytes())
     );
+}
+
+#[test]
+fn a_bus_error_beside_the_advice_to_grow_shared_memory_is_shared_memorys() {
+    let text = "[qgpuvb813-cvision:1    :0:381] Caught signal 7 (Bus error: nonexistent physical address)\n\
+                ==== backtrace (tid:    381) ====\n 2 0x0000000000068d6c ncclGroupEnd()  ???:0\n\n\
+                It seems that the following options should be added when running docker containers\n\n\
+                --shm-size=1g --ulimit memlock=-1\n";
+    assert_eq!(
+        classes(text.as_bytes()).first().map(String::as_str),
+        Some("log.dataloader-shm")
+    );
+    // Alone, the advice is context, no failure: one finding of its own, at info.
+    let said = scan(b"docker run --gpus all --shm-size=16g -it nvcr.io/nvidia/pytorch:24.01-py3\n")
+        .findings();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0].severity, Severity::Info);
 }

@@ -158,12 +158,13 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // A thread's word that shared memory was too small (`这个是因为docker run的时候
             // 默认分配的共享内存不够，只有64M`, Docker's default shared memory is not
-            // enough, only 64M): alone no failure, it tells whose a bus error beside it is.
+            // enough, only 64M), or its fix (`--shm-size=1g`): alone no failure, it
+            // tells whose a bus error beside it is.
             "prose.shm-too-small-told",
             C::DataloaderShm,
             Info,
-            &["共享内存不", "共享内存太小", "shared memory is not enough", "shared memory was not enough", "shared memory is too small", "shared memory was too small", "not enough shared memory"],
-            r"(?i:(?P<claim>共享内存(?:不够|不足|太小)|\bshared memory (?:is|was) (?:not enough|too small)\b|\bnot enough shared memory\b))",
+            &["共享内存不", "共享内存太小", "shared memory is not enough", "shared memory was not enough", "shared memory is too small", "shared memory was too small", "not enough shared memory", "shm-size"],
+            r"(?i:(?P<claim>共享内存(?:不够|不足|太小)|\bshared memory (?:is|was) (?:not enough|too small)\b|\bnot enough shared memory\b|--shm-size[= ]\S+))",
             "The thread says shared memory (/dev/shm) was too small ({claim})",
         )
     },
