@@ -142,3 +142,27 @@ fn a_bus_error_beside_the_advice_to_grow_shared_memory_is_shared_memorys() {
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(said[0].severity, Severity::Info);
 }
+
+#[test]
+fn debuggers_samplers_and_scanners_report_in_their_own_words() {
+    each_named_first(&[
+        (
+            "(eb4.1328): Access violation - code c0000005 (first/second chance not available)",
+            "log.windows-memory-fault",
+        ),
+        (
+            "Mon Mar 20 08:36:12 2023 -> instream(10.121.14.91@58172): Can't allocate memory ERROR",
+            "log.host-alloc-failure",
+        ),
+        ("chain 1 returned error code -11", "log.native-crash"),
+        (
+            "line 776 of log file : \"./launch.sh: line 217: 15912 Killed\"",
+            "log.sigkill",
+        ),
+    ]);
+    // A chain that failed for its own reasons, and a quoted line that was not killed.
+    lines_raise_nothing(&[
+        "chain 1 returned error code 70",
+        "line 776 of log file : \"./launch.sh: line 217: 15912 Done\"",
+    ]);
+}

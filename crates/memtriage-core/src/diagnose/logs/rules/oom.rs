@@ -361,7 +361,8 @@ pub(super) static RULES: &[Rule] = &[
     // logs hold `killed` on every line (`killed_frac=0.95`): this form is matched in
     // its case. Printed after a progress bar that ended without a newline, it follows
     // its `]`, `%` or count (`69/4190Killed`); a report that pastes the output as
-    // inline code ends it there (`… [00:00<?, ?seconds/s]Killed\` on my terminal`).
+    // inline code ends it there (`… [00:00<?, ?seconds/s]Killed\` on my terminal`), as
+    // a report quoting the job's line does (`"./launch.sh: line 217: 15912 Killed"`).
     Rule {
         fix: Some(SIGKILL_FIX),
         certainty: Likely,
@@ -371,7 +372,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["Killed"],
-            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|^(?:.*?(?:[|\])%]|\b\d+/\d+|\.\.\.|…|: [-\\/])\s*)?Killed(?:: 9)?(?:\s*$|\x60)|^\*\*Killed\*\*$",
+            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|(?:.*?[|\]%:]\s+)?[\x22`']\S[^:]*: line \d+:\s+(?P<quoted_pid>\d+)\s+Killed(?:: 9)?[\x22`']|^(?:.*?(?:[|\])%]|\b\d+/\d+|\.\.\.|…|: [-\\/])\s*)?Killed(?:: 9)?(?:\s*$|\x60)|^\*\*Killed\*\*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },

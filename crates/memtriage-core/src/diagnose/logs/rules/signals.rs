@@ -31,7 +31,8 @@ use crate::model::finding::Severity::Error;
 ///   `rank 19 died from signal 9` (Cray's PALS), `Caught signal number 11 SEGV`
 ///   (PETSc), `Handling signal 11` (Manticore), `command failed due to signal 9`
 ///   (Swift's driver), `Fork server crashed with signal 6` (AFL), `ExitFailure (-9)`
-///   (Haskell's process library), `Oops, IDA has almost crashed! (signum=11)` (IDA);
+///   (Haskell's process library), `Oops, IDA has almost crashed! (signum=11)` (IDA),
+///   `chain 1 returned error code -11` (CmdStanPy);
 /// - glibc's word after who reports it: `task 0: Segmentation fault` (srun), `EXIT
 ///   STRING: Segmentation fault` (MPICH), `unable to execute command: Segmentation
 ///   fault` (clang), `error: signal: segmentation fault` (Go's os/exec), `Fatal Python
@@ -64,7 +65,7 @@ macro_rules! died_of_signal {
             $number,
             r"/",
             $name,
-            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?(?:code|value)|(?:exited|terminated) with code)\x22?\s*[:=]?\s*(?:ExitFailure\s*)?\(?-",
+            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?(?:code|value)|(?:exited|terminated) with code|returned error code)\x22?\s*[:=]?\s*(?:ExitFailure\s*)?\(?-",
             $number,
             r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: |\bexit signal |\bCaught signal \()(?:",
             $words,
@@ -106,7 +107,7 @@ macro_rules! signal_literals {
             $($own,)*
             ": task ", "exit string: ", "unable to execute command", "fatal python error: ",
             "exit signal ", "caught signal (", "signal number", "error executing",
-            "code=dumped, signal=", "code=killed, signal=", "has almost crashed",
+            "code=dumped, signal=", "code=killed, signal=", "has almost crashed", "returned error code",
             "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
             "xit_status", "eturncode", "eturn code", "eturn_code", "eturn value", "eturnvalue", "eturn_value",
             "xited with code", "terminated with code",
