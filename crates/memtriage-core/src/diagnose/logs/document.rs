@@ -264,12 +264,13 @@ pub(super) fn is_article_title(line: &str) -> bool {
     ]
     .iter()
     .any(|h| lowercase.contains(h))
-        // `### What is the hardware spec (RAM, OS)?`: a form asks for the reporter's
-        // setup.
-        || (line.trim_end().ends_with('?')
-            && ["hardware", "version", "spec", "environment", "operating system", "platform", "setup"]
-                .iter()
-                .any(|w| lowercase.contains(w)))
+        // `### What is the hardware spec (RAM, OS)?`: a form's heading asks for the
+        // reporter's setup.
+        || (lowercase.trim_start().starts_with("###")
+            && line.trim_end().ends_with('?')
+            && lowercase
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| ["hardware", "version", "spec", "specs", "environment", "platform", "setup"].contains(&w)))
         // `### What is your operating system?`: a form asks the reporter about theirs,
         // also without the mark (`> What is your rclone version (eg output from …)`).
         || ((line.trim_end().ends_with('?')

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::growth_series::{growth_evidence, memory_growth};
+use super::rules::dataloader::SHM_SIZE_ADVICE;
 use super::rules::{oom as oom_rules, FailureClass, Rule, RULES};
 use super::{LogMatch, RuleCount, INNERMOST_FRAME, INNERMOST_USER_FRAME, MAPPED_FILE_READER};
 use crate::diagnose::oom;
@@ -126,6 +127,15 @@ fn sigkill_class(rule: &str, class: FailureClass, sender: KillSender) -> Failure
     }
 }
 
+/// A bus error, read as shared memory's or a mapping's, other than the advice to grow
+/// /dev/shm itself.
+fn holds_a_bus_error(every: &[&LogMatch]) -> bool {
+    every.iter().any(|m| {
+        m.class == FailureClass::MmapBusError
+            || (m.class == FailureClass::DataloaderShm && m.rule != SHM_SIZE_ADVICE)
+    })
+}
+
 pub(super) fn findings(
     matches: &[LogMatch],
     open: &[LogMatch],
@@ -151,9 +161,12 @@ pub(super) fn findings(
     // sender of; alone it is no failure.
     let plain_kill = every.iter().any(|m| is_plain_sigkill(m.rule));
     let told_kept = plain_kill && sender == KillSender::OomKiller;
+    // So is the advice to grow /dev/shm beside a bus error.
+    let bus_error = holds_a_bus_error(&every);
     let kept = |rule: &str| {
         rule != oom_rules::NOT_OOM_MARKER
             && (rule != super::rules::claims::OUT_OF_MEMORY_TOLD || told_kept)
+            && (rule != SHM_SIZE_ADVICE || bus_error)
     };
     let relabelled: Vec<LogMatch> = matches
         .iter()

@@ -2,8 +2,7 @@
 //! security tools, geospatial imports), each from the program that prints it, and the
 //! words of the threads that tell who killed a process or what ran out.
 
-use super::{classes, each_named_first, lines_raise_nothing, scan, texts_named_first};
-use crate::model::finding::Severity;
+use super::{classes, each_named_first, lines_raise_nothing, texts_named_first};
 
 #[test]
 fn devices_and_runtimes_name_what_ran_out() {
@@ -40,11 +39,8 @@ fn devices_and_runtimes_name_what_ran_out() {
             "log.nccl-failure",
         ),
     ]);
-    // Other numbers of the same forms are no crash.
-    lines_raise_nothing(&[
-        "Oops, IDA has almost crashed! (signum=2)",
-        "Device #1: 500/2000 MB allocatable, 5MCU",
-    ]);
+    // Another signal of the same form is no crash.
+    lines_raise_nothing(&["Oops, IDA has almost crashed! (signum=2)"]);
 }
 
 #[test]
@@ -76,10 +72,14 @@ fn a_thread_tells_the_os_killed_it_for_memory() {
             "log.oom-kill",
         ),
     ]);
-    // Killed for its time, or killed by the system for no memory the sentence names.
+    // Killed for its time, or killed by the system for no memory the sentence names,
+    // or the killer as a manual describes it.
     lines_raise_nothing(&[
         "The job was killed because of exceeding its time limit.",
+        "The job was killed after exceeding the walltime; memory was fine.",
         "So the OS killed the process after the timeout.",
+        "The OOM killer decides which process to kill.",
+        "The OOM killer chooses to kill the process with the highest oom_score.",
     ]);
 }
 
@@ -99,9 +99,11 @@ fn a_writer_tells_the_gpu_or_the_kernel_gave_out() {
             "log.memory-growth",
         ),
     ]);
-    // A page's word to its reader, a question, a denial.
+    // A page's word to its reader or about any GPU, a question, the host.
     lines_raise_nothing(&[
         "During feature matching, your GPU runs out of memory. Try decreasing the option.",
+        "When the GPU runs out of memory, the allocator frees its cache and retries.",
+        "Models that run out of VRAM spill their layers to system RAM.",
         "Does this result in a kernel panic?",
         "The server ran out of memory.",
     ]);
@@ -136,11 +138,10 @@ fn a_bus_error_beside_the_advice_to_grow_shared_memory_is_shared_memorys() {
         classes(text.as_bytes()).first().map(String::as_str),
         Some("log.dataloader-shm")
     );
-    // Alone, the advice is context, no failure: one finding of its own, at info.
-    let said = scan(b"docker run --gpus all --shm-size=16g -it nvcr.io/nvidia/pytorch:24.01-py3\n")
-        .findings();
-    assert_eq!(said.len(), 1, "{said:?}");
-    assert_eq!(said[0].severity, Severity::Info);
+    // Alone, the advice reports nothing: a healthy log's own `docker run`.
+    lines_raise_nothing(&[
+        "docker run --gpus all --shm-size=16g -it nvcr.io/nvidia/pytorch:24.01-py3",
+    ]);
 }
 
 #[test]
@@ -160,9 +161,10 @@ fn debuggers_samplers_and_scanners_report_in_their_own_words() {
             "log.sigkill",
         ),
     ]);
-    // A chain that failed for its own reasons, and a quoted line that was not killed.
+    // A library's negative error code, a first-chance exception a debugged program
+    // handles.
     lines_raise_nothing(&[
-        "chain 1 returned error code 70",
-        "line 776 of log file : \"./launch.sh: line 217: 15912 Done\"",
+        "clBuildProgram returned error code -11",
+        "(1a2c.3b4): Access violation - code c0000005 (first chance)",
     ]);
 }

@@ -6,6 +6,10 @@ use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::{Error, Info, Warn};
 use crate::model::ids;
 
+/// The advice to grow a container's /dev/shm, which tells the cause of a bus error beside
+/// it and is nothing alone.
+pub const SHM_SIZE_ADVICE: &str = "prose.shm-size-advice";
+
 pub(super) static RULES: &[Rule] = &[
     // ---- DataLoader workers ------------------------------------------------------
     rule(
@@ -158,13 +162,12 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // A thread's word that shared memory was too small (`这个是因为docker run的时候
             // 默认分配的共享内存不够，只有64M`, Docker's default shared memory is not
-            // enough, only 64M), or its fix (`--shm-size=1g`): alone no failure, it
-            // tells whose a bus error beside it is.
+            // enough, only 64M): alone no failure, it tells whose a bus error beside it is.
             "prose.shm-too-small-told",
             C::DataloaderShm,
             Info,
-            &["共享内存不", "共享内存太小", "shared memory is not enough", "shared memory was not enough", "shared memory is too small", "shared memory was too small", "not enough shared memory", "shm-size"],
-            r"(?i:(?P<claim>共享内存(?:不够|不足|太小)|\bshared memory (?:is|was) (?:not enough|too small)\b|\bnot enough shared memory\b|--shm-size[= ]\S+))",
+            &["共享内存不", "共享内存太小", "shared memory is not enough", "shared memory was not enough", "shared memory is too small", "shared memory was too small", "not enough shared memory"],
+            r"(?i:(?P<claim>共享内存(?:不够|不足|太小)|\bshared memory (?:is|was) (?:not enough|too small)\b|\bnot enough shared memory\b))",
             "The thread says shared memory (/dev/shm) was too small ({claim})",
         )
     },
@@ -260,3 +263,20 @@ pub(super) const DATALOADER_WORKER_KILLED: ClassInfo = ClassInfo {
           SIGSEGV: PYTHONFAULTHANDLER=1 python train.py prints the Python stack of the crash.",    cause: crate::model::finding::CauseKind::Capacity,
     confirm: "For SIGKILL: dmesg -T | grep -i 'killed process' on the node; for SIGSEGV: rerun with num_workers=0.",
 };
+
+/// Read after every program's rule: a line that holds the advice and a program's own
+/// words (Ray's `… pass '--shm-size=10.24gb' to 'docker run'`) is the program's.
+pub(super) static ADVICE_RULES: &[Rule] = &[Rule {
+    certainty: crate::model::finding::Certainty::Possible,
+    ..rule(
+        // A thread's fix that grows a container's shared memory (`--shm-size=1g`):
+        // read only beside a bus error, whose cause it tells; a healthy log's own
+        // `docker run --shm-size=16g …` reports nothing (the report drops it).
+        SHM_SIZE_ADVICE,
+        C::DataloaderShm,
+        Info,
+        &["shm-size"],
+        r"--shm-size[= ](?P<size>\d+(?:\.\d+)?\s*[kmgtKMGT]?i?[bB]?)\b",
+        "The thread grows the container's shared memory (/dev/shm) to {size}",
+    )
+}];

@@ -401,16 +401,24 @@ pub(super) static RULES: &[Rule] = &[
         "The Gradle daemon ran out of its JVM heap (raise org.gradle.jvmargs=-Xmx…)",
     ),
     rule(
-        // HotSpot's fatal-error banner (`hs_err_pid*.log` and the console), and its
-        // start that could not reserve the heap `-Xmx` asks for (`Could not reserve
-        // enough space for 2097152KB object heap`: a 32-bit JVM, `ulimit -v`, too
-        // little memory and swap under strict overcommit).
+        // HotSpot's fatal-error banner (`hs_err_pid*.log` and the console).
         "jvm.native-allocation-failed",
         C::HostAllocFailure,
         Error,
-        &["insufficient memory for the Java", "Native memory allocation", "enough space for"],
-        r"There is insufficient memory for the Java Runtime Environment to continue|Native memory allocation \((?:mmap|malloc)\) failed to (?:map|allocate) (?P<bytes>\d+) bytes|\bCould not reserve enough space for (?:\d+KB )?object heap\b",
+        &["insufficient memory for the Java", "Native memory allocation"],
+        r"There is insufficient memory for the Java Runtime Environment to continue|Native memory allocation \((?:mmap|malloc)\) failed to (?:map|allocate) (?P<bytes>\d+) bytes",
         "The JVM could not get native memory: the host ran out",
+    ),
+    rule(
+        // A JVM's start that could not reserve the heap `-Xmx` asks for (`Could not
+        // reserve enough space for 2097152KB object heap`): the address space of a
+        // 32-bit JVM, `ulimit -v`, or too little memory and swap under strict overcommit.
+        "jvm.heap-reservation-failed",
+        C::HostAllocFailure,
+        Error,
+        &["enough space for"],
+        r"\bCould not reserve enough space for (?:\d+KB )?object heap\b",
+        "The JVM could not reserve the heap -Xmx asks for (address space, ulimit -v, or strict overcommit)",
     ),
     Rule {
         certainty: Likely,

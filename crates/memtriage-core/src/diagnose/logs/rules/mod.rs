@@ -64,8 +64,9 @@ mod bus;
 pub(super) mod claims;
 mod crash;
 mod cuda;
-mod dataloader;
+pub(super) mod dataloader;
 pub mod gpu;
+mod gpu_and_kernel_claims;
 pub mod host;
 mod kernel;
 mod limits;
@@ -76,7 +77,6 @@ mod reach;
 mod runtimes;
 mod schedulers;
 pub mod signals;
-mod told;
 mod windows;
 
 /// What kind of failure a line is evidence of. One finding per class seen.
@@ -306,7 +306,8 @@ pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
         // A writer's words come last: a program's line that also holds them is the
         // program's.
         claims::RULES,
-        told::RULES,
+        gpu_and_kernel_claims::RULES,
+        dataloader::ADVICE_RULES,
     ]
     .into_iter()
     .flatten()

@@ -372,7 +372,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["Killed"],
-            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|(?:.*?[|\]%:]\s+)?[\x22`']\S[^:]*: line \d+:\s+(?P<quoted_pid>\d+)\s+Killed(?:: 9)?[\x22`']|^(?:.*?(?:[|\])%]|\b\d+/\d+|\.\.\.|…|: [-\\/])\s*)?Killed(?:: 9)?(?:\s*$|\x60)|^\*\*Killed\*\*$",
+            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|^(?:.*?[|\]%:]\s+)?[\x22\x60']\S[^:]*: line \d+:\s+(?P<pid2>\d+)\s+Killed(?:: 9)?[\x22\x60']|^(?:.*?(?:[|\])%]|\b\d+/\d+|\.\.\.|…|: [-\\/])\s*)?Killed(?:: 9)?\s*$|^.*?(?:[|\])%]|\b\d+/\d+|\.\.\.|…)\s*Killed(?:: 9)?\x60|^\*\*Killed\*\*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },
@@ -460,6 +460,17 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     // ---- userspace killers, evictions, schedulers' limits -------------------------
+    rule(
+        // A site's resource watchdog on shared nodes, which kills a process over its
+        // memory limit and says so on the process's terminal (`exceeded memory limit
+        // (3006140416 > 2684354560), being killed`): a userspace killer, not the kernel.
+        "watchdog.memory-limit-kill",
+        C::UserspaceOomKill,
+        Error,
+        &["exceeded memory limit ("],
+        r"\bexceeded memory limit \((?P<used>\d+) > (?P<limit>\d+)\), being killed\b",
+        "A watchdog killed the process over its memory limit ({used} > {limit} bytes)",
+    ),
     rule(
         "systemd-oomd.killed",
         C::UserspaceOomKill,

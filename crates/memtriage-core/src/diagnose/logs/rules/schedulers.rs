@@ -6,7 +6,7 @@
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::CauseKind::Configuration;
 use crate::model::finding::Certainty::Possible;
-use crate::model::finding::Severity::{Error, Info};
+use crate::model::finding::Severity::{Error, Info, Warn};
 
 const SCHEDULER_FIX: &str = "The scheduler ended the job at the memory it requested: request more (PBS \
      -l mem=/vmem=, LSF -M and -R rusage[mem=], HTCondor request_memory, Grid Engine -l h_vmem=), or need \
@@ -61,17 +61,6 @@ pub(super) static RULES: &[Rule] = &[
             "The batch scheduler killed the job at its time limit, not for memory",
         )
     },
-    rule(
-        // A site's resource watchdog on shared nodes, which kills a process over its
-        // memory limit and says so on the process's terminal (`exceeded memory limit
-        // (3006140416 > 2684354560), being killed`): a userspace killer, not the kernel.
-        "watchdog.memory-limit-kill",
-        C::UserspaceOomKill,
-        Error,
-        &["exceeded memory limit ("],
-        r"\bexceeded memory limit \((?P<used>\d+) > (?P<limit>\d+)\), being killed\b",
-        "A watchdog killed the process over its memory limit ({used} > {limit} bytes)",
-    ),
     Rule {
         certainty: Possible,
         ..rule(
@@ -79,7 +68,7 @@ pub(super) static RULES: &[Rule] = &[
             // node's own OOM killer, an administrator): the sender is not LSF's to say.
             "scheduler.external-signal",
             C::Sigkill,
-            Info,
+            Warn,
             &["TERM_EXTERNAL_SIGNAL"],
             r"TERM_EXTERNAL_SIGNAL: job killed by a signal external to LSF",
             "The job was killed by a signal from outside the batch scheduler; who sent it is not said",

@@ -65,7 +65,7 @@ macro_rules! died_of_signal {
             $number,
             r"/",
             $name,
-            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?(?:code|value)|(?:exited|terminated) with code|returned error code)\x22?\s*[:=]?\s*(?:ExitFailure\s*)?\(?-",
+            r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?(?:code|value)|(?:exited|terminated) with code|\bchain \d+ returned error code)\x22?\s*[:=]?\s*(?:ExitFailure\s*)?\(?-",
             $number,
             r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: |\bexit signal |\bCaught signal \()(?:",
             $words,

@@ -138,7 +138,8 @@ pub(super) static RULES: &[Rule] = &[
             // Python's ctypes raises it as `OSError: exception: access violation reading 0x…`;
             // OBS's crash handler as `Unhandled exception: c0000005`; WinDbg's event
             // line for a dump's exception (`(eb4.1328): Access violation - code c0000005
-            // (first/second chance not available)`).
+            // (first/second chance not available)`), not a first chance, which a debugged
+            // JVM or .NET program handles every day).
             // Intel Fortran's runtime says it as `forrtl: severe (157): Program Exception -
             // access violation`. Wine says it as a page fault (`wine: Unhandled page fault
             // on read access to 0x7d925744 at address …`, `Unhandled exception: page
@@ -146,7 +147,7 @@ pub(super) static RULES: &[Rule] = &[
             // PyCharm ends a run killed by heap corruption with `Process finished with exit
             // code -1073740940 (0xC0000374)`; people retyping 0xC0000005 drop a zero
             // (`exit code 0xC000005`).
-            r"\b(?:wine: Unhandled|Unhandled exception:) page fault on (?:read|write|execute) access to 0x[0-9a-fA-F]+|\bProgram Exception - access violation\b|(?-i:\bUnhandled exception: (?:0x)?[cC]0000005\b)|\bAccessViolationException\b|\bexception: access violation (?:reading|writing|executing) 0x[0-9a-fA-F]+|\b0xC0000374: A heap has been corrupted|(?:Windows )?fatal exception: (?:access violation|code 0x[cC]00000(?:05|FD|fd)|code 0x[cC]0000374)|Problem Event Name:\s*(?:BEX64|BEX|APPCRASH)|BUGCHECK_CODE:\s*\w+|\bBugCheck [0-9A-Fa-f]{1,8}, \{[0-9a-fA-F]+,|rebooted from a bugcheck|[Tt]he bugcheck was: 0x|(?i:exit(?:ed with)? (?:code|status)\s*[:=]?\s*(?:3221225477|-1073741819))|(?i:\bexit code (?:-1073740940|3221226356|0xC000005)\b)|(?i:\b0xC0000005\b)|(?i:(?:exception code|código de excepción|code d['’]exception|ausnahmecode|codice eccezione|código de exceção|kod wyjątku|код исключения|例外コード|异常代码|異常代碼|예외 코드)\s*:?\s*c0000005\b)|STATUS_ACCESS_VIOLATION|EXCEPTION_ACCESS_VIOLATION|(?:\b3221225477|(?:^|[^\w-])-1073741819)\b|referenced memory at 0x[0-9a-fA-F]+\. The memory could not be|(?i:\bThe instruction at 0x[0-9a-f]+ referenced memory at 0x[0-9a-f]+)|(?i:ExceptionCode\x22>c0000(?:005|374)<)|\(\w+\.\w+\): Access violation - code c0000005\b",
+            r"\b(?:wine: Unhandled|Unhandled exception:) page fault on (?:read|write|execute) access to 0x[0-9a-fA-F]+|\bProgram Exception - access violation\b|(?-i:\bUnhandled exception: (?:0x)?[cC]0000005\b)|\bAccessViolationException\b|\bexception: access violation (?:reading|writing|executing) 0x[0-9a-fA-F]+|\b0xC0000374: A heap has been corrupted|(?:Windows )?fatal exception: (?:access violation|code 0x[cC]00000(?:05|FD|fd)|code 0x[cC]0000374)|Problem Event Name:\s*(?:BEX64|BEX|APPCRASH)|BUGCHECK_CODE:\s*\w+|\bBugCheck [0-9A-Fa-f]{1,8}, \{[0-9a-fA-F]+,|rebooted from a bugcheck|[Tt]he bugcheck was: 0x|(?i:exit(?:ed with)? (?:code|status)\s*[:=]?\s*(?:3221225477|-1073741819))|(?i:\bexit code (?:-1073740940|3221226356|0xC000005)\b)|(?i:\b0xC0000005\b)|(?i:(?:exception code|código de excepción|code d['’]exception|ausnahmecode|codice eccezione|código de exceção|kod wyjątku|код исключения|例外コード|异常代码|異常代碼|예외 코드)\s*:?\s*c0000005\b)|STATUS_ACCESS_VIOLATION|EXCEPTION_ACCESS_VIOLATION|(?:\b3221225477|(?:^|[^\w-])-1073741819)\b|referenced memory at 0x[0-9a-fA-F]+\. The memory could not be|(?i:\bThe instruction at 0x[0-9a-f]+ referenced memory at 0x[0-9a-f]+)|(?i:ExceptionCode\x22>c0000(?:005|374)<)|\(\w+\.\w+\): Access violation - code c0000005 \((?:first/second chance not available|!!! second chance !!!)\)",
             "Windows: the process crashed with an access violation (0xC0000005)",
         )
     },

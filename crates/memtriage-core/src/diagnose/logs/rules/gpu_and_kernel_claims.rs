@@ -1,7 +1,7 @@
-//! Failures of the GPU's memory and of the kernel as a report's writer tells them
+//! Failures of the GPU's memory and of the kernel as a report's writer claims them
 //! (`My GPU runs out of memory when creating the adjacent matrix`, `This results in a
-//! kernel panic and the VM rebooting`): claims, read with the same guards as those of
-//! `claims` (no denial, no supposition, no question).
+//! kernel panic and the VM rebooting`), beside `claims` (which holds the host's and
+//! is at its size limit), read with its guards: no denial, no supposition, no question.
 
 use super::claims::extract_claim;
 use super::{rule, FailureClass as C, Rule};
@@ -14,9 +14,9 @@ pub(super) static RULES: &[Rule] = &[
         certainty: Possible,
         ..rule(
             // The device named as what ran out (`the GPU ran out of memory`, `my GPU
-            // is running out of memory`, `ran out of VRAM`), not the host (`the server
-            // ran out of memory`),
-            // nor a page's word to its reader (`your GPU runs out of memory`).
+            // is running out of memory`, `we ran out of VRAM`), not the host (`the
+            // server ran out of memory`), nor a page's word to its reader (`your GPU
+            // runs out of memory`, `When the GPU runs out of memory, …`).
             "prose.gpu-out-of-memory-claim",
             C::CudaOom,
             Warn,
@@ -29,9 +29,19 @@ pub(super) static RULES: &[Rule] = &[
                 "gpus ran out of memory",
                 "gpus are running out of memory",
                 "gpus were running out of memory",
-                "out of vram",
+                "gpu runs out of vram",
+                "gpu ran out of vram",
+                "gpu is running out of vram",
+                "gpu was running out of vram",
+                "gpus run out of vram",
+                "gpus ran out of vram",
+                "gpus are running out of vram",
+                "gpus were running out of vram",
+                "ran out of vram",
+                "run out of vram",
+                "running out of vram",
             ],
-            r"(?i:(?P<claim>(?:\b(?:my|our|the|his|her|their|its|one) |^)(?:gpu (?:runs|ran|is running|was running)|gpus (?:run|ran|are running|were running)) out of memory\b|\b(?:runs?|ran|running) out of vram\b))",
+            r"(?i:(?P<claim>\b(?:my|our|his|her|their|its|one) (?:gpu (?:runs|ran|is running|was running)|gpus (?:run|ran|are running|were running)) out of (?:memory|vram)\b|\bthe (?:gpu (?:ran|was running)|gpus (?:ran|were running)) out of (?:memory|vram)\b|\b(?:i|we) (?:ran|run|am running|are running|was running|were running) out of vram\b))",
             "The report says the GPU ran out of memory ({claim})",
         )
     },
@@ -47,12 +57,14 @@ pub(super) static RULES: &[Rule] = &[
             &[
                 "in a kernel panic",
                 "in kernel panic",
+                "to a kernel panic",
+                "to kernel panic",
                 "caused a kernel panic",
                 "causes a kernel panic",
                 "caused kernel panic",
                 "causes kernel panic",
             ],
-            r"(?i:(?P<claim>\b(?:results?|resulted|ends?|ended|leads?|led) in (?:a )?kernel panic\b|\bcaus(?:es|ed) (?:a )?kernel panics?\b))",
+            r"(?i:(?P<claim>\b(?:results?|resulted|ends?|ended) in (?:a )?kernel panic\b|\b(?:leads?|led) to (?:a )?kernel panic\b|\bcaus(?:es|ed) (?:a )?kernel panics?\b))",
             "The report says the kernel panicked ({claim})",
         )
     },
