@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::growth_series::{growth_evidence, memory_growth};
+use super::rules::cuda::PIN_MEMORY_THREAD_CAUGHT;
 use super::rules::dataloader::SHM_SIZE_ADVICE;
 use super::rules::{oom as oom_rules, FailureClass, Rule, RULES};
 use super::{LogMatch, RuleCount, INNERMOST_FRAME, INNERMOST_USER_FRAME, MAPPED_FILE_READER};
@@ -136,6 +137,26 @@ fn holds_a_bus_error(every: &[&LogMatch]) -> bool {
     })
 }
 
+/// Which rules' matches stand, given all the log's (`every`): a thread's word that
+/// memory ran out stands beside the plain SIGKILL it names the sender of (alone it is
+/// no failure); so does the advice to grow /dev/shm beside a bus error. The pin memory
+/// thread's wrapper says where an error was raised (a pinning failure is a CUDA error
+/// there too); beside the caching allocator's own report (`Tried to allocate`), the
+/// device's memory is what ran out.
+fn kept_rules(every: &[&LogMatch], oom_sender: bool) -> impl Fn(&str) -> bool {
+    let told_kept = oom_sender && every.iter().any(|m| is_plain_sigkill(m.rule));
+    let bus_error = holds_a_bus_error(every);
+    let device_oom = every
+        .iter()
+        .any(|m| m.class == FailureClass::CudaOom && m.line.contains("Tried to allocate"));
+    move |rule: &str| {
+        rule != oom_rules::NOT_OOM_MARKER
+            && (rule != super::rules::claims::OUT_OF_MEMORY_TOLD || told_kept)
+            && (rule != SHM_SIZE_ADVICE || bus_error)
+            && (rule != PIN_MEMORY_THREAD_CAUGHT || !device_oom)
+    }
+}
+
 pub(super) fn findings(
     matches: &[LogMatch],
     open: &[LogMatch],
@@ -157,17 +178,7 @@ pub(super) fn findings(
         KillSender::Unknown if kernel_kill => KillSender::OomKiller,
         sender => sender,
     };
-    // A thread's word that memory ran out stands beside the plain SIGKILL it names the
-    // sender of; alone it is no failure.
-    let plain_kill = every.iter().any(|m| is_plain_sigkill(m.rule));
-    let told_kept = plain_kill && sender == KillSender::OomKiller;
-    // So is the advice to grow /dev/shm beside a bus error.
-    let bus_error = holds_a_bus_error(&every);
-    let kept = |rule: &str| {
-        rule != oom_rules::NOT_OOM_MARKER
-            && (rule != super::rules::claims::OUT_OF_MEMORY_TOLD || told_kept)
-            && (rule != SHM_SIZE_ADVICE || bus_error)
-    };
+    let kept = kept_rules(&every, sender == KillSender::OomKiller);
     let relabelled: Vec<LogMatch> = matches
         .iter()
         .chain(open)

@@ -35,6 +35,7 @@ mod observability_ci_and_miners;
 mod oom;
 mod phones_vms_and_engines;
 mod pipelines_and_trackers;
+mod queues_quantum_and_jvm;
 mod real_world;
 mod runtimes;
 mod runtimes_and_crash_tools;

@@ -27,6 +27,27 @@ pub const OUT_OF_MEMORY_TOLD: &str = "prose.out-of-memory-told";
 
 pub(super) static RULES: &[Rule] = &[
     Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // Memory told to rise until the process was killed (`the memory and swap
+            // usage increases until it runs out and the job is killed`): the kill is
+            // the verdict, before the rise's own claims read the line.
+            "prose.grew-until-killed",
+            C::OomKill,
+            Warn,
+            &[
+                "is killed",
+                "gets killed",
+                "got killed",
+                "was killed",
+                "were killed",
+            ],
+            r"(?i:(?P<claim>\b(?:memory|ram|swap)\b[^.\n]{0,40}?\b(?:increas(?:es|ed|ing)|grows?|grew|growing|ris(?:es|ing)|rose|climbs?|climbed)\b[^.\n]{0,40}?\buntil\b[^.\n]{0,60}?\b(?:is|gets|got|was|were) killed\b))",
+            "The report says memory rose until the process was killed ({claim})",
+        )
+    },
+    Rule {
         extract: Some(extract_leak_claim),
         certainty: Possible,
         ..rule(
@@ -55,38 +76,6 @@ pub(super) static RULES: &[Rule] = &[
             ],
             r"(?i:(?P<claim>memory[- ]leaks?|leak(?:s|ing|ed) (?:memory|ram)\b|fuites? (?:de |d'une )?m[ée]moire|vazamentos? de mem[óo]ria|(?-i:утечк\w* памяти)|内存泄[漏露]|メモリリーク|דליפת זי?כרון))",
             "The report says the program leaks memory ({claim})",
-        )
-    },
-    Rule {
-        extract: Some(extract_claim),
-        certainty: Possible,
-        ..rule(
-            // Memory that rises with time, told in the languages whose reports say so
-            // without the word leak: Persian (`مصرف رم به مرور زمان بالا میره`, RAM use
-            // goes up over time), Finnish (`muistinkäyttö kasvaa`, memory use grows).
-            "prose.growth-claim",
-            C::MemoryGrowth,
-            Warn,
-            &[
-                "به مرور زمان",
-                "muistinkäyt",
-                "muistin käyt",
-                "muisti kasvaa",
-                "памят",
-                "Памят",
-                "内存",
-                "메모리가 계속",
-                "메모리가 점점",
-                "메모리 사용량이 계속",
-                "메모리 사용량이 점점",
-            ],
-            // Russian: `Память медленно, но верно растёт` (memory grows slowly but
-            // surely), `постоянно растущий объем виртуальной памяти`. Chinese: a rise
-            // from one figure to another (`内存占用从74M升到800多M`) or one that goes on
-            // (`内存一直在涨`, `内存持续增长`, `内存就会不停的增加`). Korean: `메모리가 계속
-            // 증가하는 현상` (memory keeps increasing).
-            r"(?i:(?P<claim>(?:رم|حافظه)[^.\n]{0,30}?به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)|메모리(?:가| 사용량이) (?:계속|점점) (?:증가|늘어|늘고|올라|커)))",
-            "The report says memory keeps rising ({claim})",
         )
     },
     Rule {
@@ -170,7 +159,8 @@ pub(super) static RULES: &[Rule] = &[
             // overflow), a JVM's OutOfMemoryError as Chinese reports name it; `It runs
             // into a OutofMemory error`; the JVM's heap space named with the word error
             // (`encountered this error twice at import : Java Heap space`, `échoue avec
-            // une erreur heap space`).
+            // une erreur heap space`, `OOM java heap space issue`); `Wildfly eventually throws an
+            // Out Of Memory error`.
             "prose.memory-error-claim",
             C::HostAllocFailure,
             Warn,
@@ -181,8 +171,10 @@ pub(super) static RULES: &[Rule] = &[
                 "into a outofmemory",
                 "into an outofmemory",
                 "heap space",
+                "an out of memory error",
+                "an outofmemory",
             ],
-            r"(?i:(?P<claim>\b(?:runs?|ran|running) into an? [`'\x22]?OutOfMemory(?:Error| error|Exception| exception)\b|\b(?:error|erreur|exception)\b[^.\n]{0,30}?\b(?:java )?heap space\b|\b(?:i|we) (?:got|get|am getting|are getting|keep getting|kept getting|hit|encounter(?:ed)?) (?:a |an |the )?[`'\x22]?Memory ?Error\b|(?:报|出现|发生|提示|抛出|遇到)了?(?:java\s*)?内存溢出))",
+            r"(?i:(?P<claim>\b(?:runs?|ran|running) into an? [`'\x22]?OutOfMemory(?:Error| error|Exception| exception)\b|\b(?:error|erreur|exception|oom)\b[^.\n]{0,30}?\b(?:java )?heap space\b|\b(?:throws?|threw|throwing|raises?|raised|raising) an [`'\x22]?(?:out of memory|OutOfMemory) ?error\b|\b(?:i|we) (?:got|get|am getting|are getting|keep getting|kept getting|hit|encounter(?:ed)?) (?:a |an |the )?[`'\x22]?Memory ?Error\b|(?:报|出现|发生|提示|抛出|遇到)了?(?:java\s*)?内存溢出))",
             "The report says the program raised MemoryError ({claim})",
         )
     },
@@ -198,51 +190,6 @@ pub(super) static RULES: &[Rule] = &[
             &["evicted"],
             r"(?i:(?P<claim>\b(?:is|was|were|are|got|gets|get|getting|been|being|keeps? getting)(?: \w+)? evicted (?:due to|because of|for) (?:\w+ ){0,2}?(?:memory|ram|oom)\b))",
             "The report says the pod was evicted for memory ({claim})",
-        )
-    },
-    Rule {
-        extract: Some(extract_claim),
-        certainty: Possible,
-        ..rule(
-            // `causes gnome-shell to segfault on start`, `GNOME components segfault`:
-            // the verb is what people write of a crash they had; `运行时会出现段错误`
-            // (a segmentation fault appears when I run it); `se me cae y me dice la típica
-            // violación de segmento` (it crashes and tells me the usual segmentation fault).
-            "prose.segfault-claim",
-            C::NativeCrash,
-            Warn,
-            &["segfault", "段错误", "violación de segmento"],
-            r"(?i:(?P<claim>(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento))",
-            "The report says the program crashed with a segmentation fault ({claim})",
-        )
-    },
-    Rule {
-        extract: Some(extract_claim),
-        certainty: Possible,
-        ..rule(
-            // `we get a too many files open error after several epochs`: the limit's
-            // error as people retell it, its words out of strerror's order.
-            "prose.too-many-files-claim",
-            C::TooManyOpenFiles,
-            Warn,
-            &["too many files open"],
-            r"(?i:(?P<claim>\btoo many files open\b))",
-            "The report says the process ran out of file descriptors ({claim})",
-        )
-    },
-    Rule {
-        extract: Some(extract_crash_claim),
-        certainty: Possible,
-        ..rule(
-            // `Could you please check why charon crashes due to SIGBUS error?` asks why,
-            // not whether: the crash is the writer's.
-            "prose.sigbus-claim",
-            C::MmapBusError,
-            Warn,
-            &["SIGBUS", "bus error"],
-            // `Hi, I got a Bus error when executing the evaluation codes`.
-            r"(?i:(?P<claim>\b(?:crash(?:es|ed)?|dies|died|aborts|aborted) (?:due to|because of|from|on) (?:a |an )?SIGBUS\b|\b(?:i|we) (?:got|get|am getting|keep getting|hit|encountered|see|saw) (?:a |an |the )?[`'\x22]?(?:bus error|SIGBUS)\b))",
-            "The report says the program crashed of a bus error ({claim})",
         )
     },
     Rule {
@@ -266,10 +213,13 @@ pub(super) static RULES: &[Rule] = &[
             // computer ran out of ram, and the angr process was killed by your operating
             // system`, `sqlite was using some unmanaged memory …, so the OS killed the
             // process`, `this oom-killer seem to eager to kill the process`, `my process
-            // was killed because of exceeding 240Gi of RAM`: the
+            // was killed because of exceeding 240Gi of RAM`, `OOMKiller killed one of
+            // dramatiq worker processes`, `gets killed by the OOM after reaching 100%`,
+            // `Memory leak causes the OS to kill the docker container`: the
             // writer's word for the kill, without the kernel's lines. In the passive of
             // Chinese, Korean and Japanese: `被OOM Killer杀死`, `OOM Killer에 의해 강제
-            // 종료된`, `OOM Killerによって強制終了`.
+            // 종료된`, `OOM Killerによって強制終了`; Thai's and Vietnamese's passive before
+            // the English word (`VM ถูก OOM-killed`, `bị OOM killed`).
             "prose.oom-killed-claim",
             C::OomKill,
             Warn,
@@ -337,8 +287,13 @@ pub(super) static RULES: &[Rule] = &[
                 "OOMKiller",
                 "in oom kill",
                 "in an oom kill",
+                "killed by the oom",
+                "the os to kill",
+                "the system to kill",
+                "the kernel to kill",
+                "operating system to kill",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]killer\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|\sOOM[ -]killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by the OOM\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -412,13 +367,26 @@ pub(super) static RULES: &[Rule] = &[
         certainty: Possible,
         ..rule(
             // `oomd killed httpd.service`, `killed by earlyoom`: a userspace killer named
-            // as the one that killed; Slurm, with the memory it killed for (`Job gets
-            // killed by SLURM due to out of memory`; its time limit kills too).
+            // as the one that killed; Slurm or a cluster's scheduler, with the memory it
+            // killed for (`Job gets killed by SLURM due to out of memory`, `Aer job uses
+            // too much memory on a hpc and is killed by scheduler`; a time limit kills
+            // too).
             "prose.userspace-killer-claim",
             C::UserspaceOomKill,
             Warn,
-            &["oomd", "earlyoom", "killed by slurm", "killed by the slurm"],
-            r"(?i:(?P<claim>\b(?:systemd-oomd|oomd|earlyoom)\b (?:has |had |keeps |kept |is |was |just |then |also )?(?:killed|kills|killing|terminated)\b|\b(?:killed|terminated) by (?:the )?(?:systemd-oomd|oomd|earlyoom)\b|\bkilled by (?:the )?slurm\b(?: \w+)? (?:due to|for|because of|after) (?:\w+ ){0,3}?(?:memory|oom|ram)\b))",
+            &[
+                "oomd",
+                "earlyoom",
+                "killed by slurm",
+                "killed by the slurm",
+                "killed by scheduler",
+                "killed by the scheduler",
+                "killed by job scheduler",
+                "killed by the job scheduler",
+                "killed by batch scheduler",
+                "killed by the batch scheduler",
+            ],
+            r"(?i:(?P<claim>\b(?:systemd-oomd|oomd|earlyoom)\b (?:has |had |keeps |kept |is |was |just |then |also )?(?:killed|kills|killing|terminated)\b|\b(?:killed|terminated) by (?:the )?(?:systemd-oomd|oomd|earlyoom)\b|\bkilled by (?:the )?slurm\b(?: \w+)? (?:due to|for|because of|after) (?:\w+ ){0,3}?(?:memory|oom|ram)\b|\b(?:memory|ram)\b[^.\n]{0,80}?\bkilled by (?:the )?(?:job |batch )?scheduler\b|\bkilled by (?:the )?(?:job |batch )?scheduler\b(?: \w+)? (?:due to|for|because of|after) (?:\w+ ){0,3}?(?:memory|oom|ram)\b))",
             "The report says a userspace OOM killer killed the process ({claim})",
         )
     },
@@ -590,7 +558,7 @@ fn extract_retold_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
 /// A crash the writer claims, in a statement or in a question that asks why it
 /// happens (`why charon crashes due to SIGBUS?`): asking why takes the crash as given.
 #[allow(clippy::ptr_arg)]
-fn extract_crash_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+pub(super) fn extract_crash_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     let Some((start, _, end)) = claim(out).and_then(|c| sentence_of(msg, c)) else {
         return false;
     };

@@ -6,6 +6,9 @@ use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::Error;
 use crate::model::ids;
 
+/// The DataLoader's wrapper over an error of its pin memory thread.
+pub(in super::super) const PIN_MEMORY_THREAD_CAUGHT: &str = "torch.pin-memory-thread-caught";
+
 pub(super) static RULES: &[Rule] = &[
     // ---- CUDA --------------------------------------------------------------------
     // TensorFlow's BFC allocator dumps its chunks and bins when an allocation fails,
@@ -74,6 +77,18 @@ pub(super) static RULES: &[Rule] = &[
             "Boltz ran out of GPU memory and skipped a batch",
         )
     },
+    rule(
+        // The DataLoader's wrapper over what its pin memory thread raised: pinning
+        // fails there as a CUDA error (`CUDA error: out of memory` from
+        // cudaHostAlloc), but beside the caching allocator's report of the device's
+        // memory it gives way (`report::findings`).
+        PIN_MEMORY_THREAD_CAUGHT,
+        C::MemlockLimit,
+        Error,
+        &["pin memory thread"],
+        r"\bCaught \w+ in pin memory thread\b",
+        "Pinning host memory failed in the DataLoader's pin memory thread",
+    ),
     Rule {
         why: Some(
             "Page-locked (pinned) host memory counts against RLIMIT_MEMLOCK and cannot be swapped; when the limit or \
@@ -94,6 +109,16 @@ pub(super) static RULES: &[Rule] = &[
             "Pinning host memory failed",
         )
     },
+    rule(
+        // A GPU library's exception that ended the program (`what():  [custatevec]
+        // %out of memory in addQubitsToState`): the device's memory, not a crash.
+        "cxx.what-gpu-out-of-memory",
+        C::CudaOom,
+        Error,
+        &["out of memory"],
+        r"(?i:^\s*what\(\):\s+(?P<what>.*\b(?:cuda|cublas|cudnn|cufft|cusparse|cusolver|curand|cutensor|custatevec|cutensornet|nccl|gpu|hip|rocm)\b.*\bout of memory\b.*?)\s*$)",
+        "A GPU library ran out of device memory: {what}",
+    ),
     rule(
         // TensorFlow's OOM names the device: on the CPU it is host memory.
         "tensorflow.cpu-oom",

@@ -434,6 +434,16 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // Tomcat's NIO endpoint frees its reserve (the parachute) when an
+        // OutOfMemoryError was caught, and says so while memory stays low.
+        "tomcat.parachute-gone",
+        C::MemoryPressure,
+        Warn,
+        &["memory usage is low, parachute"],
+        r"\bMemory usage is low, parachute is non existent\b",
+        "Tomcat's heap ran out and its reserve is spent: the server may start failing",
+    ),
+    rule(
         // ITK (ANTs, SimpleITK, 3D Slicer) throws its own: `itk::MemoryAllocationError
         // (0x…)` … `Description: Failed to allocate memory for image.`
         "itk.memory-allocation-error",

@@ -201,6 +201,28 @@ pub(super) static RULES: &[Rule] = &[
         r"Limit on number of mappings \(/proc/sys/vm/max_map_count\): (?P<max_map_count>\d+)",
         "The process is at the limit on memory mappings (vm.max_map_count)",
     ),
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // HotSpot's warning at start (ZGC's heap needs a mapping per granule): the
+            // limit is not met yet, but mmap will fail before the heap is full.
+            "jvm.max-map-count-low",
+            C::MaxMapCount,
+            Warn,
+            &["memory mappings per process"],
+            r"\bThe system limit on number of memory mappings per process might be too low\b",
+            "The JVM warns that vm.max_map_count is too low for its heap",
+        )
+    },
+    rule(
+        // Erlang's Ranch slows its acceptors when accept(2) fails with EMFILE.
+        "ranch.out-of-file-descriptors",
+        C::TooManyOpenFiles,
+        Error,
+        &["out of file descriptors"],
+        r"\bRanch acceptor reducing accept rate: out of file descriptors\b",
+        "The server ran out of file descriptors and slowed accepting connections",
+    ),
     rule(
         "fd.ancdata",
         C::TooManyOpenFiles,

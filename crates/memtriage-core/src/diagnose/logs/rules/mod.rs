@@ -63,10 +63,12 @@ macro_rules! reported {
 mod bus;
 pub(super) mod claims;
 mod crash;
-mod cuda;
+mod crash_and_limit_claims;
+pub(super) mod cuda;
 pub(super) mod dataloader;
 pub mod gpu;
 mod gpu_and_kernel_claims;
+mod growth_claims;
 pub mod host;
 mod kernel;
 mod limits;
@@ -306,6 +308,8 @@ pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
         // A writer's words come last: a program's line that also holds them is the
         // program's.
         claims::RULES,
+        growth_claims::RULES,
+        crash_and_limit_claims::RULES,
         gpu_and_kernel_claims::RULES,
         dataloader::ADVICE_RULES,
     ]

@@ -25,7 +25,6 @@ pub(super) static RULES: &[Rule] = &[
                 "Memory limit of",
                 "Exceeded soft memory limit",
                 "Exceeded hard memory limit",
-                "R15 (Memory quota vastly exceeded)",
                 "ran out-of-memory and exited",
                 "session crashed after using all available RAM",
                 "모두 사용한 후 세션이",
@@ -37,8 +36,21 @@ pub(super) static RULES: &[Rule] = &[
             // Colab says it in the browser's language: `사용 가능한 RAM을 모두 사용한 후
             // 세션이 다운되었습니다` is its Korean `Your session crashed after using all
             // available RAM`.
-            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B?) exceeded with (?P<used>[\d.]+ ?[KMG]i?B?) used|Exceeded (?:soft|hard) memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|Error R15 \(Memory quota vastly exceeded\)|\bThe replica (?P<replica>\S+(?: \d+)?) ran out-of-memory and exited with a non-zero status|\bYour session crashed after using all available RAM\b|사용 가능한 RAM을 모두 사용한 후 세션이 (?:다운|중단|종료)되었습니다|\bYour notebook tried to allocate more memory than is available\b|\bRan out of memory \(used over (?P<limit3>\d+ ?[KMG]i?B)\)|\bFunction killed\. Error: memory limit exceeded\b|\bYour build has exceeded the memory limit of (?P<limit4>[\d.]+ ?[KMGT]i?B?) on \d+ container",
+            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B?) exceeded with (?P<used>[\d.]+ ?[KMG]i?B?) used|Exceeded (?:soft|hard) memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|\bThe replica (?P<replica>\S+(?: \d+)?) ran out-of-memory and exited with a non-zero status|\bYour session crashed after using all available RAM\b|사용 가능한 RAM을 모두 사용한 후 세션이 (?:다운|중단|종료)되었습니다|\bYour notebook tried to allocate more memory than is available\b|\bRan out of memory \(used over (?P<limit3>\d+ ?[KMG]i?B)\)|\bFunction killed\. Error: memory limit exceeded\b|\bYour build has exceeded the memory limit of (?P<limit4>[\d.]+ ?[KMGT]i?B?) on \d+ container",
             "The platform ended the container at its memory limit",
+        )
+    },
+    Rule {
+        fix: Some(PLATFORM_FIX),
+        cause: Some(Configuration),
+        ..rule(
+            // Heroku's dyno manager, not the kernel, kills a dyno at twice its quota.
+            "heroku.memory-quota-vastly-exceeded",
+            C::UserspaceOomKill,
+            Error,
+            &["R15 (Memory quota vastly exceeded)"],
+            r"Error R15 \(Memory quota vastly exceeded\)",
+            "Heroku killed the dyno at twice its memory quota (R15)",
         )
     },
     Rule {

@@ -48,10 +48,13 @@ macro_rules! died_of_signal {
             r"(?:(?:^|[^-])\bsignal(?::?\s+\x22?|=)|\bSignals\.|\bNegsignal\.|\{|\d \(|\bEXC_[A-Z_]+ \(|\[signal |\*\*\* |^#\s+|\(signal: \d+, |\+\+\+ killed by )SIG",
             $name,
             // supervisord's unexpected exit only: `stopped: web (terminated by SIGKILL)`
-            // is its own stop.
+            // is its own stop; a child it did not start (`reaped unknown pid 72
+            // (terminated by SIGKILL)`) is no stop of its own either.
             r"\b|\(terminated by SIG",
             $name,
-            r"\b[^;]{0,20}; not expected\)|(?-i:\bUnhandled SIG",
+            r"\b[^;]{0,20}; not expected\)|\breaped unknown pid \d+ \(terminated by SIG",
+            $name,
+            r"\)|(?-i:\bUnhandled SIG",
             $name,
             r") at 0x|\bcode=(?:dumped|killed), signal=",
             $name,

@@ -1,0 +1,79 @@
+//! What a report says crashed or hit a limit, in its writer's words: a segmentation
+//! fault, a bus error, file descriptors run out, a blue screen of memory management.
+//! The same guards as `claims` (no denial, no supposition, no question), beside it
+//! because that module is at its size limit.
+
+use super::claims::{extract_claim, extract_crash_claim};
+use super::{rule, FailureClass as C, Rule};
+use crate::model::finding::Certainty::Possible;
+use crate::model::finding::Severity::Warn;
+
+pub(super) static RULES: &[Rule] = &[
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // `causes gnome-shell to segfault on start`, `GNOME components segfault`:
+            // the verb is what people write of a crash they had; `运行时会出现段错误`
+            // (a segmentation fault appears when I run it); `se me cae y me dice la típica
+            // violación de segmento` (it crashes and tells me the usual segmentation fault).
+            "prose.segfault-claim",
+            C::NativeCrash,
+            Warn,
+            &["segfault", "段错误", "violación de segmento"],
+            r"(?i:(?P<claim>(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento))",
+            "The report says the program crashed with a segmentation fault ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // `we get a too many files open error after several epochs`: the limit's
+            // error as people retell it, its words out of strerror's order, or the
+            // descriptors said to run out.
+            "prose.too-many-files-claim",
+            C::TooManyOpenFiles,
+            Warn,
+            &[
+                "too many files open",
+                "out of file descriptors",
+                "out of file handles",
+            ],
+            // `Open MPI crashes due to the operating system being out of file handles`,
+            // `the server runs out of file descriptors`.
+            r"(?i:(?P<claim>\btoo many files open\b|\b(?:runs?|ran|running|being|is|are|was|were|goes|went|go) out of file (?:descriptors|handles)\b))",
+            "The report says the process ran out of file descriptors ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_crash_claim),
+        certainty: Possible,
+        ..rule(
+            // `Could you please check why charon crashes due to SIGBUS error?` asks why,
+            // not whether: the crash is the writer's.
+            "prose.sigbus-claim",
+            C::MmapBusError,
+            Warn,
+            &["SIGBUS", "bus error"],
+            // `Hi, I got a Bus error when executing the evaluation codes`.
+            r"(?i:(?P<claim>\b(?:crash(?:es|ed)?|dies|died|aborts|aborted) (?:due to|because of|from|on) (?:a |an )?SIGBUS\b|\b(?:i|we) (?:got|get|am getting|keep getting|hit|encountered|see|saw) (?:a |an |the )?[`'\x22]?(?:bus error|SIGBUS)\b))",
+            "The report says the program crashed of a bus error ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // The bug check told in words beside the blue screen (`Windows 10 Memory
+            // Management Error Blue Screen`, `a BSOD with memory management`): the
+            // code's name in capitals is `windows.bugcheck-memory`'s.
+            "prose.memory-management-bsod-claim",
+            C::WindowsMemoryFault,
+            Warn,
+            &["memory management", "memory_management"],
+            r"(?i:(?P<claim>\bmemory[ _]management\b[^.\n]{0,30}?\b(?:bsod|blue ?screen|stop (?:code|error))\b|\b(?:bsod|blue ?screen(?: of death)?|stop (?:code|error))\b[^.\n]{0,40}?\bmemory[ _]management\b))",
+            "The report says Windows stopped with the MEMORY_MANAGEMENT bug check ({claim})",
+        )
+    },
+];

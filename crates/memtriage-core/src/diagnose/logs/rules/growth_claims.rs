@@ -1,0 +1,78 @@
+//! Memory told to rise or to fill, in the writer's words, where no figures are pasted:
+//! in the languages whose reports say so without the word leak (`مصرف رم به مرور زمان
+//! بالا میره`, `内存一直在涨`), and the process said to take all the memory there is
+//! (`within hours of starting it consumes all available RAM`). Read with the guards of
+//! `claims`, beside it because that module is at its size limit.
+
+use super::claims::extract_claim;
+use super::{rule, FailureClass as C, Rule};
+use crate::model::finding::Certainty::Possible;
+use crate::model::finding::Severity::Warn;
+
+pub(super) static RULES: &[Rule] = &[
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // Memory that rises with time, told in the languages whose reports say so
+            // without the word leak: Persian (`مصرف رم به مرور زمان بالا میره`, RAM use
+            // goes up over time; `پر شدن زیاد رم`, RAM filling up; `۷۰ درصد رم`, 70% of
+            // the RAM; `شدید از رم استفاده میکنه`, uses RAM heavily), Finnish
+            // (`muistinkäyttö kasvaa`, memory use grows). `\b` is ASCII's here: the
+            // Persian word is bounded by spaces and marks.
+            "prose.growth-claim",
+            C::MemoryGrowth,
+            Warn,
+            &[
+                "رم",
+                "muistinkäyt",
+                "muistin käyt",
+                "muisti kasvaa",
+                "памят",
+                "Памят",
+                "内存",
+                "메모리가 계속",
+                "메모리가 점점",
+                "메모리 사용량이 계속",
+                "메모리 사용량이 점점",
+            ],
+            // Russian: `Память медленно, но верно растёт` (memory grows slowly but
+            // surely), `постоянно растущий объем виртуальной памяти`. Chinese: a rise
+            // from one figure to another (`内存占用从74M升到800多M`) or one that goes on
+            // (`内存一直在涨`, `内存持续增长`, `内存就会不停的增加`). Korean: `메모리가 계속
+            // 증가하는 현상` (memory keeps increasing).
+            r"(?i:(?P<claim>مصرف(?: بیش از حد)? رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا|زیاد|افزایش)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا میر|بالا رفتن|افزایش|پر میش|به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد))|پر شد(?:ن|ه)[^.\n]{0,15}?(?:^|[\s(«])رم(?:[\s.,،)»]|$)|(?:[7-9]\d|100|[۷-۹][۰-۹]|۱۰۰) درصد (?:از )?رم(?:[\s.,،)»]|$)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,20}?بالای (?:[7-9]\d|[۷-۹][۰-۹])|(?:شدید|بیش از حد|خیلی زیاد) (?:از )?رم(?:[\s.,،)»]|$)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)|메모리(?:가| 사용량이) (?:계속|점점) (?:증가|늘어|늘고|올라|커)))",
+            "The report says memory keeps rising ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // A process said to take all the memory there is (`Bazarr container using all
+            // available host RAM`, `com.docker.hyperkit consuming 100% available memory`,
+            // `a leak that gradually consumed all available memory`): it grew to the
+            // machine's size, whatever ended it, which a stronger line tells.
+            "prose.all-memory-claim",
+            C::MemoryGrowth,
+            Warn,
+            &[
+                "all available ",
+                "all the available ",
+                "all my available ",
+                "all of the available ",
+                "100% available ",
+                "100% of the available ",
+                "all memory",
+                "all the memory",
+                "all my memory",
+                "all system memory",
+                "all of the memory",
+            ],
+            // RAM only after `available`: `all the ram` holds no anchor of the
+            // prefilter's.
+            r"(?i:(?P<claim>\b(?:consum(?:es|ed|ing)|eat(?:s|ing)|ate|us(?:es|ed|ing)|tak(?:es|ing)|took|hog(?:s|ged|ging)|fill(?:s|ed|ing)|gobbl(?:es|ed|ing)) (?:up )?(?:(?:all (?:the |my |of the )?|100% (?:of the )?)available (?:host |system )?(?:ram|memory)|all (?:the |my |system |of the )?memory)\b))",
+            "The report says the process took all the memory ({claim})",
+        )
+    },
+];
