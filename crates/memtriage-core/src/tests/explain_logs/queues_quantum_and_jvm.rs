@@ -142,3 +142,23 @@ fn the_error_that_appeared_to_no_reader_is_the_writers() {
                 `mpirun noticed that process rank 0 with PID 0 on node e5a390a53ebf exited on signal 11 (Segmentation fault).`\n";
     lines_raise_nothing(&[page]);
 }
+
+#[test]
+fn the_jvm_and_heroku_name_it_in_fewer_words() {
+    each_named_first(&[
+        (
+            "Apr 13 20:47:39 uyuni server[1785]: Exception: java.lang.OutOfMemoryError thrown from the UncaughtExceptionHandler in thread \"ajp-apr-127.0.0",
+            "log.host-alloc-failure",
+        ),
+        (
+            "We are currently getting routine `R14 (Memory quota exceeded)` on our worker dynos.",
+            "log.memory-pressure",
+        ),
+        (
+            "heroku[web.1]: R15 (Memory quota vastly exceeded)",
+            "log.userspace-oom-kill",
+        ),
+    ]);
+    // A question about the code is no report of it.
+    lines_raise_nothing(&["What does R14 (Memory quota exceeded) mean?"]);
+}

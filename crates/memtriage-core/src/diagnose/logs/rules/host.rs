@@ -340,8 +340,11 @@ pub(super) static RULES: &[Rule] = &[
         // Without a message it is the class's name alone (`(no error message)` is
         // Gradle's word for that); JDK 17 says `Cannot reserve … of direct buffer memory`;
         // ImageJ's dialog words it `Out of memory error: Java heap space`; Solr names
-        // the class in its error's metadata (`"root-error-class","java.lang.OutOfMemoryError"`).
-        r"(?:java\.lang\.)?(?:OutOfMemoryError|Out of memory error): (?P<what>Java heap space|PermGen space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory|Failed to allocate a \d+ byte allocation with \d+ free bytes)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$|\x22root-error-class\x22,\s*\x22java\.lang\.OutOfMemoryError\x22",
+        // the class in its error's metadata (`"root-error-class","java.lang.OutOfMemoryError"`);
+        // with no heap left to print the first, the JVM says only where the second was
+        // thrown (`Exception: java.lang.OutOfMemoryError thrown from the
+        // UncaughtExceptionHandler in thread "…"`).
+        r"(?:java\.lang\.)?(?:OutOfMemoryError|Out of memory error): (?P<what>Java heap space|PermGen space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory|Failed to allocate a \d+ byte allocation with \d+ free bytes)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$|\bException: java\.lang\.OutOfMemoryError thrown from the UncaughtExceptionHandler\b|\x22root-error-class\x22,\s*\x22java\.lang\.OutOfMemoryError\x22",
         "The JVM ran out of memory: OutOfMemoryError: {what}",
     ),
     rule(

@@ -44,12 +44,13 @@ pub(super) static RULES: &[Rule] = &[
         fix: Some(PLATFORM_FIX),
         cause: Some(Configuration),
         ..rule(
-            // Heroku's dyno manager, not the kernel, kills a dyno at twice its quota.
+            // Heroku's dyno manager, not the kernel, kills a dyno at twice its quota;
+            // its code is quoted with or without the word `Error`.
             "heroku.memory-quota-vastly-exceeded",
             C::UserspaceOomKill,
             Error,
             &["R15 (Memory quota vastly exceeded)"],
-            r"Error R15 \(Memory quota vastly exceeded\)",
+            r"(?:^|[\s`'\x22])(?:Error )?R15 \(Memory quota vastly exceeded\)",
             "Heroku killed the dyno at twice its memory quota (R15)",
         )
     },
@@ -61,7 +62,7 @@ pub(super) static RULES: &[Rule] = &[
             Warn,
             // Its router logs the dyno's memory beside: `Process running mem=540M(105.6%)`.
             &["R14 (Memory quota exceeded)", "Process running mem="],
-            r"Error R14 \(Memory quota exceeded\)|\bProcess running mem=\d+M\((?:1\d\d|[2-9]\d\d)(?:\.\d+)?%\)",
+            r"(?:^|[\s`'\x22])(?:Error )?R14 \(Memory quota exceeded\)|\bProcess running mem=\d+M\((?:1\d\d|[2-9]\d\d)(?:\.\d+)?%\)",
             "Heroku: the dyno exceeded its memory quota and is swapping (R14)",
         )
     },
