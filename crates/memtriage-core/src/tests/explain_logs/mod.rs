@@ -25,6 +25,7 @@ mod firmware_and_desktops;
 mod forms;
 mod frameworks_databases_and_notebooks;
 mod fuzzers_brokers_and_games;
+mod games_databases_and_edge;
 mod gpu;
 mod imaging_and_trading;
 mod kernel;

@@ -2,10 +2,23 @@
 //! a disk that failed a read.
 
 use super::{rule, ClassInfo, FailureClass as C, Rule};
+use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::Error;
 use crate::model::ids;
 
 pub(super) static RULES: &[Rule] = &[
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // An unaligned access the ARM kernel will not fix up: SIGBUS follows.
+            "kernel.alignment-trap",
+            C::MmapBusError,
+            Error,
+            &["Alignment trap: not handling"],
+            r"\bAlignment trap: not handling instruction [0-9a-f]+ at\b",
+            "The ARM kernel refused an unaligned access (alignment trap): the process gets SIGBUS",
+        )
+    },
     // ---- SIGBUS and disks --------------------------------------------------------
     Rule {
         absorbed_by: Some(C::DataloaderShm),

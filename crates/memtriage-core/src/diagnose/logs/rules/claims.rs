@@ -73,8 +73,10 @@ pub(super) static RULES: &[Rule] = &[
                 "内存泄",
                 "メモリリーク",
                 "דליפת ז",
+                "메모리 누수",
+                "메모리누수",
             ],
-            r"(?i:(?P<claim>memory[- ]leaks?|leak(?:s|ing|ed) (?:memory|ram)\b|fuites? (?:de |d'une )?m[ée]moire|vazamentos? de mem[óo]ria|(?-i:утечк\w* памяти)|内存泄[漏露]|メモリリーク|דליפת זי?כרון))",
+            r"(?i:(?P<claim>memory[- ]leaks?|leak(?:s|ing|ed) (?:memory|ram)\b|fuites? (?:de |d'une )?m[ée]moire|vazamentos? de mem[óo]ria|(?-i:утечк\w* памяти)|内存泄[漏露]|メモリリーク|דליפת זי?כרון|메모리\s?누수))",
             "The report says the program leaks memory ({claim})",
         )
     },
@@ -293,7 +295,7 @@ pub(super) static RULES: &[Rule] = &[
                 "the kernel to kill",
                 "operating system to kill",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by the OOM\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by the OOM\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\bOOM[ -]?killer (?:sends|sent) (?:a )?SIGKILL\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -358,7 +360,7 @@ pub(super) static RULES: &[Rule] = &[
             // \`Killed\``) it is mentioned, not met. Unquoted, the shell's word is
             // told right after a verb of telling (`It just states Killed, and no
             // other issue`).
-            r"[\x22'`“]+(?P<claim>(?-i:Killed)(?::? 9)?)[\x22'`”]+|\b(?:states?|stated|says|prints?|printed|shows?|showed|displays?|displayed|outputs?):?\s+(?:just |only |simply )?(?P<told>(?-i:Killed))(?:\s*[,.;!]|\s*$)",
+            r"[\x22'`“]+(?P<claim>(?-i:Killed)(?::? 9)?)\.?[\x22'`”]+|\b(?:states?|stated|says|prints?|printed|shows?|showed|displays?|displayed|outputs?):?\s+(?:just |only |simply )?(?P<told>(?-i:Killed))(?:\s*[,.;!]|\s*$)",
             "The report says the process was {claim}",
         )
     },
@@ -385,8 +387,11 @@ pub(super) static RULES: &[Rule] = &[
                 "killed by the job scheduler",
                 "killed by batch scheduler",
                 "killed by the batch scheduler",
+                "lowmemorykiller",
+                "low memory killer",
+                "killed due to memory limit",
             ],
-            r"(?i:(?P<claim>\b(?:systemd-oomd|oomd|earlyoom)\b (?:has |had |keeps |kept |is |was |just |then |also )?(?:killed|kills|killing|terminated)\b|\b(?:killed|terminated) by (?:the )?(?:systemd-oomd|oomd|earlyoom)\b|\bkilled by (?:the )?slurm\b(?: \w+)? (?:due to|for|because of|after) (?:\w+ ){0,3}?(?:memory|oom|ram)\b|\b(?:memory|ram)\b[^.\n]{0,80}?\bkilled by (?:the )?(?:job |batch )?scheduler\b|\bkilled by (?:the )?(?:job |batch )?scheduler\b(?: \w+)? (?:due to|for|because of|after) (?:\w+ ){0,3}?(?:memory|oom|ram)\b))",
+            r"(?i:(?P<claim>\b(?:systemd-oomd|oomd|earlyoom)\b (?:has |had |keeps |kept |is |was |just |then |also )?(?:killed|kills|killing|terminated)\b|\b(?:killed|terminated) by (?:the )?(?:systemd-oomd|oomd|earlyoom)\b|\bkilled by (?:the )?slurm\b(?: \w+)? (?:due to|for|because of|after) (?:\w+ ){0,3}?(?:memory|oom|ram)\b|\b(?:memory|ram)\b[^.\n]{0,80}?\bkilled by (?:the )?(?:job |batch )?scheduler\b|\bkilled by (?:the )?(?:job |batch )?scheduler\b(?: \w+)? (?:due to|for|because of|after) (?:\w+ ){0,3}?(?:memory|oom|ram)\b|\b(?:problem|culprit|cause)\s+(?:was|is)\s+(?:the\s+)?(?:systemd-oomd|oomd|earlyoom)\b|[`'\x22]?\b(?:lowmemorykiller|low memory killer)\b[`'\x22]? (?:has |had |then |just )?(?:killed|kills|killing|terminated)\b|\bjobs? (?:is|are|was|were|gets?|got) killed due to memory limits?\b))",
             "The report says a userspace OOM killer killed the process ({claim})",
         )
     },
@@ -434,7 +439,7 @@ pub(super) static RULES: &[Rule] = &[
                 "utilizing swap",
                 "utilizing the swap",
             ],
-            r"(?i:(?P<claim>\b(?:excessive|heavy|constant|massive|intense)\s+swapping\b|\bswapping\s+(?:excessively|heavily|constantly|like crazy)\b|\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b|\bswap(?: file)? (?:fills up|growth)\b|\b(?:ram|memory) and (?:the |even )?swap(?: file| space)?(?: \(\w+\))? (?:(?:get|gets|got|are|were|is|was) )?(?:\w+ly )?fill(?:s|ed|ing)? up\b|\bfill(?:s|ed|ing)? up (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\bfill(?:s|ed|ing)? (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\b(?:start(?:s|ed)?|begins?|began) (?:to )?(?:consum(?:e|ed|ing)|us(?:e|ing)|utiliz(?:e|ed|ing)) (?:the )?swap\b|\b(?:consum(?:e|ed|ing)|us(?:e|ing)|utiliz(?:e|ed|ing)) (?:the )?swap(?: memory| space| disk| file)?\b[^.\n]{0,60}?\b(?:slow|hang|freez|unresponsive|crawl)\w*))",
+            r"(?i:(?P<claim>\b(?:excessive|heavy|constant|massive|intense)\s+swapping\b|\bswapping\s+(?:excessively|heavily|constantly|like crazy)\b|\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b|\b(?:it|system|machine|computer|pc|server|laptop) (?:then )?(?:starts?|started|begins?|began) (?:swapping|to swap)\b|\bswap(?: file)? (?:fills up|growth)\b|\b(?:ram|memory) and (?:the |even )?swap(?: file| space)?(?: \(\w+\))? (?:(?:get|gets|got|are|were|is|was) )?(?:\w+ly )?fill(?:s|ed|ing)? up\b|\bfill(?:s|ed|ing)? up (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\bfill(?:s|ed|ing)? (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\b(?:start(?:s|ed)?|begins?|began) (?:to )?(?:consum(?:e|ed|ing)|us(?:e|ing)|utiliz(?:e|ed|ing)) (?:the )?swap\b|\b(?:consum(?:e|ed|ing)|us(?:e|ing)|utiliz(?:e|ed|ing)) (?:the )?swap(?: memory| space| disk| file)?\b[^.\n]{0,60}?\b(?:slow|hang|freez|unresponsive|crawl)\w*))",
             "The report says the machine went into swap ({claim})",
         )
     },
@@ -550,7 +555,7 @@ fn extract_retold_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &TOLD,
-        r"(?i)\b(?:get|gets|getting|got|returns?|returned|says?|said|prints?|printed|shows?|showed|ends?|ending|ended|crash(?:es|ed)?|dies|died|fails?|failed|exits?|exited|terminated|stops?|stopped|was|were|there (?:is|was)|output)\b(?: \w+){0,3}? [\x22'`“]+$",
+        r"(?i)\b(?:get|gets|getting|got|returns?|returned|says?|said|prints?|printed|shows?|showed|displays?|displayed|ends?|ending|ended|crash(?:es|ed)?|dies|died|fails?|failed|exits?|exited|terminated|stops?|stopped|was|were|there (?:is|was)|output)\b(?: \w+){0,3}? [\x22'`“]+$",
         &msg[..at],
     ) && claim_stands(msg, out)
 }

@@ -266,6 +266,20 @@ pub(super) static RULES: &[Rule] = &[
         r"^\s*what\(\):\s+(?P<what>.+?)\s*$",
         "A C++ exception was not caught: {what}",
     ),
+    Rule {
+        certainty: Likely,
+        ..rule(
+            // glibc's backtrace(3) as a crash handler prints it, a frame in abort
+            // (`libggml-base.so.0(ggml_abort+0x11d)[0x7ff0089d272d]`): the program
+            // aborted on a failed check of its own.
+            "crash.abort-frame",
+            C::NativeCrash,
+            Error,
+            &["abort+0x"],
+            r"\((?P<frame>(?:\w+_)?abort)\+0x[0-9a-f]+\)\s*\[0x[0-9a-f]+\]",
+            "The program aborted ({frame} in its backtrace)",
+        )
+    },
     rule(
         // gcc's own crash while compiling; R's report of a signal in native code.
         "crash.tool-reports",

@@ -16,12 +16,18 @@ pub(super) static RULES: &[Rule] = &[
             // `causes gnome-shell to segfault on start`, `GNOME components segfault`:
             // the verb is what people write of a crash they had; `运行时会出现段错误`
             // (a segmentation fault appears when I run it); `se me cae y me dice la típica
-            // violación de segmento` (it crashes and tells me the usual segmentation fault).
+            // violación de segmento` (it crashes and tells me the usual segmentation fault); `one
+            // of them which reproducibly gives me a Segmentation fault (core dumped) error`.
             "prose.segfault-claim",
             C::NativeCrash,
             Warn,
-            &["segfault", "段错误", "violación de segmento"],
-            r"(?i:(?P<claim>(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento))",
+            &[
+                "segfault",
+                "段错误",
+                "violación de segmento",
+                "a segmentation fault",
+            ],
+            r"(?i:(?P<claim>\b(?:gives?|gave|giving|throws?|threw|produces?|produced) (?:me |us )?a [`'\x22]?segmentation fault\b|(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento))",
             "The report says the program crashed with a segmentation fault ({claim})",
         )
     },
@@ -56,8 +62,9 @@ pub(super) static RULES: &[Rule] = &[
             C::MmapBusError,
             Warn,
             &["SIGBUS", "bus error"],
-            // `Hi, I got a Bus error when executing the evaluation codes`.
-            r"(?i:(?P<claim>\b(?:crash(?:es|ed)?|dies|died|aborts|aborted) (?:due to|because of|from|on) (?:a |an )?SIGBUS\b|\b(?:i|we) (?:got|get|am getting|keep getting|hit|encountered|see|saw) (?:a |an |the )?[`'\x22]?(?:bus error|SIGBUS)\b))",
+            // `Hi, I got a Bus error when executing the evaluation codes`, `The message
+            // \`Bus error\` appears and the program exits`.
+            r"(?i:(?P<claim>\b(?:crash(?:es|ed)?|dies|died|aborts|aborted) (?:due to|because of|from|on) (?:a |an )?SIGBUS\b|\b(?:i|we) (?:got|get|am getting|keep getting|hit|encountered|see|saw) (?:a |an |the )?[`'\x22]?(?:bus error|SIGBUS)\b|\bthe message [`'\x22](?:bus error|SIGBUS)[`'\x22] (?:appears|appeared|is printed|was printed)\b|\bthere (?:is|was) a bus error (?:shortly |right |just )?(?:after|when|while|during)\b))",
             "The report says the program crashed of a bus error ({claim})",
         )
     },

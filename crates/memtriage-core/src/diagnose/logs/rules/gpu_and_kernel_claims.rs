@@ -49,6 +49,21 @@ pub(super) static RULES: &[Rule] = &[
         extract: Some(extract_claim),
         certainty: Possible,
         ..rule(
+            // Korean for the same, the device named before its memory that ran short:
+            // `쿠다 메모리가 모자란다는 에러가 발생합니다` (an error says CUDA memory is
+            // short), `GPU 메모리 부족`.
+            "prose.gpu-memory-short-claim-ko",
+            C::CudaOom,
+            Warn,
+            &["메모리"],
+            r"(?i:(?P<claim>(?:쿠다|그래픽\s?카드|CUDA|GPU|VRAM)\s?메모리(?:가|는)?\s?(?:모자|부족)))",
+            "The report says the GPU's memory ran short ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
             // A kernel panic told as what a load led to (`This results in a kernel
             // panic`, `which caused a kernel panic`), not as a question or a risk.
             "prose.kernel-panic-claim",

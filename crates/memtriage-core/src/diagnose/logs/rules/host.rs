@@ -336,7 +336,7 @@ pub(super) static RULES: &[Rule] = &[
         "jvm.out-of-memory-error",
         C::HostAllocFailure,
         Error,
-        &["OutOfMemoryError", "memory error: "],
+        &["OutOfMemoryError", "memory error: ", "until OOM"],
         // Without a message it is the class's name alone (`(no error message)` is
         // Gradle's word for that); JDK 17 says `Cannot reserve … of direct buffer memory`;
         // ImageJ's dialog words it `Out of memory error: Java heap space`; Solr names
@@ -344,7 +344,7 @@ pub(super) static RULES: &[Rule] = &[
         // with no heap left to print the first, the JVM says only where the second was
         // thrown (`Exception: java.lang.OutOfMemoryError thrown from the
         // UncaughtExceptionHandler in thread "…"`).
-        r"(?:java\.lang\.)?(?:OutOfMemoryError|Out of memory error): (?P<what>Java heap space|PermGen space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory|Failed to allocate a \d+ byte allocation with \d+ free bytes)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$|\bException: java\.lang\.OutOfMemoryError thrown from the UncaughtExceptionHandler\b|\x22root-error-class\x22,\s*\x22java\.lang\.OutOfMemoryError\x22",
+        r"(?:java\.lang\.)?(?:OutOfMemoryError|Out of memory error): (?P<what>Java heap space|PermGen space|GC overhead limit exceeded|unable to create (?:new )?native thread|Direct buffer memory|Metaspace|Compressed class space|Requested array size exceeds VM limit|Failed to create a thread|Cannot reserve \d+ bytes of direct buffer memory|Failed to allocate a \d+ byte allocation with \d+ free bytes)|\bjava\.lang\.OutOfMemoryError(?: \(no error message\))?\s*$|\bException: java\.lang\.OutOfMemoryError thrown from the UncaughtExceptionHandler\b|^\s*Failed to allocate a \d+ byte allocation with \d+ free bytes and \S+ until OOM\b|\x22root-error-class\x22,\s*\x22java\.lang\.OutOfMemoryError\x22",
         "The JVM ran out of memory: OutOfMemoryError: {what}",
     ),
     rule(
@@ -626,11 +626,13 @@ pub(super) static RULES: &[Rule] = &[
         certainty: Possible,
         cause: Some(Capacity),
         ..rule(
+            // Not a load at a clock after it: tegrastats' `SWAP 2640/16384MB … CPU
+            // [97%@1984,…]` is a CPU's.
             "prose.swap-full",
             C::SwapThrashing,
             Warn,
             &["swap", "Swap", "SWAP"],
-            r"(?i:\bswap\b[^.\n]{0,40}?(?:\bfull\b|\b100\s?%|\b9[5-9](?:[.,]\d+)?\s?%)|\b(?:RAM|memory)\b[^.\n]{0,40}\bfull\b[^.\n]{0,40}\bswap\b)",
+            r"(?i:\bswap\b[^.\n]{0,40}?(?:\bfull\b|\b100\s?%(?:[^@]|$)|\b9[5-9](?:[.,]\d+)?\s?%(?:[^@]|$))|\b(?:RAM|memory)\b[^.\n]{0,40}\bfull\b[^.\n]{0,40}\bswap\b)",
             "The text says swap was full: the machine was thrashing",
         )
     },

@@ -325,6 +325,20 @@ pub(super) static RULES: &[Rule] = &[
     },
     Rule {
         certainty: Likely,
+        fix: Some(SIGKILL_FIX),
+        ..rule(
+            // Gradle's client sees its daemon gone without a word: a SIGKILL (most often
+            // the OOM killer's on a CI runner) or a crash.
+            "gradle.daemon-disappeared",
+            C::Sigkill,
+            Warn,
+            &["daemon disappeared unexpectedly"],
+            r"\bGradle build daemon disappeared unexpectedly\b",
+            "Gradle's daemon disappeared unexpectedly: killed (most often for memory) or crashed",
+        )
+    },
+    Rule {
+        certainty: Likely,
         ..rule(
             "gunicorn.perhaps-oom",
             C::OomKill,
@@ -362,7 +376,9 @@ pub(super) static RULES: &[Rule] = &[
     // its case. Printed after a progress bar that ended without a newline, it follows
     // its `]`, `%` or count (`69/4190Killed`); a report that pastes the output as
     // inline code ends it there (`… [00:00<?, ?seconds/s]Killed\` on my terminal`), as
-    // a report quoting the job's line does (`"./launch.sh: line 217: 15912 Killed"`).
+    // a report quoting the job's line does (`"./launch.sh: line 217: 15912 Killed"`),
+    // and output quoted over several lines ends on it (`Killed\`,so could anyone …`).
+    // Bars drawn with block elements end in `▏` (DuckDB's `45% ▕███▏ Killed`).
     Rule {
         fix: Some(SIGKILL_FIX),
         certainty: Likely,
@@ -372,7 +388,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["Killed"],
-            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|^(?:.*?[|\]%:]\s+)?[\x22\x60']\S[^:]*: line \d+:\s+(?P<pid2>\d+)\s+Killed(?:: 9)?[\x22\x60']|^(?:.*?(?:[|\])%]|\b\d+/\d+|\.\.\.|…|: [-\\/])\s*)?Killed(?:: 9)?\s*$|^.*?(?:[|\])%]|\b\d+/\d+|\.\.\.|…)\s*Killed(?:: 9)?\x60|^\*\*Killed\*\*$",
+            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|^(?:.*?[|\]%:]\s+)?[\x22\x60']\S[^:]*: line \d+:\s+(?P<pid2>\d+)\s+Killed(?:: 9)?[\x22\x60']|^(?:.*?(?:[|\])%▏▕│]|\b\d+/\d+|\.\.\.|…|: [-\\/])\s*)?Killed(?:: 9)?\s*$|^(?:.*?(?:[|\])%▏▕│]|\b\d+/\d+|\.\.\.|…)\s*)?Killed(?:: 9)?\x60|^\*\*Killed\*\*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },

@@ -30,6 +30,37 @@ const REDIS_FIX: &str = "Redis refused the write at its maxmemory limit: raise m
 
 pub(super) static RULES: &[Rule] = &[
     rule(
+        // SQL Server's In-Memory OLTP at its quota: the engine's log line and the error
+        // (Msg 41823) the client gets.
+        "sqlserver.in-memory-quota",
+        C::HostAllocFailure,
+        Error,
+        &[
+            "Out of user memory quota",
+            "reached its quota for in-memory tables",
+        ],
+        r"\bOut of user memory quota: requested = \d+|\bthe database has reached its quota for in-memory tables\b",
+        "SQL Server's In-Memory OLTP reached its memory quota",
+    ),
+    rule(
+        // Minecraft's own crash screen when its JVM's heap ran out.
+        "minecraft.out-of-memory-screen",
+        C::HostAllocFailure,
+        Error,
+        &["Minecraft ran out of memory"],
+        r"\bMinecraft ran out of memory\b",
+        "Minecraft ran out of memory (its Java heap, -Xmx)",
+    ),
+    rule(
+        // klib's allocator (minimap2, bwa, seqtk) when its arena cannot grow.
+        "klib.insufficient-memory",
+        C::HostAllocFailure,
+        Error,
+        &["] insufficient memory"],
+        r"^\s*\[(?:morecore|kmalloc|krealloc|kcalloc)\] insufficient memory\s*$",
+        "The program's allocator could not grow its arena: insufficient memory",
+    ),
+    rule(
         "go.runtime-out-of-memory",
         C::HostAllocFailure,
         Error,
