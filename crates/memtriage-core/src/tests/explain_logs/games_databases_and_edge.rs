@@ -108,3 +108,22 @@ fn a_cpus_load_at_its_clock_is_no_full_swap() {
         "05-15-2025 18:30:28 RAM 6982/7620MB (lfb 5x1MB) SWAP 2640/16384MB (cached 202MB) CPU [97%@1984,95%@1984]",
     ]);
 }
+
+#[test]
+fn a_database_and_an_aligner_refuse_at_their_own_limits() {
+    each_named_first(&[
+        (
+            "ERROR: root: memory budget exceeded: 215040 bytes requested, 1024000000 currently allocated, 1024000000 bytes in budget",
+            "log.host-alloc-failure",
+        ),
+        (
+            "Shared memory error: 4, errno: Cannot allocate memory(12)",
+            "log.host-alloc-failure",
+        ),
+        (
+            "EXITING because of FATAL ERROR: problems with shared memory: error from shmget() or shm_open().",
+            "log.host-alloc-failure",
+        ),
+    ]);
+    lines_raise_nothing(&["The memory budget exceeded our plans this quarter."]);
+}

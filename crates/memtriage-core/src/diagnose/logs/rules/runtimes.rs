@@ -43,6 +43,24 @@ pub(super) static RULES: &[Rule] = &[
         "SQL Server's In-Memory OLTP reached its memory quota",
     ),
     rule(
+        // CockroachDB refusing a query at its SQL memory budget (--max-sql-memory).
+        "cockroachdb.memory-budget-exceeded",
+        C::HostAllocFailure,
+        Error,
+        &["memory budget exceeded"],
+        r"\bmemory budget exceeded: \d+ bytes requested, \d+ currently allocated, \d+ bytes in budget\b",
+        "CockroachDB refused the query at its SQL memory budget (--max-sql-memory)",
+    ),
+    rule(
+        // STAR loading its genome into System V shared memory (--genomeLoad).
+        "star.shared-memory-enomem",
+        C::HostAllocFailure,
+        Error,
+        &["Cannot allocate memory(12)", "problems with shared memory"],
+        r"\bShared memory error: \d+, errno: Cannot allocate memory\(12\)|\bproblems with shared memory: error from shmget\(\)",
+        "STAR could not allocate its genome in shared memory (shmget: Cannot allocate memory)",
+    ),
+    rule(
         // Minecraft's own crash screen when its JVM's heap ran out.
         "minecraft.out-of-memory-screen",
         C::HostAllocFailure,
