@@ -16,6 +16,7 @@ mod allocators_and_debuggers;
 mod builds_vms_and_servers;
 mod bus;
 mod claims_and_services;
+mod clouds_streams_and_hpc;
 mod crash;
 mod creative_tools_and_korean_threads;
 mod cuda;

@@ -231,6 +231,16 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // NCCL's shared-memory transport cannot create its segment: /dev/shm is too
+        // small in a container (`--shm-size`, `--ipc=host`).
+        "nccl.shm-segment",
+        C::NcclFailure,
+        Error,
+        &["creating shared memory segment"],
+        r"\bError while creating shared memory segment (?P<segment>/dev/shm/nccl-\S+) \(size \d+\)",
+        "NCCL could not create its shared-memory segment {segment}: /dev/shm is too small (docker run --shm-size or --ipc=host)",
+    ),
+    rule(
         "nccl.error",
         C::NcclFailure,
         Error,

@@ -232,18 +232,19 @@ pub(super) static RULES: &[Rule] = &[
         "Tensor sharing between processes ran out of file descriptors (received 0 items of ancdata)",
     ),
     rule(
-        // strerror's words in the locales, SQL Server's, libuv's code, and PHP's own
-        // (`Process open FD table is full`).
+        // strerror's words in the locales, SQL Server's, libuv's code, PHP's own
+        // (`Process open FD table is full`) and PRRTE's (`system limit exceeded on number
+        // of files that can be open`).
         "fd.emfile",
         C::TooManyOpenFiles,
         Error,
-        &["Too many open files", "error number 24 in a file operation", "EMFILE", "打开的文件过多", "開いているファイルが多すぎます", "Zu viele offene Dateien", "Trop de fichiers ouverts", "Demasiados archivos abiertos", "Muitos arquivos abertos", "Слишком много открытых файлов", "Process open FD table is full"],
+        &["Too many open files", "error number 24 in a file operation", "EMFILE", "打开的文件过多", "開いているファイルが多すぎます", "Zu viele offene Dateien", "Trop de fichiers ouverts", "Demasiados archivos abiertos", "Muitos arquivos abertos", "Слишком много открытых файлов", "Process open FD table is full", "number of files that can be open"],
         // Erlang names it in lower case (`File operation error: emfile. Target: …`,
         // `{error,emfile}`).
         // InnoDB names EMFILE by its number, Node by its name after the call that met it
         // (`listen EMFILE /tmp/x.sock`); glibc's translations of strerror(EMFILE) come
         // after a colon.
-        r"Too many open files|\bProcess open FD table is full\b|(?-i:\bFile operation error: emfile\b)|\{error,\s*emfile\}|\bOperating system error number 24 in a file operation|\b(?:listen|getaddrinfo|connect|open|spawn|accept|watch|scandir|socket|uv_\w+) EMFILE\b|\b(?:errno|code): '?EMFILE\b|(?:^|[:：]\s*)(?:打开的文件过多|開いているファイルが多すぎます|Zu viele offene Dateien|Trop de fichiers ouverts|Demasiados archivos abiertos|Muitos arquivos abertos|Слишком много открытых файлов)",
+        r"Too many open files|\bProcess open FD table is full\b|\bsystem limit exceeded on number of files that can be open\b|(?-i:\bFile operation error: emfile\b)|\{error,\s*emfile\}|\bOperating system error number 24 in a file operation|\b(?:listen|getaddrinfo|connect|open|spawn|accept|watch|scandir|socket|uv_\w+) EMFILE\b|\b(?:errno|code): '?EMFILE\b|(?:^|[:：]\s*)(?:打开的文件过多|開いているファイルが多すぎます|Zu viele offene Dateien|Trop de fichiers ouverts|Demasiados archivos abiertos|Muitos arquivos abertos|Слишком много открытых файлов)",
         "Too many open files",
     ),
     // mprotect(2) fails with ENOMEM when splitting a mapping would pass the count of

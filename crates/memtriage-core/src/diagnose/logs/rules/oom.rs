@@ -378,7 +378,8 @@ pub(super) static RULES: &[Rule] = &[
     // inline code ends it there (`… [00:00<?, ?seconds/s]Killed\` on my terminal`), as
     // a report quoting the job's line does (`"./launch.sh: line 217: 15912 Killed"`),
     // and output quoted over several lines ends on it (`Killed\`,so could anyone …`).
-    // Bars drawn with block elements end in `▏` (DuckDB's `45% ▕███▏ Killed`).
+    // Bars drawn with block elements end in `▏` (DuckDB's `45% ▕███▏ Killed`); Vite's
+    // progress names the module it was transforming (`transforming (438) …/nth.mjsKilled`).
     Rule {
         fix: Some(SIGKILL_FIX),
         certainty: Likely,
@@ -388,7 +389,7 @@ pub(super) static RULES: &[Rule] = &[
             C::OomKill,
             Error,
             &["Killed"],
-            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|^(?:.*?[|\]%:]\s+)?[\x22\x60']\S[^:]*: line \d+:\s+(?P<pid2>\d+)\s+Killed(?:: 9)?[\x22\x60']|^(?:.*?(?:[|\])%▏▕│]|\b\d+/\d+|\.\.\.|…|: [-\\/])\s*)?Killed(?:: 9)?\s*$|^(?:.*?(?:[|\])%▏▕│]|\b\d+/\d+|\.\.\.|…)\s*)?Killed(?:: 9)?\x60|^\*\*Killed\*\*$",
+            r"^\s*(?:\[\d+\]\s*[+-]?\s+(?:\d+\s+)?|[+-]\s+|(?:.*?[|\]%:]\s+)?\S[^:]*: line \d+:\s+(?P<pid>\d+)\s+)Killed(?:: 9)?(?:\s+(?P<command>.*?))?\s*$|^(?:.*?[|\]%:]\s+)?[\x22\x60']\S[^:]*: line \d+:\s+(?P<pid2>\d+)\s+Killed(?:: 9)?[\x22\x60']|^(?:.*?(?:[|\])%▏▕│]|\b\d+/\d+|\.\.\.|…|: [-\\/])\s*)?Killed(?:: 9)?\s*$|^(?:.*?(?:[|\])%▏▕│]|\b\d+/\d+|\.\.\.|…)\s*)?Killed(?:: 9)?\x60|^\*\*Killed\*\*$|^transforming \(\d+\) \S*?Killed\s*$",
             "The shell reports the job was Killed (SIGKILL), most often by the OOM killer",
         )
     },

@@ -25,6 +25,9 @@ pub(super) static RULES: &[Rule] = &[
                 "Memory limit of",
                 "Exceeded soft memory limit",
                 "Exceeded hard memory limit",
+                "Exceeded soft private memory limit",
+                "Exceeded hard private memory limit",
+                "too much memory and was terminated",
                 "ran out-of-memory and exited",
                 "session crashed after using all available RAM",
                 "모두 사용한 후 세션이",
@@ -36,7 +39,7 @@ pub(super) static RULES: &[Rule] = &[
             // Colab says it in the browser's language: `사용 가능한 RAM을 모두 사용한 후
             // 세션이 다운되었습니다` is its Korean `Your session crashed after using all
             // available RAM`.
-            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B?) exceeded with (?P<used>[\d.]+ ?[KMG]i?B?) used|Exceeded (?:soft|hard) memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|\bThe replica (?P<replica>\S+(?: \d+)?) ran out-of-memory and exited with a non-zero status|\bYour session crashed after using all available RAM\b|사용 가능한 RAM을 모두 사용한 후 세션이 (?:다운|중단|종료)되었습니다|\bYour notebook tried to allocate more memory than is available\b|\bRan out of memory \(used over (?P<limit3>\d+ ?[KMG]i?B)\)|\bFunction killed\. Error: memory limit exceeded\b|\bYour build has exceeded the memory limit of (?P<limit4>[\d.]+ ?[KMGT]i?B?) on \d+ container",
+            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B?) exceeded with (?P<used>[\d.]+ ?[KMG]i?B?) used|Exceeded (?:soft|hard)(?: private)? memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|\bThe replica (?P<replica>\S+(?: \d+)?) ran out-of-memory and exited with a non-zero status|\bYour session crashed after using all available RAM\b|사용 가능한 RAM을 모두 사용한 후 세션이 (?:다운|중단|종료)되었습니다|\bYour notebook tried to allocate more memory than is available\b|\bRan out of memory \(used over (?P<limit3>\d+ ?[KMG]i?B)\)|\bFunction killed\. Error: memory limit exceeded\b|\bthe process that handled this request was found to be using too much memory and was terminated\b|\bYour build has exceeded the memory limit of (?P<limit4>[\d.]+ ?[KMGT]i?B?) on \d+ container",
             "The platform ended the container at its memory limit",
         )
     },
@@ -122,10 +125,11 @@ pub(super) static RULES: &[Rule] = &[
             "jetsam memory limit",
             "RESOURCE_TYPE_MEMORY",
             "Terminated due to memory issue",
+            "killed by jetsam",
             "memorystatus: exceeded mem limit",
             "killing_specific_process pid",
         ],
-        r"terminated for exceeding jetsam memory limits?|\bEXC_RESOURCE RESOURCE_TYPE_MEMORY(?: \(limit=(?P<limit>\d+ ?[KMG]B))?|\bTerminated due to memory issue\b|\bmemorystatus: exceeded mem limit: \w+ (?P<limit2>\d+ ?[KMG]B) \(fatal\)|\bkilling_specific_process pid \d+ \[",
+        r"terminated for exceeding jetsam memory limits?|\bEXC_RESOURCE RESOURCE_TYPE_MEMORY(?: \(limit=(?P<limit>\d+ ?[KMG]B))?|\bTerminated due to memory issue\b|\bMemory level is not normal or this app was killed by jetsam\b|\bmemorystatus: exceeded mem limit: \w+ (?P<limit2>\d+ ?[KMG]B) \(fatal\)|\bkilling_specific_process pid \d+ \[",
         "Jetsam (iOS, macOS) killed the process at its memory limit",
     ),
 ];
