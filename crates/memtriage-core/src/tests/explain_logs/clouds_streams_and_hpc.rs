@@ -56,3 +56,18 @@ fn a_leak_named_as_a_risk_or_by_nodes_listener_count_is_none_met() {
         ),
     ]);
 }
+
+#[test]
+fn a_runtime_and_a_dev_server_name_the_limit_they_met() {
+    each_named_first(&[
+        (
+            "{what}: mmap() failed to allocate thread stack due to insufficient resources, increase /proc/sys/vm/max_map_count or add -Ihpx.stacks.use_guard_pages=0 to the command line: HPX(unhandled_exception)",
+            "log.max-map-count",
+        ),
+        (
+            " ⚠ Server is approaching the used memory threshold, restarting...",
+            "log.memory-pressure",
+        ),
+    ]);
+    lines_raise_nothing(&["Set experimental.memoryThreshold to restart the server earlier."]);
+}

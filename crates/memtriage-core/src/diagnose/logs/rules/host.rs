@@ -437,6 +437,15 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // Next.js's dev server restarts itself near the heap limit it watches.
+        "nextjs.memory-threshold-restart",
+        C::MemoryPressure,
+        Warn,
+        &["approaching the used memory threshold"],
+        r"\bServer is approaching the used memory threshold, restarting\b",
+        "The Next.js dev server neared its memory threshold and restarted itself",
+    ),
+    rule(
         // Tomcat's NIO endpoint frees its reserve (the parachute) when an
         // OutOfMemoryError was caught, and says so while memory stays low.
         "tomcat.parachute-gone",

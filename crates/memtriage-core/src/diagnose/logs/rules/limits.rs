@@ -193,6 +193,16 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     rule(
+        // HPX names the limit when a thread's stack (with its guard page, a mapping of
+        // its own) cannot be mapped.
+        "hpx.thread-stack-max-map-count",
+        C::MaxMapCount,
+        Error,
+        &["failed to allocate thread stack"],
+        r"\bmmap\(\) failed to allocate thread stack due to insufficient resources, increase /proc/sys/vm/max_map_count\b",
+        "HPX could not map a thread's stack: the process is at vm.max_map_count",
+    ),
+    rule(
         // ClickHouse explains its ENOMEM when the mappings are what ran out.
         "clickhouse.max-map-count",
         C::MaxMapCount,
