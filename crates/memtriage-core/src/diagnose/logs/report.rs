@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::growth_series::{growth_evidence, memory_growth};
-use super::rules::cuda::PIN_MEMORY_THREAD_CAUGHT;
+use super::rules::cuda::{CACHING_ALLOCATOR_OOM, PIN_MEMORY_THREAD_CAUGHT};
 use super::rules::dataloader::SHM_SIZE_ADVICE;
 use super::rules::{oom as oom_rules, FailureClass, Rule, RULES};
 use super::{LogMatch, RuleCount, INNERMOST_FRAME, INNERMOST_USER_FRAME, MAPPED_FILE_READER};
@@ -141,14 +141,12 @@ fn holds_a_bus_error(every: &[&LogMatch]) -> bool {
 /// memory ran out stands beside the plain SIGKILL it names the sender of (alone it is
 /// no failure); so does the advice to grow /dev/shm beside a bus error. The pin memory
 /// thread's wrapper says where an error was raised (a pinning failure is a CUDA error
-/// there too); beside the caching allocator's own report (`Tried to allocate`), the
-/// device's memory is what ran out.
+/// there too); beside the caching allocator's own report (`CUDA out of memory. Tried
+/// to allocate …`), the device's memory is what ran out.
 fn kept_rules(every: &[&LogMatch], oom_sender: bool) -> impl Fn(&str) -> bool {
     let told_kept = oom_sender && every.iter().any(|m| is_plain_sigkill(m.rule));
     let bus_error = holds_a_bus_error(every);
-    let device_oom = every
-        .iter()
-        .any(|m| m.class == FailureClass::CudaOom && m.line.contains("Tried to allocate"));
+    let device_oom = every.iter().any(|m| m.rule == CACHING_ALLOCATOR_OOM);
     move |rule: &str| {
         rule != oom_rules::NOT_OOM_MARKER
             && (rule != super::rules::claims::OUT_OF_MEMORY_TOLD || told_kept)

@@ -6,6 +6,10 @@ use crate::model::finding::Certainty::Likely;
 use crate::model::finding::Severity::Error;
 use crate::model::ids;
 
+/// The caching allocator's own report that the device's memory ran out (`CUDA out of
+/// memory. Tried to allocate …`), not a CUDA call's `CUDA error: out of memory`.
+pub(in super::super) const CACHING_ALLOCATOR_OOM: &str = "torch.cuda-oom";
+
 /// The DataLoader's wrapper over an error of its pin memory thread.
 pub(in super::super) const PIN_MEMORY_THREAD_CAUGHT: &str = "torch.pin-memory-thread-caught";
 
@@ -56,7 +60,7 @@ pub(super) static RULES: &[Rule] = &[
             r"(?P<reserved>SIZE) reserved in total by PyTorch",
         ],
         ..rule(
-            "torch.cuda-oom",
+            CACHING_ALLOCATOR_OOM,
             C::CudaOom,
             Error,
             &["CUDA out of memory"],
