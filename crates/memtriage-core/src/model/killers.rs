@@ -198,3 +198,16 @@ pub struct LoggedKill {
     /// Where it was read: `/proc/812/fd/2 (/var/log/earlyoom.log)`, `journalctl -t earlyoom`.
     pub source: String,
 }
+
+impl LoggedKill {
+    /// The name the killer gave its victim, as the process was titled when it died:
+    /// Ray names the task (`grow`) of a worker that titles itself `ray::grow`, which the
+    /// job's sampler may have last seen as `ray::IDLE`, before the task reached it.
+    pub fn process_name(&self) -> Option<String> {
+        let comm = self.comm.as_deref().filter(|c| !c.is_empty())?;
+        Some(match self.kind {
+            KillerKind::Ray => format!("ray::{comm}"),
+            _ => comm.to_string(),
+        })
+    }
+}
