@@ -48,6 +48,7 @@ mod servers_and_boards;
 mod services_and_tools;
 mod signals;
 mod sixth_batch;
+mod speech_vms_and_arrays;
 mod statistics_audio_and_security;
 mod streaming;
 mod symptoms;

@@ -27,27 +27,6 @@ pub const OUT_OF_MEMORY_TOLD: &str = "prose.out-of-memory-told";
 
 pub(super) static RULES: &[Rule] = &[
     Rule {
-        extract: Some(extract_claim),
-        certainty: Possible,
-        ..rule(
-            // Memory told to rise until the process was killed (`the memory and swap
-            // usage increases until it runs out and the job is killed`): the kill is
-            // the verdict, before the rise's own claims read the line.
-            "prose.grew-until-killed",
-            C::OomKill,
-            Warn,
-            &[
-                "is killed",
-                "gets killed",
-                "got killed",
-                "was killed",
-                "were killed",
-            ],
-            r"(?i:(?P<claim>\b(?:memory|ram|swap)\b[^.\n]{0,40}?\b(?:increas(?:es|ed|ing)|grows?|grew|growing|ris(?:es|ing)|rose|climbs?|climbed)\b[^.\n]{0,40}?\buntil\b[^.\n]{0,60}?\b(?:is|gets|got|was|were) killed\b))",
-            "The report says memory rose until the process was killed ({claim})",
-        )
-    },
-    Rule {
         extract: Some(extract_leak_claim),
         certainty: Possible,
         ..rule(
@@ -221,12 +200,20 @@ pub(super) static RULES: &[Rule] = &[
             // writer's word for the kill, without the kernel's lines. In the passive of
             // Chinese, Korean and Japanese: `被OOM Killer杀死`, `OOM Killer에 의해 강제
             // 종료된`, `OOM Killerによって強制終了`; Thai's and Vietnamese's passive before
-            // the English word (`VM ถูก OOM-killed`, `bị OOM killed`).
+            // the English word (`VM ถูก OOM-killed`, `bị OOM killed`); `qemu-kvm processes
+            // are oom'ed`; `the OS runs out of memory and kills your process`.
             "prose.oom-killed-claim",
             C::OomKill,
             Warn,
             &[
                 "OOM killed",
+                " OOMed",
+                " OOM'd",
+                " OOM'ed",
+                "out of memory and kills",
+                "out of memory and killed",
+                "out of ram and kills",
+                "out of ram and killed",
                 "OOM-killed",
                 "OOMKilled",
                 "to OOMKill",
@@ -295,7 +282,7 @@ pub(super) static RULES: &[Rule] = &[
                 "the kernel to kill",
                 "operating system to kill",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped|nuked|shot|murdered) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by the OOM\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\bOOM[ -]?killer (?:sends|sent) (?:a )?SIGKILL\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\b(?:is|are|was|were|get|gets|got|getting|being|been)\s+(?:\w+ly\s+)?OOM(?:'?ed|'d)\b|\b(?:os|operating system|system|kernel) (?:runs?|ran) out of (?:memory|ram) and (?:kills|killed) (?:the|your|my|our|it)\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped|nuked|shot|murdered) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by the OOM\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\bOOM[ -]?killer (?:sends|sent) (?:a )?SIGKILL\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -687,6 +674,18 @@ fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     asserted(&near)
         || (english.starts_with("leak") && ongoing(&near))
         || opens_a_title(&before, after, claim)
+        || met_after(after)
+}
+
+/// The verb after the leak says it was met (`a memory leak was introduced in 1.15`,
+/// `a memory leak occurs when …`); not `is`, a page's general statement.
+fn met_after(after: &str) -> bool {
+    static MET: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &MET,
+        r"(?i)^\s*(?:(?:was|were|has been|have been|had been) (?:\w+ly )?(?:introduced|found|observed|detected|noticed|spotted)|(?:is|was) still (?:present|there|happening)|(?:occurs|occurred|happens|happened|appears|appeared|persists|persisted|remains|remained)(?: \w+ly)? (?:in|when|on|with|after|during|since|while|at|again|even)|(?:still )?exists in)\b",
+        after,
+    )
 }
 
 /// The leak told as going on (`gnome-shell is slowly leaking memory`, `it keeps leaking
@@ -711,7 +710,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|with time|\bnever (?:back )?down\b|\bonly (?:grow|increas|rise|goes up|climb)\w*|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|consistent|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|with time|\bnever (?:back )?down\b|\bonly (?:grow|increas|rise|goes up|climb)\w*|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|consistent|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\bas time (?:goes on|goes by|go(?:es)? by|pass(?:es)?(?: by)?|went by)\b|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }
@@ -838,7 +837,19 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
         r"(?i)\b(?:increas\w*|grow\w*|scales?)\b[^.]{0,20}\b(?:with|proportional(?:ly)? to) (?:the )?(?:batch|number|size|sequence|context|model|input|length|resolution|count)",
         sentence,
     ) && !sawtooth
+        && !settles(sentence)
         && !claim(out).is_some_and(|told| claim_asked(msg, told))
+}
+
+/// A rise the same sentence says stops (`grows slightly over time …, but eventually
+/// plateaus`): a cache or a heap that found its size, not a leak.
+fn settles(sentence: &str) -> bool {
+    static SETTLES: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &SETTLES,
+        r"(?i)\b(?:but|then|and|until it|before it)\s+(?:\w+ly\s+)?(?:plateau\w*|stabili[sz]\w*|levels? off|levell?ed off|flattens?(?: out)?|flattened(?: out)?)\b",
+        sentence,
+    )
 }
 
 /// Words that deny, suppose (`might be the symptom`, `may end up getting OOM killed`,
@@ -855,12 +866,14 @@ fn denied(sentence: &str) -> bool {
 }
 
 /// The writer speaks of what they saw (`I`, `we`, `there is`, `it seems to have`,
-/// `noticed`, `a massive memory leak`).
+/// `noticed`, `a massive memory leak`), also in the words of the European languages
+/// reports are written in (`problemen te hebben met een memory leak`, having problems
+/// with a memory leak).
 fn asserted(near: &str) -> bool {
     static ASSERTED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &ASSERTED,
-        r"\b(?:i|we|i'm|i've|we're|we've|my|our|there(?:'s)?|it|this|that|which|seems?|appears?|looks?|has|have|had|got|getting|notic\w+|observ\w+|experienc\w+|found|suspect\w*|confirm\w*|caus\w+|introduc\w+|massive|huge|serious|severe|big|bad|possible|potential|obvious|some sort of|kind of)\b",
+        r"\b(?:i|we|i'm|i've|we're|we've|my|our|there(?:'s)?|it|this|that|which|seems?|appears?|looks?|has|have|had|got|getting|notic\w+|observ\w+|experienc\w+|found|suspect\w*|confirm\w*|caus\w+|introduc\w+|massive|huge|serious|severe|big|bad|possible|potential|obvious|some sort of|kind of|ik|wij|hebben|heb|ich|wir|habe|haben|yo|tengo|tenemos|hay|eu|tenho|temos|tem|nous|avons|abbiamo|mam|mamy)\b",
         near,
     )
 }

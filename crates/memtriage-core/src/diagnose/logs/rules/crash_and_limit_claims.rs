@@ -17,17 +17,20 @@ pub(super) static RULES: &[Rule] = &[
             // the verb is what people write of a crash they had; `运行时会出现段错误`
             // (a segmentation fault appears when I run it); `se me cae y me dice la típica
             // violación de segmento` (it crashes and tells me the usual segmentation fault); `one
-            // of them which reproducibly gives me a Segmentation fault (core dumped) error`.
+            // of them which reproducibly gives me a Segmentation fault (core dumped) error`;
+            // `I get a problem of segmentation fault when training`, `the Segmentation
+            // fault happened`, `el Kernel da un seg fault` (the kernel gives a seg fault).
             "prose.segfault-claim",
             C::NativeCrash,
             Warn,
             &[
                 "segfault",
+                "seg fault",
                 "段错误",
                 "violación de segmento",
-                "a segmentation fault",
+                "segmentation fault",
             ],
-            r"(?i:(?P<claim>\b(?:gives?|gave|giving|throws?|threw|produces?|produced) (?:me |us )?a [`'\x22]?segmentation fault\b|(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento))",
+            r"(?i:(?P<claim>\b(?:gets?|got|getting|hit|hits|encounter(?:s|ed)?|have|had|da|dio|tira|tiró|lanza|lanzó) (?:me |us |un |una )?(?:a |an |the )?(?:problem (?:of|with) |error (?:of )?)?(?:seg ?fault|segmentation fault)\b|\b(?:the |a )?segmentation fault (?:happen(?:s|ed)?|occur(?:s|red)?|appear(?:s|ed)?)\b|\b(?:gives?|gave|giving|throws?|threw|produces?|produced) (?:me |us )?a [`'\x22]?segmentation fault\b|(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento))",
             "The report says the program crashed with a segmentation fault ({claim})",
         )
     },

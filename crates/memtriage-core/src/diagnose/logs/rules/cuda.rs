@@ -251,11 +251,12 @@ pub(super) static RULES: &[Rule] = &[
         "cuda.illegal-address",
         C::CudaIllegalMemoryAccess,
         Error,
-        &["illegal memory access", "ErrorIllegalAddress", "load or store instruction on an invalid memory address", "llegal memory access", "thread terminated with exception", "cudaError", "ILLEGAL_ADDRESS", "illegal instruction", "error=77", "error=700", "CUDA Exception: ", "CUDA_EXCEPTION_", "Invalid __", "Illegal address in "],
+        &["illegal memory access", "ErrorIllegalAddress", "load or store instruction on an invalid memory address", "llegal memory access", "thread terminated with exception", "cudaError", "ILLEGAL_ADDRESS", "illegal instruction", "error=77", "error=700", "failed with error 700", "CUDA Exception: ", "CUDA_EXCEPTION_", "Invalid __", "Illegal address in "],
         // cuda-gdb names the exception that stopped a kernel; compute-sanitizer (and
         // cuda-memcheck before it) the access that went astray.
-        // Blender's Cycles names the CUDA call that met it.
-        r"(?i:an illegal memory access was encountered)|\bErrorIllegalAddress\b|\bthe device encountered a load or store instruction on an invalid memory address\b|\bIllegal address in (?:CUDA queue \w+|cu[A-Z]\w+\(|\w+, line \d+)|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|an illegal instruction was encountered|THCudaCheck FAIL.*error=(?:77|700)\b|\bCUDA Exception: (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|\bCUDA_EXCEPTION_\d+, (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|^=+ Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+",
+        // Blender's Cycles names the CUDA call that met it; PhysX the driver call that
+        // returned it by its number (`cuEventRecord failed with error 700`).
+        r"(?i:an illegal memory access was encountered)|\bErrorIllegalAddress\b|\bthe device encountered a load or store instruction on an invalid memory address\b|\bIllegal address in (?:CUDA queue \w+|cu[A-Z]\w+\(|\w+, line \d+)|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|an illegal instruction was encountered|THCudaCheck FAIL.*error=(?:77|700)\b|\bcu[A-Z]\w+ failed with error 700\b|\bCUDA Exception: (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|\bCUDA_EXCEPTION_\d+, (?:Warp|Lane|Device) (?:Out-of-range|Illegal|Misaligned) Address\b|^=+ Invalid __(?:global|shared|local)__ (?:read|write|atomic) of size \d+",
         "CUDA error: an illegal memory access was encountered",
     ),
     rule(

@@ -51,12 +51,14 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // Korean for the same, the device named before its memory that ran short:
             // `쿠다 메모리가 모자란다는 에러가 발생합니다` (an error says CUDA memory is
-            // short), `GPU 메모리 부족`.
+            // short), `GPU 메모리 부족`; Chinese's one word for GPU memory, said to
+            // burst (`超过这个数，显存就会爆掉`, past that number the GPU memory bursts):
+            // not `显存不足`, insufficient, which pages say of when it would be.
             "prose.gpu-memory-short-claim-ko",
             C::CudaOom,
             Warn,
-            &["메모리"],
-            r"(?i:(?P<claim>(?:쿠다|그래픽\s?카드|CUDA|GPU|VRAM)\s?메모리(?:가|는)?\s?(?:모자|부족)))",
+            &["메모리", "显存"],
+            r"(?i:(?P<claim>(?:쿠다|그래픽\s?카드|CUDA|GPU|VRAM)\s?메모리(?:가|는)?\s?(?:모자|부족)|显存(?:就|也|又|会|直接|都|还是|一下子)*(?:爆|炸)))",
             "The report says the GPU's memory ran short ({claim})",
         )
     },

@@ -75,4 +75,19 @@ pub(super) static RULES: &[Rule] = &[
             "The report says the process took all the memory ({claim})",
         )
     },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // Growth the writer saw, named as a noun (`We've observed memory growth in
+            // the traffic schedule`, `we are seeing significant memory growth`): what
+            // was watched, not a page's word on growth in general.
+            "prose.growth-seen",
+            C::MemoryGrowth,
+            Warn,
+            &["memory growth", "memory usage growth"],
+            r"(?i:(?P<claim>\b(?:observ(?:e|ed|ing)|notic(?:e|ed|ing)|see|seeing|saw|experienc(?:e|ed|ing)|found|detected|there (?:is|was)) (?:a |an |some )?(?:(?:significant|steady|continuous|constant|huge|large|big|slow|gradual|unbounded|linear) )?memory (?:usage )?growth\b))",
+            "The report says memory was seen growing ({claim})",
+        )
+    },
 ];

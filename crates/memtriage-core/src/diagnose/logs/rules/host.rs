@@ -322,12 +322,15 @@ pub(super) static RULES: &[Rule] = &[
     ),
     rule(
         // A hypervisor that cannot get a guest's RAM from the host: QEMU (hugepages
-        // short, or RAM), VirtualBox's VERR_NO_*MEMORY, Hyper-V.
+        // short, or RAM), VirtualBox's VERR_NO_*MEMORY, Hyper-V, VMware's vmx
+        // (`[msg.memsched.preNotEnoughMem] Not enough physical memory is available to
+        // power on this virtual machine`), Xen's and Qubes' (`Not enough memory to
+        // start domain 'win'`, a populate-on-demand guest `out of PoD memory`).
         "vm.guest-memory",
         C::HostAllocFailure,
         Error,
-        &["cannot set up guest memory", "backing store for guest RAM", "Insufficient free host memory pages", "VERR_NO_", "Not enough memory in the system to start"],
-        r"cannot set up guest memory '[^']+': (?:Cannot allocate memory|Out of memory)|unable to map backing store for guest RAM|Insufficient free host memory pages available to allocate guest RAM|\bVERR_NO_(?:LOW_|PHYS_|)MEMORY\b|Not enough memory in the system to start the virtual machine",
+        &["cannot set up guest memory", "backing store for guest RAM", "Insufficient free host memory pages", "VERR_NO_", "Not enough memory in the system to start", "Not enough physical memory is available to power on", "Not enough memory to start domain", "out of PoD memory"],
+        r"cannot set up guest memory '[^']+': (?:Cannot allocate memory|Out of memory)|unable to map backing store for guest RAM|Insufficient free host memory pages available to allocate guest RAM|\bVERR_NO_(?:LOW_|PHYS_|)MEMORY\b|Not enough memory in the system to start the virtual machine|Not enough physical memory is available to power on this virtual machine|Not enough memory to start domain '[^']+'|\bout of PoD memory\b",
         "The hypervisor could not get the guest's memory from the host",
     ),
     rule(

@@ -25,15 +25,17 @@ macro_rules! shell_signal {
     ($signal:literal) => {
         // With a prefix the command may follow; bare, the signal must be all the line
         // says (text glued before it by a progress bar is not words), so prose that
-        // mentions a segmentation fault is not one. The shell's note in brackets may
-        // follow, in its locale's words (`(core dumped)`, `(\`core' generado)`).
+        // mentions a segmentation fault is not one. Nor is the count a progress line
+        // left without its newline (`82.29% 3911680/4753435Segmentation fault (core
+        // dumped)`). The shell's note in brackets may follow, in its locale's words
+        // (`(core dumped)`, `(\`core' generado)`).
         // Bare with the command after it, only as bash's job table pads it. No command
         // opens with a bracket or a colon: a list that defines the signal does
         // (`- 总线错误 (SIGBUS):通常与…`).
         concat!(
             r"^\s*(?:(?:\[\d+\][+-]?\s+(?:\d+\s+)?|\d+\s+|[+-]\s+|\S[^:]*: (?:line|Zeile|ligne|línea|строка|riga|行) \d+:\s+(?P<pid>\d+)\s+|zsh: )(?:",
             $signal,
-            r")(?::? \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?(?:\s+(?P<command>[^\s(（:：].*?))?|(?:.*?[^\w\s`'\x22:,.(]\s*)?(?:",
+            r")(?::? \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?(?:\s+(?P<command>[^\s(（:：].*?))?|(?:.*?[^\w\s`'\x22:,.(]\s*|.*?\d)?(?:",
             $signal,
             r")(?:: \d+)?(?:\s*[(（][^()（）]{1,40}[)）])?)\s*$|^\s*`?(?:",
             $signal,
@@ -71,6 +73,7 @@ mod gpu_and_kernel_claims;
 mod growth_claims;
 pub mod host;
 mod kernel;
+mod kill_claims;
 mod limits;
 pub mod oom;
 mod platforms;
@@ -307,6 +310,7 @@ pub static RULES: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
         signals::RULES,
         // A writer's words come last: a program's line that also holds them is the
         // program's.
+        kill_claims::RULES,
         claims::RULES,
         growth_claims::RULES,
         crash_and_limit_claims::RULES,

@@ -584,14 +584,16 @@ pub(super) static RULES: &[Rule] = &[
         cause: Some(Configuration),
         ..rule(
             // Hadoop YARN's NodeManager ends a container over its memory (Spark's
-            // executors, TensorFlowOnSpark).
+            // executors, TensorFlowOnSpark), and DMLC's application master (XGBoost,
+            // MXNet on YARN) retells it: `[DMLC] Task 26 killed because of exceeding
+            // allocated physical memory`.
             "yarn.container-killed",
             C::UserspaceOomKill,
             Error,
-            &["for exceeding memory limits", "beyond physical memory limits", "beyond virtual memory limits", "for exceeding physical memory limits", "for exceeding virtual memory limits", "memory limit. Current usage"],
+            &["for exceeding memory limits", "beyond physical memory limits", "beyond virtual memory limits", "for exceeding physical memory limits", "for exceeding virtual memory limits", "memory limit. Current usage", "exceeding allocated physical memory"],
             // Hadoop 2 says by how much; Hadoop 1 and some 2.x only that it is; Hadoop 3
             // names the limit in capitals.
-            r"Container killed by YARN for exceeding (?:physical |virtual )?memory limits|is running (?:(?:[\d.]+\w*|<n>) )?beyond (?:physical|virtual) memory limits|is running (?:\d+B )?beyond the '(?:PHYSICAL|VIRTUAL)' memory limit\. Current usage",
+            r"Container killed by YARN for exceeding (?:physical |virtual )?memory limits|is running (?:(?:[\d.]+\w*|<n>) )?beyond (?:physical|virtual) memory limits|is running (?:\d+B )?beyond the '(?:PHYSICAL|VIRTUAL)' memory limit\. Current usage|\[DMLC\] Task \d+ killed because of exceeding allocated physical memory",
             "YARN killed a container for exceeding its memory limit",
         )
     },
