@@ -20,6 +20,14 @@ fn hypervisors_physx_and_yarn_name_what_failed() {
             "log.host-alloc-failure",
         ),
         (
+            "无法初始化内存: 内存已用完 (0x8007000E)。",
+            "log.host-alloc-failure",
+        ),
+        (
+            "'DockerDesktopVM' could not initialize memory: Not enough memory resources are available to complete this operation. (0x8007000E).",
+            "log.host-alloc-failure",
+        ),
+        (
             "2023-07-24 09:14:09 [250,761ms] [Error] [omni.physx.plugin] PhysX error: SynchronizeStreams cuEventRecord failed with error 700",
             "log.cuda-illegal-memory-access",
         ),

@@ -325,12 +325,14 @@ pub(super) static RULES: &[Rule] = &[
         // short, or RAM), VirtualBox's VERR_NO_*MEMORY, Hyper-V, VMware's vmx
         // (`[msg.memsched.preNotEnoughMem] Not enough physical memory is available to
         // power on this virtual machine`), Xen's and Qubes' (`Not enough memory to
-        // start domain 'win'`, a populate-on-demand guest `out of PoD memory`).
+        // start domain 'win'`, a populate-on-demand guest `out of PoD memory`);
+        // Hyper-V's in any language (`无法初始化内存: 内存已用完 (0x8007000E)`, could not
+        // initialize memory: out of memory).
         "vm.guest-memory",
         C::HostAllocFailure,
         Error,
-        &["cannot set up guest memory", "backing store for guest RAM", "Insufficient free host memory pages", "VERR_NO_", "Not enough memory in the system to start", "Not enough physical memory is available to power on", "Not enough memory to start domain", "out of PoD memory"],
-        r"cannot set up guest memory '[^']+': (?:Cannot allocate memory|Out of memory)|unable to map backing store for guest RAM|Insufficient free host memory pages available to allocate guest RAM|\bVERR_NO_(?:LOW_|PHYS_|)MEMORY\b|Not enough memory in the system to start the virtual machine|Not enough physical memory is available to power on this virtual machine|Not enough memory to start domain '[^']+'|\bout of PoD memory\b",
+        &["cannot set up guest memory", "backing store for guest RAM", "Insufficient free host memory pages", "VERR_NO_", "Not enough memory in the system to start", "Not enough physical memory is available to power on", "Not enough memory to start domain", "out of PoD memory", "0x8007000E"],
+        r"cannot set up guest memory '[^']+': (?:Cannot allocate memory|Out of memory)|unable to map backing store for guest RAM|Insufficient free host memory pages available to allocate guest RAM|\bVERR_NO_(?:LOW_|PHYS_|)MEMORY\b|Not enough memory in the system to start the virtual machine|Not enough physical memory is available to power on this virtual machine|Not enough memory to start domain '[^']+'|\bout of PoD memory\b|\b(?:could not|failed to|unable to) initialize memory\b[^\n]{0,120}\(0x8007000E\)|无法初始化内存\s*[:：][^\n]{0,40}\(0x8007000E\)",
         "The hypervisor could not get the guest's memory from the host",
     ),
     rule(
