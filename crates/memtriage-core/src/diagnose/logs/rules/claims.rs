@@ -432,7 +432,8 @@ pub(super) static RULES: &[Rule] = &[
     },
 ];
 
-fn claim(out: &[(String, String)]) -> Option<&str> {
+/// The words a claim rule captured as `claim`.
+pub(super) fn claim(out: &[(String, String)]) -> Option<&str> {
     out.iter()
         .find(|(k, _)| k == "claim")
         .map(|(_, v)| v.as_str())

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::super::prose::matches;
-use super::claims::extract_claim;
+use super::claims::{claim, extract_claim};
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::Warn;
@@ -40,10 +40,7 @@ pub(super) static RULES: &[Rule] = &[Rule {
 #[allow(clippy::ptr_arg)]
 fn extract_grew_until_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     static BY_ANOTHER: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some(after) = out
-        .iter()
-        .find(|(k, _)| k == "claim")
-        .and_then(|(_, told)| msg.find(told.as_str()).map(|at| &msg[at + told.len()..]))
+    let Some(after) = claim(out).and_then(|told| msg.find(told).map(|at| &msg[at + told.len()..]))
     else {
         return false;
     };
