@@ -39,6 +39,7 @@ mod phones_vms_and_engines;
 mod pipelines_and_trackers;
 mod queues_quantum_and_jvm;
 mod real_world;
+mod retrieval_serving_and_media;
 mod runtimes;
 mod runtimes_and_crash_tools;
 mod runtimes_and_services;

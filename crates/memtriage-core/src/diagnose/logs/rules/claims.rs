@@ -27,7 +27,7 @@ pub const OUT_OF_MEMORY_TOLD: &str = "prose.out-of-memory-told";
 
 pub(super) static RULES: &[Rule] = &[
     Rule {
-        extract: Some(extract_leak_claim),
+        extract: Some(super::leak_claim::extract_leak_claim),
         certainty: Possible,
         ..rule(
             // The report itself says the program leaks, in its own language: the
@@ -441,7 +441,7 @@ pub(super) fn claim(out: &[(String, String)]) -> Option<&str> {
 
 /// The claim's sentence: from the end of the one before to its own end, as (start of
 /// the sentence, where the claim is, end of the sentence) in `msg`.
-fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
+pub(super) fn sentence_of(msg: &str, claim: &str) -> Option<(usize, usize, usize)> {
     // A task list's item makes no claim, whatever it names.
     if is_a_task(msg) {
         return None;
@@ -482,7 +482,7 @@ pub(super) fn extract_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool 
 /// A claim its clause neither denies nor supposes, and that no question asks: `the
 /// first command finishes without any problems, but the second … before being
 /// terminated by OOM killer` denies the first command's trouble, not the kill.
-fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
+pub(super) fn claim_stands(msg: &str, out: &[(String, String)]) -> bool {
     clause_stands(msg, out, true)
 }
 
@@ -625,81 +625,6 @@ fn asked(msg: &str, start: usize, claim: std::ops::Range<usize>, end: usize) -> 
         })
 }
 
-/// A leak the writer claims: `there is a memory leak`, `I noticed lots of memory leaks`,
-/// `Memory leak when …` opening a sentence, `grosse fuite mémoire`. Not a leak denied,
-/// supposed, avoided or fixed (`no memory leak`, `if you have a memory leak`, `fixed a
-/// memory leak`), asked about (`do I have a memory leak?`), hinted at by a program
-/// (`this may indicate a memory leak`), nor one a page teaches about (`memory leaks
-/// are a common cause`).
-#[allow(clippy::ptr_arg)]
-fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> bool {
-    // Node's warning about listeners added to one emitter names a leak it only
-    // suspects from their count (`MaxListenersExceededWarning: Possible EventEmitter
-    // memory leak detected`): no memory was measured.
-    if msg.contains("EventEmitter memory leak") || !claim_stands(msg, out) {
-        return false;
-    }
-    let Some(claim) = claim(out) else {
-        return false;
-    };
-    let Some((start, at, _)) = sentence_of(msg, claim) else {
-        return false;
-    };
-    // A leak named as a risk to avoid (`to avoid the warning and possible memory
-    // leaks`), beyond the clause the guards read, is none met.
-    let avoided = msg[start..at].split_whitespace().rev().take(6).any(|w| {
-        ["avoid", "prevent", "avoiding", "preventing"].contains(&w.to_lowercase().as_str())
-    });
-    if avoided {
-        return false;
-    }
-    // The words that assert are English: a claim in another language (`tem um
-    // vazamento de memoria`) stands as its clause does.
-    let english = claim.to_ascii_lowercase();
-    let after = msg.get(at + claim.len()..).unwrap_or("");
-    // So does an English claim inside another language's sentence (`Inference과정에서
-    // Memory Leak현상이 발생하는데`, a memory leak occurs during inference): a word of
-    // that language right before or after it, spaced or not.
-    let foreign = |c: char| c.is_alphabetic() && !c.is_ascii();
-    let embedded =
-        after.trim_start().starts_with(foreign) || msg[..at].trim_end().ends_with(foreign);
-    if !claim.is_ascii() || embedded || !(english.contains("memory") || english.starts_with("leak"))
-    {
-        return true;
-    }
-    let before = msg[start..at].to_lowercase();
-    // The words just before it: `ended up with memory leaks` in a sentence that began
-    // `applications that I've worked on` tells a story, not a report.
-    let near: Vec<&str> = before.split_whitespace().rev().take(4).collect();
-    let near = near.into_iter().rev().collect::<Vec<_>>().join(" ");
-    asserted(&near)
-        || (english.starts_with("leak") && ongoing(&near))
-        || opens_a_title(&before, after, claim)
-        || met_after(after)
-}
-
-/// The verb after the leak says it was met (`a memory leak was introduced in 1.15`,
-/// `a memory leak occurs when …`); not `is`, a page's general statement.
-fn met_after(after: &str) -> bool {
-    static MET: OnceLock<Option<Regex>> = OnceLock::new();
-    matches(
-        &MET,
-        r"(?i)^\s*(?:(?:was|were|has been|have been|had been) (?:\w+ly )?(?:introduced|found|observed|detected|noticed|spotted)|(?:is|was) still (?:present|there|happening)|(?:occurs|occurred|happens|happened|appears|appeared|persists|persisted|remains|remained)(?: \w+ly)? (?:in|when|on|with|after|during|since|while|at|again|even)|(?:still )?exists in)\b",
-        after,
-    )
-}
-
-/// The leak told as going on (`gnome-shell is slowly leaking memory`, `it keeps leaking
-/// memory`): the verb's own tense asserts it.
-fn ongoing(near: &str) -> bool {
-    static ONGOING: OnceLock<Option<Regex>> = OnceLock::new();
-    matches(
-        &ONGOING,
-        r"\b(?:is|are|was|were|been|keeps?|kept|started|starts)(?: \w+ly)?(?: (?:to|on))?$",
-        near,
-    )
-}
-
 /// A rise the sentence says lasts (`constantly`, `over time`, `still`, `until it
 /// crashes`, `after each call`, `never goes down`), and that stands
 /// ([`rise_stands`]).
@@ -760,6 +685,16 @@ fn without_pointers(mut text: String) -> String {
     text
 }
 
+/// Where, in the words after a claim, a condition on it begins (`segfaults if the file
+/// is missing`, `has a memory leak when audio interfaces are reset`): what follows says
+/// when it happens, and its own `not` or `if` denies nothing of the claim.
+fn condition_at(after: &str) -> usize {
+    static CONDITION: OnceLock<Option<Regex>> = OnceLock::new();
+    lazy_regex(&CONDITION, r"(?i)\b(?:if|when|whenever|once|every time)\b")
+        .and_then(|re| re.find(after))
+        .map_or(after.len(), |m| m.start())
+}
+
 /// The clause of the sentence that holds the claim (its capture `claim`), up to the
 /// claim's end or, `to_its_end`, to the clause's (`メモリを解放していない`, `might
 /// be the symptom` deny after the claim), with the sentence's start and end in
@@ -774,7 +709,11 @@ fn clause_of_claim(
     let (start, at, end) = sentence_of(msg, claim)?;
     let before = without_pointers(without_asides(&msg[start..at]));
     let claim_alone = if to_its_end {
-        without_asides(&msg[at..end])
+        let mut rest = without_asides(&msg[at..end]);
+        if let Some(after) = rest.strip_prefix(claim) {
+            rest.truncate(claim.len() + condition_at(after));
+        }
+        rest
     } else {
         without_asides(claim)
     };
@@ -857,41 +796,11 @@ fn settles(sentence: &str) -> bool {
 /// `leads me to guess that …`, `decides to segfault or something`, `感觉应该是内存爆了`,
 /// I feel it must be memory blowing up), avoid, fix or
 /// generalise what the sentence names, in the languages reports are written in.
-fn denied(sentence: &str) -> bool {
+pub(super) fn denied(sentence: &str) -> bool {
     static DENIED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &DENIED,
         r"\b(?:no|not|never|without|any|if|whether|unless|may|might|could|can|guess\w*|wonder\w*|maybe|perhaps|avoid\w*|prevent\w*|fix|fixe[sd]|fixing|how to|how do|common|typical|such as|e\.g|indicat\w*|or something|or whatever|pas|sans|aucune?|si|ni|nie|bez|ne|nein|kein\w*|nicht|ohne|sin|ningún|ninguna|não|sem|nessun\w*|senza|niet|geen|zonder|не|нет|без|değil|yok|không|tidak|bukan|nincs|nu|fără|δεν|χωρίς|ingen|inte|ikke|ei|لا|ليس|بدون|نه|בלי|לא|नहीं|ไม่)\b|n't\b|不是|没有|沒有|无|無|未|感觉|可能|也许|或许|猜|なし|ない|없|않",
         sentence,
     )
-}
-
-/// The writer speaks of what they saw (`I`, `we`, `there is`, `it seems to have`,
-/// `noticed`, `a massive memory leak`), also in the words of the European languages
-/// reports are written in (`problemen te hebben met een memory leak`, having problems
-/// with a memory leak).
-fn asserted(near: &str) -> bool {
-    static ASSERTED: OnceLock<Option<Regex>> = OnceLock::new();
-    matches(
-        &ASSERTED,
-        r"\b(?:i|we|i'm|i've|we're|we've|my|our|there(?:'s)?|it|this|that|which|seems?|appears?|looks?|has|have|had|got|getting|notic\w+|observ\w+|experienc\w+|found|suspect\w*|confirm\w*|caus\w+|introduc\w+|massive|huge|serious|severe|big|bad|possible|potential|obvious|some sort of|kind of|ik|wij|hebben|heb|ich|wir|habe|haben|yo|tengo|tenemos|hay|eu|tenho|temos|tem|nous|avons|abbiamo|mam|mamy)\b",
-        near,
-    )
-}
-
-/// `Memory leak when …`, `Memory leak.` opening a sentence (an issue's title, a
-/// report's first words); not `Memory leaks are …`, a page's general statement, nor
-/// `Memory leak definition`, a page's heading.
-fn opens_a_title(before: &str, after: &str, claim: &str) -> bool {
-    static FOLLOWED: OnceLock<Option<Regex>> = OnceLock::new();
-    let followed = matches(
-        &FOLLOWED,
-        r"(?i)^(?:\s*[.:!]|\s+(?:in|when|on|with|after|during|since|while|caused|from|at|using|of)\b)",
-        after,
-    );
-    before
-        .trim_matches(|c: char| !c.is_alphanumeric())
-        .is_empty()
-        && !claim.to_ascii_lowercase().ends_with('s')
-        && followed
 }

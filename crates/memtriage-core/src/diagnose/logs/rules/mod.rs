@@ -74,6 +74,7 @@ mod growth_claims;
 pub mod host;
 mod kernel;
 mod kill_claims;
+mod leak_claim;
 mod limits;
 pub mod oom;
 mod platforms;
