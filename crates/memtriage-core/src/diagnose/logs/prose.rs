@@ -349,12 +349,12 @@ pub(super) fn quoted_as_example(before: &[u8]) -> bool {
 /// the following exception:`, `we keep seeing`, `I'm getting this`, or without the
 /// subject, `Seeing intermittent errors like the following`), or that their program
 /// did (`master process show the following error`), or shows their own log (`Here is
-/// error logs`); a page's reader only may.
+/// error logs`, `Here is the syslog output`); a page's reader only may.
 fn writer_met_it(lowercase: &str) -> bool {
     static MET: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &MET,
-        r"^here(?: is|'s| are) (?:the |my |our )?(?:full |complete |whole )?(?:error |crash |server |console )?(?:logs?|output|stack ?traces?|tracebacks?)\b|^(?:keep |still |now |also )?(?:seeing|getting|receiving|hitting|encountering|experiencing)\b|\b(?:i|we|i'm|i've|we're|we've|i am|we are)\s+(?:(?:also|still|always|now|then|just|keep|kept|have|had|was|were|sometimes|often|randomly|suddenly)\s+){0,2}(?:get|got|getting|gotten|see|saw|seeing|receive|received|receiving|hit|hitting|encounter(?:ed|ing)?|run into|ran into|running into|observe[ds]?|observing|notice[ds]?|noticing)\b|\b(?:shows?|showed|throws?|threw|gives?|gave|returns?|returned|prints?|printed|raises?|raised|reports?|reported|logs?|logged|emits?|emitted|(?:fails?|failed|crash(?:es|ed)?|dies|died|exits?|exited|stops?|stopped|aborts?|aborted)(?: \w+){0,3} with) (?:the |this |these )?following (?:error|errors|exception|message|messages|output)\b",
+        r"^here(?: is|'s| are) (?:the |my |our )?(?:(?:full|complete|whole|relevant|error|crash|server|console|kernel|syslog|dmesg|journal|journalctl|system|gdb|valgrind|terminal|backtrace) ){0,3}(?:logs?|output|stack ?traces?|tracebacks?)\b|^(?:keep |still |now |also )?(?:seeing|getting|receiving|hitting|encountering|experiencing)\b|\b(?:i|we|i'm|i've|we're|we've|i am|we are)\s+(?:(?:also|still|always|now|then|just|keep|kept|have|had|was|were|sometimes|often|randomly|suddenly)\s+){0,2}(?:get|got|getting|gotten|see|saw|seeing|receive|received|receiving|hit|hitting|encounter(?:ed|ing)?|run into|ran into|running into|observe[ds]?|observing|notice[ds]?|noticing)\b|\b(?:shows?|showed|throws?|threw|gives?|gave|returns?|returned|prints?|printed|raises?|raised|reports?|reported|logs?|logged|emits?|emitted|(?:fails?|failed|crash(?:es|ed)?|dies|died|exits?|exited|stops?|stopped|aborts?|aborted)(?: \w+){0,3} with) (?:the |this |these )?following (?:error|errors|exception|message|messages|output)\b",
         lowercase,
     )
 }

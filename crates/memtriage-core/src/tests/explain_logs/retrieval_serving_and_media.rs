@@ -2,7 +2,7 @@
 //! says when the failure comes and its words deny nothing of it; a definition's
 //! `a memory leak occurs when …` stays quiet.
 
-use super::{each_named_first, lines_raise_nothing};
+use super::{each_named_first, lines_raise_nothing, texts_named_first};
 
 #[test]
 fn a_condition_after_a_claim_denies_nothing_of_it() {
@@ -22,5 +22,126 @@ fn a_condition_after_a_claim_denies_nothing_of_it() {
         "A memory leak occurs when a program cannot free what it no longer needs.",
         "Is there a memory leak when audio interfaces are reset?",
         "If gnome-shell segfaults when the file is not there, restart it.",
+    ]);
+}
+
+#[test]
+fn vector_indexes_and_image_decoders_name_their_failed_allocation() {
+    each_named_first(&[
+        (
+            "I am getting RuntimeError: Not enough memory when my max_corpus_size  = 2595491.",
+            "log.host-alloc-failure",
+        ),
+        (
+            "RuntimeError: Not enough memory: loadIndex failed to allocate data",
+            "log.host-alloc-failure",
+        ),
+        (
+            "    \"errorMessage\": \"VipsJpeg: Insufficient memory (case 4)\\n\",",
+            "log.host-alloc-failure",
+        ),
+        (
+            "Fatal error: The Python kernel is unresponsive.",
+            "log.oom-kill",
+        ),
+    ]);
+    // A question about the limit, a page's sentence on memory, another kernel's state.
+    lines_raise_nothing(&[
+        "Is there enough memory for a RuntimeError to be raised?",
+        "Insufficient memory is a common cause of slow builds.",
+        "The Python kernel is busy.",
+    ]);
+}
+
+#[test]
+fn kills_told_by_their_cause_or_their_consequence() {
+    each_named_first(&[
+        ("querynode OOMKilled  and then  CrashLoopBackOff", "log.oom-kill"),
+        (
+            "Am seeing a bunch on ffmpeg instances running, using up the 3G of memory allocated to the server, causing OOM-killer to kill everything, including Jellyfin.",
+            "log.oom-kill",
+        ),
+        (
+            "When inserting the planet PBF file, the process starts normally, completely fills my RAM (64 GB), fills my swap (32 GB) and then the process is killed.",
+            "log.oom-kill",
+        ),
+        (
+            "This notebook was running fine but now it's crashing when running bigger plots, it seems the kernel crashes because it's running out of memory...",
+            "log.oom-kill",
+        ),
+    ]);
+    // The title retells the shell's word; a maintainer's answer says what sent it.
+    texts_named_first(&[(
+        "# nix-env -u exited with Killed\n\nedolstra · comment · 2019-07-12\nProbably means it ran out of memory. Nixpkgs evaluation is quite a memory hog.\n",
+        "log.oom-kill",
+    )]);
+    // A limit a page explains, a supposition, a kill denied.
+    lines_raise_nothing(&[
+        "If the pod is OOMKilled and then restarted, raise its limit.",
+        "Setting oom_score_adj keeps the OOM-killer from choosing sshd.",
+        "The cache fills my RAM but nothing is killed.",
+        "It might crash because it is running out of memory.",
+        "The process exited with status 0.",
+    ]);
+}
+
+#[test]
+fn crashes_and_device_oom_met_in_words() {
+    each_named_first(&[
+        (
+            "Since then, jupyter gives segfault for every command.",
+            "log.native-crash",
+        ),
+        (
+            "Il tentativo di firmare digitalmente un PDF, con aggiunta di firma grafica, fallisce con un core dump nel momento in cui in CIE ID si preme il pulsante \"PROSEGUI\".",
+            "log.native-crash",
+        ),
+        (
+            "I persistently get issue of CUDA OOM when trying to evaluate DeepSeek-R1-Distill-Llama-8B model.",
+            "log.cuda-oom",
+        ),
+        (
+            "nedaří se mi importovat METS balík do K6, vždy skončí s out of memory exception.",
+            "log.host-alloc-failure",
+        ),
+    ]);
+    lines_raise_nothing(&[
+        "How to avoid CUDA OOM when fine-tuning",
+        "The fix stops it from crashing with a core dump.",
+        "Does it ever end with an out of memory exception?",
+        "It no longer gives segfault for every command.",
+    ]);
+}
+
+#[test]
+fn growth_measured_repeated_or_ending_in_a_failure() {
+    each_named_first(&[
+        (
+            "GStreamer leaks about 80 Megabytes per second(!!). Where do I start looking for the cause?",
+            "log.memory-growth",
+        ),
+        (
+            "If you set `refresh_every` to 100000 (like it is in the snippet), the memory usage will keep on rising.",
+            "log.memory-growth",
+        ),
+        (
+            "opening any GeoPackage raster and navigating the map consumes a lot of memory that is increasing a lot eating the whole RAM.",
+            "log.memory-growth",
+        ),
+        (
+            "I have noticed a persistent issue, where when I open multiple notebooks (<10), memory usage of Jupyterlab climbs to >100Gb and the server becomes unresponsive.",
+            "log.memory-growth",
+        ),
+        (
+            "با هر بار ری استارت کردن رم بر میگرده روی 600 مگ ولی باز میره بالا",
+            "log.memory-growth",
+        ),
+    ]);
+    // Growth supposed, denied or sized by the workload; a leak fixed.
+    lines_raise_nothing(&[
+        "Memory usage will grow if you keep references to outputs.",
+        "The memory usage will not keep on rising after this change.",
+        "Memory grows with the batch size and the server becomes unresponsive.",
+        "This fixes a bug where GStreamer leaks about 80 Megabytes per second.",
     ]);
 }

@@ -201,7 +201,10 @@ pub(super) static RULES: &[Rule] = &[
             // Chinese, Korean and Japanese: `被OOM Killer杀死`, `OOM Killer에 의해 강제
             // 종료된`, `OOM Killerによって強制終了`; Thai's and Vietnamese's passive before
             // the English word (`VM ถูก OOM-killed`, `bị OOM killed`); `qemu-kvm processes
-            // are oom'ed`; `the OS runs out of memory and kills your process`.
+            // are oom'ed`; `the OS runs out of memory and kills your process`; `querynode OOMKilled and then
+            // CrashLoopBackOff`, `causing OOM-killer to kill everything`, `the kernel crashes because
+            // it's running out of memory` (a notebook's), `completely fills my
+            // RAM (64 GB), fills my swap (32 GB) and then the process is killed`.
             "prose.oom-killed-claim",
             C::OomKill,
             Warn,
@@ -281,8 +284,22 @@ pub(super) static RULES: &[Rule] = &[
                 "the system to kill",
                 "the kernel to kill",
                 "operating system to kill",
+                "killer to kill",
+                "killer to terminate",
+                "OOMKilled and",
+                "OOMKilled then",
+                "is killed",
+                "was killed",
+                "gets killed",
+                "got killed",
+                "running out of memory",
+                "running out of ram",
+                "ran out of memory",
+                "ran out of ram",
+                "runs out of memory",
+                "runs out of ram",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\b(?:is|are|was|were|get|gets|got|getting|being|been)\s+(?:\w+ly\s+)?OOM(?:'?ed|'d)\b|\b(?:os|operating system|system|kernel) (?:runs?|ran) out of (?:memory|ram) and (?:kills|killed) (?:the|your|my|our|it)\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped|nuked|shot|murdered) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by the OOM\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\bOOM[ -]?killer (?:sends|sent) (?:a )?SIGKILL\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\b(?:is|are|was|were|get|gets|got|getting|being|been)\s+(?:\w+ly\s+)?OOM(?:'?ed|'d)\b|\b(?:os|operating system|system|kernel) (?:runs?|ran) out of (?:memory|ram) and (?:kills|killed) (?:the|your|my|our|it)\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped|nuked|shot|murdered) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by the OOM\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\bOOM[ -]?killer (?:sends|sent) (?:a )?SIGKILL\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|\b(?-i:OOMKilled)\s+(?:and|then)\b[^.\n]{0,20}?\b(?:CrashLoopBackOff|restart\w*)|\b(?:caus|forc|trigger|lead)(?:es|ed|ing|s)? (?:the )?(?:linux |kernel(?:'s)? )?OOM[ -]?killer to (?:kill|terminate)\b|\bfill(?:s|ed|ing)? (?:up )?(?:all (?:of )?)?(?:the |my )?(?:ram|memory|swap)\b[^.\n]{0,80}?\band (?:then )?(?:the (?:process|job|program) |it )?(?:is|was|gets|got) killed\b|\b(?:crash(?:es|ed)?|dies|died)\b(?: \w+){0,3}? (?:because|since|due to)(?: \w+){0,2}? (?:(?:it'?s|it is|it was|is|was) )?(?:running|ran|runs) out of (?:memory|ram)\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -346,8 +363,8 @@ pub(super) static RULES: &[Rule] = &[
             // The claim is the quoted word alone: on a page (`The shell prints
             // \`Killed\``) it is mentioned, not met. Unquoted, the shell's word is
             // told right after a verb of telling (`It just states Killed, and no
-            // other issue`).
-            r"[\x22'`“]+(?P<claim>(?-i:Killed)(?::? 9)?)\.?[\x22'`”]+|\b(?:states?|stated|says|prints?|printed|shows?|showed|displays?|displayed|outputs?):?\s+(?:just |only |simply )?(?P<told>(?-i:Killed))(?:\s*[,.;!]|\s*$)",
+            // other issue`) or of ending (`nix-env -u exited with Killed`).
+            r"[\x22'`“]+(?P<claim>(?-i:Killed)(?::? 9)?)\.?[\x22'`”]+|\b(?:states?|stated|says|prints?|printed|shows?|showed|displays?|displayed|outputs?|(?:exits?|exited|ends?|ended|fails?|failed|dies|died) with):?\s+(?:just |only |simply )?(?P<told>(?-i:Killed))(?:\s*[,.;!]|\s*$)",
             "The report says the process was {claim}",
         )
     },
@@ -626,7 +643,8 @@ fn asked(msg: &str, start: usize, claim: std::ops::Range<usize>, end: usize) -> 
 }
 
 /// A rise the sentence says lasts (`constantly`, `over time`, `still`, `until it
-/// crashes`, `after each call`, `never goes down`), and that stands
+/// crashes`, `after each call`, `never goes down`) or ends in a failure (`climbs to >100Gb
+/// and the server becomes unresponsive`), and that stands
 /// ([`rise_stands`]).
 #[allow(clippy::ptr_arg)]
 fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
@@ -636,7 +654,7 @@ fn extract_rising_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &LASTS,
-        r"(?i)over time|with time|\bnever (?:back )?down\b|\bonly (?:grow|increas|rise|goes up|climb)\w*|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|consistent|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\bas time (?:goes on|goes by|go(?:es)? by|pass(?:es)?(?: by)?|went by)\b|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)",
+        r"(?i)over time|with time|\bnever (?:back )?down\b|\bonly (?:grow|increas|rise|goes up|climb)\w*|constantly|continu\w*|steadily|gradually|slowly|never (?:goes|go|comes|drops|decreas\w*|releas\w*|recedes?)|(?:doesn'?t|does not|don'?t|didn'?t|did not|won'?t) (?:go|come|drop)(?: back)? down|not (?:be )?released|\buntil\b|every (?:\w+ )?(?:time|request|epoch|step|iteration|call|day|hour|minute|second)|each (?:time|request|epoch|step|iteration|call|run)|after each|per (?:request|epoch|step|hour|day)|day by day|indefinitely|without (?:bound|limit)|monoton\w*|linear\w*|increasingly|progressively|\balways\b|ever[- ]?increasing|more and more|\bkeeps?\b|\bkept\b|\bstill\b|constantemente|sin parar|no desciende|sans cesse|toujours|\b(?:while|during|throughout) (?:the )?(?:training|running|inference|rendering|indexing|processing)\b|\bwhile (?:the |it |my |our )?(?:\w+ )?(?:runs|is running|are running)\b|\b(?:began|begins|starts?|started) to (?:increase|grow|rise|climb)|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|constant|consistent|gradual)\b|\bwithout (?:stop|end)\w*|\brepeated\w*|\bupon (?:each|every)\b|quickly|rapidly|\bat (?:a )?rate (?:of |\d)|\bas time (?:goes on|goes by|go(?:es)? by|pass(?:es)?(?: by)?|went by)\b|\b(?:over|for (?:about |almost |nearly |over |more than )?)\d+ (?:hours|days|weeks)\b|\breach(?:es|ed)? (?:to )?(?:its|the) (?:max\w*|limit)|\b(?:eat|fill)(?:s|ing)? (?:up )?(?:all|the whole|the entire|whole)\b|\band (?:then )?(?:the \w+ |it |everything )?(?:becomes|became|gets|got|goes|went) unresponsive\b|\band (?:then )?(?:the \w+ |it )?(?:crash(?:es|ed)?|freez(?:es|ed)|hang(?:s|ed)?|dies|died)\b",
         &msg[start..end],
     ) && rise_stands(msg, out)
 }
@@ -686,11 +704,13 @@ fn without_pointers(mut text: String) -> String {
 }
 
 /// Where, in the words after a claim, a condition on it begins (`segfaults if the file
-/// is missing`, `has a memory leak when audio interfaces are reset`): what follows says
-/// when it happens, and its own `not` or `if` denies nothing of the claim.
+/// is missing`, `has a memory leak when audio interfaces are reset`) or its manner
+/// (`gets "killed" without any other error messages`): what follows says when or how
+/// it happens, and its own `not`, `any` or `if` denies nothing of the claim; so in
+/// the languages of Europe (`fallisce con un core dump nel momento in cui … si preme`).
 fn condition_at(after: &str) -> usize {
     static CONDITION: OnceLock<Option<Regex>> = OnceLock::new();
-    lazy_regex(&CONDITION, r"(?i)\b(?:if|when|whenever|once|every time)\b")
+    lazy_regex(&CONDITION, r"(?i)\b(?:if|when|whenever|once|every time|without|si|se|quando|cuando|quand|lorsque|wenn|wanneer|nel momento)\b")
         .and_then(|re| re.find(after))
         .map_or(after.len(), |m| m.start())
 }
@@ -757,6 +777,13 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
     .and_then(|re| re.find(&clause))
     {
         clause.replace_range(seen.range(), "");
+    }
+    // `the memory usage will keep on rising` tells what the writer's snippet does each
+    // time it runs; `will` alone still supposes (`memory will grow if …`).
+    for habit in ["will keep on ", "will keep ", "will continue to "] {
+        if let Some(i) = clause.to_ascii_lowercase().find(habit) {
+            clause.replace_range(i..i + habit.len(), "");
+        }
     }
     let sentence = &msg[start..end];
     let sawtooth = matches(

@@ -19,7 +19,9 @@ pub(super) static RULES: &[Rule] = &[
             // violación de segmento` (it crashes and tells me the usual segmentation fault); `one
             // of them which reproducibly gives me a Segmentation fault (core dumped) error`;
             // `I get a problem of segmentation fault when training`, `the Segmentation
-            // fault happened`, `el Kernel da un seg fault` (the kernel gives a seg fault).
+            // fault happened`, `el Kernel da un seg fault` (the kernel gives a seg fault), `jupyter gives
+            // segfault for every command`, `fallisce con un core dump` (fails with a core
+            // dump).
             "prose.segfault-claim",
             C::NativeCrash,
             Warn,
@@ -29,8 +31,12 @@ pub(super) static RULES: &[Rule] = &[
                 "段错误",
                 "violación de segmento",
                 "segmentation fault",
+                "with core dump",
+                "with a core dump",
+                "con core dump",
+                "con un core dump",
             ],
-            r"(?i:(?P<claim>\b(?:gets?|got|getting|hit|hits|encounter(?:s|ed)?|have|had|da|dio|tira|tiró|lanza|lanzó) (?:me |us |un |una )?(?:a |an |the )?(?:problem (?:of|with) |error (?:of )?)?(?:seg ?fault|segmentation fault)\b|\b(?:the |a )?segmentation fault (?:happen(?:s|ed)?|occur(?:s|red)?|appear(?:s|ed)?)\b|\b(?:gives?|gave|giving|throws?|threw|produces?|produced) (?:me |us )?a [`'\x22]?segmentation fault\b|(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento))",
+            r"(?i:(?P<claim>\b(?:gets?|got|getting|hit|hits|encounter(?:s|ed)?|have|had|da|dio|tira|tiró|lanza|lanzó) (?:me |us |un |una )?(?:a |an |the )?(?:problem (?:of|with) |error (?:of )?)?(?:seg ?fault|segmentation fault)\b|\b(?:the |a )?segmentation fault (?:happen(?:s|ed)?|occur(?:s|red)?|appear(?:s|ed)?)\b|\b(?:gives?|gave|giving|throws?|threw|produces?|produced) (?:me |us )?(?:a )?[`'\x22]?(?:segmentation fault|seg ?fault)\b|\b(?:fails?|failed|crash(?:es|ed)?|ends?|ended|exits?|exited|dies|died|aborts?|aborted|fallisce|termina|terminato|crasha) (?:with (?:a )?|con (?:un )?)core dump\b|(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento))",
             "The report says the program crashed with a segmentation fault ({claim})",
         )
     },
@@ -53,6 +59,26 @@ pub(super) static RULES: &[Rule] = &[
             // `the server runs out of file descriptors`.
             r"(?i:(?P<claim>\btoo many files open\b|\b(?:runs?|ran|running|being|is|are|was|were|goes|went|go) out of file (?:descriptors|handles)\b))",
             "The report says the process ran out of file descriptors ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // A run said to end in the program's own out-of-memory exception (`it
+            // always ends with an out of memory exception`, Czech `vždy skončí s out of
+            // memory exception`): raised inside the process, as a JVM's or .NET's is,
+            // not a kill from outside.
+            "prose.out-of-memory-exception-claim",
+            C::HostAllocFailure,
+            Warn,
+            &[
+                "out of memory exception",
+                "outofmemory exception",
+                "out-of-memory exception",
+            ],
+            r"(?i:(?P<claim>\b(?:ends?|ended|fails?|failed|crash(?:es|ed)?|dies|died|terminat(?:es|ed)|exits?|exited|stops?|stopped|aborts?|aborted|skončí|končí|skončil[aoy]?|spadne|padá) (?:with|s|se) (?:an? )?(?:out of memory|outofmemory|out-of-memory) exception\b))",
+            "The report says the program ended in an out-of-memory exception ({claim})",
         )
     },
     Rule {

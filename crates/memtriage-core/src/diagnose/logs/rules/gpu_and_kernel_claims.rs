@@ -49,6 +49,29 @@ pub(super) static RULES: &[Rule] = &[
         extract: Some(extract_claim),
         certainty: Possible,
         ..rule(
+            // The device's OOM as the writer met it (`I persistently get issue of CUDA
+            // OOM when …`, `we keep hitting GPU out of memory`): a verb of meeting before
+            // it, as for a crash; the words alone are a page's too (`CUDA OOM` in a
+            // heading, `to avoid CUDA out of memory`).
+            "prose.cuda-oom-met",
+            C::CudaOom,
+            Warn,
+            &[
+                "cuda oom",
+                "gpu oom",
+                "vram oom",
+                "cuda out of memory",
+                "gpu out of memory",
+                "cuda out-of-memory",
+            ],
+            r"(?i:(?P<claim>\b(?:get|gets|got|getting|hit|hits|hitting|encounter(?:s|ed|ing)?|run into|ran into|running into|have|has|had|having|see|saw|seeing|face|faced|facing) (?:an? |the |this |that )?(?:(?:issue|problem|error)s? (?:of|with) )?(?:cuda|gpu|vram) (?:oom|out[- ]of[- ]memory)\b))",
+            "The report says the GPU ran out of memory ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
             // Korean for the same, the device named before its memory that ran short:
             // `쿠다 메모리가 모자란다는 에러가 발생합니다` (an error says CUDA memory is
             // short), `GPU 메모리 부족`; Chinese's one word for GPU memory, said to

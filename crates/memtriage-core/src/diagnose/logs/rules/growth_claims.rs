@@ -17,7 +17,8 @@ pub(super) static RULES: &[Rule] = &[
             // Memory that rises with time, told in the languages whose reports say so
             // without the word leak: Persian (`مصرف رم به مرور زمان بالا میره`, RAM use
             // goes up over time; `پر شدن زیاد رم`, RAM filling up; `۷۰ درصد رم`, 70% of
-            // the RAM; `شدید از رم استفاده میکنه`, uses RAM heavily), Finnish
+            // the RAM; `شدید از رم استفاده میکنه`, uses RAM heavily; `رم … باز میره بالا`, RAM goes
+            // up again; `رم پر میکنه`, it fills the RAM), Finnish
             // (`muistinkäyttö kasvaa`, memory use grows). `\b` is ASCII's here: the
             // Persian word is bounded by spaces and marks.
             "prose.growth-claim",
@@ -41,7 +42,7 @@ pub(super) static RULES: &[Rule] = &[
             // from one figure to another (`内存占用从74M升到800多M`) or one that goes on
             // (`内存一直在涨`, `内存持续增长`, `内存就会不停的增加`). Korean: `메모리가 계속
             // 증가하는 현상` (memory keeps increasing).
-            r"(?i:(?P<claim>مصرف(?: بیش از حد)? رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا|زیاد|افزایش)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا میر|بالا رفتن|افزایش|پر میش|به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد))|پر شد(?:ن|ه)[^.\n]{0,15}?(?:^|[\s(«])رم(?:[\s.,،)»]|$)|(?:[7-9]\d|100|[۷-۹][۰-۹]|۱۰۰) درصد (?:از )?رم(?:[\s.,،)»]|$)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,20}?بالای (?:[7-9]\d|[۷-۹][۰-۹])|(?:شدید|بیش از حد|خیلی زیاد) (?:از )?رم(?:[\s.,،)»]|$)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)|메모리(?:가| 사용량이) (?:계속|점점) (?:증가|늘어|늘고|올라|커)))",
+            r"(?i:(?P<claim>مصرف(?: بیش از حد)? رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا|زیاد|افزایش)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,40}?میره بالا|(?:^|[\s(«])رم(?: رو| را)? پر می\s?کن|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا میر|بالا رفتن|افزایش|پر میش|به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد))|پر شد(?:ن|ه)[^.\n]{0,15}?(?:^|[\s(«])رم(?:[\s.,،)»]|$)|(?:[7-9]\d|100|[۷-۹][۰-۹]|۱۰۰) درصد (?:از )?رم(?:[\s.,،)»]|$)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,20}?بالای (?:[7-9]\d|[۷-۹][۰-۹])|(?:شدید|بیش از حد|خیلی زیاد) (?:از )?رم(?:[\s.,،)»]|$)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)|메모리(?:가| 사용량이) (?:계속|점점) (?:증가|늘어|늘고|올라|커)))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -73,6 +74,21 @@ pub(super) static RULES: &[Rule] = &[
             // prefilter's.
             r"(?i:(?P<claim>\b(?:consum(?:es|ed|ing)|eat(?:s|ing)|ate|us(?:es|ed|ing)|tak(?:es|ing)|took|hog(?:s|ged|ging)|fill(?:s|ed|ing)|gobbl(?:es|ed|ing)) (?:up )?(?:(?:all (?:the |my |of the )?|100% (?:of the )?)available (?:host |system )?(?:ram|memory)|all (?:the |my |system |of the )?memory)\b))",
             "The report says the process took all the memory ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // A leak told with its size (`GStreamer leaks about 80 Megabytes per
+            // second(!!)`, `it leaked 2 GB overnight`): a measure, where the word alone
+            // (`leaks memory`) needs who says it.
+            "prose.leak-measured",
+            C::MemoryGrowth,
+            Warn,
+            &["leaks ", "leaking ", "leaked "],
+            r"(?i:(?P<claim>\bleak(?:s|ing|ed) (?:about |around |approximately |roughly |nearly |almost |over |up to |~\s*)?\d[\d.,]*\s*(?:[kmgt]i?b|megabytes?|gigabytes?|kilobytes?|bytes|mb|gb|kb)\b))",
+            "The report says the program leaks memory at a measured size ({claim})",
         )
     },
     Rule {

@@ -351,11 +351,14 @@ pub(super) static RULES: &[Rule] = &[
     Rule {
         certainty: Possible,
         ..rule(
+            // Jupyter's own words, and Databricks' for its notebooks' Python kernel
+            // (`Fatal error: The Python kernel is unresponsive.`, most often the driver
+            // out of memory).
             "jupyter.kernel-died",
             C::OomKill,
             Warn,
-            &["appears to have died", "Kernel died", "Kernel Restarting", "kernel restarting", "has died, restarting", "KernelRestarter", "restarted", "died, removing from map"],
-            r"[Kk]ernel(?: for \S+)? appears to have died|Kernel died|Kernel Restarting|KernelRestarter: restarting kernel|Kernel [0-9a-f-]+ died, removing from map|has died, restarting|kernel [0-9a-f]{8}-[0-9a-f-]{27} restarted",
+            &["appears to have died", "Kernel died", "Kernel Restarting", "kernel restarting", "has died, restarting", "KernelRestarter", "restarted", "died, removing from map", "kernel is unresponsive"],
+            r"[Kk]ernel(?: for \S+)? appears to have died|\bFatal error: The Python kernel is unresponsive\b|Kernel died|Kernel Restarting|KernelRestarter: restarting kernel|Kernel [0-9a-f-]+ died, removing from map|has died, restarting|kernel [0-9a-f]{8}-[0-9a-f-]{27} restarted",
             "The Jupyter kernel died: most often the OOM killer ended it",
         )
     },
