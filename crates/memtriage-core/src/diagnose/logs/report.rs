@@ -309,6 +309,7 @@ const PLAIN_SIGKILL: &[&str] = &[
     super::rules::signals::KILL,
     super::rules::signals::KILL_STATUS,
     super::rules::claims::RETOLD_KILLED,
+    super::rules::kill_claims::PROCESS_KILLED,
 ];
 
 /// Rules whose lines only say how another failure surfaced.

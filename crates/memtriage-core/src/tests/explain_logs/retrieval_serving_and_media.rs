@@ -145,3 +145,32 @@ fn growth_measured_repeated_or_ending_in_a_failure() {
         "This fixes a bug where GStreamer leaks about 80 Megabytes per second.",
     ]);
 }
+
+#[test]
+fn a_process_said_killed_is_a_sigkill_whose_sender_is_unknown() {
+    each_named_first(&[
+        (
+            "Hi, I have a problem re-training the network, after few iterations, the process get killed.",
+            "log.sigkill",
+        ),
+        (
+            "seems that each worker works fine but when the entire process tried to merge, the process was auto-killed.",
+            "log.sigkill",
+        ),
+        (
+            "I saw the script running and consistently increasing memory usage until it was Killed (linux).",
+            "log.memory-growth",
+        ),
+        (
+            "Exit code 135 (128 + SIGBUS, signal 7). Because the GEN worker is killed mid-load, the load fails.",
+            "log.mmap-bus-error",
+        ),
+    ]);
+    // What follows any kill, a supposition, a question, a denial.
+    lines_raise_nothing(&[
+        "When the process is killed, its memory is freed.",
+        "If the job is killed, Slurm writes it to the log.",
+        "Is the process killed by the OOM killer?",
+        "Make sure the process is not killed.",
+    ]);
+}

@@ -1,5 +1,7 @@
-//! Memory told to rise until the process was killed, in the writer's words: read
-//! before the claims of a rise alone (`claims`), with the same guards.
+//! A kill told in the writer's words: memory said to rise until the process was
+//! killed, read before the claims of a rise alone (`claims`), and the process said to
+//! be killed with no sender named, a SIGKILL as the shell's `Killed` is; with the same
+//! guards.
 
 use std::sync::OnceLock;
 
@@ -11,28 +13,60 @@ use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::Warn;
 
-pub(super) static RULES: &[Rule] = &[Rule {
-    extract: Some(extract_grew_until_killed),
-    certainty: Possible,
-    ..rule(
-        // Memory told to rise until the process was killed (`the memory and swap
-        // usage increases until it runs out and the job is killed`, `system memory
-        // blows up and the process is killed`): the kill is the verdict, before the
-        // rise's own claims read the line.
-        "prose.grew-until-killed",
-        C::OomKill,
-        Warn,
-        &[
-            "is killed",
-            "gets killed",
-            "got killed",
-            "was killed",
-            "were killed",
-        ],
-        r"(?i:(?P<claim>\b(?:memory|ram|swap)\b[^.\n]{0,40}?\b(?:increas(?:es|ed|ing)|grows?|grew|growing|ris(?:es|ing)|rose|climbs?|climbed|blows? up|blew up|explod(?:es|ed)|spik(?:es|ed)|shoots? up|shot up)\b[^.\n]{0,40}?\b(?:until|and(?: then)?|then)\b[^.\n]{0,60}?\b(?:is|gets|got|was|were) killed\b))",
-        "The report says memory rose until the process was killed ({claim})",
-    )
-}];
+/// The writer's word that the process was killed, no sender named.
+pub const PROCESS_KILLED: &str = "prose.process-killed";
+
+pub(super) static RULES: &[Rule] = &[
+    Rule {
+        extract: Some(extract_grew_until_killed),
+        certainty: Possible,
+        ..rule(
+            // Memory told to rise until the process was killed (`the memory and swap
+            // usage increases until it runs out and the job is killed`, `system memory
+            // blows up and the process is killed`): the kill is the verdict, before the
+            // rise's own claims read the line.
+            "prose.grew-until-killed",
+            C::OomKill,
+            Warn,
+            &[
+                "is killed",
+                "gets killed",
+                "got killed",
+                "was killed",
+                "were killed",
+            ],
+            r"(?i:(?P<claim>\b(?:memory|ram|swap)\b[^.\n]{0,40}?\b(?:increas(?:es|ed|ing)|grows?|grew|growing|ris(?:es|ing)|rose|climbs?|climbed|blows? up|blew up|explod(?:es|ed)|spik(?:es|ed)|shoots? up|shot up)\b[^.\n]{0,40}?\b(?:until|and(?: then)?|then)\b[^.\n]{0,60}?\b(?:is|gets|got|was|were) killed\b))",
+            "The report says memory rose until the process was killed ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_process_killed),
+        certainty: Possible,
+        fix: Some(super::oom::SIGKILL_FIX),
+        ..rule(
+            // `after few iterations, the process get killed`, `in stereo_fusion process,
+            // always killed`, `the process was auto-killed`: a SIGKILL whose sender the
+            // text may tell elsewhere (the thread's `you are running out of memory`), as
+            // for the shell's own `Killed`.
+            PROCESS_KILLED,
+            C::OomKill,
+            Warn,
+            &[
+                "is killed",
+                "gets killed",
+                "get killed",
+                "got killed",
+                "was killed",
+                "were killed",
+                "been killed",
+                "getting killed",
+                "auto-killed",
+            ],
+            r"(?i:(?P<claim>\b(?:process|job|program|script|task|container|pod|worker|training|build|server|app|application|kernel|run|it)\s+(?:(?:always|just|simply|then|eventually|finally|sometimes|randomly|suddenly|silently|immediately|also)\s+)?(?:(?:gets?|got|was|is|were|keeps getting|getting|has been|had been)\s+(?:\w+ly\s+)?killed|(?:was|is|got|gets) auto-killed)\b))",
+            "The report says the process was killed ({claim})",
+        )
+    },
+];
 
 /// A rise that ended in a kill the text gives to a killer of its own (`the memory
 /// usage spikes and the job is killed by the scheduler`) is that killer's, which its
@@ -49,4 +83,52 @@ fn extract_grew_until_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool
         r"(?i)^\s+by (?:the |a )?(?:job |batch |cluster(?:'s)? )?(?:scheduler|slurm|pbs|lsf|yarn|systemd-oomd|oomd|earlyoom|kubelet|kubernetes|k8s|ray|user|admin\w*|sysadmin\w*|watchdog)\b",
         after,
     ) && extract_claim(msg, out)
+}
+
+/// A kill told with no sender, where the line names no other signal (`exit code 135
+/// (128 + SIGBUS, signal 7). Because the GEN worker is killed mid-load` was SIGBUS's)
+/// and no rise that led to it (`increasing memory usage until it was Killed`: the rise's
+/// own claims tell that one).
+#[allow(clippy::ptr_arg)]
+fn extract_process_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    static OTHER_SIGNAL: OnceLock<Option<Regex>> = OnceLock::new();
+    static ROSE_UNTIL: OnceLock<Option<Regex>> = OnceLock::new();
+    static ANY_TIME: OnceLock<Option<Regex>> = OnceLock::new();
+    // `When the process is killed, its memory is freed`: any time it is, in the
+    // present, says what follows a kill, not that one came.
+    let any_time = claim(out)
+        .and_then(|told| msg.find(told).map(|at| (&msg[..at], told)))
+        .is_some_and(|(before, told)| {
+            matches(
+                &ANY_TIME,
+                r"(?i)\b(?:when|whenever|once|in case)\b[^,.;]*$",
+                before,
+            ) && !told.to_ascii_lowercase().contains(" was ")
+                && !told.to_ascii_lowercase().contains(" got ")
+        });
+    // `killed by Slurm after its time limit`, `killed because of exceeding …`: a
+    // sender or a cause told, which the claims of senders read.
+    static SENDER_TOLD: OnceLock<Option<Regex>> = OnceLock::new();
+    let sender_told = claim(out)
+        .and_then(|told| msg.find(told).map(|at| &msg[at + told.len()..]))
+        .is_some_and(|after| {
+            matches(
+                &SENDER_TOLD,
+                r"(?i)^\s*(?:by|because|due to|for|since|as|after exceeding|on exceeding|when exceeding)\b",
+                after,
+            )
+        });
+    !any_time
+        && !sender_told
+        && !matches(
+            &ROSE_UNTIL,
+            r"(?i)\b(?:increas|grow|grew|ris|rose|climb|blow|blew)\w*\b[^.\n]{0,60}?\buntil\b",
+            msg,
+        )
+        && !matches(
+            &OTHER_SIGNAL,
+            r"\bSIG(?:BUS|SEGV|ABRT|TERM|INT|HUP|ILL|FPE|QUIT|USR1|USR2|PIPE|ALRM)\b|(?i:\bsignal (?:[1-8]|1[0-5])\b)",
+            msg,
+        )
+        && extract_claim(msg, out)
 }

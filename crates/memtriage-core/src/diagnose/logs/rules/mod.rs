@@ -73,7 +73,7 @@ mod gpu_and_kernel_claims;
 mod growth_claims;
 pub mod host;
 mod kernel;
-mod kill_claims;
+pub(super) mod kill_claims;
 mod leak_claim;
 mod limits;
 pub mod oom;
