@@ -317,6 +317,12 @@ pub(super) fn normalize(text: &str) -> String {
         text = rest;
     }
     let text = text.strip_prefix("```").unwrap_or(text);
+    // An issue's title that is the program's line with its pid (`# 19823 segmentation
+    // fault ./main`, zsh's words): the heading's mark is the tracker's, not the line's.
+    let text = match text.strip_prefix("# ") {
+        Some(title) if title.starts_with(|c: char| c.is_ascii_digit()) => title,
+        _ => text,
+    };
     // A line whose only backticks open or close it is read without them: one inline
     // code span whole (`` `Killed` ``), a line the writer pasted and set in code, or
     // one end of a span a paste spread over lines (`` `Going over pending ways... ``,

@@ -1,6 +1,7 @@
-//! Claims with a condition after them (`leaks if …`, `segfaults when …`): the condition
-//! says when the failure comes and its words deny nothing of it; a definition's
-//! `a memory leak occurs when …` stays quiet.
+//! Batch 32's forms (hnswlib, libjpeg through libvips, Databricks' kernel, an issue's
+//! title that is zsh's line) and its words (a kill told by its cause or with no sender,
+//! a leak with its size, growth that ends in a failure, a condition after a claim), each
+//! with the near miss that must stay quiet.
 
 use super::{each_named_first, lines_raise_nothing, texts_named_first};
 
@@ -172,5 +173,16 @@ fn a_process_said_killed_is_a_sigkill_whose_sender_is_unknown() {
         "If the job is killed, Slurm writes it to the log.",
         "Is the process killed by the OOM killer?",
         "Make sure the process is not killed.",
+    ]);
+}
+
+#[test]
+fn forms_read_after_the_scoring() {
+    // An issue's title that is zsh's line with its pid.
+    each_named_first(&[("# 19823 segmentation fault ./main", "log.native-crash")]);
+    // A numbered heading, a title that counts ways.
+    lines_raise_nothing(&[
+        "# 1. Segmentation fault",
+        "# 2 ways to avoid a segmentation fault",
     ]);
 }
