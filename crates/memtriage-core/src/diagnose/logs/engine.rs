@@ -317,10 +317,11 @@ pub(super) fn normalize(text: &str) -> String {
         text = rest;
     }
     let text = text.strip_prefix("```").unwrap_or(text);
-    // An issue's title that is the program's line with its pid (`# 19823 segmentation
-    // fault ./main`, zsh's words): the heading's mark is the tracker's, not the line's.
+    // An issue's title that is zsh's line with its pid (`# 19823 segmentation fault
+    // ./main`): the heading's mark is the tracker's, not the line's. A page's numbered
+    // heading (`# 11 Segmentation fault`) keeps it.
     let text = match text.strip_prefix("# ") {
-        Some(title) if title.starts_with(|c: char| c.is_ascii_digit()) => title,
+        Some(title) if is_zsh_job_line(title) => title,
         _ => text,
     };
     // A line whose only backticks open or close it is read without them: one inline
@@ -381,6 +382,17 @@ pub(super) fn normalize(text: &str) -> String {
         format!("{key}{PLACEHOLDER}{unit}")
     });
     replaced.into_owned()
+}
+
+/// zsh's report of a job a signal ended, as it prints it with the pid: `19823
+/// segmentation fault  ./main`, `4242 killed  python train.py`.
+fn is_zsh_job_line(line: &str) -> bool {
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = line[digits..].trim_start().to_ascii_lowercase();
+    digits >= 3
+        && ["segmentation fault ", "bus error ", "killed ", "abort "]
+            .iter()
+            .any(|word| rest.starts_with(word) && rest.len() > word.len())
 }
 
 /// The rest of a line after the prefix a tool or a quote put before it, its own

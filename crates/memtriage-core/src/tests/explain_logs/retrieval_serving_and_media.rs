@@ -23,6 +23,8 @@ fn a_condition_after_a_claim_denies_nothing_of_it() {
         "A memory leak occurs when a program cannot free what it no longer needs.",
         "Is there a memory leak when audio interfaces are reset?",
         "If gnome-shell segfaults when the file is not there, restart it.",
+        "In C++, a memory leak occurs when memory allocated with new is never deleted.",
+        "The program segfaults if you pass it a NULL pointer.",
     ]);
 }
 
@@ -79,10 +81,11 @@ fn kills_told_by_their_cause_or_their_consequence() {
     // A limit a page explains, a supposition, a kill denied.
     lines_raise_nothing(&[
         "If the pod is OOMKilled and then restarted, raise its limit.",
-        "Setting oom_score_adj keeps the OOM-killer from choosing sshd.",
-        "The cache fills my RAM but nothing is killed.",
+        "A low oom_score_adj never caused the OOM killer to kill sshd.",
+        "When memory runs out, the kernel triggers the OOM killer to kill the process with the highest score.",
+        "If it fills the RAM and the process is killed, add swap.",
         "It might crash because it is running out of memory.",
-        "The process exited with status 0.",
+        "If nix-env exited with Killed, read dmesg.",
     ]);
 }
 
@@ -107,8 +110,8 @@ fn crashes_and_device_oom_met_in_words() {
         ),
     ]);
     lines_raise_nothing(&[
-        "How to avoid CUDA OOM when fine-tuning",
-        "The fix stops it from crashing with a core dump.",
+        "If you hit CUDA OOM, lower the batch size.",
+        "The fix stops it from failing with a core dump.",
         "Does it ever end with an out of memory exception?",
         "It no longer gives segfault for every command.",
     ]);
@@ -119,6 +122,10 @@ fn growth_measured_repeated_or_ending_in_a_failure() {
     each_named_first(&[
         (
             "GStreamer leaks about 80 Megabytes per second(!!). Where do I start looking for the cause?",
+            "log.memory-growth",
+        ),
+        (
+            "Each iteration of the loop leaks about 107 bytes of memory.",
             "log.memory-growth",
         ),
         (
@@ -142,6 +149,8 @@ fn growth_measured_repeated_or_ending_in_a_failure() {
     lines_raise_nothing(&[
         "Memory usage will grow if you keep references to outputs.",
         "The memory usage will not keep on rising after this change.",
+        "If you disable eviction, the memory usage will keep growing.",
+        "The following program leaks 40 bytes:",
         "Memory grows with the batch size and the server becomes unresponsive.",
         "This fixes a bug where GStreamer leaks about 80 Megabytes per second.",
     ]);
@@ -159,6 +168,10 @@ fn a_process_said_killed_is_a_sigkill_whose_sender_is_unknown() {
             "log.sigkill",
         ),
         (
+            "when I try to map the nanopore reads with minimap2 the process gets killed after about 12 hours",
+            "log.sigkill",
+        ),
+        (
             "I saw the script running and consistently increasing memory usage until it was Killed (linux).",
             "log.memory-growth",
         ),
@@ -171,8 +184,10 @@ fn a_process_said_killed_is_a_sigkill_whose_sender_is_unknown() {
     lines_raise_nothing(&[
         "When the process is killed, its memory is freed.",
         "If the job is killed, Slurm writes it to the log.",
+        "If a process uses too much memory, it is killed.",
+        "When a container exceeds its memory limit, the process is killed.",
         "Is the process killed by the OOM killer?",
-        "Make sure the process is not killed.",
+        "It is unclear whether the process was killed.",
     ]);
 }
 
@@ -184,5 +199,6 @@ fn forms_read_after_the_scoring() {
     lines_raise_nothing(&[
         "# 1. Segmentation fault",
         "# 2 ways to avoid a segmentation fault",
+        "# 11 Segmentation fault",
     ]);
 }

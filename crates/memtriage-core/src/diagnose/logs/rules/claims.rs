@@ -284,10 +284,6 @@ pub(super) static RULES: &[Rule] = &[
                 "the system to kill",
                 "the kernel to kill",
                 "operating system to kill",
-                "killer to kill",
-                "killer to terminate",
-                "OOMKilled and",
-                "OOMKilled then",
                 "is killed",
                 "was killed",
                 "gets killed",
@@ -296,10 +292,8 @@ pub(super) static RULES: &[Rule] = &[
                 "running out of ram",
                 "ran out of memory",
                 "ran out of ram",
-                "runs out of memory",
-                "runs out of ram",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\b(?:is|are|was|were|get|gets|got|getting|being|been)\s+(?:\w+ly\s+)?OOM(?:'?ed|'d)\b|\b(?:os|operating system|system|kernel) (?:runs?|ran) out of (?:memory|ram) and (?:kills|killed) (?:the|your|my|our|it)\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped|nuked|shot|murdered) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by the OOM\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\bOOM[ -]?killer (?:sends|sent) (?:a )?SIGKILL\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|\b(?-i:OOMKilled)\s+(?:and|then)\b[^.\n]{0,20}?\b(?:CrashLoopBackOff|restart\w*)|\b(?:caus|forc|trigger|lead)(?:es|ed|ing|s)? (?:the )?(?:linux |kernel(?:'s)? )?OOM[ -]?killer to (?:kill|terminate)\b|\bfill(?:s|ed|ing)? (?:up )?(?:all (?:of )?)?(?:the |my )?(?:ram|memory|swap)\b[^.\n]{0,80}?\band (?:then )?(?:the (?:process|job|program) |it )?(?:is|was|gets|got) killed\b|\b(?:crash(?:es|ed)?|dies|died)\b(?: \w+){0,3}? (?:because|since|due to)(?: \w+){0,2}? (?:(?:it'?s|it is|it was|is|was) )?(?:running|ran|runs) out of (?:memory|ram)\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\b(?:is|are|was|were|get|gets|got|getting|being|been)\s+(?:\w+ly\s+)?OOM(?:'?ed|'d)\b|\b(?:os|operating system|system|kernel) (?:runs?|ran) out of (?:memory|ram) and (?:kills|killed) (?:the|your|my|our|it)\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped|nuked|shot|murdered) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by the OOM\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\bOOM[ -]?killer (?:sends|sent) (?:a )?SIGKILL\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|\b(?-i:OOMKilled)\s+(?:and|then)\b[^.\n]{0,20}?\b(?:CrashLoopBackOff|restart\w*)|\b(?:caus|forc)(?:es|ed|ing) (?:the )?(?:linux |kernel(?:'s)? )?OOM[ -]?killer to (?:kill|terminate)\b|\bfill(?:s|ed|ing)? (?:up )?(?:all (?:of )?)?(?:the |my )?(?:ram|memory|swap)\b[^.\n]{0,80}?\band (?:then )?(?:the (?:process|job|program) |it )?(?:is|was|gets|got) killed\b|\b(?:crash(?:es|ed)?|dies|died)\b(?: \w+){0,3}? (?:because|since|due to)(?: \w+){0,2}? (?:(?:it'?s|it is|it was|is|was) )?(?:running|ran) out of (?:memory|ram)\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -710,9 +704,24 @@ fn without_pointers(mut text: String) -> String {
 /// the languages of Europe (`fallisce con un core dump nel momento in cui … si preme`).
 fn condition_at(after: &str) -> usize {
     static CONDITION: OnceLock<Option<Regex>> = OnceLock::new();
-    lazy_regex(&CONDITION, r"(?i)\b(?:if|when|whenever|once|every time|without|si|se|quando|cuando|quand|lorsque|wenn|wanneer|nel momento)\b")
-        .and_then(|re| re.find(after))
-        .map_or(after.len(), |m| m.start())
+    static READER: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(condition) = lazy_regex(
+        &CONDITION,
+        r"(?i)\b(?:if|when|whenever|once|every time|without|si|se|quando|cuando|quand|lorsque|wenn|wanneer|nel momento)\b",
+    )
+    .and_then(|re| re.find(after)) else {
+        return after.len();
+    };
+    // `segfaults if you pass it a NULL pointer`: a condition put to the reader is a
+    // page's supposition, which its `if` still denies.
+    if matches(
+        &READER,
+        r"(?i)\b(?:you|your)\b",
+        &after[condition.start()..],
+    ) {
+        return after.len();
+    }
+    condition.start()
 }
 
 /// The clause of the sentence that holds the claim (its capture `claim`), up to the
@@ -767,6 +776,8 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
     static FALLS_BACK: OnceLock<Option<Regex>> = OnceLock::new();
     static RESTARTS: OnceLock<Option<Regex>> = OnceLock::new();
     static SEEN_IF: OnceLock<Option<Regex>> = OnceLock::new();
+    static SUPPOSES: OnceLock<Option<Regex>> = OnceLock::new();
+    static REPRO: OnceLock<Option<Regex>> = OnceLock::new();
     let Some((mut clause, start, end)) = clause_of_claim(msg, out, false) else {
         return false;
     };
@@ -779,13 +790,28 @@ pub(super) fn rise_stands(msg: &str, out: &[(String, String)]) -> bool {
         clause.replace_range(seen.range(), "");
     }
     // `the memory usage will keep on rising` tells what the writer's snippet does each
-    // time it runs; `will` alone still supposes (`memory will grow if …`).
-    for habit in ["will keep on ", "will keep ", "will continue to "] {
-        if let Some(i) = clause.to_ascii_lowercase().find(habit) {
-            clause.replace_range(i..i + habit.len(), "");
+    // time it runs, where the sentence supposes nothing (`If you disable eviction, the
+    // memory usage will keep growing`) but of that snippet (`If you set it to 100000
+    // (like it is in the snippet), …`); `will` alone still supposes.
+    let sentence = &msg[start..end];
+    let of_the_repro = matches(
+        &REPRO,
+        r"(?i)\b(?:the|this|my|our) (?:snippet|repro\w*|script|example code)\b",
+        sentence,
+    );
+    if of_the_repro
+        || !matches(
+            &SUPPOSES,
+            r"(?i)\b(?:if|unless|without|otherwise)\b",
+            sentence,
+        )
+    {
+        for habit in ["will keep on ", "will keep ", "will continue to "] {
+            if let Some(i) = clause.to_ascii_lowercase().find(habit) {
+                clause.replace_range(i..i + habit.len(), "");
+            }
         }
     }
-    let sentence = &msg[start..end];
     let sawtooth = matches(
         &FALLS_BACK,
         r"(?i)\b(?:and|then|before|it)\s+(?:\w+ly\s+)?(?:falls?|fell|drops?|dropped|goes|went|comes|came) back (?:down )?to\s*[~≈]?\s*\d",
@@ -823,7 +849,7 @@ fn settles(sentence: &str) -> bool {
 /// `leads me to guess that …`, `decides to segfault or something`, `感觉应该是内存爆了`,
 /// I feel it must be memory blowing up), avoid, fix or
 /// generalise what the sentence names, in the languages reports are written in.
-pub(super) fn denied(sentence: &str) -> bool {
+fn denied(sentence: &str) -> bool {
     static DENIED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &DENIED,

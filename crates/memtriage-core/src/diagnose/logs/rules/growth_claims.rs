@@ -82,12 +82,14 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // A leak told with its size (`GStreamer leaks about 80 Megabytes per
             // second(!!)`, `it leaked 2 GB overnight`): a measure, where the word alone
-            // (`leaks memory`) needs who says it.
+            // (`leaks memory`) needs who says it; smaller than a megabyte only at a rate
+            // (`leaking roughly 130 bytes per request`), as a tutorial's `leaks 40 bytes`
+            // is an example's.
             "prose.leak-measured",
             C::MemoryGrowth,
             Warn,
             &["leaks ", "leaking ", "leaked "],
-            r"(?i:(?P<claim>\bleak(?:s|ing|ed) (?:about |around |approximately |roughly |nearly |almost |over |up to |~\s*)?\d[\d.,]*\s*(?:[kmgt]i?b|megabytes?|gigabytes?|kilobytes?|bytes|mb|gb|kb)\b))",
+            r"(?i:(?P<claim>\bleak(?:s|ing|ed) (?:about |around |approximately |roughly |nearly |almost |over |up to |~\s*)?\d[\d.,]*\s*(?:(?:[mgt]i?b|megabytes?|gigabytes?)\b|(?:ki?b|kilobytes?|bytes?)\s+(?:per|each|every|of memory|a (?:request|call|frame|second|minute|iteration))\b)))",
             "The report says the program leaks memory at a measured size ({claim})",
         )
     },

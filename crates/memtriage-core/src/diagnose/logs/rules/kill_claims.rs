@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::super::prose::matches;
-use super::claims::{claim, extract_claim};
+use super::super::prose::{first_person, matches};
+use super::claims::{claim, extract_claim, sentence_of};
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::Warn;
@@ -44,8 +44,8 @@ pub(super) static RULES: &[Rule] = &[
         certainty: Possible,
         fix: Some(super::oom::SIGKILL_FIX),
         ..rule(
-            // `after few iterations, the process get killed`, `in stereo_fusion process,
-            // always killed`, `the process was auto-killed`: a SIGKILL whose sender the
+            // `after few iterations, the process get killed`, `It gets killed every
+            // night`, `the process was auto-killed`: a SIGKILL whose sender the
             // text may tell elsewhere (the thread's `you are running out of memory`), as
             // for the shell's own `Killed`.
             PROCESS_KILLED,
@@ -62,7 +62,7 @@ pub(super) static RULES: &[Rule] = &[
                 "getting killed",
                 "auto-killed",
             ],
-            r"(?i:(?P<claim>\b(?:process|job|program|script|task|container|pod|worker|training|build|server|app|application|kernel|run|it)\s+(?:(?:always|just|simply|then|eventually|finally|sometimes|randomly|suddenly|silently|immediately|also)\s+)?(?:(?:gets?|got|was|is|were|keeps getting|getting|has been|had been)\s+(?:\w+ly\s+)?killed|(?:was|is|got|gets) auto-killed)\b))",
+            r"(?i:(?P<claim>\b(?:process|job|program|script|task|container|pod|worker|training|build|server|app|application|kernel|run|it)\s+(?:(?:always|just|simply|then|eventually|finally|sometimes|randomly|suddenly|silently|immediately|also) )?(?:(?:gets?|got|was|is|were|keeps getting|getting|has been|had been) killed|(?:was|is|got|gets) auto-killed)\b))",
             "The report says the process was killed ({claim})",
         )
     },
@@ -86,40 +86,27 @@ fn extract_grew_until_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool
 }
 
 /// A kill told with no sender, where the line names no other signal (`exit code 135
-/// (128 + SIGBUS, signal 7). Because the GEN worker is killed mid-load` was SIGBUS's)
-/// and no rise that led to it (`increasing memory usage until it was Killed`: the rise's
-/// own claims tell that one).
+/// (128 + SIGBUS, signal 7). Because the GEN worker is killed mid-load` was SIGBUS's),
+/// no rise that led to it (`increasing memory usage until it was Killed`: the rise's
+/// own claims tell that one), no sender or cause after it (`killed by Slurm`, `killed
+/// because of exceeding …`: the claims of senders read those), and no case a page
+/// supposes (`If a process uses too much memory, it is killed`).
 #[allow(clippy::ptr_arg)]
 fn extract_process_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     static OTHER_SIGNAL: OnceLock<Option<Regex>> = OnceLock::new();
     static ROSE_UNTIL: OnceLock<Option<Regex>> = OnceLock::new();
-    static ANY_TIME: OnceLock<Option<Regex>> = OnceLock::new();
-    // `When the process is killed, its memory is freed`: any time it is, in the
-    // present, says what follows a kill, not that one came.
-    let any_time = claim(out)
-        .and_then(|told| msg.find(told).map(|at| (&msg[..at], told)))
-        .is_some_and(|(before, told)| {
-            matches(
-                &ANY_TIME,
-                r"(?i)\b(?:when|whenever|once|in case)\b[^,.;]*$",
-                before,
-            ) && !told.to_ascii_lowercase().contains(" was ")
-                && !told.to_ascii_lowercase().contains(" got ")
-        });
-    // `killed by Slurm after its time limit`, `killed because of exceeding …`: a
-    // sender or a cause told, which the claims of senders read.
     static SENDER_TOLD: OnceLock<Option<Regex>> = OnceLock::new();
-    let sender_told = claim(out)
-        .and_then(|told| msg.find(told).map(|at| &msg[at + told.len()..]))
-        .is_some_and(|after| {
-            matches(
-                &SENDER_TOLD,
-                r"(?i)^\s*(?:by|because|due to|for|since|as|after exceeding|on exceeding|when exceeding)\b",
-                after,
-            )
-        });
-    !any_time
-        && !sender_told
+    let Some((start, at, _)) = claim(out).and_then(|told| sentence_of(msg, told)) else {
+        return false;
+    };
+    let told = claim(out).unwrap_or_default();
+    let after = &msg[at + told.len()..];
+    !supposed_any_time(&msg[start..at], told)
+        && !matches(
+            &SENDER_TOLD,
+            r"(?i)^\s*(?:by|because|due to|for (?:exceeding|using|going over|oom|running out)|as a result|(?:after|on|when|for) exceeding)\b",
+            after,
+        )
         && !matches(
             &ROSE_UNTIL,
             r"(?i)\b(?:increas|grow|grew|ris|rose|climb|blow|blew)\w*\b[^.\n]{0,60}?\buntil\b",
@@ -131,4 +118,20 @@ fn extract_process_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
             msg,
         )
         && extract_claim(msg, out)
+}
+
+/// A kill in the present after `if`, `when` or `once` anywhere before it in its
+/// sentence (`When a container exceeds its memory limit, the process is killed`): what
+/// happens any time it is, a page's, not one that came (`When I ran it, the process
+/// was killed`) nor one the writer meets (`when I try to map the reads the process gets
+/// killed`).
+fn supposed_any_time(before: &str, told: &str) -> bool {
+    static ANY_TIME: OnceLock<Option<Regex>> = OnceLock::new();
+    static PAST: OnceLock<Option<Regex>> = OnceLock::new();
+    matches(
+        &ANY_TIME,
+        r"(?i)\b(?:if|unless|when|whenever|once|in case)\b",
+        before,
+    ) && !first_person(before)
+        && !matches(&PAST, r"(?i)\b(?:was|were|got|had been)\b", told)
 }

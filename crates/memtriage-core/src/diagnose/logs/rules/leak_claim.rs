@@ -63,7 +63,8 @@ pub(super) fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> 
 }
 
 /// The verb after the leak says it was met (`a memory leak was introduced in 1.15`,
-/// `a memory leak occurs when …`); not `is`, a page's general statement.
+/// `the memory leak occurs when …`); not `is`, a page's general statement, nor a
+/// definition ([`defines`]).
 fn met_after(after: &str) -> bool {
     static MET: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
@@ -73,11 +74,12 @@ fn met_after(after: &str) -> bool {
     )
 }
 
-/// `A memory leak occurs when …`: a definition, the article's generic `a` before a
-/// verb in the present (`the memory leak occurs when` tells of one met).
+/// `A memory leak occurs when …`, `In C++, a memory leak occurs when …`: a definition,
+/// the article's generic `a` right before the claim and a verb in the present (`the
+/// memory leak occurs when` tells of one met).
 fn defines(near: &str, after: &str) -> bool {
     static GENERIC: OnceLock<Option<Regex>> = OnceLock::new();
-    matches!(near.trim(), "a" | "an")
+    matches!(near.split_whitespace().last(), Some("a" | "an"))
         && matches(
             &GENERIC,
             r"(?i)^\s*(?:occurs|happens|appears|arises)\b",
