@@ -62,12 +62,12 @@ pub fn parse(text: &[u8]) -> Result<Vec<Region>, SmapsError> {
         match key {
             "Rss" => s.rss = bytes,
             "Pss" => s.pss = bytes,
-            "Shared_Clean" | "Shared_Dirty" => s.shared += bytes,
-            "Private_Clean" | "Private_Dirty" => s.private += bytes,
+            "Shared_Clean" | "Shared_Dirty" => s.shared = s.shared.saturating_add(bytes),
+            "Private_Clean" | "Private_Dirty" => s.private = s.private.saturating_add(bytes),
             "Swap" => s.swap = bytes,
             "AnonHugePages" => s.anon_huge = bytes,
             "FilePmdMapped" => s.file_pmd_mapped = bytes,
-            "Shared_Hugetlb" | "Private_Hugetlb" => s.hugetlb += bytes,
+            "Shared_Hugetlb" | "Private_Hugetlb" => s.hugetlb = s.hugetlb.saturating_add(bytes),
             "Locked" => s.locked = bytes,
             _ => {}
         }

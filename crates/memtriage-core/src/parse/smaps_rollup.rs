@@ -8,28 +8,31 @@ use crate::parse::kv;
 pub fn parse(text: &[u8]) -> Option<Rollup> {
     let mut r = Rollup::default();
     let (mut has_rss, mut has_pss) = (false, false);
-    let add = |total: &mut Option<u64>, bytes: u64| *total = Some(total.unwrap_or(0) + bytes);
+    // Sums saturate: a forged or corrupt file must not overflow (a fuzzer found one).
+    let add = |total: &mut Option<u64>, bytes: u64| {
+        *total = Some(total.unwrap_or(0).saturating_add(bytes));
+    };
     for (key, bytes) in kv::sizes(text) {
         match key {
-            "Rss" => (r.rss, has_rss) = (r.rss + bytes, true),
-            "Pss" => (r.pss, has_pss) = (r.pss + bytes, true),
+            "Rss" => (r.rss, has_rss) = (r.rss.saturating_add(bytes), true),
+            "Pss" => (r.pss, has_pss) = (r.pss.saturating_add(bytes), true),
             "Pss_Anon" => add(&mut r.pss_anon, bytes),
             "Pss_File" => add(&mut r.pss_file, bytes),
             "Pss_Shmem" => add(&mut r.pss_shmem, bytes),
-            "Shared_Clean" => r.shared_clean += bytes,
-            "Shared_Dirty" => r.shared_dirty += bytes,
-            "Private_Clean" => r.private_clean += bytes,
-            "Private_Dirty" => r.private_dirty += bytes,
-            "Referenced" => r.referenced += bytes,
-            "Anonymous" => r.anonymous += bytes,
-            "AnonHugePages" => r.anon_huge_pages += bytes,
-            "ShmemPmdMapped" => r.shmem_pmd_mapped += bytes,
-            "FilePmdMapped" => r.file_pmd_mapped += bytes,
-            "Shared_Hugetlb" => r.shared_hugetlb += bytes,
-            "Private_Hugetlb" => r.private_hugetlb += bytes,
-            "Swap" => r.swap += bytes,
-            "SwapPss" => r.swap_pss += bytes,
-            "Locked" => r.locked += bytes,
+            "Shared_Clean" => r.shared_clean = r.shared_clean.saturating_add(bytes),
+            "Shared_Dirty" => r.shared_dirty = r.shared_dirty.saturating_add(bytes),
+            "Private_Clean" => r.private_clean = r.private_clean.saturating_add(bytes),
+            "Private_Dirty" => r.private_dirty = r.private_dirty.saturating_add(bytes),
+            "Referenced" => r.referenced = r.referenced.saturating_add(bytes),
+            "Anonymous" => r.anonymous = r.anonymous.saturating_add(bytes),
+            "AnonHugePages" => r.anon_huge_pages = r.anon_huge_pages.saturating_add(bytes),
+            "ShmemPmdMapped" => r.shmem_pmd_mapped = r.shmem_pmd_mapped.saturating_add(bytes),
+            "FilePmdMapped" => r.file_pmd_mapped = r.file_pmd_mapped.saturating_add(bytes),
+            "Shared_Hugetlb" => r.shared_hugetlb = r.shared_hugetlb.saturating_add(bytes),
+            "Private_Hugetlb" => r.private_hugetlb = r.private_hugetlb.saturating_add(bytes),
+            "Swap" => r.swap = r.swap.saturating_add(bytes),
+            "SwapPss" => r.swap_pss = r.swap_pss.saturating_add(bytes),
+            "Locked" => r.locked = r.locked.saturating_add(bytes),
             _ => {}
         }
     }
