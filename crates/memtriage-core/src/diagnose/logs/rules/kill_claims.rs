@@ -96,10 +96,12 @@ fn extract_process_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     static OTHER_SIGNAL: OnceLock<Option<Regex>> = OnceLock::new();
     static ROSE_UNTIL: OnceLock<Option<Regex>> = OnceLock::new();
     static SENDER_TOLD: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some((start, at, _)) = claim(out).and_then(|told| sentence_of(msg, told)) else {
+    let Some(told) = claim(out) else {
         return false;
     };
-    let told = claim(out).unwrap_or_default();
+    let Some((start, at, _)) = sentence_of(msg, told) else {
+        return false;
+    };
     let after = &msg[at + told.len()..];
     !supposed_any_time(&msg[start..at], told)
         && !matches(
