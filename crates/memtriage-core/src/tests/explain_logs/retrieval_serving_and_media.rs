@@ -202,3 +202,45 @@ fn forms_read_after_the_scoring() {
         "# 11 Segmentation fault",
     ]);
 }
+
+#[test]
+fn an_oom_kill_met_or_shown_by_docker_inspect() {
+    each_named_first(&[
+        (
+            "After upgrading Piraeus 2.6.0 to 2.8.0 we catch some OOM kills for POD piraeus-operator-controller-manager",
+            "log.oom-kill",
+        ),
+        (
+            "The OOM killer seems to be killing things despite having more than enough free RAM on my system:",
+            "log.oom-kill",
+        ),
+        (
+            "re-deploying the hub pod shows OOMKilled status",
+            "log.oom-kill",
+        ),
+        (
+            "- `docker inspect fojin-postgres` → `MemLimit=1073741824`(1 GiB),`OOMKilled=true`。",
+            "log.oom-kill",
+        ),
+        (
+            "the OS is killing the process when id becomes too big.",
+            "log.oom-kill",
+        ),
+        (
+            "But it still runs out of ram and kills the program.",
+            "log.oom-kill",
+        ),
+        (
+            "Every couple of weeks our vm crashes with Out of memory error and kills php-fpm process.",
+            "log.oom-kill",
+        ),
+    ]);
+    // Advice to the reader, a page's present, Docker's denial, a kill with no OOM.
+    lines_raise_nothing(&[
+        "If you see OOM kills, raise the limit.",
+        "The OOM killer is killing processes to free memory when RAM is exhausted.",
+        "OOMKilled=false",
+        "The scheduler was killing the job at its time limit.",
+        "Is it the OS that runs out of memory and kills the process?",
+    ]);
+}
