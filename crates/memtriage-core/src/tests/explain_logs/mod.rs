@@ -33,6 +33,7 @@ mod kernel;
 mod kills_and_rises_in_words;
 mod limits;
 mod locales_and_tools;
+mod nodes_storage_and_vendors;
 mod observability_ci_and_miners;
 mod oom;
 mod phones_vms_and_engines;

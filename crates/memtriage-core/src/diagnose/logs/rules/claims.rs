@@ -164,12 +164,13 @@ pub(super) static RULES: &[Rule] = &[
         certainty: Possible,
         ..rule(
             // `prometheus is getting continually evicted due to memory issues`: the
-            // kubelet's eviction, told.
+            // kubelet's eviction, told; `Your kubelet is evicting your pod to reclaim
+            // memory on your node`, the thread's answer.
             "prose.evicted-claim",
             C::UserspaceOomKill,
             Warn,
-            &["evicted"],
-            r"(?i:(?P<claim>\b(?:is|was|were|are|got|gets|get|getting|been|being|keeps? getting)(?: \w+)? evicted (?:due to|because of|for) (?:\w+ ){0,2}?(?:memory|ram|oom)\b))",
+            &["evicted", "to reclaim memory"],
+            r"(?i:(?P<claim>\b(?:is|was|were|are|got|gets|get|getting|been|being|keeps? getting)(?: \w+)? evicted (?:due to|because of|for) (?:\w+ ){0,2}?(?:memory|ram|oom)\b|\b(?:is|was|keeps|kept) evicting (?:\w+ ){0,2}?pods? to reclaim memory\b))",
             "The report says the pod was evicted for memory ({claim})",
         )
     },
@@ -234,6 +235,19 @@ pub(super) static RULES: &[Rule] = &[
                 " OOM killing",
                 " OOM-killing",
                 "killed by the linux oom",
+                "killed by oom",
+                "killed by linux oom",
+                "killed because",
+                "terminated because",
+                "due to oom",
+                "due to the oom",
+                "due to linux oom",
+                "due to the linux oom",
+                "because of the oom",
+                "because of oom",
+                "due to kernel",
+                "due to the kernel",
+                "because of the kernel",
                 "exceeding the memory limit",
                 "exceeding its memory limit",
                 "exceeding my memory limit",
@@ -277,13 +291,16 @@ pub(super) static RULES: &[Rule] = &[
                 "OOM killer",
                 "OOM-killer",
                 "OOMKiller",
-                "OOM kill",
-                "OOM-kill",
-                "OOMKill",
-                "is killing",
-                "was killing",
-                "keeps killing",
-                "kept killing",
+                "OOM kills",
+                "OOM-kills",
+                "OOMKills",
+                "OOM kill ",
+                "OOM-kill ",
+                "OOMKill ",
+                "OOM kill.",
+                "OOM-kill.",
+                "OOMKill.",
+                "killing",
                 "error and kill",
                 "in oom kill",
                 "in an oom kill",
@@ -301,7 +318,7 @@ pub(super) static RULES: &[Rule] = &[
                 "ran out of memory",
                 "ran out of ram",
             ],
-            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\b(?:is|are|was|were|get|gets|got|getting|being|been)\s+(?:\w+ly\s+)?OOM(?:'?ed|'d)\b|\b(?:os|operating system|system|kernel) (?:runs?|ran) out of (?:memory|ram) and (?:kills|killed) (?:the|your|my|our|it)\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped|nuked|shot|murdered) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by the OOM\b|\bkilled by the linux OOM\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\bOOM[ -]?killer (?:sends|sent) (?:a )?SIGKILL\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|\b(?-i:OOMKilled)\s+(?:and|then)\b[^.\n]{0,20}?\b(?:CrashLoopBackOff|restart\w*)|\b(?:caus|forc)(?:es|ed|ing) (?:the )?(?:linux |kernel(?:'s)? )?OOM[ -]?killer to (?:kill|terminate)\b|\bfill(?:s|ed|ing)? (?:up )?(?:all (?:of )?)?(?:the |my )?(?:ram|memory|swap)\b[^.\n]{0,80}?\band (?:then )?(?:the (?:process|job|program) |it )?(?:is|was|gets|got) killed\b|\b(?:crash(?:es|ed)?|dies|died)\b(?: \w+){0,3}? (?:because|since|due to)(?: \w+){0,2}? (?:(?:it'?s|it is|it was|is|was) )?(?:running|ran) out of (?:memory|ram)\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)|\b(?:catch|caught|see|saw|seeing|get|got|getting|hit|hitting|observed?|observing|experienc(?:e|ed|ing)|notic(?:e|ed|ing)) (?:(?:some|an?|the|frequent|repeated|random|occasional|constant|several|many|multiple|lots of|recurring) )?OOM[ -]?kills?\b|\b(?-i:OOMKilled) (?:status|state|event)\b|\sOOM[ -]?killer (?:(?:seems|appears) to be|was|keeps|kept|started) (?:\w+ly )?killing\b|\b(?:os|operating system|system|kernel) (?:is|was|keeps|kept) (?:\w+ly )?killing (?:the|my|our|it|them)\b|\b(?:(?:runs?|ran|running) out of (?:memory|ram)|out of memory error) and (?:then )?(?:kills|killed) (?:the|your|my|our|it|all|every|\S+ process)\b))",
+            r"(?i:(?P<claim>\b(?:was|were|got|gets|get|been|being|is|are|getting|keeps? getting|with an?)\s+(?:(?:\w+ly|rather|just|also|then|probably)\s+)?[`'\x22*]*OOM[ -]?killed\b|\b(?:is|are|was|were|get|gets|got|getting|being|been)\s+(?:\w+ly\s+)?OOM(?:'?ed|'d)\b|\b(?:os|operating system|system|kernel) (?:runs?|ran) out of (?:memory|ram) and (?:kills|killed) (?:the|your|my|our|it)\b|\sOOM[ -]killing (?:it|them|the process|my|our)\b|\b(?:killed|terminated|reaped|stopped|nuked|shot|murdered) by (?:the )?(?:linux |kernel(?:'s)? |os(?:'s)? )?OOM[ -]?killer\b|\bkilled by (?:the )?(?:linux )?OOM\b|\b(?:killed|terminated) because (?:of )?(?:an? |the )?(?:out[- ]of[- ]memory|OOM)\b|\b(?:dies|died|crash(?:es|ed)|terminat(?:es|ed)|exits|exited|stops|stopped|killed)\b(?: \w+ly)? (?:due to|because of) (?:the )?(?:linux |kernel(?:'s)? )?OOM[ -]?killer\b|\b(?:killed|terminated) (?:for|after|due to|because of) exceeding\b[^.;,\n]{0,30}?\b(?:memory|ram)\b|\b(?:memory|ram)\b[^.\n]{0,60}?\b(?:killed by (?:the |your )(?:os|operating system|system)\b|(?:so|and) the (?:os|operating system|system|kernel) killed (?:the|my|our|it)\b|caus(?:es|ed|ing) the (?:os|operating system|system|kernel) to kill\b)|\sOOM[ -]killer (?:seems?|appears?|tends?) (?:\w+ ){0,2}?to kill (?:the|my|our|it)\b|\b(?:linux )?kernel (?:then )?(?:terminates|kills) (?:it|them)\b|\b(?:linux )?kernel (?:then )?(?:terminated|killed|killing) (?:it|them|the (?:process|game|app|program|job)|(?-i:[A-Z]\w+))\b|\b(?:killed|terminated) by (?:the )?(?:linux )?kernel\b|(?:^|\s)OOM[ -]?killer (?:(?:\w+ly|then|also|just) )?(?:killed|terminated)\b|\sOOM[ -]killer will kill\b|\bOOM[ -]?killer (?:sends|sent) (?:a )?SIGKILL\b|\b(?:silently|repeatedly|randomly|eventually|constantly|frequently|sometimes) OOM[ -]?killed\b|\bkilled by (?:the |your )?(?:system|os|operating system)\b[^.\n]{0,40}?\b(?:memory|ram)\b|\b(?:crash(?:es|ed)?|fail(?:s|ed)?|dies|died|restart(?:s|ed)?|exits?|exited) due to [`'\x22]?OOM[ -]?kill(?:s|ed)?\b|\bkilled (?:for|due to|because of) OOM\b|\bterminated due to OOM\b|\bkilled by (?:the )?out[- ]of[- ]memory\b|\b(?:is|are|was|were|keeps?|kept|started|starts)\s+(?:\w+ly\s+)?OOM[ -]killing\b|\sOOM[ -]killer (?:invokes|invoked|kicks in|kicked in|(?:is|was|gets|got) (?:invoked|triggered)|comes|came) and (?:kills|killed|terminates|terminated)\b|\b(?:it|this|that) (?:was|is) (?:\w+ly )?(?:the |an? )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\balmost surely (?:the |your )?(?:linux |kernel(?:'s)? )?OOM[ -]killer\b|\b(?:resulted|results|ended) in (?:an? )?OOM[ -]kill\b|\b(?:killed|terminated|restarted) by (?:kubernetes|k8s)\b[^.\n]{0,60}?\b(?:memory|oom)\b|\b(?:memory|ram)\b[^.\n]{0,40}?\b(?:full|used up|exhausted|maxed out|used)\b[^.\n]{0,30}?\b(?:so|and) it (?:was|got) killed\b|\b(?-i:OOMKilled)\s+(?:and|then)\b[^.\n]{0,20}?\b(?:CrashLoopBackOff|restart\w*)|\b(?:caus|forc)(?:es|ed|ing) (?:the )?(?:linux |kernel(?:'s)? )?OOM[ -]?killer to (?:kill|terminate)\b|\bfill(?:s|ed|ing)? (?:up )?(?:all (?:of )?)?(?:the |my )?(?:ram|memory|swap)\b[^.\n]{0,80}?\band (?:then )?(?:the (?:process|job|program) |it )?(?:is|was|gets|got) killed\b|\b(?:crash(?:es|ed)?|dies|died)\b(?: \w+){0,3}? (?:because|since|due to)(?: \w+){0,2}? (?:(?:it'?s|it is|it was|is|was) )?(?:running|ran) out of (?:memory|ram)\b|(?:ถูก|bị)\s*[`'\x22]?OOM[ -]?killed\b|被\s*(?:the )?OOM[ -]?Killer\s*(?:给)?(?:杀死|杀掉|杀了|干掉|kill)|OOM[ -]?Killer\s*(?:에 의해|에게|가)\s*(?:강제\s*)?(?:종료|죽|kill)|OOM[ -]?Killer\s*(?:に|によって)\s*(?:殺|強制終了|kill)|\b(?:catch|caught|see|saw|seeing|get|got|getting|hit|hitting|observed?|observing|experienc(?:e|ed|ing)|notic(?:e|ed|ing)) (?:(?:some|an?|the|frequent|repeated|random|occasional|constant|several|many|multiple|lots of|recurring) )?OOM[ -]?kill(?:s\b|[ .])|\b(?:hit|hitting) (?:an? |the )?\w+ OOM[ -]?kill(?:s\b|[ .])|\b(?-i:OOMKilled) (?:status|state|event)\b|\sOOM[ -]?killer (?:(?:seems|appears) to be|was|keeps|kept|started) (?:\w+ly )?killing\b|\b(?:os|operating system|system|kernel) (?:is|was|keeps|kept) (?:\w+ly )?killing (?:the|my|our|it|them)\b|\b(?:(?:runs?|ran|running) out of (?:memory|ram)|out of memory error) and (?:then )?(?:kills|killed) (?:the|your|my|our|it|all|every|\S+ process)\b))",
             "The report says the process was OOM-killed ({claim})",
         )
     },
@@ -445,7 +462,7 @@ pub(super) static RULES: &[Rule] = &[
                 "utilizing swap",
                 "utilizing the swap",
             ],
-            r"(?i:(?P<claim>\b(?:excessive|heavy|constant|massive|intense)\s+swapping\b|\bswapping\s+(?:excessively|heavily|constantly|like crazy)\b|\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got) (?:in|into) (?:the )?swap\b|\b(?:it|system|machine|computer|pc|server|laptop) (?:then )?(?:starts?|started|begins?|began) (?:swapping|to swap)\b|\bswap(?: file)? (?:fills up|growth)\b|\b(?:ram|memory) and (?:the |even )?swap(?: file| space)?(?: \(\w+\))? (?:(?:get|gets|got|are|were|is|was) )?(?:\w+ly )?fill(?:s|ed|ing)? up\b|\bfill(?:s|ed|ing)? up (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\bfill(?:s|ed|ing)? (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\b(?:start(?:s|ed)?|begins?|began) (?:to )?(?:consum(?:e|ed|ing)|us(?:e|ing)|utiliz(?:e|ed|ing)) (?:the )?swap\b|\b(?:consum(?:e|ed|ing)|us(?:e|ing)|utiliz(?:e|ed|ing)) (?:the )?swap(?: memory| space| disk| file)?\b[^.\n]{0,60}?\b(?:slow|hang|freez|unresponsive|crawl)\w*))",
+            r"(?i:(?P<claim>\b(?:excessive|heavy|constant|massive|intense)\s+swapping\b|\bswapping\s+(?:excessively|heavily|constantly|like crazy)\b|\b(?:max(?:es|ed)? out|fill(?:s|ed)? up|exhaust(?:s|ed)?|runs? out of|ran out of|uses? up|used up) (?:all )?(?:of )?(?:my |the )?(?:ram|memory)\b[^.\n]{0,40}\b(?:start(?:s|ed)?|begins?|began) (?:(?:using|to use) (?:the )?swap|swapping|to swap)\b|\b(?:goes|went|going|gets|got|pushing|pushes|pushed|spilling|spills|spilled) (?:in|into) (?:the )?swap\b|\b(?:it|system|machine|computer|pc|server|laptop) (?:then )?(?:starts?|started|begins?|began) (?:swapping|to swap)\b|\bswap(?: file)? (?:fills up|growth)\b|\b(?:ram|memory) and (?:the |even )?swap(?: file| space)?(?: \(\w+\))? (?:(?:get|gets|got|are|were|is|was) )?(?:\w+ly )?fill(?:s|ed|ing)? up\b|\bfill(?:s|ed|ing)? up (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\bfill(?:s|ed|ing)? (?:all (?:of )?(?:the |my )?|the (?:whole |entire )?)(?:ram|memory) and (?:even )?(?:the )?swap\b|\b(?:start(?:s|ed)?|begins?|began) (?:to )?(?:consum(?:e|ed|ing)|us(?:e|ing)|utiliz(?:e|ed|ing)) (?:the )?swap\b|\b(?:consum(?:e|ed|ing)|us(?:e|ing)|utiliz(?:e|ed|ing)) (?:the )?swap(?: memory| space| disk| file)?\b[^.\n]{0,60}?\b(?:slow|hang|freez|unresponsive|crawl)\w*))",
             "The report says the machine went into swap ({claim})",
         )
     },
@@ -854,14 +871,15 @@ fn settles(sentence: &str) -> bool {
 }
 
 /// Words that deny, suppose (`might be the symptom`, `may end up getting OOM killed`,
-/// `leads me to guess that …`, `decides to segfault or something`, `感觉应该是内存爆了`,
+/// `leads me to guess that …`, `decides to segfault or something`, `killed by OOM or some
+/// issue`, `感觉应该是内存爆了`,
 /// I feel it must be memory blowing up), avoid, fix or
 /// generalise what the sentence names, in the languages reports are written in.
 fn denied(sentence: &str) -> bool {
     static DENIED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &DENIED,
-        r"\b(?:no|not|never|without|any|if|whether|unless|may|might|could|can|guess\w*|wonder\w*|maybe|perhaps|avoid\w*|prevent\w*|fix|fixe[sd]|fixing|how to|how do|common|typical|such as|e\.g|indicat\w*|or something|or whatever|pas|sans|aucune?|si|ni|nie|bez|ne|nein|kein\w*|nicht|ohne|sin|ningún|ninguna|não|sem|nessun\w*|senza|niet|geen|zonder|не|нет|без|değil|yok|không|tidak|bukan|nincs|nu|fără|δεν|χωρίς|ingen|inte|ikke|ei|لا|ليس|بدون|نه|בלי|לא|नहीं|ไม่)\b|n't\b|不是|没有|沒有|无|無|未|感觉|可能|也许|或许|猜|なし|ない|없|않",
+        r"\b(?:no|not|never|without|any|if|whether|unless|may|might|could|can|guess\w*|wonder\w*|maybe|perhaps|avoid\w*|prevent\w*|fix|fixe[sd]|fixing|how to|how do|common|typical|such as|e\.g|indicat\w*|or something|or whatever|or some|pas|sans|aucune?|si|ni|nie|bez|ne|nein|kein\w*|nicht|ohne|sin|ningún|ninguna|não|sem|nessun\w*|senza|niet|geen|zonder|не|нет|без|değil|yok|không|tidak|bukan|nincs|nu|fără|δεν|χωρίς|ingen|inte|ikke|ei|لا|ليس|بدون|نه|בלי|לא|नहीं|ไม่)\b|n't\b|不是|没有|沒有|无|無|未|感觉|可能|也许|或许|猜|なし|ない|없|않",
         sentence,
     )
 }

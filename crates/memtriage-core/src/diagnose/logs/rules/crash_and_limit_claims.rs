@@ -21,7 +21,8 @@ pub(super) static RULES: &[Rule] = &[
             // `I get a problem of segmentation fault when training`, `the Segmentation
             // fault happened`, `el Kernel da un seg fault` (the kernel gives a seg fault), `jupyter gives
             // segfault for every command`, `fallisce con un core dump` (fails with a core
-            // dump).
+            // dump), `A worker process crashed roughly once an hour with a segfault`,
+            // Japanese `Segmentation fault: 11 で落ちる` (falls over with).
             "prose.segfault-claim",
             C::NativeCrash,
             Warn,
@@ -36,7 +37,7 @@ pub(super) static RULES: &[Rule] = &[
                 "con core dump",
                 "con un core dump",
             ],
-            r"(?i:(?P<claim>\b(?:gets?|got|getting|hit|hits|encounter(?:s|ed)?|have|had|da|dio|tira|tiró|lanza|lanzó) (?:me |us |un |una )?(?:a |an |the )?(?:problem (?:of|with) |error (?:of )?)?(?:seg ?fault|segmentation fault)\b|\b(?:the |a )?segmentation fault (?:happen(?:s|ed)?|occur(?:s|red)?|appear(?:s|ed)?)\b|\b(?:gives?|gave|giving|throws?|threw|produces?|produced) (?:me |us )?(?:a )?[`'\x22]?(?:segmentation fault|seg ?fault)\b|\b(?:fails?|failed|crash(?:es|ed)?|ends?|ended|exits?|exited|dies|died|aborts?|aborted|fallisce|termina|terminato|crasha) (?:with (?:a )?|con (?:un )?)core dump\b|(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento))",
+            r"(?i:(?P<claim>\b(?:gets?|got|getting|hit|hits|encounter(?:s|ed)?|have|had|da|dio|tira|tiró|lanza|lanzó) (?:me |us |un |una )?(?:a |an |the )?(?:problem (?:of|with) |error (?:of )?)?(?:seg ?fault|segmentation fault)\b|\b(?:the |a )?segmentation fault (?:happen(?:s|ed)?|occur(?:s|red)?|appear(?:s|ed)?)\b|\b(?:gives?|gave|giving|throws?|threw|produces?|produced) (?:me |us )?(?:a )?[`'\x22]?(?:segmentation fault|seg ?fault)\b|\b(?:fails?|failed|crash(?:es|ed)?|ends?|ended|exits?|exited|dies|died|aborts?|aborted|fallisce|termina|terminato|crasha) (?:with (?:a )?|con (?:un )?)core dump\b|(?:出现|报|发生|产生|遇到)了?段错误|\bsegfault(?:s|ed|ing)\b|\bto segfault\b|\bsegfaults? (?:on|at|when|while|after|during) (?:start|startup|launch|exit|load|boot)|\b(?:me|nos) (?:dice|da|sale|tira|lanza|aparece)\b[^.\n]{0,20}?violación de segmento|\bcrash(?:es|ed)\b(?: \w+){0,4}? with (?:an? )?(?:seg ?fault|segmentation fault)\b|(?:segmentation fault|seg ?fault)(?::\s*\d+)?\s*(?:で|により)\s*(?:落ち|クラッシュ|異常終了|強制終了)))",
             "The report says the program crashed with a segmentation fault ({claim})",
         )
     },
@@ -54,10 +55,12 @@ pub(super) static RULES: &[Rule] = &[
                 "too many files open",
                 "out of file descriptors",
                 "out of file handles",
+                "number of open files",
             ],
             // `Open MPI crashes due to the operating system being out of file handles`,
-            // `the server runs out of file descriptors`.
-            r"(?i:(?P<claim>\btoo many files open\b|\b(?:runs?|ran|running|being|is|are|was|were|goes|went|go) out of file (?:descriptors|handles)\b))",
+            // `the server runs out of file descriptors`, `The indexer has hit the
+            // maximum permitted number of open files`.
+            r"(?i:(?P<claim>\btoo many files open\b|\b(?:runs?|ran|running|being|is|are|was|were|goes|went|go) out of file (?:descriptors|handles)\b|\b(?:has hit|hit|reached|has reached|exceeded|has exceeded) (?:the )+(?:maximum|max) (?:permitted |allowed )?number of open files\b))",
             "The report says the process ran out of file descriptors ({claim})",
         )
     },
@@ -68,7 +71,8 @@ pub(super) static RULES: &[Rule] = &[
             // A run said to end in the program's own out-of-memory exception (`it
             // always ends with an out of memory exception`, Czech `vždy skončí s out of
             // memory exception`): raised inside the process, as a JVM's or .NET's is,
-            // not a kill from outside.
+            // not a kill from outside; a JVM's heap run out, met (`pods began
+            // experiencing Java Heap OOM`).
             "prose.out-of-memory-exception-claim",
             C::HostAllocFailure,
             Warn,
@@ -76,8 +80,11 @@ pub(super) static RULES: &[Rule] = &[
                 "out of memory exception",
                 "outofmemory exception",
                 "out-of-memory exception",
+                "heap oom",
+                "heap out of memory",
+                "heap out-of-memory",
             ],
-            r"(?i:(?P<claim>\b(?:ends?|ended|fails?|failed|crash(?:es|ed)?|dies|died|terminat(?:es|ed)|exits?|exited|stops?|stopped|aborts?|aborted|skončí|končí|skončil[aoy]?|spadne|padá) (?:with|s|se) (?:an? )?(?:out of memory|outofmemory|out-of-memory) exception\b))",
+            r"(?i:(?P<claim>\b(?:ends?|ended|fails?|failed|crash(?:es|ed)?|dies|died|terminat(?:es|ed)|exits?|exited|stops?|stopped|aborts?|aborted|skončí|končí|skončil[aoy]?|spadne|padá) (?:with|s|se) (?:an? )?(?:out of memory|outofmemory|out-of-memory) exception\b|\b(?:experienc(?:e|ed|ing)|hit|hitting|got|get|getting|having|had) (?:an? |the )?(?:java )?heap (?:OOM|out[- ]of[- ]memory)\b))",
             "The report says the program ended in an out-of-memory exception ({claim})",
         )
     },

@@ -1,10 +1,11 @@
 //! Memory told to rise or to fill, in the writer's words, where no figures are pasted:
 //! in the languages whose reports say so without the word leak (`مصرف رم به مرور زمان
 //! بالا میره`, `内存一直在涨`), and the process said to take all the memory there is
-//! (`within hours of starting it consumes all available RAM`). Read with the guards of
+//! (`within hours of starting it consumes all available RAM`), memory said to start
+//! climbing or not to stop growing, and the machine said to choke once memory is full. Read with the guards of
 //! `claims`, beside it because that module is at its size limit.
 
-use super::claims::extract_claim;
+use super::claims::{extract_claim, extract_told};
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::Warn;
@@ -36,13 +37,14 @@ pub(super) static RULES: &[Rule] = &[
                 "메모리가 점점",
                 "메모리 사용량이 계속",
                 "메모리 사용량이 점점",
+                "メモリ",
             ],
             // Russian: `Память медленно, но верно растёт` (memory grows slowly but
             // surely), `постоянно растущий объем виртуальной памяти`. Chinese: a rise
             // from one figure to another (`内存占用从74M升到800多M`) or one that goes on
             // (`内存一直在涨`, `内存持续增长`, `内存就会不停的增加`). Korean: `메모리가 계속
             // 증가하는 현상` (memory keeps increasing).
-            r"(?i:(?P<claim>مصرف(?: بیش از حد)? رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا|زیاد|افزایش)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,40}?میره بالا|(?:^|[\s(«])رم(?: رو| را)? پر می\s?کن|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا میر|بالا رفتن|افزایش|پر میش|به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد))|پر شد(?:ن|ه)[^.\n]{0,15}?(?:^|[\s(«])رم(?:[\s.,،)»]|$)|(?:[7-9]\d|100|[۷-۹][۰-۹]|۱۰۰) درصد (?:از )?رم(?:[\s.,،)»]|$)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,20}?بالای (?:[7-9]\d|[۷-۹][۰-۹])|(?:شدید|بیش از حد|خیلی زیاد) (?:از )?رم(?:[\s.,،)»]|$)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)|메모리(?:가| 사용량이) (?:계속|점점) (?:증가|늘어|늘고|올라|커)))",
+            r"(?i:(?P<claim>مصرف(?: بیش از حد)? رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا|زیاد|افزایش)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,40}?میره بالا|(?:^|[\s(«])رم(?: رو| را)? پر می\s?کن|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا میر|بالا رفتن|افزایش|پر میش|به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد))|پر شد(?:ن|ه)[^.\n]{0,15}?(?:^|[\s(«])رم(?:[\s.,،)»]|$)|(?:[7-9]\d|100|[۷-۹][۰-۹]|۱۰۰) درصد (?:از )?رم(?:[\s.,،)»]|$)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,20}?بالای (?:[7-9]\d|[۷-۹][۰-۹])|(?:شدید|بیش از حد|خیلی زیاد) (?:از )?رم(?:[\s.,،)»]|$)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)|메모리(?:가| 사용량이) (?:계속|점점) (?:증가|늘어|늘고|올라|커)|メモリ(?:使用量|消費量|使用率)?(?:が|は)?(?:継続的に|どんどん|徐々に|少しずつ|じわじわ|ずっと|増え続け)(?:増加|増え|上昇|増大|上が)|メモリ(?:使用量|消費量)?(?:が|は)?増え続け))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -106,6 +108,80 @@ pub(super) static RULES: &[Rule] = &[
             &["memory growth", "memory usage growth"],
             r"(?i:(?P<claim>\b(?:observ(?:e|ed|ing)|notic(?:e|ed|ing)|see|seeing|saw|experienc(?:e|ed|ing)|found|detected|there (?:is|was)) (?:a |an |some )?(?:(?:significant|steady|continuous|constant|huge|large|big|slow|gradual|unbounded|linear) )?memory (?:usage )?growth\b))",
             "The report says memory was seen growing ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // A rise the writer watched begin (`Then memory started climbing across
+            // all instances`, `RAM usage began growing after the upgrade`): an onset
+            // is seen, where a page says what memory does.
+            "prose.growth-onset",
+            C::MemoryGrowth,
+            Warn,
+            &[
+                "started climb",
+                "started grow",
+                "started increas",
+                "started rising",
+                "started to climb",
+                "started to grow",
+                "started to increas",
+                "began climb",
+                "began grow",
+                "began increas",
+                "began rising",
+                "began to climb",
+                "began to grow",
+                "began to increas",
+            ],
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap)(?: usage| use| consumption| footprint)?\b[^.\n]{0,20}?\b(?:started|began) (?:(?:to )?(?:climb|grow|increas)\w*|rising)\b))",
+            "The report says memory started rising ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_told),
+        certainty: Possible,
+        ..rule(
+            // `the ram dont stop to grow`, `memory never stops increasing`: the
+            // negation is the rise's, so the guards read only the words around it.
+            "prose.growth-unstopped",
+            C::MemoryGrowth,
+            Warn,
+            &[
+                "stop grow",
+                "stops grow",
+                "stop to grow",
+                "stop increas",
+                "stops increas",
+                "stop to increas",
+            ],
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap)(?: usage| use| consumption)?\b[^.\n]{0,10}?\b(?:do(?:es)?n'?t|do(?:es)? not|never|won'?t|will not) stops? (?:to )?(?:grow|growing|increas(?:e|ing))\b))",
+            "The report says memory never stops rising ({claim})",
+        )
+    },
+    Rule {
+        extract: Some(extract_claim),
+        certainty: Possible,
+        ..rule(
+            // `memory is maxed out and server is almost unresponsive`: the machine
+            // choked once its memory was full.
+            "prose.full-memory-chokes",
+            C::MemoryPressure,
+            Warn,
+            &[
+                "memory is maxed",
+                "memory was maxed",
+                "memory gets maxed",
+                "memory got maxed",
+                "memory is full",
+                "memory was full",
+                "memory is exhausted",
+                "memory was exhausted",
+            ],
+            r"(?i:(?P<claim>\bmemory (?:is|was|gets|got) (?:\w+ly )?(?:maxed(?: out)?|full|exhausted)\b[^.\n]{0,40}?\b(?:unresponsive|freez(?:es|ing)|froze|frozen|hangs|hung|locks up|locked up|crawl(?:s|ing|ed)?)\b))",
+            "The report says the machine choked with its memory full ({claim})",
         )
     },
 ];

@@ -47,7 +47,9 @@ pub(super) static RULES: &[Rule] = &[
             // `after few iterations, the process get killed`, `It gets killed every
             // night`, `the process was auto-killed`: a SIGKILL whose sender the
             // text may tell elsewhere (the thread's `you are running out of memory`), as
-            // for the shell's own `Killed`.
+            // for the shell's own `Killed`, which a writer quotes (`i get kicked out and
+            // says "killed"`, `I come up to see the status "Killed"`); a page's present
+            // (`The shell prints \`Killed\``) tells what happens any time.
             PROCESS_KILLED,
             C::OomKill,
             Warn,
@@ -61,8 +63,12 @@ pub(super) static RULES: &[Rule] = &[
                 "been killed",
                 "getting killed",
                 "auto-killed",
+                "\"killed\"",
+                "'killed'",
+                "`killed`",
+                "“killed”",
             ],
-            r"(?i:(?P<claim>\b(?:process|job|program|script|task|container|pod|worker|training|build|server|app|application|kernel|run|it)\s+(?:(?:always|just|simply|then|eventually|finally|sometimes|randomly|suddenly|silently|immediately|also) )?(?:(?:gets?|got|was|is|were|keeps getting|getting|has been|had been) killed|(?:was|is|got|gets) auto-killed)\b))",
+            r"(?i:(?P<claim>\b(?:process|job|program|script|task|container|pod|worker|training|build|server|app|application|kernel|run|it)\s+(?:(?:always|just|simply|then|eventually|finally|sometimes|randomly|suddenly|silently|immediately|also) )?(?:(?:gets?|got|was|is|were|keeps getting|getting|has been|had been) killed|(?:was|is|got|gets) auto-killed)\b|\b(?:says?|said|showed|printed|see|saw|displayed|outputs?|outputted|status|with) (?:(?:the|a|just|only) )?(?:(?:status|message|word|text|output) )?[\x22'`“]Killed[\x22'`”]))",
             "The report says the process was killed ({claim})",
         )
     },
@@ -106,7 +112,7 @@ fn extract_process_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     !supposed_any_time(&msg[start..at], told)
         && !matches(
             &SENDER_TOLD,
-            r"(?i)^\s*(?:by|because|due to|for (?:exceeding|using|going over|oom|running out)|as a result|(?:after|on|when|for) exceeding)\b",
+            r"(?i)^\s*(?:by|because|due to|for (?:exceeding|using|going over|oom|running out)|as a result|(?:after|on|when|for) exceeding)\b|^\s*(?:,|or\b|and\b)\s*[\x22'`“]",
             after,
         )
         && !matches(

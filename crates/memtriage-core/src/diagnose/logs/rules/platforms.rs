@@ -1,6 +1,6 @@
 //! Memory limits that a hosting platform or a phone's OS enforces by ending the
 //! process: AWS ECS's and Google Cloud Run's, Cloud Functions' and App Engine's container limits,
-//! Heroku's dyno quota, Render's instances, Vertex AI's training replicas, Android's
+//! Heroku's dyno quota, Bitbucket Pipelines' build containers, Render's instances, Vertex AI's training replicas, Android's
 //! low-memory killer, runtimes' watchdogs (osquery, Deno Deploy, Cloudflare Workers). Each is the platform's own
 //! message; what the platform did (killed, warned) decides the class.
 
@@ -35,11 +35,12 @@ pub(super) static RULES: &[Rule] = &[
                 "Ran out of memory (used over",
                 "Function killed. Error: memory limit exceeded",
                 "exceeded the memory limit of",
+                "' exceeded memory limit",
             ],
             // Colab says it in the browser's language: `사용 가능한 RAM을 모두 사용한 후
             // 세션이 다운되었습니다` is its Korean `Your session crashed after using all
             // available RAM`.
-            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B?) exceeded with (?P<used>[\d.]+ ?[KMG]i?B?) used|Exceeded (?:soft|hard)(?: private)? memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|\bThe replica (?P<replica>\S+(?: \d+)?) ran out-of-memory and exited with a non-zero status|\bYour session crashed after using all available RAM\b|사용 가능한 RAM을 모두 사용한 후 세션이 (?:다운|중단|종료)되었습니다|\bYour notebook tried to allocate more memory than is available\b|\bRan out of memory \(used over (?P<limit3>\d+ ?[KMG]i?B)\)|\bFunction killed\. Error: memory limit exceeded\b|\bthe process that handled this request was found to be using too much memory and was terminated\b|\bYour build has exceeded the memory limit of (?P<limit4>[\d.]+ ?[KMGT]i?B?) on \d+ container",
+            r"OutOfMemoryError: Container killed due to memory usage|Memory limit of (?P<limit>[\d.]+ ?[KMG]i?B?) exceeded with (?P<used>[\d.]+ ?[KMG]i?B?) used|Exceeded (?:soft|hard)(?: private)? memory limit of (?P<limit2>[\d.]+ ?[KMG]i?B) with (?P<used2>[\d.]+ ?[KMG]i?B)|\bThe replica (?P<replica>\S+(?: \d+)?) ran out-of-memory and exited with a non-zero status|\bYour session crashed after using all available RAM\b|사용 가능한 RAM을 모두 사용한 후 세션이 (?:다운|중단|종료)되었습니다|\bYour notebook tried to allocate more memory than is available\b|\bRan out of memory \(used over (?P<limit3>\d+ ?[KMG]i?B)\)|\bFunction killed\. Error: memory limit exceeded\b|\bthe process that handled this request was found to be using too much memory and was terminated\b|\bYour build has exceeded the memory limit of (?P<limit4>[\d.]+ ?[KMGT]i?B?) on \d+ container|\bContainer '[^'\n]{1,40}' exceeded memory limit\b",
             "The platform ended the container at its memory limit",
         )
     },

@@ -68,6 +68,9 @@ macro_rules! died_of_signal {
             $number,
             r"/",
             $name,
+            // GlusterFS's crash report (`gf_print_trace`): `signal received: 7`.
+            r"\b|^\s*signal received: ",
+            $number,
             r"\b|(?i:\b(?:exit[ _]?code|exit[ _]?status|return[ _]?(?:code|value)|(?:exited|terminated) with code|\bchain \d+ returned error code)\x22?\s*[:=]?\s*(?:ExitFailure\s*)?\(?-",
             $number,
             r"\b)|(?:: task \d+: |EXIT STRING: |unable to execute command: |(?:^|: |\berror:? )signal: |Fatal Python error: |\bexit signal |\bCaught signal \()(?:",
@@ -109,7 +112,7 @@ macro_rules! signal_literals {
         &[
             $($own,)*
             ": task ", "exit string: ", "unable to execute command", "fatal python error: ",
-            "exit signal ", "caught signal (", "signal number", "error executing",
+            "exit signal ", "caught signal (", "signal number", "error executing", "signal received: ",
             "code=dumped, signal=", "code=killed, signal=", "has almost crashed", "returned error code",
             "signal terminated program", "xitcode", "xit code", "xit_code", "xitstatus", "xit status",
             "xit_status", "eturncode", "eturn code", "eturn_code", "eturn value", "eturnvalue", "eturn_value",
