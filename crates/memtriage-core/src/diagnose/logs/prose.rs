@@ -661,12 +661,14 @@ fn is_cjk(c: char) -> bool {
 }
 
 /// The writer speaks of themselves: a report of what happened to them (Chinese and
-/// Japanese blogs say `笔者`, the author, for I).
+/// Japanese blogs say `笔者`, the author, for I). A lower-case `i` counts before a
+/// verb, as people type it (`Everytime when i make "geth" … i get kicked out`): alone it
+/// is also Polish's and Croatian's `and`.
 pub(super) fn first_person(text: &str) -> bool {
     static FIRST: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &FIRST,
-        r"\b(?:I|I'm|I've|my|My|we|We|our|Our|me)\b|我|私は|私の|笔者|筆者|僕は|\b(?:저는|제가|저희|나는|내가)\b|\b(?:я|Я|мы|Мы|мне|ich|Ich|mein|eu|Eu|meu|je|Je)\b",
+        r"\b(?:I|I'm|I've|my|My|we|We|our|Our|me)\b|\bi (?:am|was|have|had|get|got|make|run|ran|tried|try|see|saw|can|do|did|use|used|think|need|want|just|also|then|keep|kept|installed|followed)\b|我|私は|私の|笔者|筆者|僕は|\b(?:저는|제가|저희|나는|내가)\b|\b(?:я|Я|мы|Мы|мне|ich|Ich|mein|eu|Eu|meu|je|Je)\b",
         text,
     )
 }
