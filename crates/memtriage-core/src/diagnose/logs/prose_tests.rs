@@ -212,7 +212,9 @@ fn made_up_values_are_told_from_real_and_hidden_ones() {
 
 #[test]
 fn a_lower_case_i_speaks_only_before_a_verb() {
-    assert!(first_person("Everytime when i make \"geth\" after installing"));
+    assert!(first_person(
+        "Everytime when i make \"geth\" after installing"
+    ));
     assert!(!first_person("Pamięć i procesor są w normie."));
     assert!(!first_person("Sections a, b, i and j are optional."));
 }
