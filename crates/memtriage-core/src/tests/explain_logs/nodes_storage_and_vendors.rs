@@ -147,3 +147,21 @@ fn a_crash_with_a_segfault_a_kernel_panic_and_open_files_met() {
         "If the indexer has hit the maximum number of open files, raise the limit.",
     ]);
 }
+
+#[test]
+fn nvidia_smis_critical_xid_and_windows_error_8_in_japanese() {
+    each_named_first(&[
+        (
+            "GPU 00000000:04:00.0: Detected Critical Xid Error",
+            "log.gpu-xid",
+        ),
+        (
+            "このコマンドを処理するにはメモリ リソースが足りません。",
+            "log.host-alloc-failure",
+        ),
+    ]);
+    // A code comment that retells nvidia-smi without the GPU's address.
+    lines_raise_nothing(&[
+        "// nvidia-smi says (Detected Critical Xid Error) but due to async this might be from somewhere else",
+    ]);
+}

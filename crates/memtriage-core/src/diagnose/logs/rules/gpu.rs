@@ -205,6 +205,17 @@ pub(super) static RULES: &[Rule] = &[
         r"fallen off the bus|Unable to determine the device handle for GPU|GPU is lost|\bNV_ERR_GPU_IS_LOST\b",
         "The GPU has fallen off the bus: it no longer answers over PCIe",
     ),
+    rule(
+        // nvidia-smi's line for a GPU whose driver logged a critical Xid (`GPU
+        // 00000000:04:00.0: Detected Critical Xid Error`): which Xid, the kernel's log
+        // tells.
+        "nvidia.critical-xid-detected",
+        C::GpuXid,
+        Error,
+        &["Detected Critical Xid Error"],
+        r"\bGPU [0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9A-Fa-f]: Detected Critical Xid Error\b",
+        "nvidia-smi reports a critical Xid error on a GPU: the kernel log (dmesg) names which",
+    ),
     Rule {
         optional: &[r"\[Rank (?P<rank>\d+)\]"],
         ..rule(

@@ -265,7 +265,8 @@ pub(super) static RULES: &[Rule] = &[
     rule(
         // Windows' system errors 8, 1450 and 1455 as FormatMessage writes them (a
         // PyTorch import on Windows fails with WinError 1455: the page file is too small
-        // for the DLLs it maps).
+        // for the DLLs it maps); error 8 in Japanese Windows' words too (`このコマンドを
+        // 処理するにはメモリ リソースが足りません`).
         "windows.not-enough-memory",
         C::HostAllocFailure,
         Error,
@@ -273,8 +274,9 @@ pub(super) static RULES: &[Rule] = &[
             "Not enough memory resources are available",
             "Insufficient system resources exist",
             "paging file is too small",
+            "メモリ リソースが足りません",
         ],
-        r"Not enough memory resources are available to (?:process this command|complete this operation)|Insufficient system resources exist to complete the requested service|The paging file is too small for this operation to complete",
+        r"Not enough memory resources are available to (?:process this command|complete this operation)|このコマンドを処理するにはメモリ リソースが足りません|Insufficient system resources exist to complete the requested service|The paging file is too small for this operation to complete",
         "Windows could not commit the memory the program asked for",
     ),
     rule(
