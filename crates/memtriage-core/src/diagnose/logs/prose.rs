@@ -668,7 +668,7 @@ pub(super) fn first_person(text: &str) -> bool {
     static FIRST: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &FIRST,
-        r"\b(?:I|I'm|I've|my|My|we|We|our|Our|me)\b|\bi (?:am|was|have|had|get|got|make|run|ran|tried|try|see|saw|can|do|did|use|used|think|need|want|just|also|then|keep|kept|installed|followed)\b|我|私は|私の|笔者|筆者|僕は|\b(?:저는|제가|저희|나는|내가)\b|\b(?:я|Я|мы|Мы|мне|ich|Ich|mein|eu|Eu|meu|je|Je)\b",
+        r"\b(?:I|I'm|I've|my|My|we|We|our|Our|me)\b|\bi (?:am|was|have|had|get|got|make|ran|tried|try|see|saw|can|did|use|used|think|need|want|just|also|then|keep|kept|installed|followed)\b|我|私は|私の|笔者|筆者|僕は|\b(?:저는|제가|저희|나는|내가)\b|\b(?:я|Я|мы|Мы|мне|ich|Ich|mein|eu|Eu|meu|je|Je)\b",
         text,
     )
 }

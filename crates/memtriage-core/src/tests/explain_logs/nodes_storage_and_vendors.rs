@@ -165,3 +165,29 @@ fn nvidia_smis_critical_xid_and_windows_error_8_in_japanese() {
         "// nvidia-smi says (Detected Critical Xid Error) but due to async this might be from somewhere else",
     ]);
 }
+
+#[test]
+fn a_pages_words_on_these_failures_raise_nothing() {
+    // A review's sentences from manuals, dashboards, changelogs and tutorials, each of
+    // which a claim of this batch once matched.
+    lines_raise_nothing(&[
+        "JAX prints an HBM OOM report listing the largest buffers.",
+        "Use this dashboard to see OOM kills per node.",
+        "Containers killed by OOM are restarted according to their restartPolicy.",
+        "Check for OOMKilled status in kubectl describe pod.",
+        "When memory is exhausted, the system becomes unresponsive.",
+        "Memory was maxed out, but the server never became unresponsive.",
+        "Heap usage started climbing after startup and then levelled off at 1.2 GB.",
+        "Memory usage began to grow with the batch size, as expected.",
+        "By design, heap usage doesn't stop growing until it reaches -Xmx;",
+        "This error occurs when a process has reached the maximum number of open files.",
+        "The kdump service saves a vmcore from a system that has experienced a kernel panic.",
+        "To test kdump, we triggered a kernel panic with echo c > /proc/sysrq-trigger.",
+        "Applications stopped with yarn application -kill show status \"KILLED\".",
+        "The OS was killing the app because it took too long to launch.",
+        "Segmentation fault で落ちる場合は、ulimit -c unlimited を設定してください",
+        "GCが動作するまでメモリ使用量が徐々に増加しますが、これは正常です",
+        "If OOMKilled=true, raise the memory limit.",
+        "Alert when CPU exceeds 90% and kswapd0 shows up in top.",
+    ]);
+}

@@ -42,7 +42,7 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
-        extract: Some(extract_claim),
+        extract: Some(super::growth_claims::extract_unsupposed),
         certainty: Possible,
         ..rule(
             // `we get a too many files open error after several epochs`: the limit's

@@ -74,7 +74,7 @@ pub(super) static RULES: &[Rule] = &[
                 "vmem out-of-memory",
                 "oom of ",
             ],
-            r"(?i:(?P<claim>\b(?:get|gets|got|getting|hit|hits|hitting|encounter(?:s|ed|ing)?|run into|ran into|running into|have|has|had|having|see|saw|seeing|face|faced|facing) (?:an? |the |this |that )?(?:(?:issue|problem|error)s? (?:of|with) )?(?:cuda|gpu|vram) (?:oom|out[- ]of[- ]memory)\b|\b(?:hbm|vmem) (?:oom|out[- ]of[- ]memory)\b|\b(?:compilation |compile[- ]time )?OOM of (?:about |around |~\s*)?\d+(?:\.\d+)?\s*[KMGT]i?B (?:of )?(?:HBM|VMEM|VRAM)\b))",
+            r"(?i:(?P<claim>\b(?:get|gets|got|getting|hit|hits|hitting|encounter(?:s|ed|ing)?|run into|ran into|running into|have|has|had|having|see|saw|seeing|face|faced|facing) (?:an? |the |this |that )?(?:(?:issue|problem|error)s? (?:of|with) )?(?:cuda|gpu|vram) (?:oom|out[- ]of[- ]memory)\b|\b(?:get|gets|got|getting|hit|hits|hitting|have|has|had|having|see|saw|seeing) (?:an? |the )?(?:hbm|vmem) (?:oom|out[- ]of[- ]memory)\b|\b(?:problem|issue) (?:is|was) (?:an? )?(?:hbm|vmem) (?:oom|out[- ]of[- ]memory)\b|\b(?:get|gets|got|getting|hit|hits|hitting|have|has|had|having|see|saw|seeing) (?:an? |the )?(?:compilation |compile[- ]time )?OOM of (?:about |around |~\s*)?\d+(?:\.\d+)?\s*[KMGT]i?B (?:of )?(?:HBM|VMEM|VRAM)\b))",
             "The report says the GPU ran out of memory ({claim})",
         )
     },
@@ -115,7 +115,7 @@ pub(super) static RULES: &[Rule] = &[
                 "causes kernel panic",
                 "kernel panic",
             ],
-            r"(?i:(?P<claim>\b(?:results?|resulted|ends?|ended) in (?:a )?kernel panic\b|\b(?:leads?|led) to (?:a )?kernel panic\b|\bcaus(?:es|ed) (?:a )?kernel panics?\b|\b(?:triggered|got|hit|experienced|encountered|suffered) (?:an? |the )?(?:\w+ )?kernel panics?\b))",
+            r"(?i:(?P<claim>\b(?:results?|resulted|ends?|ended) in (?:a )?kernel panic\b|\b(?:leads?|led) to (?:a )?kernel panic\b|\bcaus(?:es|ed) (?:a )?kernel panics?\b|\b(?:it|this|that|which|system|server|machine|node|host|vm|box|change|update|upgrade|driver|kernel) (?:\w+ly )?(?:got|hit|experienced|encountered|suffered|triggered) (?:an? |the )?(?:\w+ )?kernel panics?\b|\b(?:i|we) (?:\w+ly )?(?:got|hit|experienced|encountered) (?:an? |the )?(?:\w+ )?kernel panics?\b))",
             "The report says the kernel panicked ({claim})",
         )
     },

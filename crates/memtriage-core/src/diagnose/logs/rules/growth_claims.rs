@@ -2,10 +2,16 @@
 //! in the languages whose reports say so without the word leak (`مصرف رم به مرور زمان
 //! بالا میره`, `内存一直在涨`), and the process said to take all the memory there is
 //! (`within hours of starting it consumes all available RAM`), memory said to start
-//! climbing or not to stop growing, and the machine said to choke once memory is full. Read with the guards of
-//! `claims`, beside it because that module is at its size limit.
+//! climbing or not to stop growing, and the machine said to choke once memory is full.
+//! Read with the guards of `claims`, beside it because that module is at its size
+//! limit.
 
-use super::claims::{extract_claim, extract_told};
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::super::prose::{first_person, matches};
+use super::claims::{claim, extract_claim, extract_told, rise_stands, sentence_of};
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::Warn;
@@ -44,7 +50,7 @@ pub(super) static RULES: &[Rule] = &[
             // from one figure to another (`内存占用从74M升到800多M`) or one that goes on
             // (`内存一直在涨`, `内存持续增长`, `内存就会不停的增加`). Korean: `메모리가 계속
             // 증가하는 현상` (memory keeps increasing).
-            r"(?i:(?P<claim>مصرف(?: بیش از حد)? رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا|زیاد|افزایش)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,40}?میره بالا|(?:^|[\s(«])رم(?: رو| را)? پر می\s?کن|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا میر|بالا رفتن|افزایش|پر میش|به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد))|پر شد(?:ن|ه)[^.\n]{0,15}?(?:^|[\s(«])رم(?:[\s.,،)»]|$)|(?:[7-9]\d|100|[۷-۹][۰-۹]|۱۰۰) درصد (?:از )?رم(?:[\s.,،)»]|$)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,20}?بالای (?:[7-9]\d|[۷-۹][۰-۹])|(?:شدید|بیش از حد|خیلی زیاد) (?:از )?رم(?:[\s.,،)»]|$)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)|메모리(?:가| 사용량이) (?:계속|점점) (?:증가|늘어|늘고|올라|커)|メモリ(?:使用量|消費量|使用率)?(?:が|は)?(?:継続的に|どんどん|徐々に|少しずつ|じわじわ|ずっと|増え続け)(?:増加|増え|上昇|増大|上が)|メモリ(?:使用量|消費量)?(?:が|は)?増え続け))",
+            r"(?i:(?P<claim>مصرف(?: بیش از حد)? رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا|زیاد|افزایش)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,40}?میره بالا|(?:^|[\s(«])رم(?: رو| را)? پر می\s?کن|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,30}?(?:بالا میر|بالا رفتن|افزایش|پر میش|به مرور زمان[^.\n]{0,20}?(?:بالا|افزایش|زیاد))|پر شد(?:ن|ه)[^.\n]{0,15}?(?:^|[\s(«])رم(?:[\s.,،)»]|$)|(?:[7-9]\d|100|[۷-۹][۰-۹]|۱۰۰) درصد (?:از )?رم(?:[\s.,،)»]|$)|(?:^|[\s(«])رم(?:[\s.,،)»]|$)[^.\n]{0,20}?بالای (?:[7-9]\d|[۷-۹][۰-۹])|(?:شدید|بیش از حد|خیلی زیاد) (?:از )?رم(?:[\s.,،)»]|$)|muistin ?käyttö (?:kasvaa|nousee)|muisti kasvaa|памят\w*[^.\n]{0,40}?раст[её]т|раст[уё]щ\w*[^.\n]{0,30}?памят\w*|内存(?:占用|使用|用量|使用量)?[^。，,\n]{0,6}?从\s*\d+(?:\.\d+)?\s*[KMGT]?i?B?[^。，,\n]{0,4}?(?:升|涨|增|上升|增长|增加)(?:到|至)|内存(?:占用|使用|用量|使用量)?(?:就|也|还|会)*(?:一直|持续|不断|不停|逐渐|慢慢|缓慢)(?:在|的|地)?(?:上涨|涨|增长|增加|上升|升高|变大)|메모리(?:가| 사용량이) (?:계속|점점) (?:증가|늘어|늘고|올라|커)|メモリの?(?:使用量|消費量|使用率)?(?:が|は)?(?:継続的に|どんどん|徐々に|少しずつ|じわじわ|ずっと)(?:増加|増え|上昇|増大|上が)|メモリの?(?:使用量|消費量)?(?:が|は)?増え続け))",
             "The report says memory keeps rising ({claim})",
         )
     },
@@ -111,7 +117,7 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
-        extract: Some(extract_claim),
+        extract: Some(extract_onset),
         certainty: Possible,
         ..rule(
             // A rise the writer watched begin (`Then memory started climbing across
@@ -141,7 +147,7 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
-        extract: Some(extract_told),
+        extract: Some(extract_unstopped),
         certainty: Possible,
         ..rule(
             // `the ram dont stop to grow`, `memory never stops increasing`: the
@@ -162,7 +168,7 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
-        extract: Some(extract_claim),
+        extract: Some(extract_unsupposed),
         certainty: Possible,
         ..rule(
             // `memory is maxed out and server is almost unresponsive`: the machine
@@ -180,8 +186,49 @@ pub(super) static RULES: &[Rule] = &[
                 "memory is exhausted",
                 "memory was exhausted",
             ],
-            r"(?i:(?P<claim>\bmemory (?:is|was|gets|got) (?:\w+ly )?(?:maxed(?: out)?|full|exhausted)\b[^.\n]{0,40}?\b(?:unresponsive|freez(?:es|ing)|froze|frozen|hangs|hung|locks up|locked up|crawl(?:s|ing|ed)?)\b))",
+            r"(?i:(?P<claim>\bmemory (?:is|was|gets|got) (?:maxed(?: out)?|full|exhausted)\b[^.,;\n]{0,40}?\b(?:unresponsive|freez(?:es|ing)|froze|frozen|hangs|hung|locks up|locked up|crawl(?:s|ing|ed)?)\b))",
             "The report says the machine choked with its memory full ({claim})",
         )
     },
 ];
+
+/// A rise's onset, read as every told rise is ([`rise_stands`]): not one that levels
+/// off, scales with a workload, or is called expected.
+#[allow(clippy::ptr_arg)]
+fn extract_onset(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    rise_stands(msg, out)
+}
+
+/// `doesn't stop growing`, its negation the rise's, where the sentence supposes
+/// nothing (`By design, heap usage doesn't stop growing until it reaches -Xmx`).
+#[allow(clippy::ptr_arg)]
+fn extract_unstopped(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    static BY_DESIGN: OnceLock<Option<Regex>> = OnceLock::new();
+    !matches(
+        &BY_DESIGN,
+        r"(?i)\b(?:by design|expected|normal|until it reaches)\b",
+        msg,
+    ) && !supposed(msg, out)
+        && extract_told(msg, out)
+}
+
+/// A claim no `if` or `when` before it in its sentence makes a page's case
+/// (`When memory is exhausted, the system becomes unresponsive`), unless the writer
+/// speaks of themselves.
+#[allow(clippy::ptr_arg)]
+pub(super) fn extract_unsupposed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    !supposed(msg, out) && extract_claim(msg, out)
+}
+
+fn supposed(msg: &str, out: &[(String, String)]) -> bool {
+    static ANY_TIME: OnceLock<Option<Regex>> = OnceLock::new();
+    claim(out)
+        .and_then(|told| sentence_of(msg, told).map(|(start, at, _)| &msg[start..at]))
+        .is_none_or(|before| {
+            matches(
+                &ANY_TIME,
+                r"(?i)\b(?:if|unless|when|whenever|once|in case)\b",
+                before,
+            ) && !first_person(before)
+        })
+}

@@ -56,7 +56,7 @@ pub(super) static RULES: &[Rule] = &[
             &["kswap"],
             // kswapd named with the CPU it burns, in words or a figure: reclaim that
             // cannot keep up. (A `top` row is read by the page-allocation rule above.)
-            r"(?i:\bkswap(?:d\d*)?\b[^\n]{0,60}?(?:\b(?:[5-9]\d|100)(?:[.,]\d+)?\s?%|\bhigh (?:cpu|load)|\bcpu\b|\bspin\w*|\bbusy\b|\bhog\w*|\bskyrocket\w*|使用率|高负[荷载]|負荷|高く|高い|占用|飙升|飆升)|\b(?:high|100\s?%)[^.\n]{0,20}\bcpu\b[^.\n]{0,30}\bkswap|\bcpu\b[^.\n]{0,10}?\b(?:[5-9]\d|100)\s?%[^.\n]{0,40}?\bkswap)",
+            r"(?i:\bkswap(?:d\d*)?\b[^\n]{0,60}?(?:\b(?:[5-9]\d|100)(?:[.,]\d+)?\s?%|\bhigh (?:cpu|load)|\bcpu\b|\bspin\w*|\bbusy\b|\bhog\w*|\bskyrocket\w*|使用率|高负[荷载]|負荷|高く|高い|占用|飙升|飆升)|\b(?:high|100\s?%)[^.\n]{0,20}\bcpu\b[^.\n]{0,30}\bkswap|\bcpu (?:is |was )?at (?:[5-9]\d|100)\s?%[^.\n]{0,40}?\bkswap)",
             "The text says kswapd was burning CPU: reclaim could not keep up",
         )
     },

@@ -68,7 +68,7 @@ pub(super) static RULES: &[Rule] = &[
                 "`killed`",
                 "“killed”",
             ],
-            r"(?i:(?P<claim>\b(?:process|job|program|script|task|container|pod|worker|training|build|server|app|application|kernel|run|it)\s+(?:(?:always|just|simply|then|eventually|finally|sometimes|randomly|suddenly|silently|immediately|also) )?(?:(?:gets?|got|was|is|were|keeps getting|getting|has been|had been) killed|(?:was|is|got|gets) auto-killed)\b|\b(?:says?|said|showed|printed|see|saw|displayed|outputs?|outputted|status|with) (?:(?:the|a|just|only) )?(?:(?:status|message|word|text|output) )?[\x22'`“]Killed[\x22'`”]))",
+            r"(?i:(?P<claim>\b(?:process|job|program|script|task|container|pod|worker|training|build|server|app|application|kernel|run|it)\s+(?:(?:always|just|simply|then|eventually|finally|sometimes|randomly|suddenly|silently|immediately|also) )?(?:(?:gets?|got|was|is|were|keeps getting|getting|has been|had been) killed|(?:was|is|got|gets) auto-killed)\b|\b(?:says?|said|showed|printed|see|saw|displayed|outputs?|outputted|status|with) (?:(?:the|a|just|only) )?(?:(?:status|message|word|text|output) )?[\x22'`“](?-i:Killed|killed)[\x22'`”]))",
             "The report says the process was killed ({claim})",
         )
     },
@@ -132,13 +132,14 @@ fn extract_process_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
 /// sentence (`When a container exceeds its memory limit, the process is killed`): what
 /// happens any time it is, a page's, not one that came (`When I ran it, the process
 /// was killed`) nor one the writer meets (`when I try to map the reads the process gets
-/// killed`).
-fn supposed_any_time(before: &str, told: &str) -> bool {
+/// killed`). A `will` before it is a page's habit too (`A process that exceeds its
+/// memory will exit with "Killed"`).
+pub(super) fn supposed_any_time(before: &str, told: &str) -> bool {
     static ANY_TIME: OnceLock<Option<Regex>> = OnceLock::new();
     static PAST: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &ANY_TIME,
-        r"(?i)\b(?:if|unless|when|whenever|once|in case)\b",
+        r"(?i)\b(?:if|unless|when|whenever|once|in case|will)\b",
         before,
     ) && !first_person(before)
         && !matches(&PAST, r"(?i)\b(?:was|were|got|had been)\b", told)

@@ -233,7 +233,7 @@ pub(super) static RULES: &[Rule] = &[
         Error,
         &["OOMKilled", "OOM Killed", "init was OOM-killed"],
         // runc's own words when the container's first process is killed at start.
-        r#"\bcontainer init was OOM-killed\b|Reason:\s+OOMKilled|"reason":\s*"OOM ?Killed"|\bOOMKilled\s+\d+\s|\b\d+/\d+\s+OOMKilled\b|(?:[Tt]erminated|State|state|status|Status).{0,40}\bOOMKilled(?:[^=:"\w]|$)|\bOOMKilled\s*$|reason:\s*OOMKilled|\bwith (?:an? |the )?OOMKilled (?:status|error|reason|state)\b|\bOOMKilled \(exit code 137\)|\bOOMKilled[=:]\s*true\b"#,
+        r#"\bcontainer init was OOM-killed\b|Reason:\s+OOMKilled|"reason":\s*"OOM ?Killed"|\bOOMKilled\s+\d+\s|\b\d+/\d+\s+OOMKilled\b|(?:[Tt]erminated|State|state|status|Status).{0,40}\bOOMKilled(?:[^=:"\w]|$)|\bOOMKilled\s*$|reason:\s*OOMKilled|\bwith (?:an? |the )?OOMKilled (?:status|error|reason|state)\b|\bOOMKilled \(exit code 137\)|(?:^\s*|[,\x60])OOMKilled[=:]\s*true\b"#,
         "Kubernetes: the container was OOMKilled (it reached its memory limit)",
     ),
     rule(
