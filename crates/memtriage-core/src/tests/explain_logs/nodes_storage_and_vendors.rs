@@ -64,7 +64,13 @@ fn a_quoted_killed_is_the_shells_word() {
     lines_raise_nothing(&[
         "- Console shows “Killed”, “Out of memory”, or similar messages",
         "If you see \"Killed\" in the output, the kernel ended the process.",
+        // A page's habit: the same words, with `saw`, are a report.
+        "A worker that leaks will then see the status \"killed\".",
     ]);
+    each_named_first(&[(
+        "A worker that leaks then saw the status \"killed\".",
+        "log.sigkill",
+    )]);
 }
 
 #[test]

@@ -248,6 +248,7 @@ pub(super) static RULES: &[Rule] = &[
                 "due to kernel",
                 "due to the kernel",
                 "because of the kernel",
+                "because of kernel",
                 "exceeding the memory limit",
                 "exceeding its memory limit",
                 "exceeding my memory limit",
@@ -579,7 +580,7 @@ fn extract_retold_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     };
     matches(
         &TOLD,
-        r"(?i)\b(?:get|gets|getting|got|returns?|returned|says?|said|prints?|printed|shows?|showed|displays?|displayed|ends?|ending|ended|crash(?:es|ed)?|dies|died|fails?|failed|exits?|exited|terminated|stops?|stopped|was|were|there (?:is|was)|output)\b(?: \w+){0,3}? [\x22'`“]+$",
+        r"(?i)\b(?:get|gets|getting|got|returns?|returned|says?|said|prints?|printed|shows?|showed|displays?|displayed|ends?|ending|ended|crash(?:es|ed)?|dies|died|fails?|failed|exits?|exited|terminated|stops?|stopped|was|were|there (?:is|was)|output|see|saw|status)\b(?: \w+){0,3}? [\x22'`“]+$",
         &msg[..at],
     ) && claim_stands(msg, out)
 }

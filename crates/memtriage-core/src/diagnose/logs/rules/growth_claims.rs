@@ -10,8 +10,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::super::prose::{first_person, matches};
+use super::super::prose::matches;
 use super::claims::{claim, extract_claim, extract_told, rise_stands, sentence_of};
+use super::kill_claims::supposes_a_case;
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::Warn;
@@ -117,7 +118,9 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
     Rule {
-        extract: Some(extract_onset),
+        // Read as every told rise is: not one that levels off, scales with a
+        // workload, or is called expected.
+        extract: Some(|msg, out| rise_stands(msg, out)),
         certainty: Possible,
         ..rule(
             // A rise the writer watched begin (`Then memory started climbing across
@@ -192,13 +195,6 @@ pub(super) static RULES: &[Rule] = &[
     },
 ];
 
-/// A rise's onset, read as every told rise is ([`rise_stands`]): not one that levels
-/// off, scales with a workload, or is called expected.
-#[allow(clippy::ptr_arg)]
-fn extract_onset(msg: &str, out: &mut Vec<(String, String)>) -> bool {
-    rise_stands(msg, out)
-}
-
 /// `doesn't stop growing`, its negation the rise's, where the sentence supposes
 /// nothing (`By design, heap usage doesn't stop growing until it reaches -Xmx`).
 #[allow(clippy::ptr_arg)]
@@ -221,14 +217,7 @@ pub(super) fn extract_unsupposed(msg: &str, out: &mut Vec<(String, String)>) -> 
 }
 
 fn supposed(msg: &str, out: &[(String, String)]) -> bool {
-    static ANY_TIME: OnceLock<Option<Regex>> = OnceLock::new();
     claim(out)
         .and_then(|told| sentence_of(msg, told).map(|(start, at, _)| &msg[start..at]))
-        .is_none_or(|before| {
-            matches(
-                &ANY_TIME,
-                r"(?i)\b(?:if|unless|when|whenever|once|in case)\b",
-                before,
-            ) && !first_person(before)
-        })
+        .is_none_or(supposes_a_case)
 }

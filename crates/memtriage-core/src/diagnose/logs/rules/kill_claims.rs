@@ -47,9 +47,10 @@ pub(super) static RULES: &[Rule] = &[
             // `after few iterations, the process get killed`, `It gets killed every
             // night`, `the process was auto-killed`: a SIGKILL whose sender the
             // text may tell elsewhere (the thread's `you are running out of memory`), as
-            // for the shell's own `Killed`, which a writer quotes (`i get kicked out and
-            // says "killed"`, `I come up to see the status "Killed"`); a page's present
-            // (`The shell prints \`Killed\``) tells what happens any time.
+            // for the shell's own `Killed`, which a writer quotes in lower case (`i get
+            // kicked out and says "killed"`), where the retold `Killed` of `claims`, read
+            // in its own case only, cannot see it; a page's present (`The shell prints
+            // \`killed\``) tells what happens any time.
             PROCESS_KILLED,
             C::OomKill,
             Warn,
@@ -68,7 +69,7 @@ pub(super) static RULES: &[Rule] = &[
                 "`killed`",
                 "“killed”",
             ],
-            r"(?i:(?P<claim>\b(?:process|job|program|script|task|container|pod|worker|training|build|server|app|application|kernel|run|it)\s+(?:(?:always|just|simply|then|eventually|finally|sometimes|randomly|suddenly|silently|immediately|also) )?(?:(?:gets?|got|was|is|were|keeps getting|getting|has been|had been) killed|(?:was|is|got|gets) auto-killed)\b|\b(?:says?|said|showed|printed|see|saw|displayed|outputs?|outputted|status|with) (?:(?:the|a|just|only) )?(?:(?:status|message|word|text|output) )?[\x22'`“](?-i:Killed|killed)[\x22'`”]))",
+            r"(?i:(?P<claim>\b(?:process|job|program|script|task|container|pod|worker|training|build|server|app|application|kernel|run|it)\s+(?:(?:always|just|simply|then|eventually|finally|sometimes|randomly|suddenly|silently|immediately|also) )?(?:(?:gets?|got|was|is|were|keeps getting|getting|has been|had been) killed|(?:was|is|got|gets) auto-killed)\b|\b(?:says?|said|showed|printed|see|saw|displayed|outputs?|outputted|status|with) (?:(?:the|a|just|only) )?(?:(?:status|message|word|text|output) )?[\x22'`“](?-i:killed)[\x22'`”]))",
             "The report says the process was killed ({claim})",
         )
     },
@@ -134,13 +135,20 @@ fn extract_process_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
 /// was killed`) nor one the writer meets (`when I try to map the reads the process gets
 /// killed`). A `will` before it is a page's habit too (`A process that exceeds its
 /// memory will exit with "Killed"`).
-pub(super) fn supposed_any_time(before: &str, told: &str) -> bool {
-    static ANY_TIME: OnceLock<Option<Regex>> = OnceLock::new();
+fn supposed_any_time(before: &str, told: &str) -> bool {
+    static HABIT: OnceLock<Option<Regex>> = OnceLock::new();
     static PAST: OnceLock<Option<Regex>> = OnceLock::new();
+    (supposes_a_case(before) || (matches(&HABIT, r"(?i)\bwill\b", before) && !first_person(before)))
+        && !matches(&PAST, r"(?i)\b(?:was|were|got|had been)\b", told)
+}
+
+/// Words before a claim, in its sentence, that open a case any time it comes (`if`,
+/// `when`, `once`), where the writer does not speak of themselves.
+pub(super) fn supposes_a_case(before: &str) -> bool {
+    static ANY_TIME: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &ANY_TIME,
-        r"(?i)\b(?:if|unless|when|whenever|once|in case|will)\b",
+        r"(?i)\b(?:if|unless|when|whenever|once|in case)\b",
         before,
     ) && !first_person(before)
-        && !matches(&PAST, r"(?i)\b(?:was|were|got|had been)\b", told)
 }
