@@ -127,9 +127,9 @@ pub(super) fn read_head(region: &[u8]) -> Option<Head> {
     })
 }
 
-/// An issue's title as a thread is pasted: its heading, above its byline or its form's
-/// first heading, under the tracker's line naming the issue and its labels where
-/// those were kept (`zhu30844/MotionSense · issue #4 · open · C`, `labels: bug`).
+/// An issue's title as a thread is pasted: its heading under the tracker's line naming
+/// the issue and its labels where those were kept (`zhu30844/MotionSense · issue #4 ·
+/// open · C`, `labels: bug`), or above its byline or its form's first heading.
 fn issue_title(lines: &[String]) -> Option<String> {
     static TRACKER: OnceLock<Option<Regex>> = OnceLock::new();
     let tracker = lines.first().is_some_and(|l| {
@@ -144,9 +144,10 @@ fn issue_title(lines: &[String]) -> Option<String> {
     let lines = &lines[usize::from(tracker) + usize::from(labels)..];
     let first = lines.first()?;
     (first.starts_with('#')
-        && lines
-            .get(1)
-            .is_some_and(|l| is_issue_byline(l) || is_issue_form_heading(l)))
+        && (tracker
+            || lines
+                .get(1)
+                .is_some_and(|l| is_issue_byline(l) || is_issue_form_heading(l))))
     .then(|| first.clone())
 }
 

@@ -155,6 +155,15 @@ fn a_change_and_an_issue_under_its_tracker_line_read_as_such() {
         "zhu30844/MotionSense · issue #4 · open · C\n# 程序出现Segmentation fault (core dumped)\n\nwp-chen · description · 2025-02-27\n您好，我clone您的项目在本地运行时出现了core dumped。\n",
         "log.native-crash",
     )]);
+    // The tracker's line alone makes the heading under it the issue's title, whatever
+    // follows it (here a profiler's table, no byline); without it a heading is a page's.
+    let titled = "PennyLaneAI/pennylane · issue #6297 · closed · Python\nlabels: bug\n# Memory leak occurs while using lightning.kokkos device\n\n```shell\n    96    764.7 MiB      2.8 MiB           1           results = self.qcircuit(inputs_stack)\n```\n";
+    texts_named_first(&[(titled, "log.memory-growth")]);
+    let untitled = titled
+        .split_once('\n')
+        .map(|(_, rest)| rest)
+        .unwrap_or_default();
+    assert!(super::classes(untitled.as_bytes()).is_empty());
 }
 
 /// Read after batch 24's set-aside was scored: Ray's object store too big for /dev/shm,

@@ -31,6 +31,7 @@ mod gpu;
 mod imaging_and_trading;
 mod kernel;
 mod kills_and_rises_in_words;
+mod leaks_told;
 mod limits;
 mod locales_and_tools;
 mod nodes_storage_and_vendors;

@@ -58,6 +58,7 @@ pub(super) fn extract_leak_claim(msg: &str, out: &mut Vec<(String, String)>) -> 
     let near = near.into_iter().rev().collect::<Vec<_>>().join(" ");
     asserted(&near)
         || (english.starts_with("leak") && ongoing(&near))
+        || (english.starts_with("leaks ") && told_of_a_subject(&before))
         || opens_a_title(&before, after, claim)
         || (met_after(after) && !defines(&near, after))
 }
@@ -98,6 +99,48 @@ fn ongoing(near: &str) -> bool {
     )
 }
 
+/// `The application leaks memory in development mode`: a present tense with a named
+/// subject before it. Not a relative clause (`code that leaks memory`), a negation
+/// (`nothing here leaks memory`), a generic subject (`a closure in a loop leaks
+/// memory`, `every handle leaks memory`), nor the reader addressed (`your worker leaks
+/// memory when you forget close()`).
+fn told_of_a_subject(before: &str) -> bool {
+    let words: Vec<&str> = before
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let (Some(first), Some(last)) = (words.first(), words.last()) else {
+        return false;
+    };
+    let generic = ["a", "an", "any", "every", "each", "some"].contains(first);
+    let negated = words
+        .iter()
+        .any(|w| ["no", "not", "never", "nothing", "none"].contains(w) || w.ends_with("n't"));
+    let addressed = words.iter().any(|w| ["you", "your"].contains(w));
+    let clause = [
+        "that",
+        "which",
+        "who",
+        "what",
+        "it",
+        "also",
+        "often",
+        "sometimes",
+        "usually",
+        "rarely",
+        "still",
+        "and",
+        "or",
+        "if",
+        "when",
+        "whether",
+        "how",
+    ]
+    .contains(last);
+    !(generic || negated || addressed || clause)
+}
+
 /// The writer speaks of what they saw (`I`, `we`, `there is`, `it seems to have`,
 /// `noticed`, `a massive memory leak`), also in the words of the European languages
 /// reports are written in (`problemen te hebben met een memory leak`, having problems
@@ -106,7 +149,7 @@ fn asserted(near: &str) -> bool {
     static ASSERTED: OnceLock<Option<Regex>> = OnceLock::new();
     matches(
         &ASSERTED,
-        r"\b(?:i|we|i'm|i've|we're|we've|my|our|there(?:'s)?|it|this|that|which|seems?|appears?|looks?|has|have|had|got|getting|notic\w+|observ\w+|experienc\w+|found|suspect\w*|confirm\w*|caus\w+|introduc\w+|massive|huge|serious|severe|big|bad|possible|potential|obvious|some sort of|kind of|ik|wij|hebben|heb|ich|wir|habe|haben|yo|tengo|tenemos|hay|eu|tenho|temos|tem|nous|avons|abbiamo|mam|mamy)\b",
+        r"\b(?:i|we|i'm|i've|we're|we've|my|our|there(?:'s)?|it|this|that|which|seems?|appears?|looks?|has|have|had|got|getting|notic\w+|observ\w+|experienc\w+|facing|having|seeing|suffer\w*|contains?|chasing|plagu\w+|problema?|issue|found|suspect\w*|confirm\w*|caus\w+|introduc\w+|massive|huge|serious|severe|big|bad|possible|potential|obvious|some sort of|kind of|ik|wij|hebben|heb|ich|wir|habe|haben|yo|tengo|tenemos|hay|eu|tenho|temos|tem|nous|avons|abbiamo|mam|mamy)\b",
         near,
     )
 }
