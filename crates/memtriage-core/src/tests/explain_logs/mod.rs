@@ -53,6 +53,7 @@ mod signals;
 mod sixth_batch;
 mod speech_vms_and_arrays;
 mod statistics_audio_and_security;
+mod stats_eda_and_observability;
 mod streaming;
 mod symptoms;
 mod tools_and_solvers;

@@ -625,9 +625,10 @@ fn clause_start(before: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// The sentence that ends at `end` in `msg` is a question.
+/// The sentence that ends at `end` in `msg` is a question; not a doubt in brackets
+/// (`is called with (any?) .wav file`).
 fn is_question(msg: &str, end: usize) -> bool {
-    msg[end..].starts_with(['?', '？'])
+    msg[end..].starts_with(['?', '？']) && !msg[end..].starts_with("?)")
 }
 
 /// The question that ends at `end` asks about the claim at `claim` (`Is this a memory
@@ -875,9 +876,11 @@ fn settles(sentence: &str) -> bool {
 /// generalise what the sentence names, in the languages reports are written in.
 fn denied(sentence: &str) -> bool {
     static DENIED: OnceLock<Option<Regex>> = OnceLock::new();
+    // `no matter how much memory it gets` concedes, and denies nothing.
+    let sentence = sentence.replace("no matter", "");
     matches(
         &DENIED,
         r"\b(?:no|not|never|without|any|if|whether|unless|may|might|could|can|guess\w*|wonder\w*|maybe|perhaps|avoid\w*|prevent\w*|fix|fixe[sd]|fixing|how to|how do|common|typical|such as|e\.g|indicat\w*|or something|or whatever|or some|pas|sans|aucune?|si|ni|nie|bez|ne|nein|kein\w*|nicht|ohne|sin|ningún|ninguna|não|sem|nessun\w*|senza|niet|geen|zonder|не|нет|без|değil|yok|không|tidak|bukan|nincs|nu|fără|δεν|χωρίς|ingen|inte|ikke|ei|لا|ليس|بدون|نه|בלי|לא|नहीं|ไม่)\b|n't\b|不是|没有|沒有|場合|正常|无|無|未|感觉|可能|也许|或许|猜|なし|ない|없|않",
-        sentence,
+        &sentence,
     )
 }

@@ -3,12 +3,43 @@
 //! The same guards as `claims` (no denial, no supposition, no question), beside it
 //! because that module is at its size limit.
 
-use super::claims::{extract_claim, extract_crash_claim};
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::super::prose::matches;
+use super::claims::{claim, extract_claim, extract_crash_claim, sentence_of};
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::Warn;
 
 pub(super) static RULES: &[Rule] = &[
+    Rule {
+        extract: Some(extract_out_of_memory_error_met),
+        certainty: Possible,
+        ..rule(
+            // An out-of-memory error the writer met, in whatever verb (`I got an out
+            // of memory error and the program crashed`, `fails with an out of memory
+            // error`, `we receive out-of-memory errors under MSAN`), or a crash put on
+            // too little memory (`the slicer crashes due to too little memory`): the program's
+            // own allocation failed, where no GPU or container is named.
+            "prose.out-of-memory-error-met",
+            C::HostAllocFailure,
+            Warn,
+            &[
+                "out of memory error",
+                "out-of-memory error",
+                "outofmemory error",
+                "out of memory exception",
+                "out-of-memory exception",
+                "oom error",
+                "low memory",
+                "little memory",
+            ],
+            r"(?i:(?P<claim>\b(?:got|get|gets|getting|receive[ds]?|receiving|hit|hits|hitting|fail(?:s|ed|ing)? with|crash(?:es|ed|ing)? with|end(?:s|ed)? with|encounter(?:s|ed|ing)?|(?:run|ran|running) into|see|saw|seeing|giv(?:es|ing)|gave) (?:me |us )?(?:an? |the |this |that |some |these )?[`'\x22]?(?:out[- ]of[- ]memory|OutOfMemory|oom)[`'\x22]? (?:errors?|exceptions?)\b|\bcrash(?:es|ed)? (?:\w+ )?(?:due to|because of) (?:too )?(?:low|little) memory\b))",
+            "The report says the program ran out of memory ({claim})",
+        )
+    },
     Rule {
         extract: Some(extract_claim),
         certainty: Possible,
@@ -120,3 +151,20 @@ pub(super) static RULES: &[Rule] = &[
         )
     },
 ];
+
+/// An out-of-memory error met, in a sentence that names no GPU (CUDA's own claims read
+/// those), and no container, pod, cluster, node or job, where it is most often a
+/// limit's kill that the kill claims and the thread's word read (`the esfc job fails
+/// with an out-of-memory error` over the shell's `Killed`).
+#[allow(clippy::ptr_arg)]
+fn extract_out_of_memory_error_met(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    static ELSEWHERE: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some((start, _, end)) = claim(out).and_then(|told| sentence_of(msg, told)) else {
+        return false;
+    };
+    !matches(
+        &ELSEWHERE,
+        r"(?i)\b(?:cuda|gpu|vram|device|container|pod|kubernetes|k8s|docker|cluster|node|job)\b",
+        &msg[start..end],
+    ) && extract_claim(msg, out)
+}

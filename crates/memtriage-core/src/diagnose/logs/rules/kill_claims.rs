@@ -18,6 +18,55 @@ pub const PROCESS_KILLED: &str = "prose.process-killed";
 
 pub(super) static RULES: &[Rule] = &[
     Rule {
+        extract: Some(extract_killed_for_memory),
+        certainty: Possible,
+        ..rule(
+            // A kill and memory as its cause in one clause, in whatever order and
+            // words (`the os who killed it because of memory consumption`, `it hogs
+            // all memory and the my whole session is killed`, `burst to 27GB of
+            // memory which causes it to be killed by memory limits`, `it sometimes
+            // still be killed by system oom killer`): the mechanism, where the claims
+            // above read its commonest phrasings.
+            "prose.killed-for-memory",
+            C::OomKill,
+            Warn,
+            &[
+                "is killed",
+                "was killed",
+                "were killed",
+                "are killed",
+                "be killed",
+                "been killed",
+                "being killed",
+                "got killed",
+                "gets killed",
+                "get killed",
+                "getting killed",
+                "ly killed",
+                "still killed",
+                "then killed",
+                "just killed",
+                "also killed",
+                "killed it",
+                "killed them",
+                "killed the",
+                "killed my",
+                "killed our",
+                "killed its",
+                "killed his",
+                "killed her",
+                "killed their",
+                "killed every",
+                "killed all",
+                "killed processes",
+                "kills",
+                "killing",
+            ],
+            r"(?i:(?P<claim>\b(?:(?:is|was|were|are|be|been|being|got|gets|get|getting)\s+(?:(?:\w+ly|still|then|just|also)\s+)?killed|(?:killed|kills|killing)\s+(?:it|them|the|my|our|its|his|her|their|every|all|processes)\b)(?: [\w']+){0,4}? (?:because|due to|for|by|after|from|when|while|on|over|as|since)\b[^.;!?。！？\n]{0,40}?\b(?:oom(?:[-_ ]?kill(?:ed|er|ing|s)?|ed|'d|'ed)?|out[- ]of[- ](?:memory|ram)|memory (?:limits?|consumption|usage|pressure|exhaustion)|(?:all|too much|so much|more) (?:of )?(?:the |my |its |available |system )*(?:memory|ram)|low memory)\b|\b(?:oom(?:[-_ ]?kill(?:ed|er|ing|s)?|ed|'d|'ed)?|out of (?:memory|ram)|memory (?:consumption|usage|pressure|exhaustion)|(?:all|too much|so much|more) (?:of )?(?:the |my |its |available |system )*(?:memory|ram)|low memory)\b[^.;!?。！？\n]{3,60}?\b(?:(?:is|was|were|are|be|been|being|got|gets|get|getting)\s+(?:(?:\w+ly|still|then|just|also)\s+)?killed|(?:killed|kills|killing)\s+(?:it|them|the|my|our|its|his|her|their|every|all|processes)\b)))",
+            "The report says the process was killed for memory ({claim})",
+        )
+    },
+    Rule {
         extract: Some(extract_grew_until_killed),
         certainty: Possible,
         ..rule(
@@ -75,6 +124,30 @@ pub(super) static RULES: &[Rule] = &[
     },
 ];
 
+/// A kill for memory its clause neither denies nor supposes, where no page speaks of
+/// what happens any time (`if a process uses too much memory, it is killed`), its
+/// sentence names no killer of another kind (`the watchdog`, `Slurm`, `systemd-oomd`:
+/// their own claims read those), and does not hedge or generalise (`either due to out
+/// of memory or by explicit kill`, `exit code 137 typically means the process is
+/// killed because it was running out of memory`).
+#[allow(clippy::ptr_arg)]
+fn extract_killed_for_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
+    static ANOTHER_KILLER_OR_HEDGED: OnceLock<Option<Regex>> = OnceLock::new();
+    static ROSE_UNTIL: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some((told, (start, _, end))) = told_in_its_sentence(msg, out) else {
+        return false;
+    };
+    let rose_until = matches(&ROSE_UNTIL, r"(?i)\buntil\b", told);
+    !supposed_any_time(&msg[start..end], told)
+        && !rose_until
+        && !matches(
+            &ANOTHER_KILLER_OR_HEDGED,
+            r"(?i)\b(?:systemd-oomd|oomd|earlyoom|nohang|watchdog|low ?memory ?killer|lmkd?|slurm\w*|kubelet|evict\w*|yarn|scheduler|supervisor\w*|either|probabl\w*|likely|maybe|perhaps|possibl\w*|guess|typically|usually|generally|normally|often|means?)\b|\bjob\b[^.;]*\blimits?\b",
+            &msg[start..end],
+        )
+        && extract_claim(msg, out)
+}
+
 /// A rise that ended in a kill the text gives to a killer of its own (`the memory
 /// usage spikes and the job is killed by the scheduler`) is that killer's, which its
 /// own claim reads: the kernel's OOM killer is the one meant only where none is named.
@@ -103,10 +176,7 @@ fn extract_process_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     static OTHER_SIGNAL: OnceLock<Option<Regex>> = OnceLock::new();
     static ROSE_UNTIL: OnceLock<Option<Regex>> = OnceLock::new();
     static SENDER_TOLD: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some(told) = claim(out) else {
-        return false;
-    };
-    let Some((start, at, _)) = sentence_of(msg, told) else {
+    let Some((told, (start, at, _))) = told_in_its_sentence(msg, out) else {
         return false;
     };
     let after = &msg[at + told.len()..];
@@ -127,6 +197,15 @@ fn extract_process_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
             msg,
         )
         && extract_claim(msg, out)
+}
+
+/// The claim and its sentence's bounds ([`sentence_of`]).
+fn told_in_its_sentence<'a>(
+    msg: &str,
+    out: &'a [(String, String)],
+) -> Option<(&'a str, (usize, usize, usize))> {
+    let told = claim(out)?;
+    Some((told, sentence_of(msg, told)?))
 }
 
 /// A kill in the present after `if`, `when` or `once` anywhere before it in its

@@ -1,0 +1,73 @@
+//! Batch 34's words (observability stacks, statistics software, EDA and CAD tools,
+//! PyTorch threads): a kill with memory as its cause in one clause, an out-of-memory
+//! error met, a crash on too little RAM; each with the near miss that must stay quiet.
+
+use super::{each_named_first, lines_raise_nothing};
+
+#[test]
+fn a_kill_with_memory_as_its_cause() {
+    each_named_first(&[
+        (
+            "The app did terminate when I first saw that, but it was the os who killed it because of memory consumption.",
+            "log.oom-kill",
+        ),
+        (
+            "After it starts sampling, it hogs all memory and the my whole session is killed.",
+            "log.oom-kill",
+        ),
+        (
+            "I've seen it burst to as much as 27GB of memory which causes it to be killed by memory limits defined.",
+            "log.oom-kill",
+        ),
+        (
+            "But we found it sometimes still be killed by system oom killer.",
+            "log.oom-kill",
+        ),
+        (
+            "the Compactor is consistently being killed due to out of memory no matter how much memory it gets as limit",
+            "log.oom-kill",
+        ),
+    ]);
+    // A case supposed, another killer named, a guess, a generalisation, the noun
+    // `OOM kills`.
+    lines_raise_nothing(&[
+        "If a process uses too much memory, it is killed.",
+        "The worker exceeded its memory limit and the watchdog killed it for memory usage.",
+        "The pod probably got killed because of memory usage.",
+        "A worker typically gets killed because of memory pressure.",
+        "On kernel 5.0+, memcg OOM kills emit only the structured line.",
+    ]);
+}
+
+#[test]
+fn an_out_of_memory_error_met() {
+    each_named_first(&[
+        (
+            "When trying to slice at 0.05mm, I got an out of memory error and the program crashed.",
+            "log.host-alloc-failure",
+        ),
+        (
+            "The R system() function, for whatever reason, fails with an out of memory error, even though there is ~15GB free.",
+            "log.host-alloc-failure",
+        ),
+        (
+            "Slicing crashes due to too little memory even though 16 GB are free.",
+            "log.host-alloc-failure",
+        ),
+    ]);
+    // Denied, on a GPU, a cluster's job (a limit's kill, most often).
+    lines_raise_nothing(&[
+        "Occasionally we receive out-of-memory errors under MSAN that do not reproduce under ASAN.",
+        "I got an out of memory error on the GPU after the third epoch.",
+        "The esfc job on WCOSS2 fails with an out-of-memory error:",
+    ]);
+}
+
+#[test]
+fn a_doubt_in_brackets_asks_nothing() {
+    each_named_first(&[(
+        "Nightly release of `torchaudio` (with Cuda 12.1) segfaults when `torchaudio.load` is called with (any?) `.wav` file.",
+        "log.native-crash",
+    )]);
+    lines_raise_nothing(&["Does `torchaudio` segfault when `torchaudio.load` is called?"]);
+}
