@@ -71,3 +71,12 @@ fn a_doubt_in_brackets_asks_nothing() {
     )]);
     lines_raise_nothing(&["Does `torchaudio` segfault when `torchaudio.load` is called?"]);
 }
+
+#[test]
+fn memory_eaten_gradually() {
+    each_named_first(&[(
+        "When I leave RStudio open, it gradually eats memory.",
+        "log.memory-growth",
+    )]);
+    lines_raise_nothing(&["It never gradually eats memory."]);
+}

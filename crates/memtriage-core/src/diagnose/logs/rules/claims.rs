@@ -62,7 +62,7 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // Memory said to rise and keep rising, in a sentence of the writer's own:
             // `the RAM consumption constantly increases`, `RSS is still climbing`, `la
-            // memoria va aumentando constantemente`, `gradually eating up my memory`, or
+            // memoria va aumentando constantemente`, `gradually eating up my memory`, `it gradually eats memory`, or
             // in the next sentence of the
             // line (`watch viewer memory usage. It grows without bound.`). The rise
             // needs a word that it lasts (over time, still, until, after each call, while training, at a
@@ -97,8 +97,14 @@ pub(super) static RULES: &[Rule] = &[
                 "eats up my memory",
                 "eats up memory",
                 "eats up the memory",
+                "eats memory",
+                "eats my memory",
+                "eats the memory",
+                "eating memory",
+                "eating my memory",
+                "eating the memory",
             ],
-            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|process size|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|consistent|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:memory|ram|rss|heap)\b[^.\n]{0,80}\.\s+(?:and |but )?(?:it|this|that)\s+(?:\w+ly\s+)?(?:(?:just |still )?keeps?(?: on)? |continues to |is |was )?(?:increas\w*|grow(?:s|ing)?|climb\w*|rising)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b|\beat(?:s|ing) up (?:my |the )?memory\b|\b(?:steady|constant|continuous|gradual|linear) increase in (?:the )?(?:memory|ram)\b))",
+            r"(?i:(?P<claim>\b(?:memory|ram|rss|heap|vram|leak|working set|resident (?:set|size|memory)|process size|memoria|m[ée]moire)\b(?:[^.\n]|\.[^\s.]){0,60}?\b(?:increas\w*|grow(?:s|ing|n)?|rising|climb\w*|creep\w*|aumenta\w*)\b|\b(?:unbounded|unlimited|uncontrolled|runaway|steady|continuous|constant|consistent|gradual|monotonic)(?:,? \w+){0,2} (?:memory|ram|rss|heap) growth\b|\bmore and more memory\b|\b(?:memory|usage) (?:goes up|going up|went up|rises?)\b|\b(?:memory|ram|rss|heap)\b[^.\n]{0,80}\.\s+(?:and |but )?(?:it|this|that)\s+(?:\w+ly\s+)?(?:(?:just |still )?keeps?(?: on)? |continues to |is |was )?(?:increas\w*|grow(?:s|ing)?|climb\w*|rising)\b|\b(?:increas(?:es|ing)|growing|rising|climbing|creeping)(?: [\w']+){0,2} (?:memory|ram|rss|heap|vram)\b|\beat(?:s|ing) up (?:my |the )?memory\b|\b(?:gradually|slowly|constantly|steadily|continuously|progressively) eat(?:s|ing) (?:my |the )?memory\b|\b(?:steady|constant|continuous|gradual|linear) increase in (?:the )?(?:memory|ram)\b))",
             "The report says memory keeps rising ({claim})",
         )
     },
