@@ -1,6 +1,7 @@
 //! Batch 34's words (observability stacks, statistics software, EDA and CAD tools,
 //! PyTorch threads): a kill with memory as its cause in one clause, an out-of-memory
-//! error met, a crash on too little RAM; each with the near miss that must stay quiet.
+//! error met, a crash on too little memory, and the forms its scoring showed; each with
+//! the near miss that must stay quiet.
 
 use super::{each_named_first, lines_raise_nothing};
 
@@ -79,4 +80,24 @@ fn memory_eaten_gradually() {
         "log.memory-growth",
     )]);
     lines_raise_nothing(&["It never gradually eats memory."]);
+}
+
+/// Read after batch 34's set-aside was scored: ninja's word for a job it saw killed,
+/// Armadillo's refusal of a matrix too large for its index type.
+#[test]
+fn forms_read_after_the_scoring() {
+    each_named_first(&[
+        (
+            "ninja: job terminated due to signal 9: cd /home/build && /home/build/build/zig1 src/stage1.zig",
+            "log.sigkill",
+        ),
+        (
+            "  SpMat::init(): requested size is too large; suggest to enable ARMA_64BIT_WORD",
+            "log.host-alloc-failure",
+        ),
+    ]);
+    lines_raise_nothing(&[
+        "ninja: job terminated due to signal 2",
+        "ARMA_64BIT_WORD is enabled by default on 64-bit systems.",
+    ]);
 }

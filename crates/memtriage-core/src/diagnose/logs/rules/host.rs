@@ -233,12 +233,13 @@ pub(super) static RULES: &[Rule] = &[
         // buffer pool, GDAL's (its error number 2 is CPLE_OutOfMemory: `ERROR 2:
         // overview.cpp, 4145: cannot allocate 29949646468 bytes`), osm2pgsql's node
         // cache; macOS's libmalloc when the VM refused a region (`malloc: can't
-        // allocate region`, then `mach_vm_map(size=…) failed (error code=3)`).
+        // allocate region`, then `mach_vm_map(size=…) failed (error code=3)`), Armadillo's
+        // `SpMat::init(): requested size is too large; suggest to enable ARMA_64BIT_WORD`.
         "tool.failed-allocation",
         C::HostAllocFailure,
         Error,
-        &["Failed attempt to allocate", "allocate memory for the buffer pool", "InnoDB: mmap(", "ERROR 2: ", "Out of memory for dense node cache", "Out of memory for sparse node cache", "can't allocate region"],
-        r"\bFailed attempt to allocate \d+\s*bytes\b|\bOut of memory for (?:dense|sparse) node cache\b|\bmalloc: can't allocate region\b|\bERROR 2: .{0,120}?\b(?:cannot allocate|failed to allocate|out of memory allocating) (?P<bytes>\d+) bytes\b|\bInnoDB: Cannot allocate memory for the buffer pool\b|\bInnoDB: mmap\(\d+ bytes\) failed; errno 12\b",
+        &["Failed attempt to allocate", "allocate memory for the buffer pool", "InnoDB: mmap(", "ERROR 2: ", "Out of memory for dense node cache", "Out of memory for sparse node cache", "can't allocate region", "suggest to enable ARMA_64BIT_WORD"],
+        r"\bFailed attempt to allocate \d+\s*bytes\b|\brequested size is too large; suggest to enable ARMA_64BIT_WORD\b|\bOut of memory for (?:dense|sparse) node cache\b|\bmalloc: can't allocate region\b|\bERROR 2: .{0,120}?\b(?:cannot allocate|failed to allocate|out of memory allocating) (?P<bytes>\d+) bytes\b|\bInnoDB: Cannot allocate memory for the buffer pool\b|\bInnoDB: mmap\(\d+ bytes\) failed; errno 12\b",
         "The program could not allocate the memory it asked for",
     ),
     rule(
