@@ -49,11 +49,15 @@ fn a_named_subject_leaks_memory() {
             "log.memory-growth",
         ),
     ]);
-    // A generic subject, a negation, the reader addressed.
+    // A generic subject, a negation, the reader addressed, code's gerund, a leak of
+    // something else into memory or of memory's contents.
     lines_raise_nothing(&[
         "A closure in a loop leaks memory.",
         "Every handle leaks memory.",
         "Nothing here leaks shared memory anymore.",
         "Your worker leaks GPU memory when you forget to call close().",
+        "Forgetting to call close() on the response leaks memory.",
+        "The API key was leaked into memory dumps.",
+        "The ioctl handler leaks uninitialized memory to userspace.",
     ]);
 }

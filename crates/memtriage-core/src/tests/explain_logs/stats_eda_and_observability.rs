@@ -37,6 +37,13 @@ fn a_kill_with_memory_as_its_cause() {
         "The pod probably got killed because of memory usage.",
         "A worker typically gets killed because of memory pressure.",
         "On kernel 5.0+, memcg OOM kills emit only the structured line.",
+        // Memory denied its part, a page's present, the writer's own kill, another
+        // killer, a fix.
+        "Memory usage is much lower now and nothing gets killed anymore.",
+        "The OOM killer selects a process and kills it.",
+        "I killed the process because memory usage was too high.",
+        "The worker was killed by PM2 because of memory usage over 500 MB.",
+        "Resolved an issue where the worker was killed due to excessive memory usage.",
     ]);
 }
 
@@ -56,11 +63,14 @@ fn an_out_of_memory_error_met() {
             "log.host-alloc-failure",
         ),
     ]);
-    // Denied, on a GPU, a cluster's job (a limit's kill, most often).
+    // On a GPU or a model's run, a cluster's job (a limit's kill, most often), a page's
+    // habit or pointer.
     lines_raise_nothing(&[
-        "Occasionally we receive out-of-memory errors under MSAN that do not reproduce under ASAN.",
         "I got an out of memory error on the GPU after the third epoch.",
+        "When I increase the batch size to 32 I get an out of memory error.",
         "The esfc job on WCOSS2 fails with an out-of-memory error:",
+        "Users will get an out of memory error when the file exceeds 2 GB.",
+        "See the out of memory errors section below.",
     ]);
 }
 
@@ -70,7 +80,10 @@ fn a_doubt_in_brackets_asks_nothing() {
         "Nightly release of `torchaudio` (with Cuda 12.1) segfaults when `torchaudio.load` is called with (any?) `.wav` file.",
         "log.native-crash",
     )]);
-    lines_raise_nothing(&["Does `torchaudio` segfault when `torchaudio.load` is called?"]);
+    lines_raise_nothing(&[
+        "Does `torchaudio` segfault when `torchaudio.load` is called?",
+        "Is this a memory leak (in PyTorch?)",
+    ]);
 }
 
 #[test]

@@ -52,7 +52,7 @@ pub(super) static RULES: &[Rule] = &[
                 "메모리 누수",
                 "메모리누수",
             ],
-            r"(?i:(?P<claim>memory[- ]leaks?|leak(?:s|ing|ed) (?:[\w-]+ )?(?:memory|ram)\b|fuites? (?:de |d'une )?m[ée]moire|vazamentos? de mem[óo]ria|(?-i:утечк\w* памяти)|内存泄[漏露]|メモリリーク|דליפת זי?כרון|메모리\s?누수))",
+            r"(?i:(?P<claim>memory[- ]leaks?|leak(?:s|ing|ed) (?:(?:gpu|cuda|shared|native|heap|node|process|system|virtual|kernel|host|device|video|graphics|physical|unmanaged|managed|jvm|python|js) )?(?:memory|ram)\b|fuites? (?:de |d'une )?m[ée]moire|vazamentos? de mem[óo]ria|(?-i:утечк\w* памяти)|内存泄[漏露]|メモリリーク|דליפת זי?כרון|메모리\s?누수))",
             "The report says the program leaks memory ({claim})",
         )
     },
@@ -631,10 +631,15 @@ fn clause_start(before: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// The sentence that ends at `end` in `msg` is a question; not a doubt in brackets
-/// (`is called with (any?) .wav file`).
+/// The sentence that ends at `end` in `msg` is a question; not a doubt in brackets that
+/// the sentence goes on after (`is called with (any?) .wav file`), where `Is this a
+/// leak (in PyTorch?)` still asks.
 fn is_question(msg: &str, end: usize) -> bool {
-    msg[end..].starts_with(['?', '？']) && !msg[end..].starts_with("?)")
+    let doubt_in_brackets = msg[end..].strip_prefix("?)").is_some_and(|rest| {
+        rest.trim_start()
+            .starts_with(|c: char| c.is_alphanumeric() || c == '`')
+    });
+    msg[end..].starts_with(['?', '？']) && !doubt_in_brackets
 }
 
 /// The question that ends at `end` asks about the claim at `claim` (`Is this a memory

@@ -21,12 +21,14 @@ pub(super) static RULES: &[Rule] = &[
         extract: Some(extract_killed_for_memory),
         certainty: Possible,
         ..rule(
-            // A kill and memory as its cause in one clause, in whatever order and
-            // words (`the os who killed it because of memory consumption`, `it hogs
-            // all memory and the my whole session is killed`, `burst to 27GB of
-            // memory which causes it to be killed by memory limits`, `it sometimes
-            // still be killed by system oom killer`): the mechanism, where the claims
-            // above read its commonest phrasings.
+            // A kill and memory as its cause in one clause, in whatever words: the
+            // kill, then why (`the os who killed it because of memory consumption`,
+            // `burst to 27GB of memory which causes it to be killed by memory
+            // limits`, `it sometimes still be killed by system oom killer`), or memory
+            // used up, then the kill (`it hogs all memory and the my whole session is
+            // killed`): the mechanism, where the claims above read its commonest
+            // phrasings. A kill in the present active (`the OOM killer kills the
+            // process with the highest score`) is a page's, and not read.
             "prose.killed-for-memory",
             C::OomKill,
             Warn,
@@ -59,10 +61,8 @@ pub(super) static RULES: &[Rule] = &[
                 "killed every",
                 "killed all",
                 "killed processes",
-                "kills",
-                "killing",
             ],
-            r"(?i:(?P<claim>\b(?:(?:is|was|were|are|be|been|being|got|gets|get|getting)\s+(?:(?:\w+ly|still|then|just|also)\s+)?killed|(?:killed|kills|killing)\s+(?:it|them|the|my|our|its|his|her|their|every|all|processes)\b)(?: [\w']+){0,4}? (?:because|due to|for|by|after|from|when|while|on|over|as|since)\b[^.;!?。！？\n]{0,40}?\b(?:oom(?:[-_ ]?kill(?:ed|er|ing|s)?|ed|'d|'ed)?|out[- ]of[- ](?:memory|ram)|memory (?:limits?|consumption|usage|pressure|exhaustion)|(?:all|too much|so much|more) (?:of )?(?:the |my |its |available |system )*(?:memory|ram)|low memory)\b|\b(?:oom(?:[-_ ]?kill(?:ed|er|ing|s)?|ed|'d|'ed)?|out of (?:memory|ram)|memory (?:consumption|usage|pressure|exhaustion)|(?:all|too much|so much|more) (?:of )?(?:the |my |its |available |system )*(?:memory|ram)|low memory)\b[^.;!?。！？\n]{3,60}?\b(?:(?:is|was|were|are|be|been|being|got|gets|get|getting)\s+(?:(?:\w+ly|still|then|just|also)\s+)?killed|(?:killed|kills|killing)\s+(?:it|them|the|my|our|its|his|her|their|every|all|processes)\b)))",
+            r"(?i:(?P<claim>\b(?:(?:is|was|were|are|be|been|being|got|gets|get|getting)\s+(?:(?:\w+ly|still|then|just|also)\s+)?killed|killed\s+(?:it|them|the|my|our|its|his|her|their|every|all|processes)\b),? (?:because(?: of)?|due to|for|from|as|since|by)\b[^,.;!?。！？\n]{0,40}?\b(?:oom(?:[-_ ]?kill(?:ed|er)|'?ed|'d)?|out[- ]of[- ](?:memory|ram)|memory (?:limits?|exhaustion)|(?:all|too much|so much|more) (?:of )?(?:the |my |its |available |system )*(?:memory|ram)|low memory|insufficient memory|lack of (?:memory|ram)|memory (?:issues?|problems?)|(?:high|excessive|huge) memory (?:usage|consumption)|memory (?:consumption|usage|pressure))\b|\b(?:us(?:es|ed|ing)|consum(?:es|ed|ing)|hog(?:s|ged|ging)|fill(?:s|ed|ing)(?: up)?|exhaust(?:s|ed|ing)|exceed(?:s|ed|ing)|eat(?:s|ing)(?: up)?|ate(?: up)?|runs?|ran|running|t[ao]ok|takes|occup(?:ies|ied|y)) (?:[\w-]+ ){0,3}?(?:oom(?:[-_ ]?kill(?:ed|er)|'?ed|'d)?|out[- ]of[- ](?:memory|ram)|memory (?:limits?|exhaustion)|(?:all|too much|so much|more) (?:of )?(?:the |my |its |available |system )*(?:memory|ram)|low memory|insufficient memory|lack of (?:memory|ram)|memory (?:issues?|problems?)|(?:high|excessive|huge) memory (?:usage|consumption))\b[^.;!?。！？\n]{3,60}?\b(?:(?:is|was|were|are|be|been|being|got|gets|get|getting)\s+(?:(?:\w+ly|still|then|just|also)\s+)?killed|killed\s+(?:it|them|the|my|our|its|his|her|their|every|all|processes)\b)))",
             "The report says the process was killed for memory ({claim})",
         )
     },
@@ -126,23 +126,30 @@ pub(super) static RULES: &[Rule] = &[
 
 /// A kill for memory its clause neither denies nor supposes, where no page speaks of
 /// what happens any time (`if a process uses too much memory, it is killed`), its
-/// sentence names no killer of another kind (`the watchdog`, `Slurm`, `systemd-oomd`:
-/// their own claims read those), and does not hedge or generalise (`either due to out
-/// of memory or by explicit kill`, `exit code 137 typically means the process is
-/// killed because it was running out of memory`).
+/// sentence names no killer of another kind (`the watchdog`, `Slurm`, `PM2`, the
+/// writer's own `I killed it`: their own claims read those), and does not hedge,
+/// generalise or tell a fix (`either due to out of memory or by explicit kill`, `exit
+/// code 137 typically means …`, `Resolved an issue where the worker was killed …`).
 #[allow(clippy::ptr_arg)]
 fn extract_killed_for_memory(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     static ANOTHER_KILLER_OR_HEDGED: OnceLock<Option<Regex>> = OnceLock::new();
-    static ROSE_UNTIL: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some((told, (start, _, end))) = told_in_its_sentence(msg, out) else {
+    static UNTIL_OR_FINE: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some((told, (start, at, end))) = told_in_its_sentence(msg, out) else {
         return false;
     };
-    let rose_until = matches(&ROSE_UNTIL, r"(?i)\buntil\b", told);
-    !supposed_any_time(&msg[start..end], told)
-        && !rose_until
+    // `memory usage is much lower now and nothing gets killed anymore`, `was killed
+    // while memory usage was only at 30%`: the claim's own words deny the memory's
+    // part; `… until it was Killed` is the rise's, which its own claims read.
+    let denied_within = matches(
+        &UNTIL_OR_FINE,
+        r"(?i)\b(?:until|no|not|nothing|never|no longer|anymore|only|normal|fine|stable|flat|reduc\w*|lower)\b|n't\b",
+        told,
+    );
+    !supposed_any_time(&msg[start..at], told)
+        && !denied_within
         && !matches(
             &ANOTHER_KILLER_OR_HEDGED,
-            r"(?i)\b(?:systemd-oomd|oomd|earlyoom|nohang|watchdog|low ?memory ?killer|lmkd?|slurm\w*|kubelet|evict\w*|yarn|scheduler|supervisor\w*|either|probabl\w*|likely|maybe|perhaps|possibl\w*|guess|typically|usually|generally|normally|often|means?)\b|\bjob\b[^.;]*\blimits?\b",
+            r"(?i)\b(?:systemd-oomd|oomd|earlyoom|nohang|watchdog|low ?memory ?killer|lmkd?|slurm\w*|kubelet|evict\w*|by yarn|scheduler|supervisor\w*|pm2|ray|memory monitor|task manager|chrome|ctrl-c|kill -9|manually|either|probabl\w*|likely|maybe|perhaps|possibl\w*|guess|suspect\w*|assum\w*|resolv\w*|to (?:verify|confirm|check)|typically|usually|generally|normally|often|means?)\b|\b(?:i|we)\s+(?:\w+ly\s+)?killed\b|\bjob\b[^.;]*\blimits?\b",
             &msg[start..end],
         )
         && extract_claim(msg, out)

@@ -113,7 +113,12 @@ fn told_of_a_subject(before: &str) -> bool {
     let (Some(first), Some(last)) = (words.first(), words.last()) else {
         return false;
     };
-    let generic = ["a", "an", "any", "every", "each", "some"].contains(first);
+    // A gerund that tells what code does (`Forgetting to call close() leaks memory`)
+    // teaches; a service left running (`Running an always-on service leaks memory`)
+    // reports.
+    let generic = ["a", "an", "any", "every", "each", "some", "otherwise"].contains(first)
+        || (first.ends_with("ing") && *first != "running")
+        || words.contains(&"otherwise");
     let negated = words
         .iter()
         .any(|w| ["no", "not", "never", "nothing", "none"].contains(w) || w.ends_with("n't"));
