@@ -62,12 +62,11 @@ pub(super) static RULES: &[Rule] = &[
         ..rule(
             // Memory said to rise and keep rising, in a sentence of the writer's own:
             // `the RAM consumption constantly increases`, `RSS is still climbing`, `la
-            // memoria va aumentando constantemente`, `gradually eating up my memory`, `it gradually eats memory`, or
-            // in the next sentence of the
-            // line (`watch viewer memory usage. It grows without bound.`). The rise
-            // needs a word that it lasts (over time, still, until, after each call, while training, at a
-            // rate of, until it reaches the limit); see
-            // `extract_rising_memory`.
+            // memoria va aumentando constantemente`, `gradually eating up my memory`,
+            // `it gradually eats memory`, or in the next sentence of the line (`watch
+            // viewer memory usage. It grows without bound.`). The rise needs a word
+            // that it lasts (over time, still, until, after each call, while training,
+            // at a rate of, until it reaches the limit); see `extract_rising_memory`.
             "prose.rising-memory",
             C::MemoryGrowth,
             Warn,

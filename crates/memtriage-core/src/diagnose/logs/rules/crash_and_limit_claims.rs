@@ -8,7 +8,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::super::prose::matches;
-use super::claims::{claim, extract_claim, extract_crash_claim, sentence_of};
+use super::claims::{extract_claim, extract_crash_claim};
+use super::kill_claims::told_in_its_sentence;
 use super::{rule, FailureClass as C, Rule};
 use crate::model::finding::Certainty::Possible;
 use crate::model::finding::Severity::Warn;
@@ -162,7 +163,7 @@ pub(super) static RULES: &[Rule] = &[
 fn extract_out_of_memory_error_met(msg: &str, out: &mut Vec<(String, String)>) -> bool {
     static ELSEWHERE: OnceLock<Option<Regex>> = OnceLock::new();
     static HABIT_OR_FIX: OnceLock<Option<Regex>> = OnceLock::new();
-    let Some((start, at, _)) = claim(out).and_then(|told| sentence_of(msg, told)) else {
+    let Some((_, (start, at, _))) = told_in_its_sentence(msg, out) else {
         return false;
     };
     !matches(

@@ -16,6 +16,22 @@ use crate::model::finding::Severity::Warn;
 /// The writer's word that the process was killed, no sender named.
 pub const PROCESS_KILLED: &str = "prose.process-killed";
 
+/// A kill told as it came: passive (`was killed`, `got randomly killed`) or past
+/// active with its object (`killed it`), not a page's present (`kills the process`).
+macro_rules! killed_in_a_story {
+    () => {
+        r"(?:(?:is|was|were|are|be|been|being|got|gets|get|getting)\s+(?:(?:\w+ly|still|then|just|also)\s+)?killed|killed\s+(?:it|them|the|my|our|its|his|her|their|every|all|processes)\b)"
+    };
+}
+
+/// Memory named as used up: the OOM killer's words, out of memory, a limit, all of
+/// it, too little of it.
+macro_rules! memory_used_up {
+    () => {
+        r"oom(?:[-_ ]?kill(?:ed|er)|'?ed|'d)?|out[- ]of[- ](?:memory|ram)|memory (?:limits?|exhaustion)|(?:all|too much|so much|more) (?:of )?(?:the |my |its |available |system )*(?:memory|ram)|low memory|insufficient memory|lack of (?:memory|ram)|memory (?:issues?|problems?)|(?:high|excessive|huge) memory (?:usage|consumption)"
+    };
+}
+
 pub(super) static RULES: &[Rule] = &[
     Rule {
         extract: Some(extract_killed_for_memory),
@@ -62,7 +78,17 @@ pub(super) static RULES: &[Rule] = &[
                 "killed all",
                 "killed processes",
             ],
-            r"(?i:(?P<claim>\b(?:(?:is|was|were|are|be|been|being|got|gets|get|getting)\s+(?:(?:\w+ly|still|then|just|also)\s+)?killed|killed\s+(?:it|them|the|my|our|its|his|her|their|every|all|processes)\b),? (?:because(?: of)?|due to|for|from|as|since|by)\b[^,.;!?。！？\n]{0,40}?\b(?:oom(?:[-_ ]?kill(?:ed|er)|'?ed|'d)?|out[- ]of[- ](?:memory|ram)|memory (?:limits?|exhaustion)|(?:all|too much|so much|more) (?:of )?(?:the |my |its |available |system )*(?:memory|ram)|low memory|insufficient memory|lack of (?:memory|ram)|memory (?:issues?|problems?)|(?:high|excessive|huge) memory (?:usage|consumption)|memory (?:consumption|usage|pressure))\b|\b(?:us(?:es|ed|ing)|consum(?:es|ed|ing)|hog(?:s|ged|ging)|fill(?:s|ed|ing)(?: up)?|exhaust(?:s|ed|ing)|exceed(?:s|ed|ing)|eat(?:s|ing)(?: up)?|ate(?: up)?|runs?|ran|running|t[ao]ok|takes|occup(?:ies|ied|y)) (?:[\w-]+ ){0,3}?(?:oom(?:[-_ ]?kill(?:ed|er)|'?ed|'d)?|out[- ]of[- ](?:memory|ram)|memory (?:limits?|exhaustion)|(?:all|too much|so much|more) (?:of )?(?:the |my |its |available |system )*(?:memory|ram)|low memory|insufficient memory|lack of (?:memory|ram)|memory (?:issues?|problems?)|(?:high|excessive|huge) memory (?:usage|consumption))\b[^.;!?。！？\n]{3,60}?\b(?:(?:is|was|were|are|be|been|being|got|gets|get|getting)\s+(?:(?:\w+ly|still|then|just|also)\s+)?killed|killed\s+(?:it|them|the|my|our|its|his|her|their|every|all|processes)\b)))",
+            concat!(
+                r"(?i:(?P<claim>\b",
+                killed_in_a_story!(),
+                r",? (?:because(?: of)?|due to|for|from|as|since|by)\b[^,.;!?。！？\n]{0,40}?\b(?:",
+                memory_used_up!(),
+                r"|memory (?:consumption|usage|pressure))\b|\b(?:us(?:es|ed|ing)|consum(?:es|ed|ing)|hog(?:s|ged|ging)|fill(?:s|ed|ing)(?: up)?|exhaust(?:s|ed|ing)|exceed(?:s|ed|ing)|eat(?:s|ing)(?: up)?|ate(?: up)?|runs?|ran|running|t[ao]ok|takes|occup(?:ies|ied|y)) (?:[\w-]+ ){0,3}?(?:",
+                memory_used_up!(),
+                r")\b[^.;!?。！？\n]{3,60}?\b",
+                killed_in_a_story!(),
+                "))",
+            ),
             "The report says the process was killed for memory ({claim})",
         )
     },
@@ -207,7 +233,7 @@ fn extract_process_killed(msg: &str, out: &mut Vec<(String, String)>) -> bool {
 }
 
 /// The claim and its sentence's bounds ([`sentence_of`]).
-fn told_in_its_sentence<'a>(
+pub(super) fn told_in_its_sentence<'a>(
     msg: &str,
     out: &'a [(String, String)],
 ) -> Option<(&'a str, (usize, usize, usize))> {

@@ -116,7 +116,7 @@ fn told_of_a_subject(before: &str) -> bool {
     // A gerund that tells what code does (`Forgetting to call close() leaks memory`)
     // teaches; a service left running (`Running an always-on service leaks memory`)
     // reports.
-    let generic = ["a", "an", "any", "every", "each", "some", "otherwise"].contains(first)
+    let generic = ["a", "an", "any", "every", "each", "some"].contains(first)
         || (first.ends_with("ing") && *first != "running")
         || words.contains(&"otherwise");
     let negated = words
